@@ -1,0 +1,24 @@
+# mnemo: PGXS build of the extension.  The version lives in mnemo.control only.
+EXTENSION    = mnemo
+EXTVERSION   = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" mnemo.control)
+MODULE_big   = mnemo
+OBJS         = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+DATA         = $(wildcard sql/mnemo--*.sql)
+PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes
+
+# pg_regress inputs share sql/ with the install script, so the list is explicit.
+REGRESS      = ids sessions append parts_status swap reads files guard notify errors
+REGRESS_OPTS = --inputdir=. --load-extension=mnemo
+
+PG_CONFIG   ?= pg_config
+PGXS        := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# Every test the project has: private cluster, pg_regress, pgTAP, concurrency,
+# crash and backup tests; ends with "N passed, N failed".
+.PHONY: test bench
+test:
+	bash test/run.sh
+
+bench:
+	bash bench/run.sh

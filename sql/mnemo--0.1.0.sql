@@ -1,0 +1,442 @@
+/* mnemo 0.1.0: append-only storage engine for LLM agent sessions */
+
+\echo Use "CREATE EXTENSION mnemo" to load this file. \quit
+
+/* ------------------------------------------------------------------------
+ * Tables
+ *
+ * Every key leads with session_id (file_references aside), so the data set
+ * can be distributed by session.  Times are unix milliseconds.  Rows are
+ * written only through the functions below; mnemo._guard refuses the rest.
+ * There are no foreign keys: the functions check existence under the session
+ * row lock they already hold, and an RI trigger per append would double the
+ * work on the hot path.
+ * ------------------------------------------------------------------------ */
+
+CREATE TABLE mnemo.sessions (
+    id              text PRIMARY KEY,
+    parent_id       text,
+    created_at      bigint NOT NULL,
+    updated_at      bigint NOT NULL,
+    model_id        text NOT NULL DEFAULT '',
+    provider_id     text NOT NULL DEFAULT '',
+    agent           text NOT NULL DEFAULT 'default',
+    title           text,
+    is_active       boolean NOT NULL DEFAULT true,
+    metadata        jsonb,
+    system_prompt   text NOT NULL DEFAULT '',
+    state           jsonb NOT NULL DEFAULT '{}',
+    watched         boolean NOT NULL DEFAULT false,
+    last_seq        bigint NOT NULL DEFAULT 0,
+    last_position   bigint NOT NULL DEFAULT 0
+);
+COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock';
+-- list_sessions: newest first, optionally among one parent's children.
+CREATE INDEX sessions_created_at_idx ON mnemo.sessions (created_at);
+CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, created_at) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE mnemo.messages (
+    session_id          text NOT NULL,
+    seq                 bigint NOT NULL,
+    id                  text NOT NULL,
+    role                text NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    created_at          bigint NOT NULL,
+    agent               text NOT NULL DEFAULT 'default',
+    model_id            text NOT NULL DEFAULT '',
+    provider_id         text NOT NULL DEFAULT '',
+    run_id              text,
+    is_summary          boolean NOT NULL DEFAULT false,
+    tokens_input        bigint NOT NULL DEFAULT 0,
+    tokens_output       bigint NOT NULL DEFAULT 0,
+    tokens_cache_read   bigint NOT NULL DEFAULT 0,
+    tokens_cache_write  bigint NOT NULL DEFAULT 0,
+    tokens_reasoning    bigint NOT NULL DEFAULT 0,
+    cost                double precision NOT NULL DEFAULT 0,
+    finish_reason       text,
+    PRIMARY KEY (session_id, seq)
+);
+COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense per session, in commit order';
+-- get_message(id) and duplicate detection; ids are unique across sessions.
+CREATE UNIQUE INDEX messages_id_key ON mnemo.messages (id);
+-- last_summary: only summary rows enter this index.
+CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, seq) WHERE is_summary;
+
+CREATE TABLE mnemo.message_parts (
+    session_id      text NOT NULL,
+    message_id      text NOT NULL,
+    part_index      integer NOT NULL,
+    id              text NOT NULL,
+    part_type       text NOT NULL,
+    content         jsonb NOT NULL,
+    tool_name       text,
+    tool_call_id    text,
+    tool_state      text CHECK (tool_state IN ('pending', 'running', 'completed', 'error')),
+    compacted_at    bigint,
+    started_at      bigint,
+    completed_at    bigint,
+    token_estimate  integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, message_id, part_index)
+);
+COMMENT ON TABLE mnemo.message_parts IS 'the parts of each message; content is immutable, status columns change through update_part_status and tombstone_part';
+-- update_part_status(part_id), tombstone_part(part_id) and duplicate detection.
+CREATE UNIQUE INDEX message_parts_id_key ON mnemo.message_parts (id);
+
+CREATE TABLE mnemo.context_items (
+    session_id  text NOT NULL,
+    position    bigint NOT NULL,
+    item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
+    item_id     text NOT NULL,
+    created_at  bigint NOT NULL,
+    PRIMARY KEY (session_id, position),
+    -- an item is in a session's context at most once; swap finds items by id
+    UNIQUE (session_id, item_id)
+);
+COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now; a swap replaces a span with one summary row at its smallest position';
+
+CREATE TABLE mnemo.summary_nodes (
+    session_id      text NOT NULL,
+    id              text NOT NULL,
+    kind            text NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+    level           integer NOT NULL CHECK (level BETWEEN 1 AND 3),
+    token_count     integer NOT NULL DEFAULT 0,
+    covered_ids     text[] NOT NULL,
+    seq_start       bigint,
+    seq_end         bigint,
+    created_at      bigint NOT NULL,
+    superseded_by   text,
+    PRIMARY KEY (session_id, id)
+);
+COMMENT ON TABLE mnemo.summary_nodes IS 'the compaction DAG: one node per summary message, over messages (leaf) or nodes (condensed)';
+
+CREATE TABLE mnemo.file_references (
+    content_id          text PRIMARY KEY,
+    path                text NOT NULL,
+    file_type           text NOT NULL DEFAULT 'unknown',
+    token_count         integer NOT NULL DEFAULT 0,
+    exploration_summary text NOT NULL DEFAULT '',
+    created_at          bigint NOT NULL
+);
+COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large files: one row per sha256 content id';
+-- get_file_reference_by_path: the most recent row for a path.
+CREATE INDEX file_references_path_idx ON mnemo.file_references (path, created_at);
+
+/* pg_dump includes the rows of these tables; see README "Backups". */
+SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.messages', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.message_parts', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
+
+/* ------------------------------------------------------------------------
+ * Result types
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.message_ref AS (id text, seq bigint);
+COMMENT ON TYPE mnemo.message_ref IS 'what an append returns: the message id and its seq in the session';
+
+CREATE TYPE mnemo.message_with_parts AS (
+    id                  text,
+    session_id          text,
+    seq                 bigint,
+    role                text,
+    created_at          bigint,
+    agent               text,
+    model_id            text,
+    provider_id         text,
+    run_id              text,
+    is_summary          boolean,
+    tokens_input        bigint,
+    tokens_output       bigint,
+    tokens_cache_read   bigint,
+    tokens_cache_write  bigint,
+    tokens_reasoning    bigint,
+    cost                double precision,
+    finish_reason       text,
+    parts               jsonb
+);
+COMMENT ON TYPE mnemo.message_with_parts IS 'a message row with its parts as a jsonb array in part_index order';
+
+CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigint);
+
+/* ------------------------------------------------------------------------
+ * Append-only guard
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo._guard() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', 'mnemo_guard';
+COMMENT ON FUNCTION mnemo._guard() IS 'refuses writes to mnemo tables that do not come from mnemo functions (SQLSTATE MN005)';
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts',
+                             'context_items', 'summary_nodes', 'file_references']
+    LOOP
+        EXECUTE format('CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON mnemo.%I
+                        FOR EACH ROW EXECUTE FUNCTION mnemo._guard()', t);
+        EXECUTE format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON mnemo.%I
+                        FOR EACH STATEMENT EXECUTE FUNCTION mnemo._guard()', t);
+    END LOOP;
+END
+$$;
+
+/* ------------------------------------------------------------------------
+ * Utilities
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.version() RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE STRICT
+    AS 'MODULE_PATHNAME', 'mnemo_version';
+COMMENT ON FUNCTION mnemo.version() IS 'version of the loaded mnemo library';
+
+CREATE FUNCTION mnemo.new_id(prefix text) RETURNS text
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'mnemo_new_id';
+COMMENT ON FUNCTION mnemo.new_id(text) IS 'a time-ordered unique id: prefix, underscore, 26 Crockford base32 characters (48-bit ms time, 80 random bits)';
+
+CREATE FUNCTION mnemo.estimate_tokens(text text) RETURNS integer
+    LANGUAGE c IMMUTABLE PARALLEL SAFE STRICT
+    AS 'MODULE_PATHNAME', 'mnemo_estimate_tokens';
+COMMENT ON FUNCTION mnemo.estimate_tokens(text) IS 'the one token estimator: 0 for empty text, otherwise max(1, characters / 4)';
+
+/* ------------------------------------------------------------------------
+ * Sessions
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.create_session(
+    id text DEFAULT NULL,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '')
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_create_session';
+COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text) IS 'creates a session (id generated when NULL); MN004 if the id exists, MN001 if parent_id does not';
+
+CREATE FUNCTION mnemo.get_session(id text) RETURNS mnemo.sessions
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_session';
+COMMENT ON FUNCTION mnemo.get_session(text) IS 'the session row; MN001 if it does not exist';
+
+CREATE FUNCTION mnemo.get_or_create_session(
+    id text,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '')
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_or_create_session';
+COMMENT ON FUNCTION mnemo.get_or_create_session(text, text, text, text, text, text, jsonb, text) IS 'the existing session with this id, or a new one created with the other arguments; safe against concurrent callers';
+
+CREATE FUNCTION mnemo.list_sessions(
+    parent_id text DEFAULT NULL,
+    active_only boolean DEFAULT true,
+    "limit" integer DEFAULT 100,
+    "offset" integer DEFAULT 0)
+    RETURNS SETOF mnemo.sessions
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_list_sessions';
+COMMENT ON FUNCTION mnemo.list_sessions(text, boolean, integer, integer) IS 'sessions newest first, optionally only the children of parent_id and only active ones';
+
+CREATE FUNCTION mnemo.soft_delete_session(id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_soft_delete_session';
+COMMENT ON FUNCTION mnemo.soft_delete_session(text) IS 'marks a session inactive; its rows stay readable and further appends fail with MN012';
+
+CREATE FUNCTION mnemo.purge_session(id text) RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_purge_session';
+COMMENT ON FUNCTION mnemo.purge_session(text) IS 'deletes a session and every row it owns (right to erasure); returns the number of messages deleted';
+REVOKE ALL ON FUNCTION mnemo.purge_session(text) FROM PUBLIC;
+
+CREATE FUNCTION mnemo.watch(session_id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_watch';
+COMMENT ON FUNCTION mnemo.watch(text) IS 'committed writes on this session send NOTIFY mnemo (with mnemo.notify = watched)';
+
+CREATE FUNCTION mnemo.unwatch(session_id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_unwatch';
+COMMENT ON FUNCTION mnemo.unwatch(text) IS 'stops the notifications that watch started';
+
+/* ------------------------------------------------------------------------
+ * Appends
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.append_message(
+    session_id text,
+    role text,
+    parts jsonb,
+    id text DEFAULT NULL,
+    agent text DEFAULT NULL,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL,
+    run_id text DEFAULT NULL,
+    is_summary boolean DEFAULT false)
+    RETURNS mnemo.message_ref
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_message';
+COMMENT ON FUNCTION mnemo.append_message(text, text, jsonb, text, text, text, text, text, boolean) IS 'stores a message, its parts and (unless is_summary) its context item in one call; returns its id and seq';
+
+CREATE FUNCTION mnemo.append_messages(session_id text, messages jsonb)
+    RETURNS SETOF mnemo.message_ref
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_messages';
+COMMENT ON FUNCTION mnemo.append_messages(text, jsonb) IS 'appends a JSON array of messages ({"role", "parts", optional "id", "agent", "model_id", "provider_id", "run_id"}) atomically';
+
+CREATE FUNCTION mnemo.append_part(message_id text, part jsonb) RETURNS integer
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_part';
+COMMENT ON FUNCTION mnemo.append_part(text, jsonb) IS 'adds one part to a message (streaming) and returns its part_index';
+
+/* ------------------------------------------------------------------------
+ * Status changes and tombstones
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.update_part_status(
+    part_id text,
+    tool_state text DEFAULT NULL,
+    compacted_at bigint DEFAULT NULL,
+    started_at bigint DEFAULT NULL,
+    completed_at bigint DEFAULT NULL,
+    output text DEFAULT NULL,
+    error_message text DEFAULT NULL)
+    RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_update_part_status';
+COMMENT ON FUNCTION mnemo.update_part_status(text, text, bigint, bigint, bigint, text, text) IS 'changes a part''s status fields (NULL leaves a field as it is); output and error_message are merged into its content';
+
+CREATE FUNCTION mnemo.update_message_tokens(
+    message_id text,
+    tokens jsonb,
+    cost double precision DEFAULT 0,
+    finish_reason text DEFAULT NULL)
+    RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_update_message_tokens';
+COMMENT ON FUNCTION mnemo.update_message_tokens(text, jsonb, double precision, text) IS 'records token usage ({"input","output","cache_read","cache_write","reasoning"}), cost and finish reason on a message';
+
+CREATE FUNCTION mnemo.tombstone_part(part_id text) RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_tombstone_part';
+COMMENT ON FUNCTION mnemo.tombstone_part(text) IS 'sets compacted_at on a part and returns it; a second call returns the first value';
+
+/* ------------------------------------------------------------------------
+ * Context view
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.swap_context_items(session_id text, remove_item_ids text[], summary_id text)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_swap_context_items';
+COMMENT ON FUNCTION mnemo.swap_context_items(text, text[], text) IS 'atomically replaces the named context items with one summary item at their smallest position, which it returns; MN006 and no change if any id is not in context';
+
+/* ------------------------------------------------------------------------
+ * Reads
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.get_message(id text) RETURNS mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_message';
+COMMENT ON FUNCTION mnemo.get_message(text) IS 'one message row; MN002 if it does not exist';
+
+CREATE FUNCTION mnemo.get_messages(session_id text, since_message_id text DEFAULT NULL)
+    RETURNS SETOF mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages';
+COMMENT ON FUNCTION mnemo.get_messages(text, text) IS 'a session''s messages in seq order, optionally only those after since_message_id';
+
+CREATE FUNCTION mnemo.get_parts(message_id text) RETURNS SETOF mnemo.message_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_parts';
+COMMENT ON FUNCTION mnemo.get_parts(text) IS 'a message''s parts in part_index order; MN002 if the message does not exist';
+
+CREATE FUNCTION mnemo.get_messages_with_parts(session_id text, since_message_id text DEFAULT NULL)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts';
+COMMENT ON FUNCTION mnemo.get_messages_with_parts(text, text) IS 'a session''s messages with their parts, in seq order, in one call';
+
+CREATE FUNCTION mnemo.get_messages_with_parts_by_ids(ids text[])
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts_by_ids';
+COMMENT ON FUNCTION mnemo.get_messages_with_parts_by_ids(text[]) IS 'the named messages with their parts, in the order given; MN002 if one does not exist';
+
+CREATE FUNCTION mnemo.history(session_id text, "limit" integer DEFAULT NULL)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_history';
+COMMENT ON FUNCTION mnemo.history(text, integer) IS 'the last "limit" messages of a session (all when NULL) with their parts, oldest first';
+
+CREATE FUNCTION mnemo.get_context_items(session_id text)
+    RETURNS SETOF mnemo.context_item
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_context_items';
+COMMENT ON FUNCTION mnemo.get_context_items(text) IS 'the session''s context view in position order';
+
+CREATE FUNCTION mnemo.last_summary(session_id text) RETURNS mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_last_summary';
+COMMENT ON FUNCTION mnemo.last_summary(text) IS 'the session''s most recent summary message, or NULL';
+
+/* ------------------------------------------------------------------------
+ * File references
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.store_file_reference(
+    content_id text,
+    path text,
+    file_type text DEFAULT 'unknown',
+    token_count integer DEFAULT 0,
+    exploration_summary text DEFAULT '')
+    RETURNS mnemo.file_references
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_store_file_reference';
+COMMENT ON FUNCTION mnemo.store_file_reference(text, text, text, integer, text) IS 'inserts or replaces the file reference with this content id';
+
+CREATE FUNCTION mnemo.get_file_reference(content_id text) RETURNS mnemo.file_references
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_file_reference';
+COMMENT ON FUNCTION mnemo.get_file_reference(text) IS 'the file reference with this content id, or NULL';
+
+CREATE FUNCTION mnemo.get_file_reference_by_path(path text) RETURNS mnemo.file_references
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_file_reference_by_path';
+COMMENT ON FUNCTION mnemo.get_file_reference_by_path(text) IS 'the most recently stored file reference for a path, or NULL';

@@ -1,0 +1,329 @@
+/*
+ * append.c
+ *		The hot path: append_message, append_messages, append_part.
+ *
+ * One call stores a message row, all its parts and its context item, so a
+ * turn costs one round trip.  Order of work, for atomicity and clear errors:
+ * every argument and every part is validated first; then the session row is
+ * locked, reserving the seqs and context positions (see sessions.c); then the
+ * rows are inserted.  Any error aborts the statement and with it every row
+ * the call wrote, so no half-written turn is ever visible.
+ *
+ * Summary messages (is_summary) get no context item here: the compaction
+ * commit puts them in the context view through swap_context_items.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/tuplestore.h"
+
+#include "mnemo.h"
+
+/* One message to append, validated. */
+typedef struct MessageInput
+{
+	char	   *id;
+	char	   *role;
+	char	   *agent;			/* NULL: the session's */
+	char	   *model_id;
+	char	   *provider_id;
+	char	   *run_id;
+	bool		is_summary;
+	int			nparts;
+	MnemoPart  *parts;
+} MessageInput;
+
+static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
+
+static SPIPlanPtr message_plan;
+static SPIPlanPtr context_plan;
+static SPIPlanPtr find_message_plan;
+static SPIPlanPtr next_part_plan;
+
+static void
+CheckRole(const char *role, const char *where)
+{
+	const char *const *r;
+
+	for (r = roles; *r; r++)
+		if (strcmp(role, *r) == 0)
+			return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("%s: invalid role \"%s\"", where, role),
+			 errhint("A role is one of user, assistant, system, tool.")));
+}
+
+/* Validate a parts array (a JSON array of part objects) into m. */
+static void
+ParseParts(Jsonb *parts, const char *where, MessageInput *m)
+{
+	int			i;
+
+	if (!JB_ROOT_IS_ARRAY(parts) || JB_ROOT_IS_SCALAR(parts))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON array of part objects", where)));
+	m->nparts = JB_ROOT_COUNT(parts);
+	m->parts = palloc0(sizeof(MnemoPart) * Max(m->nparts, 1));
+	for (i = 0; i < m->nparts; i++)
+	{
+		JsonbValue *v = getIthJsonbValueFromContainer(&parts->root, i);
+
+		MnemoParsePart(v, psprintf("%s[%d]", where, i), &m->parts[i]);
+	}
+}
+
+/*
+ * Store one validated message at seq (and, unless a summary, at context
+ * position).  The caller holds the session lock.  Fills in m->id if it was
+ * NULL.  MN004 if the message id or a part id is taken.
+ */
+static void
+AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
+		  int64 seq, int64 position)
+{
+	Oid			mtypes[10] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+	Oid			ctypes[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
+	Datum		values[10];
+	char		nulls[10];
+	int64		now = MnemoNowMs();
+	int			i;
+
+	if (m->id == NULL)
+		m->id = MnemoNewId(m->is_summary ? "sum" : "msg");
+
+	MnemoPrepare(&message_plan,
+				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
+				 "model_id, provider_id, run_id, is_summary) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
+				 10, mtypes);
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = Int64GetDatum(seq);
+	values[2] = CStringGetTextDatum(m->id);
+	values[3] = CStringGetTextDatum(m->role);
+	values[4] = Int64GetDatum(now);
+	values[5] = CStringGetTextDatum(m->agent ? m->agent : lock->agent);
+	values[6] = CStringGetTextDatum(m->model_id ? m->model_id : lock->model_id);
+	values[7] = CStringGetTextDatum(m->provider_id ? m->provider_id : lock->provider_id);
+	if (m->run_id)
+		values[8] = CStringGetTextDatum(m->run_id);
+	else
+		nulls[8] = 'n';
+	values[9] = BoolGetDatum(m->is_summary);
+	if (MnemoExecute(message_plan, values, nulls, false, 0) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("message \"%s\" already exists", m->id)));
+
+	for (i = 0; i < m->nparts; i++)
+		MnemoInsertPart(session_id, m->id, i, &m->parts[i]);
+
+	if (!m->is_summary)
+	{
+		MnemoPrepare(&context_plan,
+					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
+					 "created_at) VALUES ($1, $2, 'message', $3, $4)",
+					 4, ctypes);
+		values[1] = Int64GetDatum(position);
+		values[2] = CStringGetTextDatum(m->id);
+		values[3] = Int64GetDatum(now);
+		MnemoExecute(context_plan, values, NULL, false, 0);
+	}
+	MnemoNotify(lock->watched, "message_created", session_id, m->id, seq);
+}
+
+static Datum
+MessageRef(FunctionCallInfo fcinfo, const char *id, int64 seq)
+{
+	TupleDesc	desc;
+	Datum		values[2];
+	bool		nulls[2] = {false, false};
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "function returning a row called in a context that cannot accept one");
+	desc = BlessTupleDesc(desc);
+	values[0] = CStringGetTextDatum(id);
+	values[1] = Int64GetDatum(seq);
+	return HeapTupleGetDatum(heap_form_tuple(desc, values, nulls));
+}
+
+PG_FUNCTION_INFO_V1(mnemo_append_message);
+Datum
+mnemo_append_message(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	Jsonb	   *parts = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "parts"));
+	MessageInput m;
+	MnemoSessionLock lock;
+
+	memset(&m, 0, sizeof(m));
+	m.role = MnemoRequireTextArg(fcinfo, 1, "role");
+	CheckRole(m.role, "append_message");
+	m.id = MnemoTextArgOrNull(fcinfo, 3);
+	if (m.id)
+		MnemoCheckId(m.id, "message id");
+	m.agent = MnemoTextArgOrNull(fcinfo, 4);
+	m.model_id = MnemoTextArgOrNull(fcinfo, 5);
+	m.provider_id = MnemoTextArgOrNull(fcinfo, 6);
+	m.run_id = MnemoTextArgOrNull(fcinfo, 7);
+	m.is_summary = PG_ARGISNULL(8) ? false : PG_GETARG_BOOL(8);
+	ParseParts(parts, "parts", &m);
+
+	SPI_connect();
+	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
+	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position);
+	SPI_finish();
+
+	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
+}
+
+/*
+ * A batch: a JSON array of {"role", "parts", and optionally "id", "agent",
+ * "model_id", "provider_id", "run_id", "is_summary"}.  One lock reserves all
+ * the seqs, so the batch occupies consecutive seqs even under concurrency.
+ */
+PG_FUNCTION_INFO_V1(mnemo_append_messages);
+Datum
+mnemo_append_messages(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	Jsonb	   *batch = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "messages"));
+	MessageInput *ms;
+	MnemoSessionLock lock;
+	int			n;
+	int			nsummaries = 0;
+	int64		seq;
+	int64		position;
+	int			i;
+
+	if (!JB_ROOT_IS_ARRAY(batch) || JB_ROOT_IS_SCALAR(batch))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("messages must be a JSON array of message objects")));
+	n = JB_ROOT_COUNT(batch);
+	ms = palloc0(sizeof(MessageInput) * Max(n, 1));
+	for (i = 0; i < n; i++)
+	{
+		JsonbValue *v = getIthJsonbValueFromContainer(&batch->root, i);
+		char	   *where = psprintf("messages[%d]", i);
+		JsonbContainer *obj;
+		JsonbValue	buf;
+		JsonbValue *field;
+
+		if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must be a JSON object", where)));
+		obj = v->val.binary.data;
+		ms[i].role = MnemoJsonbString(obj, "role", where, true);
+		CheckRole(ms[i].role, where);
+		ms[i].id = MnemoJsonbString(obj, "id", where, false);
+		if (ms[i].id)
+			MnemoCheckId(ms[i].id, "message id");
+		ms[i].agent = MnemoJsonbString(obj, "agent", where, false);
+		ms[i].model_id = MnemoJsonbString(obj, "model_id", where, false);
+		ms[i].provider_id = MnemoJsonbString(obj, "provider_id", where, false);
+		ms[i].run_id = MnemoJsonbString(obj, "run_id", where, false);
+		field = getKeyJsonValueFromContainer(obj, "is_summary", 10, &buf);
+		if (field && field->type != jbvNull)
+		{
+			if (field->type != jbvBool)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s: \"is_summary\" must be a boolean", where)));
+			ms[i].is_summary = field->val.boolean;
+		}
+		nsummaries += ms[i].is_summary ? 1 : 0;
+		field = getKeyJsonValueFromContainer(obj, "parts", 5, &buf);
+		if (field == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: \"parts\" is required", where)));
+		ParseParts(JsonbValueToJsonb(field), psprintf("%s.parts", where), &ms[i]);
+	}
+
+	SPI_connect();
+	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
+	seq = lock.last_seq - n + 1;
+	position = lock.last_position - (n - nsummaries) + 1;
+	for (i = 0; i < n; i++)
+	{
+		AppendOne(session_id, &ms[i], &lock, seq + i, position);
+		if (!ms[i].is_summary)
+			position++;
+	}
+	SPI_finish();
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = CStringGetTextDatum(ms[i].id);
+		values[1] = Int64GetDatum(seq + i);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}
+
+/*
+ * Add one part at the end of a message (streaming).  The session lock
+ * serialises part appends to one message, so part_index is dense from 0.
+ */
+PG_FUNCTION_INFO_V1(mnemo_append_part);
+Datum
+mnemo_append_part(PG_FUNCTION_ARGS)
+{
+	char	   *message_id = MnemoRequireTextArg(fcinfo, 0, "message_id");
+	Jsonb	   *part_json = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "part"));
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+	MnemoPart	part;
+	JsonbValue	v;
+	MnemoSessionLock lock;
+	char	   *session_id;
+	int64		seq;
+	int32		part_index;
+
+	v.type = jbvBinary;
+	v.val.binary.data = &part_json->root;
+	v.val.binary.len = VARSIZE(part_json) - VARHDRSZ;
+	MnemoParsePart(&v, "part", &part);
+
+	SPI_connect();
+	MnemoPrepare(&find_message_plan,
+				 "SELECT session_id, seq FROM mnemo.messages WHERE id = $1", 1, types);
+	values[0] = CStringGetTextDatum(message_id);
+	if (MnemoExecute(find_message_plan, values, NULL, true, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+				 errmsg("message \"%s\" does not exist", message_id)));
+	session_id = MnemoGetText(0, 1, NULL);
+	seq = MnemoGetInt64(0, 2, NULL);
+
+	MnemoLockSession(session_id, 0, 0, true, &lock);
+	/* not read-only: it must see parts committed while we waited for the lock */
+	MnemoPrepare(&next_part_plan,
+				 "SELECT coalesce(max(part_index) + 1, 0) FROM mnemo.message_parts "
+				 "WHERE session_id = $1 AND message_id = $2",
+				 2, types);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(message_id);
+	MnemoExecute(next_part_plan, values, NULL, false, 1);
+	part_index = (int32) MnemoGetInt64(0, 1, NULL);
+
+	MnemoInsertPart(session_id, message_id, part_index, &part);
+	MnemoNotify(lock.watched, "part_created", session_id, part.id, seq);
+	SPI_finish();
+
+	PG_RETURN_INT32(part_index);
+}

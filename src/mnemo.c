@@ -1,0 +1,49 @@
+/*
+ * mnemo.c
+ *		Module entry: PG_MODULE_MAGIC, settings, and mnemo.version().
+ *
+ * Everything else lives in a file named for its concept; see mnemo.h.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "mnemo.h"
+
+PG_MODULE_MAGIC;
+
+int			mnemo_notify_mode = MNEMO_NOTIFY_WATCHED;
+
+static const struct config_enum_entry notify_options[] = {
+	{"off", MNEMO_NOTIFY_OFF, false},
+	{"watched", MNEMO_NOTIFY_WATCHED, false},
+	{"all", MNEMO_NOTIFY_ALL, false},
+	{NULL, 0, false}
+};
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	DefineCustomEnumVariable("mnemo.notify",
+							 "Which sessions send NOTIFY mnemo on committed writes.",
+							 "watched: sessions marked with mnemo.watch(); all: every session "
+							 "(every notifying commit is serialised cluster-wide); off: none.",
+							 &mnemo_notify_mode,
+							 MNEMO_NOTIFY_WATCHED,
+							 notify_options,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+	MarkGUCPrefixReserved("mnemo");
+}
+
+PG_FUNCTION_INFO_V1(mnemo_version);
+Datum
+mnemo_version(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_TEXT_P(cstring_to_text(MNEMO_VERSION));
+}

@@ -1,0 +1,102 @@
+/*
+ * mnemo.h
+ *		Declarations shared by the mnemo extension's source files.
+ *
+ * Every SQL function's C body is named mnemo_<sqlname> and lives in the file
+ * named for its concept (sessions.c, append.c, swap.c, ...).  The helpers
+ * below are the one way each of those files talks to SPI, allocates ids,
+ * locks a session and sends notifications.
+ */
+#ifndef MNEMO_H
+#define MNEMO_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "utils/jsonb.h"
+
+#include "errcodes.h"
+
+/* Settings (mnemo.c) */
+typedef enum MnemoNotifyMode
+{
+	MNEMO_NOTIFY_OFF,
+	MNEMO_NOTIFY_WATCHED,
+	MNEMO_NOTIFY_ALL
+} MnemoNotifyMode;
+
+extern int	mnemo_notify_mode;
+
+/*
+ * guard.c: true while a mnemo function executes one of its own statements;
+ * the append-only trigger lets exactly those writes through.
+ */
+extern bool MnemoWriting;
+
+/* query.c: SPI with plans prepared once per backend */
+extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
+						   bool read_only, long tcount);
+extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
+extern void MnemoResultSet(FunctionCallInfo fcinfo);
+extern char *MnemoGetText(uint64 row, int col, bool *isnull);
+extern int64 MnemoGetInt64(uint64 row, int col, bool *isnull);
+extern bool MnemoGetBool(uint64 row, int col);
+extern Datum MnemoRequireArg(FunctionCallInfo fcinfo, int argno, const char *name);
+extern char *MnemoRequireTextArg(FunctionCallInfo fcinfo, int argno, const char *name);
+extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
+extern int64 MnemoNowMs(void);
+
+/* ids.c */
+extern char *MnemoNewId(const char *prefix);
+extern void MnemoCheckId(const char *id, const char *what);
+
+/* tokens.c */
+extern int32 MnemoEstimateTokens(const char *text, int len);
+
+/* sessions.c: the per-session row lock that orders every write */
+typedef struct MnemoSessionLock
+{
+	int64		last_seq;		/* after reserving */
+	int64		last_position;	/* after reserving */
+	bool		watched;
+	char	   *agent;			/* the session's, the default for its messages */
+	char	   *model_id;
+	char	   *provider_id;
+} MnemoSessionLock;
+
+extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
+							 bool require_active, MnemoSessionLock *lock);
+extern void MnemoCheckSessionExists(const char *session_id);
+
+/* notify.c */
+extern void MnemoNotify(bool watched, const char *event, const char *session_id,
+						const char *id, int64 seq);
+extern bool MnemoSessionWatched(const char *session_id);
+
+/* parts.c: validation and storage of one part object */
+typedef struct MnemoPart
+{
+	Jsonb	   *content;		/* the part object exactly as given */
+	char	   *id;
+	char	   *part_type;
+	char	   *tool_name;
+	char	   *tool_call_id;
+	char	   *tool_state;
+	int32		token_estimate;
+} MnemoPart;
+
+extern void MnemoParsePart(JsonbValue *part, const char *where, MnemoPart *out);
+extern void MnemoInsertPart(const char *session_id, const char *message_id,
+							int32 part_index, MnemoPart *part);
+extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
+							  bool required);
+extern int32 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where);
+extern void MnemoCheckToolState(const char *state, const char *where);
+
+/* render.c: the one textual rendering of a part, for estimates and context */
+extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
+							 bool has_compacted_at);
+
+#endif							/* MNEMO_H */

@@ -1,0 +1,228 @@
+/*
+ * parts.c
+ *		Validation and storage of one message part, shared by append_message,
+ *		append_messages and append_part.
+ *
+ * A part is a JSON object with a "type":
+ *		text, reasoning		{"text": string}
+ *		tool				{"tool_name", "tool_call_id": string, "tool_state":
+ *							 pending|running|completed|error, "input": object,
+ *							 "output": any, "error_message": string}
+ *		file_ref			{"content_id", "path": string, "file_type", "summary"}
+ *		compaction_marker, step_start, step_finish, patch: free-form
+ * Any part may carry "id" (else one is made) and "token_estimate" (else the
+ * server estimates its rendering, see render.c).  The object is stored as
+ * given, so it reads back unchanged; the columns beside it are copies used for
+ * indexing and status.  Every check happens before the first row is written.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/numeric.h"
+
+#include "mnemo.h"
+
+static const char *const part_types[] = {
+	"text", "reasoning", "tool", "file_ref", "compaction_marker",
+	"step_start", "step_finish", "patch", NULL
+};
+
+static const char *const tool_states[] = {
+	"pending", "running", "completed", "error", NULL
+};
+
+static SPIPlanPtr insert_plan;
+
+static bool
+InList(const char *value, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(value, *list) == 0)
+			return true;
+	return false;
+}
+
+/* The tool_state values mnemo accepts; 22023 otherwise. */
+void
+MnemoCheckToolState(const char *state, const char *where)
+{
+	if (!InList(state, tool_states))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: invalid tool_state \"%s\"", where, state),
+				 errhint("tool_state is one of pending, running, completed, error.")));
+}
+
+/*
+ * The string at key of obj, palloc'd; NULL when absent (or JSON null) and not
+ * required.  22023 when it has another type or is required and missing.
+ */
+char *
+MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where, bool required)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(obj, key, strlen(key), &buf);
+
+	if (v == NULL || v->type == jbvNull)
+	{
+		if (required)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: \"%s\" is required", where, key)));
+		return NULL;
+	}
+	if (v->type != jbvString)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: \"%s\" must be a string", where, key)));
+	return pnstrdup(v->val.string.val, v->val.string.len);
+}
+
+/* A non-negative integer below 2^31 at key, or -1 when absent. */
+int32
+MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(obj, key, strlen(key), &buf);
+	Numeric		n;
+	Datum		asint;
+
+	if (v == NULL || v->type == jbvNull)
+		return -1;
+	if (v->type != jbvNumeric)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: \"%s\" must be a number", where, key)));
+	n = v->val.numeric;
+	if (numeric_is_nan(n) || numeric_is_inf(n) ||
+		DatumGetBool(DirectFunctionCall2(numeric_lt, NumericGetDatum(n),
+										 NumericGetDatum(int64_to_numeric(0)))) ||
+		DatumGetBool(DirectFunctionCall2(numeric_gt, NumericGetDatum(n),
+										 NumericGetDatum(int64_to_numeric(PG_INT32_MAX)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: \"%s\" must be an integer from 0 to %d", where, key, PG_INT32_MAX)));
+	asint = DirectFunctionCall1(numeric_int4, NumericGetDatum(n));
+	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, NumericGetDatum(n),
+										  NumericGetDatum(int64_to_numeric(DatumGetInt32(asint))))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: \"%s\" must be an integer", where, key)));
+	return DatumGetInt32(asint);
+}
+
+/*
+ * Validate one element of a parts array and fill *out.  v is an element as
+ * returned by getIthJsonbValueFromContainer.  where names the element in
+ * errors ("parts[2]").  Allocates in the current memory context.
+ */
+void
+MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
+{
+	JsonbContainer *obj;
+	JsonbValue	buf;
+	JsonbValue *input;
+	int32		estimate;
+
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a JSON object", where)));
+	obj = v->val.binary.data;
+	memset(out, 0, sizeof(*out));
+
+	out->part_type = MnemoJsonbString(obj, "type", where, true);
+	if (!InList(out->part_type, part_types))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s: unknown part type \"%s\"", where, out->part_type),
+				 errhint("Part types are text, reasoning, tool, file_ref, compaction_marker, "
+						 "step_start, step_finish and patch.")));
+	out->id = MnemoJsonbString(obj, "id", where, false);
+	if (out->id)
+		MnemoCheckId(out->id, "part id");
+
+	if (strcmp(out->part_type, "text") == 0 || strcmp(out->part_type, "reasoning") == 0)
+		(void) MnemoJsonbString(obj, "text", where, true);
+	else if (strcmp(out->part_type, "tool") == 0)
+	{
+		out->tool_name = MnemoJsonbString(obj, "tool_name", where, true);
+		out->tool_call_id = MnemoJsonbString(obj, "tool_call_id", where, true);
+		out->tool_state = MnemoJsonbString(obj, "tool_state", where, false);
+		if (out->tool_state == NULL)
+			out->tool_state = "pending";
+		MnemoCheckToolState(out->tool_state, where);
+		input = getKeyJsonValueFromContainer(obj, "input", 5, &buf);
+		if (input != NULL && input->type != jbvNull &&
+			!(input->type == jbvBinary && JsonContainerIsObject(input->val.binary.data)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: \"input\" must be a JSON object", where)));
+		(void) MnemoJsonbString(obj, "error_message", where, false);
+	}
+	else if (strcmp(out->part_type, "file_ref") == 0)
+	{
+		(void) MnemoJsonbString(obj, "content_id", where, true);
+		(void) MnemoJsonbString(obj, "path", where, true);
+		(void) MnemoJsonbString(obj, "file_type", where, false);
+		(void) MnemoJsonbString(obj, "summary", where, false);
+	}
+
+	out->content = JsonbValueToJsonb(v);
+	estimate = MnemoJsonbCount(obj, "token_estimate", where);
+	if (estimate < 0)
+	{
+		char	   *rendered = MnemoRenderPart(out->part_type, out->content, 0, false);
+
+		estimate = MnemoEstimateTokens(rendered, strlen(rendered));
+	}
+	out->token_estimate = estimate;
+}
+
+/*
+ * Store a validated part.  The caller holds the session lock and has chosen
+ * part_index.  MN004 if the part's id is taken.  Must be called inside SPI.
+ */
+void
+MnemoInsertPart(const char *session_id, const char *message_id, int32 part_index,
+				MnemoPart *part)
+{
+	Oid			types[10] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
+	TEXTOID, TEXTOID, TEXTOID, INT4OID};
+	Datum		values[10];
+	char		nulls[10] = "          ";
+
+	MnemoPrepare(&insert_plan,
+				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
+				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
+				 10, types);
+	if (part->id == NULL)
+		part->id = MnemoNewId("part");
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(message_id);
+	values[2] = Int32GetDatum(part_index);
+	values[3] = CStringGetTextDatum(part->id);
+	values[4] = CStringGetTextDatum(part->part_type);
+	values[5] = JsonbPGetDatum(part->content);
+	if (part->tool_name)
+		values[6] = CStringGetTextDatum(part->tool_name);
+	else
+		nulls[6] = 'n';
+	if (part->tool_call_id)
+		values[7] = CStringGetTextDatum(part->tool_call_id);
+	else
+		nulls[7] = 'n';
+	if (part->tool_state)
+		values[8] = CStringGetTextDatum(part->tool_state);
+	else
+		nulls[8] = 'n';
+	values[9] = Int32GetDatum(part->token_estimate);
+
+	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("part \"%s\" already exists", part->id)));
+}

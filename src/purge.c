@@ -1,0 +1,46 @@
+/*
+ * purge.c
+ *		mnemo.purge_session(): the one way rows leave the log.
+ *
+ * For erasure requests only.  It deletes the session and everything keyed by
+ * it -- context items, summary nodes, parts, messages -- in one call, under
+ * the session lock, so no append can slip in between.  EXECUTE is revoked
+ * from PUBLIC: an operator grants it to the role that handles erasure.
+ * Child sessions keep their rows; their parent_id then names a session that
+ * no longer exists.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr purge_plan;
+
+PG_FUNCTION_INFO_V1(mnemo_purge_session);
+Datum
+mnemo_purge_session(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session id");
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	MnemoSessionLock lock;
+	int64		messages;
+
+	values[0] = CStringGetTextDatum(session_id);
+	SPI_connect();
+	MnemoLockSession(session_id, 0, 0, false, &lock);
+	MnemoPrepare(&purge_plan,
+				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
+				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1), "
+				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
+				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
+				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
+				 "SELECT count(*) FROM m",
+				 1, types);
+	MnemoExecute(purge_plan, values, NULL, false, 0);
+	messages = MnemoGetInt64(0, 1, NULL);
+	SPI_finish();
+	PG_RETURN_INT64(messages);
+}

@@ -1,0 +1,93 @@
+/*
+ * render.c
+ *		The one textual rendering of a part, as the seed's ContextBuilder
+ *		renders it.  Token estimates made at append time and context assembly
+ *		both use it, so an estimate always describes what the model will see.
+ *
+ *		text, reasoning		the text, verbatim
+ *		tool, tombstoned	[Tool 'NAME' output compacted at MS]
+ *		tool, live			[Tool: NAME]\nInput: JSON\nOutput: ...\nError: ...\n[/Tool]
+ *							(Output and Error lines only when present)
+ *		file_ref			[FILE: PATH]\nContent-ID: ID\nType: T\nTokens: N\n
+ *							Exploration Summary:\nSUMMARY\n[/FILE]
+ *		others				their "text" if they have one, else nothing
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+#include "utils/jsonb.h"
+
+#include "mnemo.h"
+
+/* The value at key as text: strings verbatim, other JSON as JSON; NULL if absent. */
+static char *
+ValueText(JsonbContainer *obj, const char *key)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(obj, key, strlen(key), &buf);
+	Jsonb	   *jb;
+
+	if (v == NULL || v->type == jbvNull)
+		return NULL;
+	if (v->type == jbvString)
+		return pnstrdup(v->val.string.val, v->val.string.len);
+	jb = JsonbValueToJsonb(v);
+	return JsonbToCStringIndent(NULL, &jb->root, VARSIZE(jb));
+}
+
+static char *
+ValueTextOr(JsonbContainer *obj, const char *key, const char *otherwise)
+{
+	char	   *s = ValueText(obj, key);
+
+	return s ? s : pstrdup(otherwise);
+}
+
+/*
+ * Render a part whose content has been validated by MnemoParsePart.  A tool
+ * part with has_compacted_at renders as its tombstone.  Result palloc'd in the
+ * current memory context.
+ */
+char *
+MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
+				bool has_compacted_at)
+{
+	JsonbContainer *obj = &content->root;
+	StringInfoData out;
+	char	   *s;
+
+	if (strcmp(part_type, "text") == 0 || strcmp(part_type, "reasoning") == 0)
+		return ValueTextOr(obj, "text", "");
+
+	initStringInfo(&out);
+	if (strcmp(part_type, "tool") == 0)
+	{
+		char	   *name = ValueTextOr(obj, "tool_name", "");
+
+		if (has_compacted_at)
+		{
+			appendStringInfo(&out, "[Tool '%s' output compacted at " INT64_FORMAT "]",
+							 name, compacted_at);
+			return out.data;
+		}
+		appendStringInfo(&out, "[Tool: %s]\nInput: %s", name, ValueTextOr(obj, "input", "{}"));
+		if ((s = ValueText(obj, "output")) != NULL)
+			appendStringInfo(&out, "\nOutput: %s", s);
+		if ((s = ValueText(obj, "error_message")) != NULL)
+			appendStringInfo(&out, "\nError: %s", s);
+		appendStringInfoString(&out, "\n[/Tool]");
+	}
+	else if (strcmp(part_type, "file_ref") == 0)
+	{
+		appendStringInfo(&out, "[FILE: %s]\nContent-ID: %s\nType: %s\nTokens: %s\n"
+						 "Exploration Summary:\n%s\n[/FILE]",
+						 ValueTextOr(obj, "path", ""),
+						 ValueTextOr(obj, "content_id", ""),
+						 ValueTextOr(obj, "file_type", "unknown"),
+						 ValueTextOr(obj, "token_count", "0"),
+						 ValueTextOr(obj, "summary", ""));
+	}
+	else if ((s = ValueText(obj, "text")) != NULL)
+		return s;
+	return out.data;
+}

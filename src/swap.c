@@ -1,0 +1,152 @@
+/*
+ * swap.c
+ *		mnemo.swap_context_items(): the atomic context swap.
+ *
+ * Within one call, under the session lock: every named item leaves the
+ * session's context view and one 'summary' item takes the smallest position
+ * they held; the other items keep their positions, so nothing shifts.  The
+ * same call serves leaf summaries (it removes messages) and condensation (it
+ * removes summaries).
+ *
+ * Invariant 3: the swap happens entirely or not at all.  Every check runs
+ * before the first row changes, and any failure is MN006 with nothing
+ * changed: an empty or duplicated list, an id not in the context view now
+ * (another compactor won the race), or a summary id that is not a summary
+ * message of this session or is already in its context.  The checks run
+ * after the lock is taken, with a fresh snapshot, so two compactors racing
+ * on one span cannot both pass them.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr summary_plan;
+static SPIPlanPtr missing_plan;
+static SPIPlanPtr delete_plan;
+static SPIPlanPtr insert_plan;
+
+static int
+CompareStrings(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* 22004 for NULL elements, MN006 for an empty list or an id named twice. */
+static void
+CheckRemoveList(ArrayType *ids, const char *session_id)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	char	  **sorted;
+	int			i;
+
+	if (ARR_NDIM(ids) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("remove_item_ids must be a one-dimensional array")));
+	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": no items to remove", session_id)));
+	sorted = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+	{
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("remove_item_ids must not contain nulls")));
+		sorted[i] = TextDatumGetCString(elems[i]);
+	}
+	qsort(sorted, n, sizeof(char *), CompareStrings);
+	for (i = 1; i < n; i++)
+		if (strcmp(sorted[i - 1], sorted[i]) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+					 errmsg("invalid context swap in session \"%s\": item \"%s\" is named twice",
+							session_id, sorted[i])));
+}
+
+PG_FUNCTION_INFO_V1(mnemo_swap_context_items);
+Datum
+mnemo_swap_context_items(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
+	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[3];
+	MnemoSessionLock lock;
+	int64		position;
+	int64		removed;
+	int			nids;
+
+	CheckRemoveList(ids, session_id);
+	nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PointerGetDatum(ids);
+	values[2] = CStringGetTextDatum(summary_id);
+
+	SPI_connect();
+	MnemoLockSession(session_id, 0, 0, false, &lock);
+
+	/* the statements below run read-write: they must see what committed while we waited */
+	MnemoPrepare(&summary_plan,
+				 "SELECT m.is_summary, m.session_id = $1, "
+				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
+				 "        WHERE c.session_id = $1 AND c.item_id = $3) "
+				 "FROM mnemo.messages m WHERE m.id = $3",
+				 3, types);
+	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 ||
+		!MnemoGetBool(0, 1) || !MnemoGetBool(0, 2))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": \"%s\" is not a summary message of the session",
+						session_id, summary_id)));
+	if (MnemoGetBool(0, 3))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
+						session_id, summary_id)));
+
+	MnemoPrepare(&missing_plan,
+				 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.context_items c "
+				 "                  WHERE c.session_id = $1 AND c.item_id = u.id) "
+				 "ORDER BY u.ord LIMIT 1",
+				 3, types);
+	if (MnemoExecute(missing_plan, values, NULL, false, 1) == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": item \"%s\" is not in context",
+						session_id, MnemoGetText(0, 1, NULL)),
+				 errhint("Another compaction may have replaced it; rebuild the span and retry.")));
+
+	MnemoPrepare(&delete_plan,
+				 "WITH d AS (DELETE FROM mnemo.context_items "
+				 "           WHERE session_id = $1 AND item_id = ANY ($2) RETURNING position) "
+				 "SELECT min(position), count(*) FROM d",
+				 3, types);
+	MnemoExecute(delete_plan, values, NULL, false, 0);
+	position = MnemoGetInt64(0, 1, NULL);
+	removed = MnemoGetInt64(0, 2, NULL);
+	if (removed != nids)
+		elog(ERROR, "context swap removed " INT64_FORMAT " items of %d", removed, nids);
+
+	MnemoPrepare(&insert_plan,
+				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at) "
+				 "VALUES ($1, $2, 'summary', $3, $4)",
+				 4, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID});
+	MnemoExecute(insert_plan,
+				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(MnemoNowMs())},
+				 NULL, false, 0);
+
+	MnemoNotify(lock.watched, "context_swapped", session_id, summary_id, -1);
+	SPI_finish();
+	PG_RETURN_INT64(position);
+}

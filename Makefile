@@ -16,7 +16,10 @@ include $(PGXS)
 
 # Every test the project has: private cluster, pg_regress, pgTAP, concurrency,
 # crash and backup tests; ends with "N passed, N failed".
-.PHONY: test bench
+.PHONY: test bench demo
+demo:
+	bash test/demo.sh
+
 test:
 	bash test/run.sh
 

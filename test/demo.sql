@@ -1,0 +1,68 @@
+-- The mnemo demo session: every write of the store API, then the proof that
+-- nothing was lost.  Run by test/demo.sh on its private cluster.
+\set ON_ERROR_STOP on
+\pset footer off
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS mnemo CASCADE;
+CREATE EXTENSION mnemo;
+
+\echo '== a session'
+SELECT id, agent, system_prompt FROM mnemo.create_session('demo', model_id => 'gpt-4o',
+    provider_id => 'openai', system_prompt => 'You are a careful coding agent.');
+
+\echo '== turn 1: the user asks, the assistant calls a tool'
+SELECT seq FROM mnemo.append_message('demo', 'user',
+    '[{"type":"text","text":"How many lines does src/append.c have?"}]', id => 'u1');
+SELECT seq FROM mnemo.append_message('demo', 'assistant',
+    '[{"type":"text","text":"Let me count them."},
+      {"type":"tool","id":"call1","tool_name":"bash","tool_call_id":"toolu_01","input":{"cmd":"wc -l src/append.c"}}]',
+    id => 'a1');
+SELECT mnemo.update_part_status('call1', tool_state => 'running', started_at => 1700000000000);
+SELECT mnemo.update_part_status('call1', tool_state => 'completed', completed_at => 1700000000250,
+    output => '262 src/append.c');
+SELECT mnemo.update_message_tokens('a1', '{"input":812,"output":41}', 0.0021, 'tool_calls');
+SELECT mnemo.append_part('a1', '{"type":"text","text":"It has 262 lines."}') AS part_index;
+
+\echo '== turn 2, as one batch'
+SELECT seq FROM mnemo.append_messages('demo', '[
+    {"role":"user","id":"u2","parts":[{"type":"text","text":"And what does it hold?"}]},
+    {"role":"assistant","id":"a2","parts":[{"type":"text","text":"The hot path: append_message, append_messages, append_part."}]}]');
+
+\echo '== the log'
+SELECT seq, role, jsonb_pretty(parts) AS parts FROM mnemo.get_messages_with_parts('demo');
+
+\echo '== the tool output goes stale: tombstone it (the content stays)'
+SELECT mnemo.tombstone_part('call1') > 0 AS tombstoned;
+
+\echo '== compaction: a summary replaces turn 1 in the context view, atomically'
+SELECT seq FROM mnemo.append_message('demo', 'assistant',
+    '[{"type":"text","text":"Summary: the user asked for the size of src/append.c (262 lines)."}]',
+    id => 'sum1', is_summary => true);
+SELECT mnemo.swap_context_items('demo', ARRAY['u1', 'a1'], 'sum1') AS summary_position;
+SELECT * FROM mnemo.get_context_items('demo');
+
+\echo '== a second compactor racing on the same span loses cleanly (MN006)'
+SELECT seq FROM mnemo.append_message('demo', 'assistant',
+    '[{"type":"text","text":"Summary written by a slower compactor."}]', id => 'sum2', is_summary => true);
+\set ON_ERROR_STOP off
+\set VERBOSITY terse
+SELECT mnemo.swap_context_items('demo', ARRAY['u1', 'a1'], 'sum2');
+\set ON_ERROR_STOP on
+SELECT * FROM mnemo.get_context_items('demo');
+
+\echo '== the log is append-only, even for a superuser (MN005)'
+\set ON_ERROR_STOP off
+UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'call1';
+DELETE FROM mnemo.messages WHERE session_id = 'demo';
+\set ON_ERROR_STOP on
+
+\echo '== nothing is lost: every message and the pruned tool output read back'
+SELECT count(*) AS messages, count(*) FILTER (WHERE is_summary) AS summaries,
+       max(seq) = count(*) AS seqs_dense
+  FROM mnemo.get_messages('demo');
+SELECT content->>'output' AS tool_output_still_stored, compacted_at IS NOT NULL AS tombstoned
+  FROM mnemo.message_parts WHERE id = 'call1';
+SELECT CASE WHEN (SELECT count(*) FROM mnemo.get_messages('demo')) = 6
+             AND (SELECT content->>'output' FROM mnemo.message_parts WHERE id = 'call1') = '262 src/append.c'
+            THEN 'OK: every message sent is in the log'
+            ELSE 'FAILED: messages missing' END AS check;

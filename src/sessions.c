@@ -90,16 +90,20 @@ MnemoCheckSessionExists(const char *session_id)
 				 errmsg("session \"%s\" does not exist", session_id)));
 }
 
-/* Load the row of session_id into SPI_tuptable; returns whether it exists. */
+/*
+ * Load the row of session_id into SPI_tuptable; returns whether it exists.
+ * read_only = false takes a fresh snapshot, to see a row another transaction
+ * committed while this one waited.
+ */
 static bool
-SelectSession(const char *session_id)
+SelectSession(const char *session_id, bool read_only)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 
 	MnemoPrepare(&select_plan, "SELECT * FROM mnemo.sessions WHERE id = $1", 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	return MnemoExecute(select_plan, values, NULL, false, 1) == 1;
+	return MnemoExecute(select_plan, values, NULL, read_only, 1) == 1;
 }
 
 /*
@@ -175,7 +179,7 @@ mnemo_get_session(PG_FUNCTION_ARGS)
 	Datum		result;
 
 	SPI_connect();
-	if (!SelectSession(id))
+	if (!SelectSession(id, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));
@@ -198,7 +202,7 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
 	Datum		result;
 
 	SPI_connect();
-	if (!SelectSession(id) && !InsertSession(fcinfo, id) && !SelectSession(id))
+	if (!SelectSession(id, false) && !InsertSession(fcinfo, id) && !SelectSession(id, false))
 		elog(ERROR, "session \"%s\" vanished during get_or_create_session", id);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	SPI_finish();

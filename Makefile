@@ -10,6 +10,10 @@ PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes
 REGRESS      = ids sessions append parts_status swap reads files guard notify errors
 REGRESS_OPTS = --inputdir=. --load-extension=mnemo
 
+# isolation specs for the locking claims: test/specs/*.spec, test/expected/*.out
+ISOLATION      = append_order swap_race
+ISOLATION_OPTS = --inputdir=test --load-extension=mnemo
+
 PG_CONFIG   ?= pg_config
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make bench: build and install mnemo, build bench/append, start a private
+# PostgreSQL cluster in a temporary directory (test/cluster.sh: unix socket
+# only, its settings plus nothing else), create a database with mnemo, run
+# the append benchmark, stop the cluster and remove it.
+#
+#   BENCH_SECONDS  seconds per timed run      (default 2)
+#   BENCH_ROUNDS   rounds per configuration   (default 6)
+#   BENCH_WARMUP   untimed messages/client    (default 200)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=$(date +%s)
+make -s
+make -s install >/dev/null
+
+PG_INCLUDE=$(pg_config --includedir)
+PG_LIBDIR=$(pg_config --libdir)
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c \
+	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
+
+dir=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
+cleanup() {
+	bash test/cluster.sh stop "$dir" 2>/dev/null || true
+	rm -rf "$dir"
+}
+trap cleanup EXIT
+bash test/cluster.sh start "$dir"
+eval "$(bash test/cluster.sh env "$dir")"
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE mnemo_bench" >/dev/null
+export PGDATABASE=mnemo_bench
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION mnemo" >/dev/null
+
+cmd=(bench/append --seconds "${BENCH_SECONDS:-2}" --rounds "${BENCH_ROUNDS:-6}"
+	--warmup "${BENCH_WARMUP:-200}")
+echo "make bench: ${cmd[*]}"
+echo "cluster:    private, test/cluster.sh defaults (initdb + shared_buffers=256MB, fsync=on), socket $dir"
+echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (before; other work on the host skews the figures)"
+echo "cpu:        $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
+"${cmd[@]}"
+echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (after)"
+echo "wall time:  $(($(date +%s) - started)) s"

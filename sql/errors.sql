@@ -1,0 +1,112 @@
+--
+-- errors: a tour of mnemo's SQLSTATEs and messages
+--
+-- Each error names what it is about.  The other tests check which calls
+-- raise which code; this one shows each code once with its message (and
+-- with its hint where it has one).
+--
+\set VERBOSITY terse
+
+SELECT id FROM mnemo.create_session('er');
+SELECT seq FROM mnemo.append_message('er', 'user', '[{"type": "text", "id": "er_p1", "text": "hi"}]', id => 'er_m1');
+SELECT seq FROM mnemo.append_message('er', 'assistant', '[]', id => 'er_s1', is_summary => true);
+
+-- MN001 session not found
+SELECT mnemo.get_session('er_missing');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er_missing', 'user', '[]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.create_session('er_child', parent_id => 'er_missing_parent');
+\echo :LAST_ERROR_SQLSTATE
+
+-- MN002 message not found
+SELECT mnemo.get_message('er_missing_msg');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_part('er_missing_msg', '{"type": "text", "text": "x"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.get_messages('er', since_message_id => 'er_missing_msg');
+\echo :LAST_ERROR_SQLSTATE
+
+-- MN003 part not found
+SELECT mnemo.tombstone_part('er_missing_part');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.update_part_status('er_missing_part', tool_state => 'completed');
+\echo :LAST_ERROR_SQLSTATE
+
+-- MN004 duplicate id: of a session, a message, a part
+SELECT mnemo.create_session('er');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[]', id => 'er_m1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type": "text", "id": "er_p1", "text": "again"}]', id => 'er_m2');
+\echo :LAST_ERROR_SQLSTATE
+
+-- MN005 immutable field: direct writes to the log
+\set VERBOSITY default
+UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'er_p1';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.messages WHERE id = 'er_m1';
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+
+-- MN006 invalid context swap, and why
+SELECT mnemo.swap_context_items('er', ARRAY[]::text[], 'er_s1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.swap_context_items('er', ARRAY['er_m1', 'er_m1'], 'er_s1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.swap_context_items('er', ARRAY['er_m1'], 'er_m1');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT mnemo.swap_context_items('er', ARRAY['er_gone'], 'er_s1');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+SELECT mnemo.swap_context_items('er', ARRAY['er_m1'], 'er_s1');
+SELECT mnemo.swap_context_items('er', ARRAY['er_m1'], 'er_s1');
+\echo :LAST_ERROR_SQLSTATE
+
+-- MN012 session inactive
+SELECT id FROM mnemo.create_session('er_closed');
+SELECT mnemo.soft_delete_session('er_closed');
+\set VERBOSITY default
+SELECT mnemo.append_message('er_closed', 'user', '[]');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+
+-- 22004 a required argument is NULL: the message names the argument
+SELECT mnemo.append_message(NULL, 'user', '[]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.tombstone_part(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY['er_m1', NULL]);
+\echo :LAST_ERROR_SQLSTATE
+
+-- 22023 a wrong value or shape: the message says which and where
+SELECT mnemo.append_message('er', 'robot', '[]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '{"type": "text"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type": "text", "text": "ok"}, {"type": "image"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type": "tool", "tool_call_id": "c"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type": "text", "text": "x", "token_estimate": 1.5}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.append_messages('er', '[{"role": "user", "parts": []}, {"role": "user", "parts": [7]}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.update_part_status('er_p1', tool_state => 'completed');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.update_message_tokens('er_m1', '{"prompt_tokens": 1}', 0, 'stop');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.new_id('bad prefix');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.list_sessions("limit" => -1);
+\echo :LAST_ERROR_SQLSTATE
+
+-- 22P02 text that is not JSON (raised by the jsonb input, before mnemo runs)
+SELECT mnemo.append_message('er', 'user', '[{"type": "text"');
+\echo :LAST_ERROR_SQLSTATE
+
+-- after all of these, the session holds exactly what was appended
+SELECT seq, id FROM mnemo.get_messages('er');

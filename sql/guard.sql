@@ -1,0 +1,190 @@
+--
+-- guard: the append-only trigger on every mnemo table
+--
+-- Direct INSERT, DELETE and TRUNCATE are refused on every table, and UPDATE
+-- of an immutable column, with MN005 naming the table (and column), even for
+-- the superuser that runs this test.  Status columns may be updated.
+--
+\set VERBOSITY terse
+
+SELECT id FROM mnemo.create_session('gd');
+SELECT seq FROM mnemo.append_message('gd', 'user', '[{"type": "text", "id": "gd_p1", "text": "hi"}]', id => 'gd_m1');
+SELECT seq FROM mnemo.append_message('gd', 'assistant',
+  '[{"type": "tool", "id": "gd_p2", "tool_name": "ls", "tool_call_id": "c1", "output": "a.txt"}]', id => 'gd_m2');
+SELECT seq FROM mnemo.append_message('gd', 'assistant', '[{"type": "text", "text": "sum"}]', id => 'gd_s1', is_summary => true);
+SELECT content_id FROM mnemo.store_file_reference('sha256:gd', '/gd.txt');
+
+-- a fingerprint of every row the guard protects in this test
+CREATE FUNCTION pg_temp.fingerprint() RETURNS text LANGUAGE sql AS $$
+  SELECT md5(concat_ws('|',
+    (SELECT string_agg(s::text, ',' ORDER BY id) FROM mnemo.sessions s WHERE id LIKE 'gd%'),
+    (SELECT string_agg(m::text, ',' ORDER BY seq) FROM mnemo.messages m WHERE session_id = 'gd'),
+    (SELECT string_agg(p::text, ',' ORDER BY message_id, part_index) FROM mnemo.message_parts p WHERE session_id = 'gd'),
+    (SELECT string_agg(c::text, ',' ORDER BY position) FROM mnemo.context_items c WHERE session_id = 'gd'),
+    (SELECT count(*)::text FROM mnemo.summary_nodes),
+    (SELECT string_agg(f::text, ',' ORDER BY content_id) FROM mnemo.file_references f)))
+$$;
+SELECT pg_temp.fingerprint() AS before \gset
+
+--
+-- INSERT
+--
+INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('gd_x', 0, 0);
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('gd', 4, 'gd_x', 'user', 0);
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content)
+  VALUES ('gd', 'gd_m1', 1, 'gd_x', 'text', '{"type": "text", "text": "forged"}');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at)
+  VALUES ('gd', 9, 'summary', 'gd_s1', 0);
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, covered_ids, created_at)
+  VALUES ('gd', 'gd_s1', 'leaf', 1, '{gd_m1}', 0);
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:x', '/x', 0);
+\echo :LAST_ERROR_SQLSTATE
+-- INSERT ... SELECT and COPY are INSERTs too
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at)
+  SELECT session_id, seq + 100, id || '_copy', role, created_at FROM mnemo.messages WHERE session_id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+COPY mnemo.file_references (content_id, path, created_at) FROM stdin;
+sha256:copied	/copied	0
+\.
+\echo :LAST_ERROR_SQLSTATE
+
+--
+-- DELETE
+--
+DELETE FROM mnemo.sessions WHERE id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.messages WHERE session_id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.message_parts WHERE id = 'gd_p2';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.context_items WHERE session_id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.file_references WHERE content_id = 'sha256:gd';
+\echo :LAST_ERROR_SQLSTATE
+-- (no function writes summary_nodes yet: there is no row to delete, so
+-- DELETE has nothing to refuse; INSERT and TRUNCATE are covered)
+DELETE FROM mnemo.summary_nodes;
+
+--
+-- TRUNCATE
+--
+TRUNCATE mnemo.sessions;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.messages;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.message_parts;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.context_items;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.summary_nodes;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.file_references;
+\echo :LAST_ERROR_SQLSTATE
+TRUNCATE mnemo.messages, mnemo.message_parts, mnemo.context_items;
+\echo :LAST_ERROR_SQLSTATE
+
+--
+-- UPDATE of an immutable column: MN005 naming the table and the column
+--
+UPDATE mnemo.message_parts SET content = '{}';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET content = content || '{"output": "forged"}' WHERE id = 'gd_p2';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET part_type = 'reasoning' WHERE id = 'gd_p1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET part_index = 7 WHERE id = 'gd_p1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET tool_name = 'rm' WHERE id = 'gd_p2';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET token_estimate = 0 WHERE id = 'gd_p1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET role = 'user' WHERE id = 'gd_m2';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET seq = seq + 10 WHERE session_id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET id = 'gd_renamed' WHERE id = 'gd_m1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET is_summary = true WHERE id = 'gd_m1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET session_id = 'ses_a' WHERE id = 'gd_m1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.messages SET created_at = 0 WHERE id = 'gd_m1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.sessions SET last_position = 100 WHERE id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.sessions SET id = 'gd2' WHERE id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.sessions SET parent_id = 'ses_a' WHERE id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.context_items SET position = position + 100 WHERE session_id = 'gd';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.context_items SET item_id = 'gd_s1' WHERE item_id = 'gd_m1';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.file_references SET path = '/elsewhere' WHERE content_id = 'sha256:gd';
+\echo :LAST_ERROR_SQLSTATE
+-- a statement that would change an immutable and a status column fails as a whole
+UPDATE mnemo.messages SET finish_reason = 'stop', role = 'system' WHERE id = 'gd_m2';
+\echo :LAST_ERROR_SQLSTATE
+-- inside a function or DO block it is the same
+DO $$ BEGIN DELETE FROM mnemo.messages WHERE id = 'gd_m1'; END $$;
+\echo :LAST_ERROR_SQLSTATE
+DO $$ BEGIN UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'gd_p1'; END $$;
+\echo :LAST_ERROR_SQLSTATE
+
+-- none of it changed anything
+SELECT pg_temp.fingerprint() = :'before' AS unchanged;
+SELECT (SELECT count(*) FROM mnemo.messages WHERE session_id = 'gd') AS messages,
+       (SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'gd') AS parts,
+       (SELECT count(*) FROM mnemo.context_items WHERE session_id = 'gd') AS context_items,
+       (SELECT count(*) FROM mnemo.file_references WHERE content_id IN ('sha256:x', 'sha256:copied')) AS forged_files;
+SELECT part_index, content FROM mnemo.get_parts('gd_m2');
+
+--
+-- status columns may be updated directly; so may an immutable column set to
+-- the value it already has
+--
+UPDATE mnemo.messages SET finish_reason = 'length', tokens_input = 3, cost = 0.5 WHERE id = 'gd_m2';
+SELECT finish_reason, tokens_input, cost FROM mnemo.get_message('gd_m2');
+UPDATE mnemo.message_parts SET tool_state = 'completed', completed_at = 1736000000000 WHERE id = 'gd_p2';
+SELECT tool_state, completed_at FROM mnemo.message_parts WHERE id = 'gd_p2';
+UPDATE mnemo.sessions SET title = 'renamed' WHERE id = 'gd';
+SELECT title FROM mnemo.get_session('gd');
+UPDATE mnemo.message_parts SET content = content WHERE session_id = 'gd';
+UPDATE mnemo.messages SET role = 'user' WHERE id = 'gd_m1';
+
+--
+-- mnemo's own functions still write, and the guard closes again right after
+-- them, also after one of them failed
+--
+SELECT seq FROM mnemo.append_message('gd', 'user', '[{"type": "text", "text": "ok"}]', id => 'gd_m4');
+DELETE FROM mnemo.messages WHERE id = 'gd_m4';
+\echo :LAST_ERROR_SQLSTATE
+SELECT seq FROM mnemo.append_message('gd', 'user', '[{"type": "text", "id": "gd_p1", "text": "dup"}]');
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.messages WHERE id = 'gd_m4';
+\echo :LAST_ERROR_SQLSTATE
+-- in one transaction with a write of mnemo's
+BEGIN;
+SELECT seq FROM mnemo.append_message('gd', 'user', '[]', id => 'gd_m5');
+UPDATE mnemo.messages SET role = 'system' WHERE id = 'gd_m5';
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT count(*) FROM mnemo.messages WHERE id = 'gd_m5';
+
+--
+-- the guard stands aside under session_replication_role = replica, the mode
+-- of logical replication and of the documented restore (superuser only)
+--
+BEGIN;
+SET LOCAL session_replication_role = replica;
+INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:restored', '/restored', 0);
+SELECT path FROM mnemo.get_file_reference('sha256:restored');
+ROLLBACK;
+SELECT mnemo.get_file_reference('sha256:restored') IS NULL AS rolled_back;

@@ -1,0 +1,77 @@
+--
+-- ids: mnemo.new_id(), mnemo.estimate_tokens(), mnemo.version()
+--
+
+-- version: the library's version is the installed extension's
+SELECT mnemo.version();
+SELECT mnemo.version() = extversion AS matches_extension
+  FROM pg_extension WHERE extname = 'mnemo';
+
+--
+-- new_id: prefix, '_', 26 Crockford base32 characters (no I, L, O, U)
+--
+SELECT id ~ '^msg_[0-9A-HJKMNP-TV-Z]{26}$' AS format_ok, length(id)
+  FROM mnemo.new_id('msg') AS id;
+SELECT mnemo.new_id('sess') ~ '^sess_[0-9A-HJKMNP-TV-Z]{26}$' AS sess_ok,
+       mnemo.new_id('part') ~ '^part_[0-9A-HJKMNP-TV-Z]{26}$' AS part_ok,
+       mnemo.new_id('sum') ~ '^sum_[0-9A-HJKMNP-TV-Z]{26}$' AS sum_ok;
+-- letters, digits, '_' and '-' are allowed; 1 and 32 characters are the bounds
+SELECT mnemo.new_id('a-B_9') ~ '^a-B_9_[0-9A-HJKMNP-TV-Z]{26}$' AS mixed_ok,
+       mnemo.new_id('x') ~ '^x_[0-9A-HJKMNP-TV-Z]{26}$' AS one_char_ok,
+       length(mnemo.new_id(repeat('p', 32))) AS len_32_prefix;
+
+-- the first 10 characters are the unix time in milliseconds: it decodes to now
+WITH t AS (SELECT substr(mnemo.new_id('t'), 3, 10) AS enc),
+     d AS (SELECT sum((strpos('0123456789ABCDEFGHJKMNPQRSTVWXYZ', substr(enc, k, 1)) - 1)::numeric
+                      * 32::numeric ^ (10 - k)) AS ms
+             FROM t, generate_series(1, 10) AS k)
+SELECT abs(ms - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS time_is_now FROM d;
+
+-- ids made later sort later: 10000 ids in one statement (mostly within one
+-- millisecond) are all distinct and strictly increasing in creation order
+SELECT count(*) AS n, count(DISTINCT id) AS distinct_ids,
+       bool_and(prev < id COLLATE "C") AS strictly_increasing
+  FROM (SELECT id, lag(id) OVER (ORDER BY n) AS prev
+          FROM (SELECT n, mnemo.new_id('o') AS id FROM generate_series(1, 10000) AS n) AS g) AS l;
+
+-- ... across statements
+SELECT mnemo.new_id('o') AS first_id \gset
+SELECT pg_sleep(0.01);
+SELECT mnemo.new_id('o') > :'first_id' COLLATE "C" AS later_sorts_later;
+-- ... and across backends
+SELECT pg_sleep(0.01);
+\c
+SELECT mnemo.new_id('o') > :'first_id' COLLATE "C" AS later_sorts_later_other_backend;
+
+-- bad prefixes: 22023; NULL: 22004
+\set VERBOSITY sqlstate
+SELECT mnemo.new_id('');
+SELECT mnemo.new_id(repeat('p', 33));
+SELECT mnemo.new_id('a b');
+SELECT mnemo.new_id('a.b');
+SELECT mnemo.new_id('ü');
+SELECT mnemo.new_id('x/y');
+SELECT mnemo.new_id(NULL);
+\set VERBOSITY default
+
+--
+-- estimate_tokens: 0 for '', otherwise max(1, characters / 4)
+--
+SELECT mnemo.estimate_tokens('') AS empty,
+       mnemo.estimate_tokens('a') AS one_char,
+       mnemo.estimate_tokens('abc') AS three,
+       mnemo.estimate_tokens('abcd') AS four,
+       mnemo.estimate_tokens('abcdefg') AS seven,
+       mnemo.estimate_tokens('abcdefgh') AS eight,
+       mnemo.estimate_tokens(' ') AS space,
+       mnemo.estimate_tokens(repeat('x', 4003)) AS x4003;
+-- characters, not bytes
+SELECT octet_length(repeat('é', 8)) AS bytes, mnemo.estimate_tokens(repeat('é', 8)) AS tokens;
+SELECT octet_length(repeat('日本', 6)) AS bytes, mnemo.estimate_tokens(repeat('日本', 6)) AS tokens;
+SELECT octet_length('😀😀😀😀') AS bytes, mnemo.estimate_tokens('😀😀😀😀') AS tokens;
+-- agrees with the formula on a range of lengths
+SELECT bool_and(mnemo.estimate_tokens(repeat('ä', n)) =
+                CASE WHEN n = 0 THEN 0 ELSE greatest(1, n / 4) END) AS formula_holds
+  FROM generate_series(0, 100) AS n;
+-- STRICT: NULL in, NULL out
+SELECT mnemo.estimate_tokens(NULL) IS NULL AS null_is_null;

@@ -1,0 +1,107 @@
+--
+-- swap: swap_context_items, the atomic context swap
+--
+\set VERBOSITY sqlstate
+
+-- the context view of a session as one line: type:id@position, ...
+CREATE FUNCTION pg_temp.ctx(session_id text) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(item_type || ':' || item_id || '@' || position, ', ' ORDER BY position), '')
+    FROM mnemo.get_context_items(session_id)
+$$;
+
+SELECT id FROM mnemo.create_session('sw');
+SELECT id FROM mnemo.create_session('sw_other');
+SELECT seq FROM mnemo.append_messages('sw', '[
+  {"id": "sw_1", "role": "user", "parts": [{"type": "text", "text": "one"}]},
+  {"id": "sw_2", "role": "assistant", "parts": [{"type": "text", "text": "two"}]},
+  {"id": "sw_3", "role": "user", "parts": [{"type": "text", "text": "three"}]},
+  {"id": "sw_4", "role": "assistant", "parts": [{"type": "text", "text": "four"}]},
+  {"id": "sw_5", "role": "user", "parts": [{"type": "text", "text": "five"}]},
+  {"id": "sw_6", "role": "assistant", "parts": [{"type": "text", "text": "six"}]},
+  {"id": "sw_s1", "role": "assistant", "is_summary": true, "parts": [{"type": "text", "text": "2-4"}]},
+  {"id": "sw_s2", "role": "assistant", "is_summary": true, "parts": [{"type": "text", "text": "1, 5"}]},
+  {"id": "sw_s3", "role": "assistant", "is_summary": true, "parts": [{"type": "text", "text": "all"}]},
+  {"id": "sw_s4", "role": "assistant", "is_summary": true, "parts": [{"type": "text", "text": "spare"}]}
+]');
+SELECT seq FROM mnemo.append_messages('sw_other', '[
+  {"id": "swo_1", "role": "user", "parts": []},
+  {"id": "swo_s", "role": "assistant", "is_summary": true, "parts": []}
+]');
+SELECT * FROM mnemo.get_context_items('sw');
+
+--
+-- a swap removes the named items, and one summary item takes the smallest
+-- position they held; every other item keeps its position; returns it
+--
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_4', 'sw_2', 'sw_3'], 'sw_s1');
+SELECT * FROM mnemo.get_context_items('sw');
+-- the removed items need not be adjacent
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_5', 'sw_1'], 'sw_s2');
+SELECT pg_temp.ctx('sw');
+-- condensation: summaries are replaced by a summary
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_s2', 'sw_s1'], 'sw_s3');
+SELECT pg_temp.ctx('sw');
+-- new messages still join the end, after the highest position ever used
+SELECT seq FROM mnemo.append_message('sw', 'user', '[]', id => 'sw_7');
+SELECT pg_temp.ctx('sw');
+-- the log is untouched: every message is still there
+SELECT seq, id, is_summary FROM mnemo.get_messages('sw');
+-- the summary's context row
+SELECT item_type, item_id, position, created_at > 0 AS has_time
+  FROM mnemo.context_items WHERE session_id = 'sw' AND item_type = 'summary';
+
+--
+-- invalid swaps: MN006, and the context view does not change
+--
+SELECT pg_temp.ctx('sw') AS before \gset
+-- empty list
+SELECT mnemo.swap_context_items('sw', ARRAY[]::text[], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items('sw', '{}', 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- an id no longer in context (another compactor won)
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_2'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- ... even next to ids that are
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6', 'sw_7', 'sw_2'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- an id that never existed, or that is in another session's context
+SELECT mnemo.swap_context_items('sw', ARRAY['no_such_item'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items('sw', ARRAY['swo_1'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- an id named twice
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6', 'sw_6'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6', 'sw_7', 'sw_6'], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- a summary id that is not a summary message
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6'], 'sw_1');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6'], 'no_such_summary');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- the summary of another session
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6'], 'swo_s');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- a summary already in context
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6'], 'sw_s3');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_s3'], 'sw_s3');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- other errors: unknown session MN001; NULLs 22004; a 2-D list 22023
+SELECT mnemo.swap_context_items('no_such_session', ARRAY['sw_6'], 'sw_s4');
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6', NULL], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+SELECT mnemo.swap_context_items(NULL, ARRAY['sw_6'], 'sw_s4');
+SELECT mnemo.swap_context_items('sw', NULL, 'sw_s4');
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_6'], NULL);
+SELECT mnemo.swap_context_items('sw', ARRAY[ARRAY['sw_6'], ARRAY['sw_7']], 'sw_s4');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+-- the other session's view was never touched
+SELECT pg_temp.ctx('sw_other');
+
+-- after all that, a valid swap still works: the whole view for the spare summary
+SELECT mnemo.swap_context_items('sw', ARRAY(SELECT item_id FROM mnemo.get_context_items('sw')), 'sw_s4');
+SELECT pg_temp.ctx('sw');
+-- swaps are not appends: seqs and positions are not allocated
+SELECT last_seq, last_position FROM mnemo.get_session('sw');

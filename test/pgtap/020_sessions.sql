@@ -1,0 +1,108 @@
+-- 020_sessions: session lifecycle, its errors with exact SQLSTATEs, and
+-- purge_session's privilege under SET ROLE to non-superuser roles.
+BEGIN;
+SELECT plan(35);
+
+--
+-- create / get / get_or_create
+--
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_s1', model_id => 'm', title => 't') $$,
+                'create_session with a caller id');
+SELECT results_eq($$ SELECT id, model_id, provider_id, agent, title, is_active, metadata, system_prompt,
+                            last_seq, last_position FROM mnemo.get_session('tap_s1') $$,
+                  $$ VALUES ('tap_s1', 'm', '', 'default', 't', true, NULL::jsonb, '', 0::bigint, 0::bigint) $$,
+                  'get_session returns the stored row with its defaults');
+SELECT matches((mnemo.create_session()).id, '^sess_[0-9A-HJKMNP-TV-Z]{26}$', 'a NULL id makes a sess_ id');
+SELECT throws_ok($$ SELECT mnemo.create_session('tap_s1') $$, 'MN004',
+                 'session "tap_s1" already exists', 'duplicate session id: MN004');
+SELECT throws_ok($$ SELECT mnemo.create_session('tap_s2', parent_id => 'tap_missing') $$, 'MN001',
+                 'session "tap_missing" does not exist', 'missing parent: MN001');
+SELECT throws_ok($$ SELECT mnemo.create_session('tap_s2', metadata => '[1]') $$, '22023', NULL,
+                 'metadata that is not an object: 22023');
+SELECT throws_ok($$ SELECT mnemo.create_session('') $$, '22023', NULL, 'empty session id: 22023');
+SELECT throws_ok($$ SELECT mnemo.create_session(repeat('x', 257)) $$, '22023', NULL, 'session id over 256 bytes: 22023');
+SELECT throws_ok($$ SELECT mnemo.get_session('tap_missing') $$, 'MN001',
+                 'session "tap_missing" does not exist', 'get_session of an unknown id: MN001');
+SELECT throws_ok($$ SELECT mnemo.get_session(NULL) $$, '22004', NULL, 'get_session(NULL): 22004');
+SELECT is((mnemo.get_or_create_session('tap_s1', model_id => 'other', title => 'other')).title, 't',
+          'get_or_create_session returns an existing session unchanged');
+SELECT is((mnemo.get_or_create_session('tap_s3', title => 'new')).title, 'new',
+          'get_or_create_session creates a missing session from its arguments');
+SELECT throws_ok($$ SELECT mnemo.get_or_create_session(NULL) $$, '22004', NULL, 'get_or_create_session(NULL): 22004');
+
+--
+-- list_sessions
+--
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_c' || g, parent_id => 'tap_s1') FROM generate_series(1, 3) AS g $$,
+                'three children');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions('tap_s1')), 3::bigint, 'list_sessions filters by parent');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions('tap_s1', true, 2, 0)), 2::bigint, 'limit');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions('tap_s1', true, 2, 2)), 1::bigint, 'offset');
+SELECT throws_ok($$ SELECT * FROM mnemo.list_sessions("limit" => -1) $$, '22023', NULL, 'negative limit: 22023');
+SELECT throws_ok($$ SELECT * FROM mnemo.list_sessions("offset" => -1) $$, '22023', NULL, 'negative offset: 22023');
+
+--
+-- soft_delete_session
+--
+SELECT lives_ok($$ SELECT mnemo.append_message('tap_c1', 'user', '[]', id => 'tap_c1_m1') $$, 'append before soft delete');
+SELECT lives_ok($$ SELECT mnemo.soft_delete_session('tap_c1') $$, 'soft_delete_session');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions('tap_s1')), 2::bigint, 'a soft-deleted session is not listed as active');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_c1', 'user', '[]') $$, 'MN012',
+                 'session "tap_c1" is inactive', 'append to a soft-deleted session: MN012');
+SELECT is((SELECT count(*) FROM mnemo.get_messages('tap_c1')), 1::bigint, 'a soft-deleted session stays readable');
+SELECT throws_ok($$ SELECT mnemo.soft_delete_session('tap_missing') $$, 'MN001', NULL, 'soft delete of an unknown id: MN001');
+
+--
+-- purge_session: revoked from PUBLIC; runs with the caller's rights
+--
+-- an application role set up as the README says
+CREATE ROLE tap_mnemo_app NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_app;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO tap_mnemo_app;
+REVOKE EXECUTE ON FUNCTION mnemo.purge_session(text) FROM tap_mnemo_app;
+GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_app;
+GRANT DELETE ON mnemo.context_items TO tap_mnemo_app;
+-- the erasure role; and one with EXECUTE but no DELETE on the tables
+CREATE ROLE tap_mnemo_eraser NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_eraser;
+GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_mnemo_eraser;
+GRANT SELECT, UPDATE, DELETE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_eraser;
+CREATE ROLE tap_mnemo_half NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_half;
+GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_mnemo_half;
+GRANT SELECT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_half;
+-- pgTAP records results in temp objects owned by the test's user
+GRANT ALL ON __tcache__ TO tap_mnemo_app, tap_mnemo_eraser, tap_mnemo_half;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_mnemo_app, tap_mnemo_eraser, tap_mnemo_half;
+
+SELECT function_privs_are('mnemo', 'purge_session', ARRAY['text'], 'tap_mnemo_app', ARRAY[]::text[],
+                          'the application role may not execute purge_session');
+SELECT function_privs_are('mnemo', 'purge_session', ARRAY['text'], 'tap_mnemo_eraser', ARRAY['EXECUTE'],
+                          'the erasure role may execute purge_session');
+SELECT ok(NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname IN ('tap_mnemo_app', 'tap_mnemo_eraser', 'tap_mnemo_half')
+                                               AND (rolsuper OR rolbypassrls)),
+          'the test roles are not superusers');
+
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_p1'); SELECT mnemo.append_message('tap_p1', 'user', '[{"type": "text", "text": "x"}]') $$,
+                'a session to purge');
+SET ROLE tap_mnemo_app;
+SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, '42501', NULL,
+                 'purge_session without the grant: 42501');
+RESET ROLE;
+SET ROLE tap_mnemo_half;
+SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, '42501', NULL,
+                 'purge_session runs with the caller''s rights: without DELETE on the tables, 42501');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_p1'), 1::bigint, 'the refused purges deleted nothing');
+SET ROLE tap_mnemo_eraser;
+SELECT is(mnemo.purge_session('tap_p1'), 1::bigint, 'the erasure role purges a session');
+SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, 'MN001', NULL, 'purging it again: MN001');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM mnemo.sessions WHERE id = 'tap_p1')
+          + (SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_p1')
+          + (SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'tap_p1')
+          + (SELECT count(*) FROM mnemo.context_items WHERE session_id = 'tap_p1'), 0::bigint,
+          'no row of the purged session is left');
+
+SELECT * FROM finish();
+ROLLBACK;

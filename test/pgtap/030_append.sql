@@ -1,0 +1,106 @@
+-- 030_append: appends, their errors with exact SQLSTATEs, and invariant 2
+-- (total order): within a session seqs are dense and strictly increasing,
+-- whatever mix of single appends, batches, part appends and failed calls.
+BEGIN;
+SELECT plan(46);
+
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_o') $$, 'session tap_o');
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_x') $$, 'session tap_x');
+
+--
+-- errors, each with its exact SQLSTATE
+--
+SELECT lives_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "text", "id": "tap_x_p1", "text": "a"}]', id => 'tap_x_m1') $$,
+                'an append to collide with');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_missing', 'user', '[]') $$, 'MN001',
+                 'session "tap_missing" does not exist', 'unknown session: MN001');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[]', id => 'tap_x_m1') $$, 'MN004',
+                 'message "tap_x_m1" already exists', 'duplicate message id: MN004');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "text", "id": "tap_x_p1", "text": "b"}]', id => 'tap_x_m2') $$,
+                 'MN004', 'part "tap_x_p1" already exists', 'duplicate part id: MN004');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE id = 'tap_x_m2'), 0::bigint,
+          'the message of a call that failed on its part is not left behind');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'robot', '[]') $$, '22023', NULL, 'unknown role: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '{}') $$, '22023', NULL, 'parts not an array: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[1]') $$, '22023', NULL, 'a part that is not an object: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "image"}]') $$, '22023', NULL, 'unknown part type: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "tool", "tool_call_id": "c"}]') $$, '22023', NULL,
+                 'tool part without tool_name: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "file_ref", "content_id": "c"}]') $$, '22023', NULL,
+                 'file_ref part without path: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "tool", "tool_name": "t", "tool_call_id": "c", "tool_state": "done"}]') $$,
+                 '22023', NULL, 'bad tool_state: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "text", "text": "x", "token_estimate": -1}]') $$,
+                 '22023', NULL, 'negative token_estimate: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "text", "text": "x", "token_estimate": 1.5}]') $$,
+                 '22023', NULL, 'fractional token_estimate: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type": "text", "text": "x", "token_estimate": "5"}]') $$,
+                 '22023', NULL, 'string token_estimate: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_message(NULL, 'user', '[]') $$, '22004', 'session_id must not be null', 'NULL session_id: 22004');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', NULL, '[]') $$, '22004', NULL, 'NULL role: 22004');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', NULL) $$, '22004', NULL, 'NULL parts: 22004');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type":') $$, '22P02', NULL, 'text that is not JSON: 22P02');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '{}') $$, '22023', NULL, 'append_messages of a non-array: 22023');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', NULL) $$, '22004', NULL, 'append_messages(NULL): 22004');
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_missing_msg', '{"type": "text", "text": "x"}') $$, 'MN002',
+                 'message "tap_missing_msg" does not exist', 'append_part to an unknown message: MN002');
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_x_m1', '{"type": "text", "id": "tap_x_p1", "text": "x"}') $$, 'MN004', NULL,
+                 'append_part with a taken part id: MN004');
+SELECT is((SELECT last_seq FROM mnemo.get_session('tap_x')), 1::bigint, 'none of the failed calls used a seq');
+
+--
+-- invariant 2: total order
+--
+SELECT is((mnemo.append_message('tap_o', 'user', '[{"type": "text", "text": "1"}]', id => 'tap_o1')).seq, 1::bigint,
+          'the first message gets seq 1');
+SELECT results_eq($$ SELECT seq FROM mnemo.append_messages('tap_o', '[
+                       {"id": "tap_o2", "role": "assistant", "parts": [{"type": "text", "id": "tap_o2_p", "text": "2"}]},
+                       {"id": "tap_o3", "role": "user", "parts": []},
+                       {"id": "tap_o4", "role": "assistant", "parts": []}]') $$,
+                  ARRAY[2, 3, 4]::bigint[], 'a batch takes the next consecutive seqs');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_o', 'user', '[{"type": "text", "id": "tap_o2_p", "text": "dup"}]', id => 'tap_bad1') $$,
+                 'MN004', NULL, 'a failed single append');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_o', '[
+                       {"id": "tap_bad2", "role": "user", "parts": []},
+                       {"id": "tap_bad3", "role": "user", "parts": []},
+                       {"id": "tap_o1", "role": "user", "parts": []}]') $$,
+                 'MN004', NULL, 'a batch that fails on its third message');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_o', '[
+                       {"id": "tap_bad4", "role": "user", "parts": []},
+                       {"id": "tap_bad5", "role": "nobody", "parts": []}]') $$,
+                 '22023', NULL, 'a batch that fails validation');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE id LIKE 'tap\_bad%'), 0::bigint,
+          'no message of a failed call or batch is stored');
+SELECT is(mnemo.append_part('tap_o2', '{"type": "text", "text": "streamed"}'), 1, 'append_part takes the next part_index');
+SELECT is((mnemo.append_message('tap_o', 'assistant', '[]', id => 'tap_o5', is_summary => true)).seq, 5::bigint,
+          'after the failures and a part append, the next seq is 5: no gap');
+SELECT is((mnemo.append_message('tap_o', 'user', '[]', id => 'tap_o6')).seq, 6::bigint, 'seq 6');
+SELECT throws_ok($$ SELECT mnemo.append_message('tap_o', 'user', '[{"type": "text"}]', id => 'tap_bad6') $$,
+                 '22023', NULL, 'another failed append');
+SELECT results_eq($$ SELECT seq FROM mnemo.append_messages('tap_o', '[
+                       {"id": "tap_o7", "role": "user", "parts": []},
+                       {"id": "tap_o8", "role": "assistant", "parts": []}]') $$,
+                  ARRAY[7, 8]::bigint[], 'another batch: 7, 8');
+SELECT results_eq($$ SELECT seq FROM mnemo.append_messages('tap_o', '[]') $$, ARRAY[]::bigint[],
+                  'an empty batch takes no seq');
+SELECT is((mnemo.append_message('tap_o', 'user', '[]', id => 'tap_o9')).seq, 9::bigint, 'seq 9');
+
+SELECT results_eq($$ SELECT seq FROM mnemo.get_messages('tap_o') $$,
+                  $$ SELECT generate_series(1, 9)::bigint $$, 'seqs are exactly 1..9');
+SELECT results_eq($$ SELECT id FROM mnemo.get_messages('tap_o') $$,
+                  $$ SELECT 'tap_o' || g FROM generate_series(1, 9) AS g $$, 'in the order of the appends');
+SELECT is((SELECT last_seq FROM mnemo.get_session('tap_o')), 9::bigint, 'the session counter agrees');
+SELECT is_empty($$ SELECT 1 FROM (SELECT created_at < lag(created_at) OVER (ORDER BY seq) AS back
+                                    FROM mnemo.messages WHERE session_id = 'tap_o') AS t WHERE back $$,
+                'created_at never goes back as seq goes up');
+-- the context view: one item per non-summary message, positions dense
+SELECT results_eq($$ SELECT item_id, position FROM mnemo.get_context_items('tap_o') $$,
+                  $$ SELECT id, row_number() OVER (ORDER BY seq) FROM mnemo.messages
+                      WHERE session_id = 'tap_o' AND NOT is_summary ORDER BY seq $$,
+                  'one context item per non-summary message, at dense positions in seq order');
+SELECT results_eq($$ SELECT part_index FROM mnemo.get_parts('tap_o2') $$, ARRAY[0, 1],
+                  'part indexes are dense');
+SELECT is((SELECT last_position FROM mnemo.get_session('tap_o')), 8::bigint, 'the position counter agrees');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,291 @@
+#!/usr/bin/env bash
+# make test: every test mnemo has, on a private cluster.
+#
+#   bash test/run.sh          (what `make test` runs)
+#
+# 1. build with extension warnings as errors (make PG_CFLAGS=-Werror) and
+#    make install (as root into the system PostgreSQL 15);
+# 2. start a private cluster (test/cluster.sh) in a fresh temporary
+#    directory: unix socket only, owned by postgres when run as root;
+# 3. run, each adding to the counts:
+#      pg_regress   make installcheck: the REGRESS tests (sql/, expected/),
+#                   then the ISOLATION specs (test/specs/, test/expected/);
+#                   one count per test
+#      pgTAP        pg_prove over test/pgtap/*.sql, each file in a fresh
+#                   database with pgtap and mnemo; one count per assertion
+#      client       test/client/run.sh DIR, if it exists (hook below)
+#      concurrency  test/concurrency.sh DIR
+#      crash        test/crash.sh DIR (crashes and restarts the cluster)
+#      backup       test/backup.sh DIR
+#    The shell tests print "ok N - ..." / "not ok N - ..." lines; each is a
+#    count, and a step that fails without a "not ok" line counts one failure.
+# 4. stop the cluster (always), print the server log tail if anything
+#    failed, and end with the line "N passed, N failed"; the exit status is
+#    non-zero if anything failed.
+#
+# MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
+# MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
+# build): regress, pgtap, client, concurrency, crash, backup.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+started=$(date +%s)
+passed=0
+failed=0
+failures=()
+dir=
+work=
+completed=
+
+pass() { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); failures+=("$1"); }
+
+# abort: stop here after a failure already counted (build, cluster start).
+abort() {
+	completed=1
+	exit 1
+}
+
+section() { printf '\n=== %s ===\n' "$1"; }
+
+wanted() { [ -z "${MNEMO_TEST_ONLY:-}" ] || [[ " $MNEMO_TEST_ONLY " == *" $1 "* ]]; }
+
+finish() {
+	local rc=$?
+	set +e
+	if [ -z "$completed" ]; then
+		fail "test/run.sh stopped early (exit status $rc)"
+	fi
+	if [ -n "$dir" ] && [ -f "$dir/data/PG_VERSION" ]; then
+		bash test/cluster.sh stop "$dir" >/dev/null 2>&1
+		if [ "$failed" -gt 0 ] && [ -f "$dir/server.log" ]; then
+			section "server log (last 40 lines of $dir/server.log)"
+			tail -n 40 "$dir/server.log"
+		fi
+	fi
+	if [ -n "$dir" ]; then
+		if [ -n "${MNEMO_TEST_KEEP:-}" ]; then
+			echo "cluster kept in $dir"
+		else
+			rm -rf "$dir"
+		fi
+	fi
+	[ -n "$work" ] && rm -rf "$work"
+	if [ "$failed" -gt 0 ]; then
+		section "failed"
+		printf '  %s\n' "${failures[@]}"
+	fi
+	echo
+	echo "make test took $(($(date +%s) - started)) s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && exit 0
+	exit 1
+}
+trap finish EXIT
+
+# A variable of the Makefile (REGRESS, ISOLATION), as make sees it.
+make_var() {
+	# shellcheck disable=SC2016 # $(%s) is make syntax
+	printf '.PHONY: mnemo-print-var\nmnemo-print-var:\n\t@echo $(%s)\n' "$1" >"$work/print.mk"
+	make -s --no-print-directory -f Makefile -f "$work/print.mk" mnemo-print-var
+}
+
+build() {
+	section "build (make PG_CFLAGS=-Werror, make install)"
+	if make PG_CFLAGS=-Werror >"$work/build.log" 2>&1; then
+		pass
+		echo "ok - build, warnings as errors"
+		grep -i 'warning' "$work/build.log" || true
+	else
+		fail "build: make PG_CFLAGS=-Werror"
+		tail -n 60 "$work/build.log"
+		abort
+	fi
+	if make PG_CFLAGS=-Werror install >"$work/install.log" 2>&1; then
+		pass
+		echo "ok - make install ($(pg_config --pkglibdir)/mnemo.so)"
+	else
+		fail "build: make install"
+		tail -n 30 "$work/install.log"
+		abort
+	fi
+}
+
+start_cluster() {
+	section "cluster"
+	dir=$(mktemp -d /tmp/mnemo-test.XXXXXX)
+	if bash test/cluster.sh start "$dir"; then
+		eval "$(bash test/cluster.sh env "$dir")"
+		echo "private cluster in $dir (socket only, port $PGPORT)"
+	else
+		fail "cluster: test/cluster.sh start"
+		cat "$dir/initdb.log" "$dir/server.log" 2>/dev/null | tail -n 30
+		abort
+	fi
+}
+
+# count_regress LOG RC LABEL: one count per "test NAME ... ok|FAILED" line of
+# pg_regress or pg_isolation_regress; a failure without such a line counts one.
+count_regress() {
+	local log=$1 rc=$2 label=$3 line name result nfailed=0
+	while IFS= read -r line; do
+		[[ $line =~ ^(test[[:space:]]+)?[[:space:]]*([A-Za-z0-9_./-]+)[[:space:]]+\.\.\.[[:space:]]+(ok|FAILED|failed)(.*)$ ]] || continue
+		name=${BASH_REMATCH[2]}
+		result=${BASH_REMATCH[3]}
+		if [ "$result" = ok ] || [[ ${BASH_REMATCH[4]} == *"(ignored)"* ]]; then
+			pass
+		else
+			fail "$label: $name"
+			nfailed=$((nfailed + 1))
+		fi
+	done <"$log"
+	if [ "$rc" -ne 0 ] && [ "$nfailed" -eq 0 ]; then
+		fail "$label: make installcheck exited with status $rc"
+	fi
+}
+
+# run_installcheck LABEL DIFFS MAKEARGS...: make installcheck, counted per test.
+run_installcheck() {
+	local label=$1 diffs=$2 rc=0
+	shift 2
+	make --no-print-directory installcheck "$@" >"$work/$label.log" 2>&1 || rc=$?
+	sed -n '/running regression test queries/,$p' "$work/$label.log"
+	grep -E 'could not|No such file|cannot open|FATAL' "$work/$label.log" || true
+	count_regress "$work/$label.log" "$rc" "$label"
+	if [ "$rc" -ne 0 ] && [ -f "$diffs" ]; then
+		echo "--- $diffs (first 80 lines) ---"
+		head -n 80 "$diffs"
+	fi
+}
+
+# The REGRESS and ISOLATION lists of the Makefile; a test whose input or
+# expected output is missing counts as a failure and is left out of the run,
+# since pg_regress stops at the first missing file.
+regress() {
+	local t present=()
+	section "pg_regress (make installcheck)"
+	for t in $(make_var REGRESS); do
+		if [ -f "sql/$t.sql" ] && [ -f "expected/$t.out" ]; then
+			present+=("$t")
+		else
+			echo "missing sql/$t.sql or expected/$t.out"
+			fail "pg_regress: $t (sql/$t.sql or expected/$t.out missing)"
+		fi
+	done
+	if [ ${#present[@]} -gt 0 ]; then
+		run_installcheck pg_regress regression.diffs REGRESS="${present[*]}" ISOLATION=
+	fi
+
+	present=()
+	section "isolation (make installcheck)"
+	for t in $(make_var ISOLATION); do
+		if [ -f "test/specs/$t.spec" ] && [ -f "test/expected/$t.out" ]; then
+			present+=("$t")
+		else
+			echo "missing test/specs/$t.spec or test/expected/$t.out"
+			fail "isolation: $t (test/specs/$t.spec or test/expected/$t.out missing)"
+		fi
+	done
+	if [ ${#present[@]} -gt 0 ]; then
+		run_installcheck isolation output_iso/regression.diffs REGRESS= ISOLATION="${present[*]}"
+	fi
+}
+
+# count_tap LOG RC LABEL: one count per "ok"/"not ok" line (TODO counts as
+# a pass).  Planned tests that never ran (prove's "Failed X/Y subtests" with
+# more than the "not ok" lines) count as failures, and so does a non-zero
+# exit without any of these.
+count_tap() {
+	local log=$1 rc=$2 label=$3 line nfailed=0 missing=0
+	while IFS= read -r line; do
+		case $line in
+		"not ok"*"# TODO"* | "not ok"*"# todo"*) pass ;;
+		"not ok"*)
+			fail "$label: ${line#not ok }"
+			nfailed=$((nfailed + 1))
+			;;
+		"ok "*) pass ;;
+		"Failed "*/*" subtests"*)
+			[[ $line =~ ^Failed\ ([0-9]+)/ ]] && missing=$((missing + BASH_REMATCH[1]))
+			;;
+		esac
+	done <"$log"
+	while [ "$missing" -gt "$nfailed" ]; do
+		fail "$label: a planned test did not run (see the pg_prove output)"
+		nfailed=$((nfailed + 1))
+	done
+	if [ "$rc" -ne 0 ] && [ "$nfailed" -eq 0 ]; then
+		fail "$label: exited with status $rc"
+	fi
+}
+
+# run_tap LABEL COMMAND...: runs a TAP-printing command, shows and counts it.
+run_tap() {
+	local label=$1 t0
+	t0=$(date +%s)
+	shift
+	{
+		local rc=0
+		"$@" 2>&1 || rc=$?
+		echo "$rc" >"$work/$label.rc"
+	} | tee "$work/$label.log"
+	count_tap "$work/$label.log" "$(cat "$work/$label.rc")" "$label"
+	echo "# $label took $(($(date +%s) - t0)) s"
+}
+
+pgtap() {
+	local f name files=()
+	section "pgTAP (pg_prove test/pgtap/*.sql)"
+	shopt -s nullglob
+	files=(test/pgtap/*.sql)
+	shopt -u nullglob
+	if [ ${#files[@]} -eq 0 ]; then
+		echo "no pgTAP tests (test/pgtap/*.sql)"
+		return
+	fi
+	dropdb --if-exists mnemo_tap_template 2>/dev/null || true
+	if ! { createdb mnemo_tap_template &&
+		psql -X -q -v ON_ERROR_STOP=1 -d mnemo_tap_template \
+			-c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION mnemo"; }; then
+		fail "pgTAP: could not create a database with pgtap and mnemo"
+		return
+	fi
+	for f in "${files[@]}"; do
+		name=pgtap-$(basename "$f" .sql)
+		dropdb --if-exists mnemo_tap 2>/dev/null || true
+		createdb -T mnemo_tap_template mnemo_tap
+		echo "--- $f"
+		run_tap "$name" pg_prove --verbose --dbname mnemo_tap "$f"
+	done
+	dropdb --if-exists mnemo_tap 2>/dev/null || true
+}
+
+# Client tests hook: test/client/run.sh DIR runs with PGHOST/PGPORT/PGUSER
+# set to the cluster, makes its own databases, and prints "ok N - ..." /
+# "not ok N - ..." lines like the shell tests.
+client() {
+	if [ -f test/client/run.sh ]; then
+		section "client (test/client/run.sh)"
+		run_tap client bash test/client/run.sh "$dir"
+	fi
+}
+
+shell_test() {
+	section "$1 (test/$1.sh)"
+	run_tap "$1" bash "test/$1.sh" "$dir"
+}
+
+main() {
+	work=$(mktemp -d /tmp/mnemo-test-work.XXXXXX)
+	build
+	start_cluster
+	if wanted regress; then regress; fi
+	if wanted pgtap; then pgtap; fi
+	if wanted client; then client; fi
+	if wanted concurrency; then shell_test concurrency; fi
+	if wanted crash; then shell_test crash; fi
+	if wanted backup; then shell_test backup; fi
+	completed=1
+}
+
+main "$@"

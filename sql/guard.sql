@@ -188,3 +188,15 @@ INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256
 SELECT path FROM mnemo.get_file_reference('sha256:restored');
 ROLLBACK;
 SELECT mnemo.get_file_reference('sha256:restored') IS NULL AS rolled_back;
+
+--
+-- set-once columns: a tombstone may be set directly, never cleared or moved
+--
+SELECT mnemo.append_message('gd', 'assistant',
+  '[{"type":"tool","id":"gd_tool","tool_name":"ls","tool_call_id":"c9","output":"x"}]', id => 'gd_m6') IS NOT NULL AS appended;
+UPDATE mnemo.message_parts SET compacted_at = 1000 WHERE id = 'gd_tool';
+UPDATE mnemo.message_parts SET compacted_at = NULL WHERE id = 'gd_tool';
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET compacted_at = 2000 WHERE id = 'gd_tool';
+\echo :LAST_ERROR_SQLSTATE
+SELECT compacted_at FROM mnemo.message_parts WHERE id = 'gd_tool';

@@ -28,12 +28,15 @@ CREATE TABLE mnemo.sessions (
     state           jsonb NOT NULL DEFAULT '{}',
     watched         boolean NOT NULL DEFAULT false,
     last_seq        bigint NOT NULL DEFAULT 0,
-    last_position   bigint NOT NULL DEFAULT 0
+    last_position   bigint NOT NULL DEFAULT 0,
+    -- creation order: created_at is in ms, and sessions made in one ms must
+    -- still list newest first whatever their ids
+    ordinal         bigserial NOT NULL
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock';
 -- list_sessions: newest first, optionally among one parent's children.
-CREATE INDEX sessions_created_at_idx ON mnemo.sessions (created_at);
-CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, created_at) WHERE parent_id IS NOT NULL;
+CREATE INDEX sessions_ordinal_idx ON mnemo.sessions (ordinal);
+CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, ordinal) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE mnemo.messages (
     session_id          text NOT NULL,
@@ -114,11 +117,14 @@ CREATE TABLE mnemo.file_references (
     file_type           text NOT NULL DEFAULT 'unknown',
     token_count         integer NOT NULL DEFAULT 0,
     exploration_summary text NOT NULL DEFAULT '',
-    created_at          bigint NOT NULL
+    created_at          bigint NOT NULL,
+    -- store order, renewed by every store: "most recent" within one ms
+    ordinal             bigserial NOT NULL
 );
 COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large files: one row per sha256 content id';
--- get_file_reference_by_path: the most recent row for a path.
-CREATE INDEX file_references_path_idx ON mnemo.file_references (path, created_at);
+-- get_file_reference_by_path.  A hash index: paths may be longer than a
+-- btree entry allows, and the few rows of one path are sorted after the fetch.
+CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
 
 /* pg_dump includes the rows of these tables; see README "Backups". */
 SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions', '');
@@ -127,6 +133,8 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.message_parts', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions_ordinal_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
 
 /* ------------------------------------------------------------------------
  * Result types
@@ -165,6 +173,7 @@ CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigi
 
 CREATE FUNCTION mnemo._guard() RETURNS trigger
     LANGUAGE c AS 'MODULE_PATHNAME', 'mnemo_guard';
+REVOKE ALL ON FUNCTION mnemo._guard() FROM PUBLIC;
 COMMENT ON FUNCTION mnemo._guard() IS 'refuses writes to mnemo tables that do not come from mnemo functions (SQLSTATE MN005)';
 
 DO $$
@@ -331,7 +340,7 @@ COMMENT ON FUNCTION mnemo.update_part_status(text, text, bigint, bigint, bigint,
 CREATE FUNCTION mnemo.update_message_tokens(
     message_id text,
     tokens jsonb,
-    cost double precision DEFAULT 0,
+    cost double precision DEFAULT NULL,
     finish_reason text DEFAULT NULL)
     RETURNS void
     LANGUAGE c VOLATILE PARALLEL UNSAFE

@@ -142,3 +142,11 @@ SELECT mnemo.tombstone_part('no_such_part');
 SELECT mnemo.tombstone_part(NULL);
 -- tombstones are not appends
 SELECT last_seq, last_position FROM mnemo.get_session('ps');
+
+-- token counts are bigint; "total" is checked and dropped; NULL cost and
+-- finish_reason keep their stored values
+SELECT mnemo.update_message_tokens('ps_m2', '{"input": 5000000000, "total": 5000000001}', 0.5, 'stop');
+SELECT mnemo.update_message_tokens('ps_m2', '{"output": 7}');
+SELECT tokens_input, tokens_output, cost, finish_reason FROM mnemo.get_message('ps_m2');
+SELECT mnemo.update_message_tokens('ps_m2', '{"total": "junk"}');
+SELECT mnemo.update_message_tokens('ps_m2', '{"input": 1.5}');

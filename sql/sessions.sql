@@ -134,7 +134,7 @@ BEGIN
   END LOOP;
 END
 $$;
-WITH l AS (SELECT id, ord FROM mnemo.list_sessions('ls_tie', "limit" => 200) WITH ORDINALITY AS l(id, ord))
+WITH l AS (SELECT id, ordinality AS ord FROM mnemo.list_sessions('ls_tie', "limit" => 200) WITH ORDINALITY)
 SELECT count(*) AS pairs, count(*) FILTER (WHERE a.ord < b.ord) AS newest_first
   FROM l AS a JOIN l AS b ON b.id = replace(a.id, '_a', '_b')
  WHERE a.id LIKE '%\_a';

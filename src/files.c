@@ -55,7 +55,7 @@ mnemo_store_file_reference(PG_FUNCTION_ARGS)
 				 "ON CONFLICT (content_id) DO UPDATE SET path = excluded.path, "
 				 "file_type = excluded.file_type, token_count = excluded.token_count, "
 				 "exploration_summary = excluded.exploration_summary, "
-				 "created_at = excluded.created_at RETURNING *",
+				 "created_at = excluded.created_at, ordinal = excluded.ordinal RETURNING *",
 				 6, types);
 	MnemoExecute(store_plan, values, NULL, false, 0);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
@@ -100,6 +100,6 @@ mnemo_get_file_reference_by_path(PG_FUNCTION_ARGS)
 {
 	return LookupOne(fcinfo, &by_path_plan,
 					 "SELECT * FROM mnemo.file_references WHERE path = $1 "
-					 "ORDER BY created_at DESC LIMIT 1",
+					 "ORDER BY ordinal DESC LIMIT 1",
 					 "path");
 }

@@ -30,6 +30,7 @@ typedef struct GuardedTable
 {
 	const char *name;
 	const char *const *mutable_columns;	/* NULL-terminated */
+	const char *set_once_column;	/* mutable only while NULL, or NULL */
 	const char *hint;
 } GuardedTable;
 
@@ -48,17 +49,17 @@ static const char *const summary_nodes_mutable[] = {"superseded_by", NULL};
 static const char *const none_mutable[] = {NULL};
 
 static const GuardedTable guarded_tables[] = {
-	{"sessions", sessions_mutable,
+	{"sessions", sessions_mutable, NULL,
 	"Use mnemo.create_session(), mnemo.soft_delete_session() or mnemo.purge_session()."},
-	{"messages", messages_mutable,
+	{"messages", messages_mutable, NULL,
 	"Use mnemo.append_message() and mnemo.update_message_tokens()."},
-	{"message_parts", parts_mutable,
+	{"message_parts", parts_mutable, "compacted_at",
 	"Use mnemo.append_part(), mnemo.update_part_status() or mnemo.tombstone_part()."},
-	{"context_items", none_mutable,
+	{"context_items", none_mutable, NULL,
 	"Use mnemo.swap_context_items(); appends add context items themselves."},
-	{"summary_nodes", summary_nodes_mutable,
+	{"summary_nodes", summary_nodes_mutable, "superseded_by",
 	"Summary nodes are written by mnemo's compaction functions."},
-	{"file_references", none_mutable,
+	{"file_references", none_mutable, NULL,
 	"Use mnemo.store_file_reference()."},
 };
 
@@ -86,7 +87,11 @@ IsMutable(const GuardedTable *table, const char *column)
 	return false;
 }
 
-/* MN005 naming the first immutable column whose value the update changes. */
+/*
+ * MN005 naming the first immutable column whose value the update changes.
+ * A set-once column (the tombstone, the supersession) may go from NULL to a
+ * value, never back or to another value.
+ */
 static void
 CheckUpdate(const GuardedTable *table, TupleDesc desc, HeapTuple oldtup, HeapTuple newtup)
 {
@@ -99,11 +104,18 @@ CheckUpdate(const GuardedTable *table, TupleDesc desc, HeapTuple oldtup, HeapTup
 		bool		newnull;
 		Datum		oldval;
 		Datum		newval;
+		bool		set_once;
 
-		if (att->attisdropped || IsMutable(table, NameStr(att->attname)))
+		if (att->attisdropped)
+			continue;
+		set_once = table->set_once_column &&
+			strcmp(table->set_once_column, NameStr(att->attname)) == 0;
+		if (!set_once && IsMutable(table, NameStr(att->attname)))
 			continue;
 		oldval = heap_getattr(oldtup, i + 1, desc, &oldnull);
 		newval = heap_getattr(newtup, i + 1, desc, &newnull);
+		if (set_once && oldnull)
+			continue;
 		if (oldnull != newnull ||
 			(!oldnull && !datum_image_eq(oldval, newval, att->attbyval, att->attlen)))
 			ereport(ERROR,

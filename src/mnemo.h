@@ -92,7 +92,8 @@ extern void MnemoInsertPart(const char *session_id, const char *message_id,
 							int32 part_index, MnemoPart *part);
 extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
 							  bool required);
-extern int32 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where);
+extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,
+							 int64 max);
 extern void MnemoCheckToolState(const char *state, const char *where);
 
 /* render.c: the one textual rendering of a part, for estimates and context */

@@ -80,14 +80,14 @@ MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where, bool r
 	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
-/* A non-negative integer below 2^31 at key, or -1 when absent. */
-int32
-MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where)
+/* A non-negative integer up to max at key, or -1 when absent. */
+int64
+MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where, int64 max)
 {
 	JsonbValue	buf;
 	JsonbValue *v = getKeyJsonValueFromContainer(obj, key, strlen(key), &buf);
-	Numeric		n;
-	Datum		asint;
+	Datum		n;
+	int64		count;
 
 	if (v == NULL || v->type == jbvNull)
 		return -1;
@@ -95,22 +95,19 @@ MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: \"%s\" must be a number", where, key)));
-	n = v->val.numeric;
-	if (numeric_is_nan(n) || numeric_is_inf(n) ||
-		DatumGetBool(DirectFunctionCall2(numeric_lt, NumericGetDatum(n),
-										 NumericGetDatum(int64_to_numeric(0)))) ||
-		DatumGetBool(DirectFunctionCall2(numeric_gt, NumericGetDatum(n),
-										 NumericGetDatum(int64_to_numeric(PG_INT32_MAX)))))
+	n = NumericGetDatum(v->val.numeric);
+	if (numeric_is_nan(v->val.numeric) || numeric_is_inf(v->val.numeric) ||
+		DatumGetBool(DirectFunctionCall2(numeric_lt, n, NumericGetDatum(int64_to_numeric(0)))) ||
+		DatumGetBool(DirectFunctionCall2(numeric_gt, n, NumericGetDatum(int64_to_numeric(max)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s: \"%s\" must be an integer from 0 to %d", where, key, PG_INT32_MAX)));
-	asint = DirectFunctionCall1(numeric_int4, NumericGetDatum(n));
-	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, NumericGetDatum(n),
-										  NumericGetDatum(int64_to_numeric(DatumGetInt32(asint))))))
+				 errmsg("%s: \"%s\" must be an integer from 0 to " INT64_FORMAT, where, key, max)));
+	count = DatumGetInt64(DirectFunctionCall1(numeric_int8, n));
+	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, n, NumericGetDatum(int64_to_numeric(count)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: \"%s\" must be an integer", where, key)));
-	return DatumGetInt32(asint);
+	return count;
 }
 
 /*
@@ -171,7 +168,7 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	}
 
 	out->content = JsonbValueToJsonb(v);
-	estimate = MnemoJsonbCount(obj, "token_estimate", where);
+	estimate = (int32) MnemoJsonbCount(obj, "token_estimate", where, PG_INT32_MAX);
 	if (estimate < 0)
 	{
 		char	   *rendered = MnemoRenderPart(out->part_type, out->content, 0, false);

@@ -209,7 +209,10 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* Newest first; the parent filter and active_only both apply when given. */
+/*
+ * Newest first, by creation order (created_at is in ms and ties are common);
+ * the parent filter and active_only both apply when given.
+ */
 PG_FUNCTION_INFO_V1(mnemo_list_sessions);
 Datum
 mnemo_list_sessions(PG_FUNCTION_ARGS)
@@ -233,7 +236,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	{
 		MnemoPrepare(&list_plan,
 					 "SELECT * FROM mnemo.sessions WHERE is_active OR NOT $1 "
-					 "ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 "ORDER BY ordinal DESC LIMIT $2 OFFSET $3",
 					 3, types);
 		MnemoExecute(list_plan, values, NULL, true, 0);
 	}
@@ -242,7 +245,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 		values[3] = PG_GETARG_DATUM(0);
 		MnemoPrepare(&list_parent_plan,
 					 "SELECT * FROM mnemo.sessions WHERE parent_id = $4 AND (is_active OR NOT $1) "
-					 "ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 "ORDER BY ordinal DESC LIMIT $2 OFFSET $3",
 					 4, types);
 		MnemoExecute(list_parent_plan, values, NULL, true, 0);
 	}

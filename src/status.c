@@ -117,7 +117,8 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 /*
  * tokens: {"input", "output", "cache_read", "cache_write", "reasoning"}, each
  * a non-negative integer; a key left out keeps its stored value, and "total"
- * (which providers send) is accepted and not stored, being their sum.
+ * (which providers send) is checked and not stored, being their sum.  A NULL
+ * cost or finish_reason also keeps the stored value.
  */
 PG_FUNCTION_INFO_V1(mnemo_update_message_tokens);
 Datum
@@ -130,6 +131,7 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	char		nulls[8];
 	JsonbIterator *it;
+	int64		total;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	char	   *session_id;
@@ -157,11 +159,15 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 					 errhint("The keys are input, output, cache_read, cache_write and reasoning.")));
 	}
 
+	/* "total" is checked like the others, then dropped */
+	total = MnemoJsonbCount(&tokens->root, "total", "tokens", PG_INT64_MAX);
+	(void) total;
+
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(message_id);
 	for (i = 0; token_keys[i]; i++)
 	{
-		int32		n = MnemoJsonbCount(&tokens->root, token_keys[i], "tokens");
+		int64		n = MnemoJsonbCount(&tokens->root, token_keys[i], "tokens", PG_INT64_MAX);
 
 		values[i + 1] = Int64GetDatum(n);
 		nulls[i + 1] = n < 0 ? 'n' : ' ';

@@ -6,8 +6,14 @@ set -euo pipefail
 packages=(
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
 	libtap-parser-sourcehandler-pgtap-perl libpq-dev libcurl4-openssl-dev
-	libjson-c-dev build-essential pkg-config
+	libjson-c-dev build-essential pkg-config util-linux procps sed
 )
+
+# --list: print the packages, for .ci/run's unconditional install
+if [ "${1:-}" = --list ]; then
+	echo "${packages[@]}"
+	exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

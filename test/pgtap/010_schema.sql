@@ -38,7 +38,7 @@ $$, 'every primary key but those of sessions and file_references leads with sess
 -- columns
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
-    'last_seq', 'last_position']);
+    'last_seq', 'last_position', 'ordinal']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason']);
@@ -50,10 +50,10 @@ SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'it
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
     'covered_ids', 'seq_start', 'seq_end', 'created_at', 'superseded_by']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
-    'exploration_summary', 'created_at']);
+    'exploration_summary', 'created_at', 'ordinal']);
 
 -- the indexes the functions need, and no others
-SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_at_idx', 'sessions_parent_id_idx']);
+SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_ordinal_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_id_key', 'messages_summary_idx']);
 SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key']);
 SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
@@ -90,8 +90,9 @@ $$, 'the guard triggers are BEFORE row (INSERT/UPDATE/DELETE) and BEFORE TRUNCAT
 SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
-          'mnemo.summary_nodes', 'mnemo.file_references'],
-   'every table is registered with pg_extension_config_dump');
+          'mnemo.summary_nodes', 'mnemo.file_references',
+          'mnemo.sessions_ordinal_seq', 'mnemo.file_references_ordinal_seq'],
+   'every table, and the sequences giving creation order, are registered with pg_extension_config_dump');
 
 --
 -- result types

@@ -61,6 +61,7 @@ GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_app;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO tap_mnemo_app;
 REVOKE EXECUTE ON FUNCTION mnemo.purge_session(text) FROM tap_mnemo_app;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_app;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA mnemo TO tap_mnemo_app;
 GRANT DELETE ON mnemo.context_items TO tap_mnemo_app;
 -- the erasure role; and one with EXECUTE but no DELETE on the tables
 CREATE ROLE tap_mnemo_eraser NOLOGIN;

@@ -125,6 +125,7 @@ GRANT USAGE ON SCHEMA mnemo TO tap_guard_app;
 GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO tap_guard_app;
 REVOKE EXECUTE ON FUNCTION mnemo.purge_session(text) FROM tap_guard_app;
 GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_guard_app;
+GRANT USAGE ON ALL SEQUENCES IN SCHEMA mnemo TO tap_guard_app;
 GRANT DELETE ON mnemo.context_items TO tap_guard_app;
 GRANT ALL ON __tcache__ TO tap_guard_app;
 GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_guard_app;

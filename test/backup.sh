@@ -240,6 +240,9 @@ works() {
 		"$label: the soft-deleted session still refuses appends (MN012)"
 	is "$(val "$new" "SELECT (mnemo.get_session('bk_watched')).watched")" t \
 		"$label: the watched flag survived"
+	val "$new" "SELECT mnemo.create_session('bk_after_restore')" >/dev/null
+	is "$(val "$new" "SELECT id FROM mnemo.list_sessions(active_only => false, \"limit\" => 1)")" \
+		bk_after_restore "$label: a session created after the restore lists newest (creation order restored)"
 }
 
 test_plain() {

@@ -108,5 +108,22 @@ SELECT * FROM mnemo.list_sessions("limit" => -1);
 SELECT mnemo.append_message('er', 'user', '[{"type": "text"');
 \echo :LAST_ERROR_SQLSTATE
 
+-- invalid UTF-8 and unrepresentable text never reach mnemo: the server's
+-- input functions refuse them (22021 bad byte sequence, 22P05 \u0000 in
+-- jsonb, 22P02 a lone surrogate), and nothing is stored
+SELECT mnemo.append_message('er', 'user', E'[{"type":"text","text":"\xff"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', E'us\xc3er', '[]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', convert_from('\x5b7b2274797065223a2274657874222c2274657874223a22ff227d5d'::bytea, 'UTF8')::jsonb);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type":"text","text":"nul \u0000"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type":"text","text":"\ud800"}]');
+\echo :LAST_ERROR_SQLSTATE
+-- valid multibyte text is stored and read back unchanged
+SELECT seq FROM mnemo.append_message('er', 'user', '[{"type":"text","text":"héllo ☃ 🎉"}]', id => 'er_utf8');
+SELECT parts->0->>'text' AS text FROM mnemo.get_messages_with_parts_by_ids(ARRAY['er_utf8']);
+
 -- after all of these, the session holds exactly what was appended
 SELECT seq, id FROM mnemo.get_messages('er');

@@ -40,78 +40,10 @@
 # any assertion failed.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
 src=mnemo_backup
-
-n=0
-nfail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $1"; }
-
-# is GOT EXPECTED DESCRIPTION
-is() {
-	if [ "$1" = "$2" ]; then
-		ok "$3"
-	else
-		not_ok "$3"
-		echo "#   got:      '$1'"
-		echo "#   expected: '$2'"
-	fi
-}
-
-# check DESCRIPTION COMMAND...: ok when the command succeeds (its output is
-# shown as diagnostics when it fails).
-check() {
-	local desc=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$desc"
-	else
-		not_ok "$desc"
-		sed 's/^/#   /' <<<"$out" | tail -n 20
-	fi
-}
-
-# val DB SQL: the result of one query, or the error text (never fails).
-val() { psql -X -v ON_ERROR_STOP=1 -tA -q -d "$1" -c "$2" 2>&1 || true; }
-
-# sqlstate_of DB SQL: the SQLSTATE the statement fails with, or "none".
-sqlstate_of() {
-	local out
-	if out=$(psql -X -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -tA -q -d "$1" -c "$2" 2>&1); then
-		echo none
-	else
-		sed -n 's/^.*ERROR: *\([0-9A-Z]\{5\}\).*$/\1/p' <<<"$out" | head -1
-	fi
-}
-
-own_cluster=
-tmp=
-cleanup() {
-	[ -n "$tmp" ] && rm -rf "$tmp"
-	if [ -n "$own_cluster" ]; then
-		bash "$here/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
-		rm -rf "$dir"
-	fi
-}
-
-setup_cluster() {
-	trap cleanup EXIT
-	if [ -n "${1:-}" ]; then
-		dir=$1
-	else
-		dir=$(mktemp -d /tmp/mnemo-backup.XXXXXX)
-		own_cluster=1
-		bash "$here/cluster.sh" start "$dir"
-	fi
-	eval "$(bash "$here/cluster.sh" env "$dir")"
-	tmp=$(mktemp -d /tmp/mnemo-backup-work.XXXXXX)
-}
-
-fresh_db() {
-	dropdb --if-exists "$1" 2>/dev/null || true
-	createdb "$1"
-}
 
 # The source database: sessions (one a child, one soft-deleted, one
 # watched), messages of every role, every part type, a part appended later,
@@ -277,14 +209,13 @@ test_custom_disable_triggers() {
 }
 
 main() {
-	setup_cluster "${1:-}"
+	setup_cluster backup "${1:-}"
 	populate
 	check_source
 	test_plain
 	test_custom_replica
 	test_custom_disable_triggers
-	echo "# backup: $n assertions, $nfail failed"
-	[ "$nfail" -eq 0 ]
+	summary backup
 }
 
 main "$@"

@@ -22,80 +22,13 @@
 # any assertion failed.  These are assertions about behaviour, not speed.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-db=mnemo_concurrency
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
 clients=16
 per_client=500
 
-n=0
-nfail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $1"; }
-
-# is GOT EXPECTED DESCRIPTION
-is() {
-	if [ "$1" = "$2" ]; then
-		ok "$3"
-	else
-		not_ok "$3"
-		echo "#   got:      '$1'"
-		echo "#   expected: '$2'"
-	fi
-}
-
-# val SQL: the result of one query, or the error text (never fails).
-val() { psql -X -v ON_ERROR_STOP=1 -tA -q -c "$1" 2>&1 || true; }
-
-# sqlstate_of SQL [PGOPTIONS]: the SQLSTATE the statement fails with, or "none".
-sqlstate_of() {
-	local out
-	if out=$(PGOPTIONS=${2:-} psql -X -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate -tA -q -c "$1" 2>&1); then
-		echo none
-	else
-		sed -n 's/^.*ERROR: *\([0-9A-Z]\{5\}\).*$/\1/p' <<<"$out" | head -1
-	fi
-}
-
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# wait_for SQL [SECONDS]: poll until SQL returns t.
-wait_for() {
-	local deadline=$(($(date +%s) + ${2:-15}))
-	while [ "$(val "$1")" != t ]; do
-		[ "$(date +%s)" -ge "$deadline" ] && return 1
-		sleep 0.1
-	done
-}
-
-own_cluster=
-tmp=
-cleanup() {
-	[ -n "$tmp" ] && rm -rf "$tmp"
-	if [ -n "$own_cluster" ]; then
-		bash "$here/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
-		rm -rf "$dir"
-	fi
-}
-
-setup_cluster() {
-	trap cleanup EXIT
-	if [ -n "${1:-}" ]; then
-		dir=$1
-	else
-		dir=$(mktemp -d /tmp/mnemo-concurrency.XXXXXX)
-		own_cluster=1
-		bash "$here/cluster.sh" start "$dir"
-	fi
-	eval "$(bash "$here/cluster.sh" env "$dir")"
-	tmp=$(mktemp -d /tmp/mnemo-concurrency-work.XXXXXX)
-}
-
-setup_db() {
-	dropdb --if-exists "$db" 2>/dev/null || true
-	createdb "$db"
-	export PGDATABASE=$db
-	psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION mnemo"
-}
 
 # run_pgbench SCRIPT LABEL: 16 clients x 500 transactions, checks its report.
 run_pgbench() {
@@ -116,52 +49,63 @@ run_pgbench() {
 	fi
 }
 
+# not_dense TABLE COLUMN IDS [ALSO]: SQL counting the sessions of IDS whose
+# COLUMN in mnemo.TABLE is not dense 1..N (or whose c rows fail ALSO).
+not_dense() {
+	echo "SELECT count(*) FROM (
+	        SELECT count(*) AS c, count(DISTINCT $2) AS d, min($2) AS lo, max($2) AS hi
+	          FROM mnemo.$1 WHERE session_id IN ($3) GROUP BY session_id) s
+	       WHERE NOT (c = d AND lo = 1 AND hi = c${4:+ AND $4})"
+}
+
+# counter_off TABLE COLUMN IDS: SQL counting the sessions of IDS whose
+# counter sessions.last_COLUMN is not max(COLUMN) of their rows in mnemo.TABLE.
+counter_off() {
+	echo "SELECT count(*) FROM mnemo.sessions s
+	       WHERE s.id IN ($3) AND s.last_$2 IS DISTINCT FROM
+	             (SELECT max($2) FROM mnemo.$1 t WHERE t.session_id = s.id)"
+}
+
+# rows TABLE IDS: how many rows of mnemo.TABLE belong to the sessions of IDS.
+rows() { val "SELECT count(*) FROM mnemo.$1 WHERE session_id IN ($2)"; }
+
+# not_one_each TABLE KEY WHERE IDS: SQL counting the messages of IDS that do
+# not have exactly one row x in mnemo.TABLE with x.KEY = their id and WHERE.
+not_one_each() {
+	echo "SELECT count(*) FROM mnemo.messages m
+	       WHERE m.session_id IN ($4)
+	         AND (SELECT count(*) FROM mnemo.$1 x
+	               WHERE x.session_id = m.session_id AND x.$2 = m.id AND $3) <> 1"
+}
+
 # check_log IDS NSESSIONS LABEL: the invariants over the sessions whose ids
 # the query IDS returns.
 check_log() {
 	local ids=$1 nsessions=$2 label=$3 total=$((clients * per_client))
-	is "$(val "SELECT count(*) FROM mnemo.messages WHERE session_id IN ($ids)")" "$total" \
+	is "$(rows messages "$ids")" "$total" \
 		"$label: $total messages"
 	is "$(val "SELECT count(DISTINCT session_id) FROM mnemo.messages WHERE session_id IN ($ids)")" "$nsessions" \
 		"$label: spread over $nsessions session(s)"
-	is "$(val "SELECT count(*) FROM (
-	             SELECT count(*) AS c, count(DISTINCT seq) AS d, min(seq) AS lo, max(seq) AS hi
-	               FROM mnemo.messages WHERE session_id IN ($ids) GROUP BY session_id) s
-	            WHERE NOT (c = d AND lo = 1 AND hi = c AND c = $total / $nsessions)")" 0 \
+	is "$(val "$(not_dense messages seq "$ids" "c = $total / $nsessions")")" 0 \
 		"$label: seqs dense 1..N in every session (max(seq) = count = count(distinct seq))"
-	is "$(val "SELECT count(*) FROM mnemo.sessions s
-	            WHERE s.id IN ($ids) AND s.last_seq IS DISTINCT FROM
-	                  (SELECT max(seq) FROM mnemo.messages m WHERE m.session_id = s.id)")" 0 \
+	is "$(val "$(counter_off messages seq "$ids")")" 0 \
 		"$label: sessions.last_seq = max(seq)"
-	is "$(val "SELECT count(*) FROM mnemo.context_items WHERE session_id IN ($ids)")" "$total" \
+	is "$(rows context_items "$ids")" "$total" \
 		"$label: $total context items"
-	is "$(val "SELECT count(*) FROM mnemo.messages m
-	            WHERE m.session_id IN ($ids)
-	              AND (SELECT count(*) FROM mnemo.context_items c
-	                    WHERE c.session_id = m.session_id AND c.item_id = m.id
-	                      AND c.item_type = 'message') <> 1")" 0 \
+	is "$(val "$(not_one_each context_items item_id "x.item_type = 'message'" "$ids")")" 0 \
 		"$label: exactly one context item per message"
-	is "$(val "SELECT count(*) FROM (
-	             SELECT count(*) AS c, count(DISTINCT position) AS d, min(position) AS lo, max(position) AS hi
-	               FROM mnemo.context_items WHERE session_id IN ($ids) GROUP BY session_id) s
-	            WHERE NOT (c = d AND lo = 1 AND hi = c)")" 0 \
+	is "$(val "$(not_dense context_items position "$ids")")" 0 \
 		"$label: context positions dense 1..N in every session"
 	is "$(val "SELECT count(*) FROM mnemo.messages m JOIN mnemo.context_items c
 	              ON c.session_id = m.session_id AND c.item_id = m.id
 	            WHERE m.session_id IN ($ids) AND c.position <> m.seq")" 0 \
 		"$label: context order is seq order (position = seq)"
-	is "$(val "SELECT count(*) FROM mnemo.sessions s
-	            WHERE s.id IN ($ids) AND s.last_position IS DISTINCT FROM
-	                  (SELECT max(position) FROM mnemo.context_items c WHERE c.session_id = s.id)")" 0 \
+	is "$(val "$(counter_off context_items position "$ids")")" 0 \
 		"$label: sessions.last_position = max(position)"
-	is "$(val "SELECT count(*) FROM mnemo.message_parts WHERE session_id IN ($ids)")" "$total" \
+	is "$(rows message_parts "$ids")" "$total" \
 		"$label: $total parts"
-	is "$(val "SELECT count(*) FROM mnemo.messages m
-	            WHERE m.session_id IN ($ids)
-	              AND (SELECT count(*) FROM mnemo.message_parts p
-	                    WHERE p.session_id = m.session_id AND p.message_id = m.id
-	                      AND p.part_index = 0 AND p.part_type = 'text'
-	                      AND p.content->>'text' LIKE 'hello from client %') <> 1")" 0 \
+	is "$(val "$(not_one_each message_parts message_id \
+		"x.part_index = 0 AND x.part_type = 'text' AND x.content->>'text' LIKE 'hello from client %'" "$ids")")" 0 \
 		"$label: every message has its one text part"
 }
 
@@ -204,25 +148,17 @@ test_no_cross_session_blocking() {
 	holder=$!
 	exec 7>"$tmp/holder.in"
 	printf '%s\n' "BEGIN;" "SELECT seq FROM mnemo.append_message('block_a', 'user', '$part');" >&7
-	if holder_open; then
-		ok "blocking: a transaction holds an append to session A open"
-	else
-		not_ok "blocking: a transaction holds an append to session A open"
-	fi
+	check "blocking: a transaction holds an append to session A open" holder_open
 
 	t0=$(now_ms)
 	is "$(PGOPTIONS='-c lock_timeout=1s' val "SELECT seq FROM mnemo.append_message('block_b', 'user', '$part')")" 1 \
 		"blocking: an append to session B succeeds under lock_timeout = 1s meanwhile"
 	elapsed=$(($(now_ms) - t0))
 	echo "#   session B append took $elapsed ms"
-	if holder_open 0; then
-		ok "blocking: the session A transaction was still open when B's append committed"
-	else
-		not_ok "blocking: the session A transaction was still open when B's append committed"
-	fi
+	check "blocking: the session A transaction was still open when B's append committed" holder_open 0
 
 	t0=$(now_ms)
-	is "$(sqlstate_of "SELECT mnemo.append_message('block_a', 'user', '$part')" '-c lock_timeout=1s')" 55P03 \
+	is "$(PGOPTIONS='-c lock_timeout=1s' sqlstate_of "SELECT mnemo.append_message('block_a', 'user', '$part')")" 55P03 \
 		"blocking: an append to session A under lock_timeout = 1s fails with 55P03"
 	elapsed=$(($(now_ms) - t0))
 	echo "#   session A append gave up after $elapsed ms"
@@ -236,12 +172,9 @@ test_no_cross_session_blocking() {
 	PGAPPNAME=mnemo_waiter psql -X -q -v ON_ERROR_STOP=1 -tA \
 		-c "SELECT seq FROM mnemo.append_message('block_a', 'user', '$part')" >"$tmp/waiter.out" 2>&1 &
 	waiter=$!
-	if wait_for "SELECT count(*) = 1 FROM pg_stat_activity
-	              WHERE application_name = 'mnemo_waiter' AND wait_event_type = 'Lock'"; then
-		ok "blocking: a second append to session A waits on a lock"
-	else
-		not_ok "blocking: a second append to session A waits on a lock"
-	fi
+	check "blocking: a second append to session A waits on a lock" \
+		wait_for "SELECT count(*) = 1 FROM pg_stat_activity
+		           WHERE application_name = 'mnemo_waiter' AND wait_event_type = 'Lock'"
 	printf '%s\n' "COMMIT;" >&7
 	exec 7>&-
 	rc=0; wait "$holder" || rc=$?
@@ -255,13 +188,12 @@ test_no_cross_session_blocking() {
 }
 
 main() {
-	setup_cluster "${1:-}"
-	setup_db
+	setup_cluster concurrency "${1:-}"
+	setup_db mnemo_concurrency
 	test_one_session
 	test_own_sessions
 	test_no_cross_session_blocking
-	echo "# concurrency: $n assertions, $nfail failed"
-	[ "$nfail" -eq 0 ]
+	summary concurrency
 }
 
 main "$@"

@@ -29,77 +29,10 @@
 # any assertion failed.
 set -euo pipefail
 
-here=$(cd "$(dirname "$0")" && pwd)
-db=mnemo_crash
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
 nclients=4
-
-n=0
-nfail=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $1"; }
-
-# is GOT EXPECTED DESCRIPTION
-is() {
-	if [ "$1" = "$2" ]; then
-		ok "$3"
-	else
-		not_ok "$3"
-		echo "#   got:      '$1'"
-		echo "#   expected: '$2'"
-	fi
-}
-
-# check DESCRIPTION COMMAND...: ok when the command succeeds.
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-# val SQL: the result of one query, or the error text (never fails).
-val() { psql -X -v ON_ERROR_STOP=1 -tA -q -c "$1" 2>&1 || true; }
-
-# wait_for SQL [SECONDS]: poll until SQL returns t.
-wait_for() {
-	local deadline=$(($(date +%s) + ${2:-30}))
-	while [ "$(val "$1")" != t ]; do
-		[ "$(date +%s)" -ge "$deadline" ] && return 1
-		sleep 0.1
-	done
-}
-
-own_cluster=
-tmp=
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-	[ -n "$tmp" ] && rm -rf "$tmp"
-	if [ -n "$own_cluster" ]; then
-		bash "$here/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
-		rm -rf "$dir"
-	fi
-}
-
-setup_cluster() {
-	trap cleanup EXIT
-	if [ -n "${1:-}" ]; then
-		dir=$1
-	else
-		dir=$(mktemp -d /tmp/mnemo-crash.XXXXXX)
-		own_cluster=1
-		bash "$here/cluster.sh" start "$dir"
-	fi
-	eval "$(bash "$here/cluster.sh" env "$dir")"
-	tmp=$(mktemp -d /tmp/mnemo-crash-work.XXXXXX)
-}
-
-setup_db() {
-	dropdb --if-exists "$db" 2>/dev/null || true
-	createdb "$db"
-	export PGDATABASE=$db
-	psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION mnemo"
-}
 
 # client C: appends until $tmp/stop exists; each acknowledged append becomes
 # a line "session|id|seq|tag" in $tmp/acked.C, written only after psql
@@ -335,13 +268,12 @@ test_backend_kill() {
 }
 
 main() {
-	setup_cluster "${1:-}"
-	setup_db
+	setup_cluster crash "${1:-}"
+	setup_db mnemo_crash
 	test_server_crash
 	test_client_kill
 	test_backend_kill
-	echo "# crash: $n assertions, $nfail failed"
-	[ "$nfail" -eq 0 ]
+	summary crash
 }
 
 main "$@"

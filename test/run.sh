@@ -158,37 +158,33 @@ run_installcheck() {
 	fi
 }
 
-# The REGRESS and ISOLATION lists of the Makefile; a test whose input or
-# expected output is missing counts as a failure and is left out of the run,
-# since pg_regress stops at the first missing file.
-regress() {
-	local t present=()
-	section "pg_regress (make installcheck)"
-	for t in $(make_var REGRESS); do
-		if [ -f "sql/$t.sql" ] && [ -f "expected/$t.out" ]; then
+# run_listed LABEL VAR INPUT EXPECTED DIFFS: the tests of the Makefile list
+# VAR through make installcheck (only those: the other list is emptied).  A
+# test whose INPUT or EXPECTED file (% stands for its name) is missing counts
+# as a failure and is left out of the run, since pg_regress stops at the
+# first missing file.
+run_listed() {
+	local label=$1 var=$2 input=$3 expected=$4 diffs=$5 t in out present=()
+	section "$label (make installcheck)"
+	for t in $(make_var "$var"); do
+		in=${input//%/$t}
+		out=${expected//%/$t}
+		if [ -f "$in" ] && [ -f "$out" ]; then
 			present+=("$t")
 		else
-			echo "missing sql/$t.sql or expected/$t.out"
-			fail "pg_regress: $t (sql/$t.sql or expected/$t.out missing)"
+			echo "missing $in or $out"
+			fail "$label: $t ($in or $out missing)"
 		fi
 	done
 	if [ ${#present[@]} -gt 0 ]; then
-		run_installcheck pg_regress regression.diffs REGRESS="${present[*]}" ISOLATION=
+		# the last assignment of a variable on make's command line wins
+		run_installcheck "$label" "$diffs" REGRESS= ISOLATION= "$var=${present[*]}"
 	fi
+}
 
-	present=()
-	section "isolation (make installcheck)"
-	for t in $(make_var ISOLATION); do
-		if [ -f "test/specs/$t.spec" ] && [ -f "test/expected/$t.out" ]; then
-			present+=("$t")
-		else
-			echo "missing test/specs/$t.spec or test/expected/$t.out"
-			fail "isolation: $t (test/specs/$t.spec or test/expected/$t.out missing)"
-		fi
-	done
-	if [ ${#present[@]} -gt 0 ]; then
-		run_installcheck isolation output_iso/regression.diffs REGRESS= ISOLATION="${present[*]}"
-	fi
+regress() {
+	run_listed pg_regress REGRESS sql/%.sql expected/%.out regression.diffs
+	run_listed isolation ISOLATION test/specs/%.spec test/expected/%.out output_iso/regression.diffs
 }
 
 # count_tap LOG RC LABEL: one count per "ok"/"not ok" line (TODO counts as

@@ -39,10 +39,10 @@ typedef struct MessageInput
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
-static SPIPlanPtr append_plan;
+static SPIPlanPtr message_plan;
+static SPIPlanPtr context_plan;
 static SPIPlanPtr find_message_plan;
 static SPIPlanPtr next_part_plan;
-static SPIPlanPtr part_plan;
 
 static void
 CheckRole(const char *role, const char *where)
@@ -80,31 +80,29 @@ ParseParts(Jsonb *parts, const char *where, MessageInput *m)
 
 /*
  * Store one validated message at seq (and, unless a summary, at context
- * position) with all its parts, in one statement.  The caller holds the
- * session lock.  Fills in m->id if it was NULL.  MN004 if the message id or
- * a part id is taken; the error undoes the whole statement.
+ * position).  The caller holds the session lock.  Fills in m->id if it was
+ * NULL.  MN004 if the message id or a part id is taken.
  */
 static void
 AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 		  int64 seq, int64 position)
 {
-	Datum		values[MNEMO_APPEND_NPARAMS];
-	char		nulls[MNEMO_APPEND_NPARAMS];
+	Oid			mtypes[10] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
+	TEXTOID, TEXTOID, TEXTOID, BOOLOID};
+	Oid			ctypes[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
+	Datum		values[10];
+	char		nulls[10];
 	int64		now = MnemoNowMs();
+	int			i;
 
 	if (m->id == NULL)
 		m->id = MnemoNewId(m->is_summary ? "sum" : "msg");
 
-	MnemoPrepare(&append_plan,
-				 "WITH m AS (INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, "
-				 "agent, model_id, provider_id, run_id, is_summary) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) "
-				 "ON CONFLICT (id) DO NOTHING RETURNING 1), "
-				 "p AS (" MNEMO_PARTS_INSERT("m, ") "), "
-				 "c AS (INSERT INTO mnemo.context_items (session_id, position, item_type, "
-				 "item_id, created_at) SELECT $1, $11, 'message', $3, $5 FROM m WHERE NOT $10) "
-				 "SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM p)",
-				 MNEMO_APPEND_NPARAMS, (Oid *) MnemoAppendParamTypes);
+	MnemoPrepare(&message_plan,
+				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
+				 "model_id, provider_id, run_id, is_summary) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
+				 10, mtypes);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(seq);
@@ -119,17 +117,25 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 	else
 		nulls[8] = 'n';
 	values[9] = BoolGetDatum(m->is_summary);
-	values[10] = Int64GetDatum(position);
-	MnemoPartParams(m->parts, m->nparts, 0, values, nulls);
-
-	MnemoExecute(append_plan, values, nulls, false, 0);
-	if (MnemoGetInt64(0, 1, NULL) != 1)
+	if (MnemoExecute(message_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
 				 errmsg("message \"%s\" already exists", m->id)));
-	/* the parts are skipped with the message, so this is checked second */
-	if (MnemoGetInt64(0, 2, NULL) != m->nparts)
-		MnemoReportDuplicatePart(values);
+
+	for (i = 0; i < m->nparts; i++)
+		MnemoInsertPart(session_id, m->id, i, &m->parts[i]);
+
+	if (!m->is_summary)
+	{
+		MnemoPrepare(&context_plan,
+					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
+					 "created_at) VALUES ($1, $2, 'message', $3, $4)",
+					 4, ctypes);
+		values[1] = Int64GetDatum(position);
+		values[2] = CStringGetTextDatum(m->id);
+		values[3] = Int64GetDatum(now);
+		MnemoExecute(context_plan, values, NULL, false, 0);
+	}
 	MnemoNotify(lock->watched, "message_created", session_id, m->id, seq);
 }
 
@@ -281,8 +287,6 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	Jsonb	   *part_json = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "part"));
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
-	Datum		pvalues[MNEMO_APPEND_NPARAMS];
-	char		pnulls[MNEMO_APPEND_NPARAMS];
 	MnemoPart	part;
 	JsonbValue	v;
 	MnemoSessionLock lock;
@@ -317,18 +321,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	MnemoExecute(next_part_plan, values, NULL, false, 1);
 	part_index = (int32) MnemoGetInt64(0, 1, NULL);
 
-	memset(pvalues, 0, sizeof(pvalues));
-	memset(pnulls, 'n', sizeof(pnulls));
-	pvalues[0] = CStringGetTextDatum(session_id);
-	pnulls[0] = ' ';
-	pvalues[2] = CStringGetTextDatum(message_id);
-	pnulls[2] = ' ';
-	MnemoPartParams(&part, 1, part_index, pvalues, pnulls);
-	MnemoPrepare(&part_plan, "WITH p AS (" MNEMO_PARTS_INSERT("") ") SELECT count(*) FROM p",
-				 MNEMO_APPEND_NPARAMS, (Oid *) MnemoAppendParamTypes);
-	MnemoExecute(part_plan, pvalues, pnulls, false, 0);
-	if (MnemoGetInt64(0, 1, NULL) != 1)
-		MnemoReportDuplicatePart(pvalues);
+	MnemoInsertPart(session_id, message_id, part_index, &part);
 	MnemoNotify(lock.watched, "part_created", session_id, part.id, seq);
 	SPI_finish();
 

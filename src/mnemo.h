@@ -88,35 +88,8 @@ typedef struct MnemoPart
 } MnemoPart;
 
 extern void MnemoParsePart(JsonbValue *part, const char *where, MnemoPart *out);
-
-/*
- * The append statements share one parameter layout, so that the message
- * insert and the part insert can run as one statement:
- *	$1 session_id, $2 seq, $3 message id, $4 role, $5 created_at, $6 agent,
- *	$7 model_id, $8 provider_id, $9 run_id, $10 is_summary, $11 position,
- *	$12..$18 the parts' ids, types, contents, tool names, tool call ids, tool
- *	states and token estimates as arrays, $19 the first part_index.
- * MNEMO_PARTS_INSERT stores the parts and returns a row for each one stored;
- * a part whose id is taken is skipped, for MnemoReportDuplicatePart to name.
- * Its argument is a FROM item ("m, ") that must yield a row for the parts to
- * be stored at all, or "".
- */
-#define MNEMO_APPEND_NPARAMS 19
-extern const Oid MnemoAppendParamTypes[MNEMO_APPEND_NPARAMS];
-
-#define MNEMO_PARTS_INSERT(from_guard) \
-	"INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, " \
-	"content, tool_name, tool_call_id, tool_state, token_estimate) " \
-	"SELECT $1, $3, $19 + u.ord::int - 1, u.id, u.part_type, u.content, u.tool_name, " \
-	"u.tool_call_id, u.tool_state, u.token_estimate " \
-	"FROM " from_guard "unnest($12::text[], $13::text[], $14::jsonb[], $15::text[], $16::text[], " \
-	"$17::text[], $18::int[]) WITH ORDINALITY " \
-	"AS u(id, part_type, content, tool_name, tool_call_id, tool_state, token_estimate, ord) " \
-	"ON CONFLICT (id) DO NOTHING RETURNING 1"
-
-extern void MnemoPartParams(MnemoPart *parts, int nparts, int32 first_index,
-							Datum *values, char *nulls);
-extern void MnemoReportDuplicatePart(Datum *values);
+extern void MnemoInsertPart(const char *session_id, const char *message_id,
+							int32 part_index, MnemoPart *part);
 extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
 							  bool required);
 extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,

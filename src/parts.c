@@ -18,7 +18,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
@@ -34,12 +33,7 @@ static const char *const tool_states[] = {
 	"pending", "running", "completed", "error", NULL
 };
 
-/* The parameters of the append statements; see MNEMO_PARTS_INSERT in mnemo.h. */
-const Oid	MnemoAppendParamTypes[MNEMO_APPEND_NPARAMS] = {
-	TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	BOOLOID, INT8OID, TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID,
-	TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT4OID
-};
+static SPIPlanPtr insert_plan;
 
 static bool
 InList(const char *value, const char *const *list)
@@ -185,77 +179,47 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 }
 
 /*
- * Fill parameters $12..$19 of MNEMO_PARTS_INSERT (values[11..18]) with the
- * columns of nparts validated parts, numbered from first_index; parts without
- * an id get one.  Arrays are allocated in the current memory context.
+ * Store a validated part.  The caller holds the session lock and has chosen
+ * part_index.  MN004 if the part's id is taken.  Must be called inside SPI.
  */
 void
-MnemoPartParams(MnemoPart *parts, int nparts, int32 first_index, Datum *values, char *nulls)
+MnemoInsertPart(const char *session_id, const char *message_id, int32 part_index,
+				MnemoPart *part)
 {
-	Datum	   *ids = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *types = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *contents = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *names = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *call_ids = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *states = palloc(sizeof(Datum) * Max(nparts, 1));
-	Datum	   *estimates = palloc(sizeof(Datum) * Max(nparts, 1));
-	bool	   *no_name = palloc(sizeof(bool) * Max(nparts, 1));
-	bool	   *no_call_id = palloc(sizeof(bool) * Max(nparts, 1));
-	bool	   *no_state = palloc(sizeof(bool) * Max(nparts, 1));
-	int			dims[1] = {nparts};
-	int			lbs[1] = {1};
-	int			i;
+	Oid			types[10] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
+	TEXTOID, TEXTOID, TEXTOID, INT4OID};
+	Datum		values[10];
+	char		nulls[10] = "          ";
 
-	for (i = 0; i < nparts; i++)
-	{
-		MnemoPart  *part = &parts[i];
+	MnemoPrepare(&insert_plan,
+				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
+				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
+				 10, types);
+	if (part->id == NULL)
+		part->id = MnemoNewId("part");
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(message_id);
+	values[2] = Int32GetDatum(part_index);
+	values[3] = CStringGetTextDatum(part->id);
+	values[4] = CStringGetTextDatum(part->part_type);
+	values[5] = JsonbPGetDatum(part->content);
+	if (part->tool_name)
+		values[6] = CStringGetTextDatum(part->tool_name);
+	else
+		nulls[6] = 'n';
+	if (part->tool_call_id)
+		values[7] = CStringGetTextDatum(part->tool_call_id);
+	else
+		nulls[7] = 'n';
+	if (part->tool_state)
+		values[8] = CStringGetTextDatum(part->tool_state);
+	else
+		nulls[8] = 'n';
+	values[9] = Int32GetDatum(part->token_estimate);
 
-		if (part->id == NULL)
-			part->id = MnemoNewId("part");
-		ids[i] = CStringGetTextDatum(part->id);
-		types[i] = CStringGetTextDatum(part->part_type);
-		contents[i] = JsonbPGetDatum(part->content);
-		no_name[i] = part->tool_name == NULL;
-		names[i] = no_name[i] ? (Datum) 0 : CStringGetTextDatum(part->tool_name);
-		no_call_id[i] = part->tool_call_id == NULL;
-		call_ids[i] = no_call_id[i] ? (Datum) 0 : CStringGetTextDatum(part->tool_call_id);
-		no_state[i] = part->tool_state == NULL;
-		states[i] = no_state[i] ? (Datum) 0 : CStringGetTextDatum(part->tool_state);
-		estimates[i] = Int32GetDatum(part->token_estimate);
-	}
-	values[11] = PointerGetDatum(construct_array(ids, nparts, TEXTOID, -1, false, TYPALIGN_INT));
-	values[12] = PointerGetDatum(construct_array(types, nparts, TEXTOID, -1, false, TYPALIGN_INT));
-	values[13] = PointerGetDatum(construct_array(contents, nparts, JSONBOID, -1, false, TYPALIGN_INT));
-	values[14] = PointerGetDatum(construct_md_array(names, no_name, 1, dims, lbs,
-													TEXTOID, -1, false, TYPALIGN_INT));
-	values[15] = PointerGetDatum(construct_md_array(call_ids, no_call_id, 1, dims, lbs,
-													TEXTOID, -1, false, TYPALIGN_INT));
-	values[16] = PointerGetDatum(construct_md_array(states, no_state, 1, dims, lbs,
-													TEXTOID, -1, false, TYPALIGN_INT));
-	values[17] = PointerGetDatum(construct_array(estimates, nparts, INT4OID, 4, true, TYPALIGN_INT));
-	values[18] = Int32GetDatum(first_index);
-	memset(nulls + 11, ' ', 8);
-}
-
-/*
- * After a statement running MNEMO_PARTS_INSERT stored fewer parts than it was
- * given: MN004 naming the first part whose id was taken, by another part or
- * by an earlier one of the same call.  values are the statement's.
- */
-void
-MnemoReportDuplicatePart(Datum *values)
-{
-	static SPIPlanPtr plan;
-
-	MnemoPrepare(&plan,
-				 "SELECT u.id FROM unnest($12::text[]) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.message_parts p ON p.id = u.id "
-				 "WHERE (p.session_id, p.message_id, p.part_index) IS DISTINCT FROM "
-				 "($1, $3, $19 + u.ord::int - 1) ORDER BY u.ord LIMIT 1",
-				 MNEMO_APPEND_NPARAMS, (Oid *) MnemoAppendParamTypes);
-	if (MnemoExecute(plan, values, NULL, false, 1) == 1)
+	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
-				 errmsg("part \"%s\" already exists", MnemoGetText(0, 1, NULL))));
-	elog(ERROR, "parts were not all stored, and none of their ids is taken");
+				 errmsg("part \"%s\" already exists", part->id)));
 }

@@ -200,3 +200,18 @@ UPDATE mnemo.message_parts SET compacted_at = NULL WHERE id = 'gd_tool';
 UPDATE mnemo.message_parts SET compacted_at = 2000 WHERE id = 'gd_tool';
 \echo :LAST_ERROR_SQLSTATE
 SELECT compacted_at FROM mnemo.message_parts WHERE id = 'gd_tool';
+
+--
+-- appends write rows themselves: they still need the caller's INSERT privilege
+--
+CREATE ROLE mnemo_regress_noinsert;
+GRANT USAGE ON SCHEMA mnemo TO mnemo_regress_noinsert;
+GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO mnemo_regress_noinsert;
+GRANT SELECT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO mnemo_regress_noinsert;
+SET ROLE mnemo_regress_noinsert;
+SELECT mnemo.append_message('gd', 'user', '[{"type":"text","text":"no"}]', id => 'gd_noinsert');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT count(*) FROM mnemo.messages WHERE id = 'gd_noinsert';
+DROP OWNED BY mnemo_regress_noinsert;
+DROP ROLE mnemo_regress_noinsert;

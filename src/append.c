@@ -39,8 +39,6 @@ typedef struct MessageInput
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
-static SPIPlanPtr message_plan;
-static SPIPlanPtr context_plan;
 static SPIPlanPtr find_message_plan;
 static SPIPlanPtr next_part_plan;
 
@@ -78,6 +76,15 @@ ParseParts(Jsonb *parts, const char *where, MessageInput *m)
 	}
 }
 
+static const char *const message_columns[] = {
+	"session_id", "seq", "id", "role", "created_at", "agent", "model_id", "provider_id",
+	"run_id", "is_summary", "tokens_input", "tokens_output", "tokens_cache_read",
+	"tokens_cache_write", "tokens_reasoning", "cost", "finish_reason", NULL
+};
+static const char *const context_columns[] = {
+	"session_id", "position", "item_type", "item_id", "created_at", NULL
+};
+
 /*
  * Store one validated message at seq (and, unless a summary, at context
  * position).  The caller holds the session lock.  Fills in m->id if it was
@@ -87,23 +94,15 @@ static void
 AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 		  int64 seq, int64 position)
 {
-	Oid			mtypes[10] = {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID,
-	TEXTOID, TEXTOID, TEXTOID, BOOLOID};
-	Oid			ctypes[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
-	Datum		values[10];
-	char		nulls[10];
+	Datum		values[17];
+	bool		nulls[17];
 	int64		now = MnemoNowMs();
 	int			i;
 
 	if (m->id == NULL)
 		m->id = MnemoNewId(m->is_summary ? "sum" : "msg");
 
-	MnemoPrepare(&message_plan,
-				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
-				 "model_id, provider_id, run_id, is_summary) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
-				 10, mtypes);
-	memset(nulls, ' ', sizeof(nulls));
+	memset(nulls, 0, sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(seq);
 	values[2] = CStringGetTextDatum(m->id);
@@ -115,26 +114,27 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 	if (m->run_id)
 		values[8] = CStringGetTextDatum(m->run_id);
 	else
-		nulls[8] = 'n';
+		nulls[8] = true;
 	values[9] = BoolGetDatum(m->is_summary);
-	if (MnemoExecute(message_plan, values, nulls, false, 0) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
-				 errmsg("message \"%s\" already exists", m->id)));
+	for (i = 10; i < 15; i++)
+		values[i] = Int64GetDatum(0);
+	values[15] = Float8GetDatum(0.0);
+	nulls[16] = true;
+	MnemoHeapInsert("messages", message_columns, values, nulls,
+					"messages_id_key", "message", m->id);
 
 	for (i = 0; i < m->nparts; i++)
 		MnemoInsertPart(session_id, m->id, i, &m->parts[i]);
 
 	if (!m->is_summary)
 	{
-		MnemoPrepare(&context_plan,
-					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
-					 "created_at) VALUES ($1, $2, 'message', $3, $4)",
-					 4, ctypes);
 		values[1] = Int64GetDatum(position);
-		values[2] = CStringGetTextDatum(m->id);
-		values[3] = Int64GetDatum(now);
-		MnemoExecute(context_plan, values, NULL, false, 0);
+		values[2] = CStringGetTextDatum("message");
+		values[3] = CStringGetTextDatum(m->id);
+		values[4] = Int64GetDatum(now);
+		memset(nulls, 0, sizeof(nulls));
+		MnemoHeapInsert("context_items", context_columns, values, nulls,
+						"context_items_session_id_item_id_key", "context item", m->id);
 	}
 	MnemoNotify(lock->watched, "message_created", session_id, m->id, seq);
 }

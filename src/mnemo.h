@@ -48,6 +48,11 @@ extern char *MnemoRequireTextArg(FunctionCallInfo fcinfo, int argno, const char 
 extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
 extern int64 MnemoNowMs(void);
 
+/* heap.c */
+extern void MnemoHeapInsert(const char *table, const char *const *columns, Datum *values,
+							bool *nulls, const char *id_index, const char *what,
+							const char *id);
+
 /* ids.c */
 extern char *MnemoNewId(const char *prefix);
 extern void MnemoCheckId(const char *id, const char *what);

@@ -33,7 +33,6 @@ static const char *const tool_states[] = {
 	"pending", "running", "completed", "error", NULL
 };
 
-static SPIPlanPtr insert_plan;
 
 static bool
 InList(const char *value, const char *const *list)
@@ -178,48 +177,40 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	out->token_estimate = estimate;
 }
 
+static const char *const part_columns[] = {
+	"session_id", "message_id", "part_index", "id", "part_type", "content", "tool_name",
+	"tool_call_id", "tool_state", "compacted_at", "started_at", "completed_at",
+	"token_estimate", NULL
+};
+
 /*
  * Store a validated part.  The caller holds the session lock and has chosen
- * part_index.  MN004 if the part's id is taken.  Must be called inside SPI.
+ * part_index.  MN004 if the part's id is taken.
  */
 void
 MnemoInsertPart(const char *session_id, const char *message_id, int32 part_index,
 				MnemoPart *part)
 {
-	Oid			types[10] = {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID,
-	TEXTOID, TEXTOID, TEXTOID, INT4OID};
-	Datum		values[10];
-	char		nulls[10] = "          ";
+	Datum		values[13];
+	bool		nulls[13];
 
-	MnemoPrepare(&insert_plan,
-				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
-				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING",
-				 10, types);
 	if (part->id == NULL)
 		part->id = MnemoNewId("part");
+	memset(nulls, 0, sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
 	values[2] = Int32GetDatum(part_index);
 	values[3] = CStringGetTextDatum(part->id);
 	values[4] = CStringGetTextDatum(part->part_type);
 	values[5] = JsonbPGetDatum(part->content);
-	if (part->tool_name)
-		values[6] = CStringGetTextDatum(part->tool_name);
-	else
-		nulls[6] = 'n';
-	if (part->tool_call_id)
-		values[7] = CStringGetTextDatum(part->tool_call_id);
-	else
-		nulls[7] = 'n';
-	if (part->tool_state)
-		values[8] = CStringGetTextDatum(part->tool_state);
-	else
-		nulls[8] = 'n';
-	values[9] = Int32GetDatum(part->token_estimate);
-
-	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
-				 errmsg("part \"%s\" already exists", part->id)));
+	values[6] = part->tool_name ? CStringGetTextDatum(part->tool_name) : (Datum) 0;
+	nulls[6] = part->tool_name == NULL;
+	values[7] = part->tool_call_id ? CStringGetTextDatum(part->tool_call_id) : (Datum) 0;
+	nulls[7] = part->tool_call_id == NULL;
+	values[8] = part->tool_state ? CStringGetTextDatum(part->tool_state) : (Datum) 0;
+	nulls[8] = part->tool_state == NULL;
+	nulls[9] = nulls[10] = nulls[11] = true;
+	values[12] = Int32GetDatum(part->token_estimate);
+	MnemoHeapInsert("message_parts", part_columns, values, nulls,
+					"message_parts_id_key", "part", part->id);
 }

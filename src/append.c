@@ -6,8 +6,9 @@
  * turn costs one round trip.  Order of work, for atomicity and clear errors:
  * every argument and every part is validated first; then the session row is
  * locked, reserving the seqs and context positions (see sessions.c); then the
- * rows are inserted.  Any error aborts the statement and with it every row
- * the call wrote, so no half-written turn is ever visible.
+ * rows are inserted directly (see heap.c: measured faster than SPI inserts).
+ * Any error aborts the statement and with it every row the call wrote, so no
+ * half-written turn is ever visible.
  *
  * Summary messages (is_summary) get no context item here: the compaction
  * commit puts them in the context view through swap_context_items.

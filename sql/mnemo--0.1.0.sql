@@ -167,6 +167,27 @@ COMMENT ON TYPE mnemo.message_with_parts IS 'a message row with its parts as a j
 
 CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigint);
 
+CREATE TYPE mnemo.context_entry AS (
+    "position"  bigint,
+    item_type   text,
+    item_id     text,
+    role        text,
+    content     text,
+    tokens      integer,
+    parts       jsonb
+);
+COMMENT ON TYPE mnemo.context_entry IS 'one message of an assembled context: its rendered content, token estimate and raw parts';
+
+CREATE TYPE mnemo.context_budget AS (
+    budget_tokens   integer,
+    summary_tokens  bigint,
+    included_items  integer,
+    included_tokens bigint,
+    omitted_items   integer,
+    omitted_tokens  bigint
+);
+COMMENT ON TYPE mnemo.context_budget IS 'what build_context keeps and leaves out of a session''s context view for a budget';
+
 /* ------------------------------------------------------------------------
  * Append-only guard
  * ------------------------------------------------------------------------ */
@@ -364,6 +385,20 @@ CREATE FUNCTION mnemo.swap_context_items(session_id text, remove_item_ids text[]
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_swap_context_items';
 COMMENT ON FUNCTION mnemo.swap_context_items(text, text[], text) IS 'atomically replaces the named context items with one summary item at their smallest position, which it returns; MN006 and no change if any id is not in context';
+
+CREATE FUNCTION mnemo.build_context(session_id text, budget_tokens integer)
+    RETURNS SETOF mnemo.context_entry
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_build_context';
+COMMENT ON FUNCTION mnemo.build_context(text, integer) IS 'the assembled context in position order: every summary, then the newest messages that fit the budget, rendered as the seed''s ContextBuilder renders them';
+
+CREATE FUNCTION mnemo.context_report(session_id text, budget_tokens integer)
+    RETURNS mnemo.context_budget
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_context_report';
+COMMENT ON FUNCTION mnemo.context_report(text, integer) IS 'what build_context keeps and leaves out for this budget: counts and tokens';
 
 /* ------------------------------------------------------------------------
  * Reads

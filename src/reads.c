@@ -19,21 +19,12 @@
 
 #include "mnemo.h"
 
-/* A part as JSON: its content with the status columns laid over it. */
-#define PART_JSON \
-	"p.content || jsonb_strip_nulls(jsonb_build_object(" \
-	"'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state, " \
-	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
-	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate))"
-
 /* The columns of mnemo.message_with_parts, over messages m. */
 #define MESSAGE_WITH_PARTS \
 	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
 	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
 	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
-	"m.finish_reason, coalesce((SELECT jsonb_agg(" PART_JSON " ORDER BY p.part_index) " \
-	"FROM mnemo.message_parts p WHERE p.session_id = m.session_id AND p.message_id = m.id), " \
-	"'[]')"
+	"m.finish_reason, " MNEMO_PARTS_JSON
 
 static SPIPlanPtr message_plan;
 static SPIPlanPtr since_plan;

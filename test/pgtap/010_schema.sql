@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(158);
+SELECT plan(166);
 
 --
 -- tables
@@ -100,6 +100,8 @@ $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.cont
 SELECT has_composite('mnemo', 'message_ref', 'type mnemo.message_ref exists');
 SELECT has_composite('mnemo', 'message_with_parts', 'type mnemo.message_with_parts exists');
 SELECT has_composite('mnemo', 'context_item', 'type mnemo.context_item exists');
+SELECT has_composite('mnemo', 'context_entry', 'type mnemo.context_entry exists');
+SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exists');
 
 --
 -- functions: names, signatures, result types, volatility
@@ -132,6 +134,8 @@ INSERT INTO fns VALUES
   ('get_messages_with_parts_by_ids', '{text[]}', 'setof mnemo.message_with_parts', 'stable'),
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),
+  ('build_context', '{text,integer}', 'setof mnemo.context_entry', 'stable'),
+  ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),
   ('last_summary', '{text}', 'mnemo.messages', 'stable'),
   ('store_file_reference', '{text,text,text,integer,text}', 'mnemo.file_references', 'volatile'),
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),

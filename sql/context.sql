@@ -1,0 +1,67 @@
+-- build_context and context_report: the seed's ContextBuilder.
+\set VERBOSITY terse
+SELECT id FROM mnemo.create_session('cx');
+
+-- an empty session: nothing to assemble, nothing left out
+SELECT count(*) FROM mnemo.build_context('cx', 100);
+SELECT * FROM mnemo.context_report('cx', 100);
+
+-- every part kind, rendered
+SELECT seq FROM mnemo.append_message('cx', 'user',
+  '[{"type":"text","text":"List /tmp, please."}]', id => 'cx_u1');
+SELECT seq FROM mnemo.append_message('cx', 'assistant',
+  '[{"type":"reasoning","text":"The user wants a listing."},
+    {"type":"text","text":"Listing it."},
+    {"type":"tool","id":"cx_t1","tool_name":"ls","tool_call_id":"c1","input":{"path":"/tmp","all":true},"output":"a.txt\nb.txt"},
+    {"type":"tool","id":"cx_t2","tool_name":"cat","tool_call_id":"c2","input":{"path":"/nope"},"tool_state":"error","error_message":"no such file"}]',
+  id => 'cx_a1');
+SELECT seq FROM mnemo.append_message('cx', 'user',
+  '[{"type":"file_ref","content_id":"sha256:f1","path":"/data/x.json","file_type":"json","token_count":4200,"summary":"object with keys a, b"},
+    {"type":"step_start"}]',
+  id => 'cx_u2');
+SELECT seq FROM mnemo.append_message('cx', 'assistant', '[{"type":"text","text":"Three things."}]', id => 'cx_a2');
+SELECT "position", item_type, item_id, role, tokens, content FROM mnemo.build_context('cx', 10000);
+-- tokens is estimate_tokens of the rendered content
+SELECT bool_and(tokens = mnemo.estimate_tokens(content)) AS estimated FROM mnemo.build_context('cx', 10000);
+-- the raw parts come along for clients that want structured tool calls
+SELECT item_id, jsonb_array_length(parts) AS parts, parts->2->>'tool_call_id' AS third_call
+  FROM mnemo.build_context('cx', 10000) ORDER BY "position";
+
+-- a tombstoned tool part renders as its tombstone; its output stays stored
+SELECT mnemo.update_part_status('cx_t1', compacted_at => 1700000000000);
+SELECT content FROM mnemo.build_context('cx', 10000) WHERE item_id = 'cx_a1';
+SELECT content->>'output' AS stored_output FROM mnemo.message_parts WHERE id = 'cx_t1';
+
+-- newest to oldest while they fit: the first message that does not fit
+-- stops the walk, so what is kept is the most recent contiguous run
+SELECT item_id, tokens FROM mnemo.build_context('cx', 10000) ORDER BY "position";
+SELECT item_id FROM mnemo.build_context('cx', 32) ORDER BY "position";
+SELECT * FROM mnemo.context_report('cx', 32);
+SELECT item_id FROM mnemo.build_context('cx', 2) ORDER BY "position";
+SELECT * FROM mnemo.context_report('cx', 0);
+
+-- summaries are reserved first and always kept, even over budget
+SELECT seq FROM mnemo.append_message('cx', 'assistant',
+  '[{"type":"text","text":"Summary: the user listed /tmp and read a JSON file."}]',
+  id => 'cx_s1', is_summary => true);
+SELECT mnemo.swap_context_items('cx', ARRAY['cx_u1', 'cx_a1'], 'cx_s1');
+SELECT "position", item_type, item_id, role, tokens, content FROM mnemo.build_context('cx', 10000);
+SELECT item_id FROM mnemo.build_context('cx', 20) ORDER BY "position";
+SELECT * FROM mnemo.context_report('cx', 20);
+-- a budget smaller than the summaries alone: the summaries and no message
+SELECT item_id FROM mnemo.build_context('cx', 1) ORDER BY "position";
+SELECT * FROM mnemo.context_report('cx', 1);
+
+-- only the context view is read: the swapped-out messages are in the log, not here
+SELECT count(*) AS in_log FROM mnemo.get_messages('cx');
+SELECT count(*) AS assembled FROM mnemo.build_context('cx', 10000);
+
+-- errors
+SELECT * FROM mnemo.build_context('cx_nope', 10);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.build_context('cx', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.build_context('cx', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.context_report(NULL, 10);
+\echo :LAST_ERROR_SQLSTATE

@@ -39,8 +39,8 @@ INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_ty
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at)
   VALUES ('gd', 9, 'summary', 'gd_s1', 0);
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, covered_ids, created_at)
-  VALUES ('gd', 'gd_s1', 'leaf', 1, '{gd_m1}', 0);
+INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, seq_start, seq_end, created_at)
+  VALUES ('gd', 'gd_s1', 'leaf', 1, 1, 1, 0);
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:x', '/x', 0);
 \echo :LAST_ERROR_SQLSTATE

@@ -102,14 +102,25 @@ CREATE TABLE mnemo.summary_nodes (
     kind            text NOT NULL CHECK (kind IN ('leaf', 'condensed')),
     level           integer NOT NULL CHECK (level BETWEEN 1 AND 3),
     token_count     integer NOT NULL DEFAULT 0,
-    covered_ids     text[] NOT NULL,
-    seq_start       bigint,
-    seq_end         bigint,
+    seq_start       bigint NOT NULL,
+    seq_end         bigint NOT NULL,
     created_at      bigint NOT NULL,
     superseded_by   text,
     PRIMARY KEY (session_id, id)
 );
-COMMENT ON TABLE mnemo.summary_nodes IS 'the compaction DAG: one node per summary message, over messages (leaf) or nodes (condensed)';
+COMMENT ON TABLE mnemo.summary_nodes IS 'the compaction DAG: one node per summary message, over messages (leaf) or nodes (condensed); seq_start..seq_end is the span of original messages it covers';
+
+CREATE TABLE mnemo.summary_edges (
+    session_id  text NOT NULL,
+    summary_id  text NOT NULL,
+    ordinal     integer NOT NULL,
+    item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
+    item_id     text NOT NULL,
+    PRIMARY KEY (session_id, summary_id, ordinal)
+);
+COMMENT ON TABLE mnemo.summary_edges IS 'provenance: which message or node each summary node covers, in order';
+-- "which summary covers this item": an index lookup
+CREATE INDEX summary_edges_item_idx ON mnemo.summary_edges (session_id, item_id);
 
 CREATE TABLE mnemo.file_references (
     content_id          text PRIMARY KEY,
@@ -132,6 +143,7 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.messages', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.message_parts', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions_ordinal_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
@@ -166,6 +178,17 @@ CREATE TYPE mnemo.message_with_parts AS (
 COMMENT ON TYPE mnemo.message_with_parts IS 'a message row with its parts as a jsonb array in part_index order';
 
 CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigint);
+
+CREATE TYPE mnemo.expansion AS (
+    depth       integer,
+    summary_id  text,
+    item_type   text,
+    item_id     text,
+    seq         bigint,
+    role        text,
+    parts       jsonb
+);
+COMMENT ON TYPE mnemo.expansion IS 'one item a summary node covers: the node (summary_id), the item, and the item''s message with its parts';
 
 CREATE TYPE mnemo.context_entry AS (
     "position"  bigint,
@@ -202,7 +225,8 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts',
-                             'context_items', 'summary_nodes', 'file_references']
+                             'context_items', 'summary_nodes', 'summary_edges',
+                             'file_references']
     LOOP
         EXECUTE format('CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON mnemo.%I
                         FOR EACH ROW EXECUTE FUNCTION mnemo._guard()', t);
@@ -401,6 +425,40 @@ CREATE FUNCTION mnemo.context_report(session_id text, budget_tokens integer)
 COMMENT ON FUNCTION mnemo.context_report(text, integer) IS 'what build_context keeps and leaves out for this budget: counts and tokens';
 
 /* ------------------------------------------------------------------------
+ * The summary DAG
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.commit_summary(
+    session_id text,
+    summary_id text,
+    content text,
+    token_count integer,
+    remove_item_ids text[],
+    kind text DEFAULT 'leaf',
+    level integer DEFAULT 1,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context';
+
+CREATE FUNCTION mnemo.expand_summary(summary_id text, recursive boolean DEFAULT false)
+    RETURNS SETOF mnemo.expansion
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_expand_summary';
+COMMENT ON FUNCTION mnemo.expand_summary(text, boolean) IS 'what a summary node covers, in order; with recursive, down through the DAG to the original messages, depth first';
+
+CREATE FUNCTION mnemo.summary_nodes(session_id text, include_superseded boolean DEFAULT false)
+    RETURNS SETOF mnemo.summary_nodes
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_summary_nodes';
+COMMENT ON FUNCTION mnemo.summary_nodes(text, boolean) IS 'the session''s summary DAG nodes in span order, without superseded ones unless asked';
+
+/* ------------------------------------------------------------------------
  * Reads
  * ------------------------------------------------------------------------ */
 
@@ -484,3 +542,44 @@ CREATE FUNCTION mnemo.get_file_reference_by_path(path text) RETURNS mnemo.file_r
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_file_reference_by_path';
 COMMENT ON FUNCTION mnemo.get_file_reference_by_path(text) IS 'the most recently stored file reference for a path, or NULL';
+
+/* ------------------------------------------------------------------------
+ * Pruning and search
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.search_hit AS (
+    message_id  text,
+    seq         bigint,
+    role        text,
+    in_context  boolean,
+    snippet     text,
+    rank        real
+);
+COMMENT ON TYPE mnemo.search_hit IS 'one message found by search_history: where it is, whether it is still in context, a snippet and its rank';
+
+-- search_history: full-text search over every part ever appended.  The
+-- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
+CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
+    to_tsvector('simple'::regconfig,
+        (coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
+         || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
+         || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
+         || ' ' || coalesce(content->>'summary', ''))));
+
+CREATE FUNCTION mnemo.prune_tool_outputs(
+    session_id text,
+    protect_tokens integer DEFAULT 40000,
+    minimum_tokens integer DEFAULT 20000,
+    protected_tools text[] DEFAULT '{skill}')
+    RETURNS integer
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_prune_tool_outputs';
+COMMENT ON FUNCTION mnemo.prune_tool_outputs(text, integer, integer, text[]) IS 'tombstones completed tool outputs in the context view older than the two latest user turns and newer than the last summary, beyond the newest protect_tokens, if more than minimum_tokens would go; returns the number of parts tombstoned';
+
+CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50)
+    RETURNS SETOF mnemo.search_hit
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_search_history';
+COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';

@@ -140,6 +140,28 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 	MnemoNotify(lock->watched, "message_created", session_id, m->id, seq);
 }
 
+/*
+ * Append a summary message built by mnemo (commit_summary): parts as for
+ * append_message.  The caller is inside SPI and holds the session lock with
+ * seq reserved.  MN004 if summary_id is taken.
+ */
+void
+MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
+						  const char *model_id, const char *provider_id,
+						  Jsonb *parts, MnemoSessionLock *lock, int64 seq)
+{
+	MessageInput m;
+
+	memset(&m, 0, sizeof(m));
+	m.id = pstrdup(summary_id);
+	m.role = "assistant";
+	m.model_id = (char *) model_id;
+	m.provider_id = (char *) provider_id;
+	m.is_summary = true;
+	ParseParts(parts, "summary parts", &m);
+	AppendOne(session_id, &m, lock, seq, 0);
+}
+
 static Datum
 MessageRef(FunctionCallInfo fcinfo, const char *id, int64 seq)
 {

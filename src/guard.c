@@ -59,6 +59,8 @@ static const GuardedTable guarded_tables[] = {
 	"Use mnemo.swap_context_items(); appends add context items themselves."},
 	{"summary_nodes", summary_nodes_mutable, "superseded_by",
 	"Summary nodes are written by mnemo's compaction functions."},
+	{"summary_edges", none_mutable, NULL,
+	"Summary edges are written by mnemo.commit_summary()."},
 	{"file_references", none_mutable, NULL,
 	"Use mnemo.store_file_reference()."},
 };

@@ -14,6 +14,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 
 #include "errcodes.h"
@@ -86,6 +87,15 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id);
+
+/* swap.c */
+extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id);
+extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
+
+/* append.c */
+extern void MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
+									  const char *model_id, const char *provider_id,
+									  Jsonb *parts, MnemoSessionLock *lock, int64 seq);
 
 /* notify.c */
 extern void MnemoNotify(bool watched, const char *event, const char *session_id,

@@ -3,7 +3,7 @@
  *		mnemo.purge_session(): the one way rows leave the log.
  *
  * For erasure requests only.  It deletes the session and everything keyed by
- * it -- context items, summary nodes, parts, messages -- in one call, under
+ * it -- context items, summary nodes and edges, parts, messages -- in one call, under
  * the session lock, so no append can slip in between.  EXECUTE is revoked
  * from PUBLIC: an operator grants it to the role that handles erasure.
  * Child sessions keep their rows; their parent_id then names a session that
@@ -34,6 +34,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	MnemoPrepare(&purge_plan,
 				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
 				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1), "
+				 "e AS (DELETE FROM mnemo.summary_edges WHERE session_id = $1), "
 				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "

@@ -72,16 +72,15 @@ CheckRemoveList(ArrayType *ids, const char *session_id)
 							session_id, sorted[i])));
 }
 
-PG_FUNCTION_INFO_V1(mnemo_swap_context_items);
-Datum
-mnemo_swap_context_items(PG_FUNCTION_ARGS)
+/*
+ * The swap itself, for swap_context_items and commit_summary.  The caller is
+ * inside SPI and holds the session lock.  Returns the summary's position.
+ */
+int64
+MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
-	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[3];
-	MnemoSessionLock lock;
 	int64		position;
 	int64		removed;
 	int			nids;
@@ -91,9 +90,6 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
 	values[2] = CStringGetTextDatum(summary_id);
-
-	SPI_connect();
-	MnemoLockSession(session_id, 0, 0, false, &lock);
 
 	/* the statements below run read-write: they must see what committed while we waited */
 	MnemoPrepare(&summary_plan,
@@ -114,18 +110,7 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
 
-	MnemoPrepare(&missing_plan,
-				 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
-				 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "                  WHERE c.session_id = $1 AND c.item_id = u.id) "
-				 "ORDER BY u.ord LIMIT 1",
-				 3, types);
-	if (MnemoExecute(missing_plan, values, NULL, false, 1) == 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
-				 errmsg("invalid context swap in session \"%s\": item \"%s\" is not in context",
-						session_id, MnemoGetText(0, 1, NULL)),
-				 errhint("Another compaction may have replaced it; rebuild the span and retry.")));
+	MnemoCheckInContext(session_id, ids);
 
 	MnemoPrepare(&delete_plan,
 				 "WITH d AS (DELETE FROM mnemo.context_items "
@@ -145,7 +130,48 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(MnemoNowMs())},
 				 NULL, false, 0);
+	return position;
+}
 
+/*
+ * MN006 naming the first of ids (in the order given) that is not in the
+ * session's context view now.  Inside SPI, under the session lock.
+ */
+void
+MnemoCheckInContext(const char *session_id, ArrayType *ids)
+{
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PointerGetDatum(ids);
+	MnemoPrepare(&missing_plan,
+				 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.context_items c "
+				 "                  WHERE c.session_id = $1 AND c.item_id = u.id) "
+				 "ORDER BY u.ord LIMIT 1",
+				 2, types);
+	if (MnemoExecute(missing_plan, values, NULL, false, 1) == 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": item \"%s\" is not in context",
+						session_id, MnemoGetText(0, 1, NULL)),
+				 errhint("Another compaction may have replaced it; rebuild the span and retry.")));
+}
+
+PG_FUNCTION_INFO_V1(mnemo_swap_context_items);
+Datum
+mnemo_swap_context_items(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
+	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
+	MnemoSessionLock lock;
+	int64		position;
+
+	SPI_connect();
+	MnemoLockSession(session_id, 0, 0, false, &lock);
+	position = MnemoSwap(session_id, ids, summary_id);
 	MnemoNotify(lock.watched, "context_swapped", session_id, summary_id, -1);
 	SPI_finish();
 	PG_RETURN_INT64(position);

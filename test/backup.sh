@@ -94,13 +94,13 @@ SELECT mnemo.append_message('bk_deleted', 'user', '[{"type":"text","text":"bye"}
 SELECT mnemo.soft_delete_session('bk_deleted');
 SELECT mnemo.append_message('bk_watched', 'user', '[{"type":"text","text":"watched"}]');
 
--- No function writes summary nodes yet (commit_summary comes later), so one
--- is written with the guard standing aside, to have every table's rows in
--- the dump.
-SET session_replication_role = replica;
-INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, token_count, covered_ids, seq_start, seq_end, created_at)
-VALUES ('bk_b', 'sum_b1', 'leaf', 1, 7, ARRAY['msg_b1', 'msg_b2', 'msg_b3'], 1, 3, 1700000002000);
-RESET session_replication_role;
+-- the summary DAG: two leaves condensed into one node
+SELECT mnemo.create_session('bk_dag');
+SELECT mnemo.append_message('bk_dag', 'user', format('[{"type":"text","text":"dag %s"}]', i)::jsonb, id => 'msg_d' || i)
+  FROM generate_series(1, 5) i;
+SELECT mnemo.commit_summary('bk_dag', 'sum_d1', 'dag 1-2', 3, ARRAY['msg_d1', 'msg_d2']);
+SELECT mnemo.commit_summary('bk_dag', 'sum_d2', 'dag 3-4', 3, ARRAY['msg_d3', 'msg_d4'], 'leaf', 2);
+SELECT mnemo.commit_summary('bk_dag', 'sum_d3', 'dag 1-4', 4, ARRAY['sum_d1', 'sum_d2'], 'condensed', 1);
 SQL
 }
 
@@ -116,7 +116,7 @@ mnemo_tables() {
 
 check_source() {
 	local t
-	for t in sessions messages message_parts context_items summary_nodes file_references; do
+	for t in sessions messages message_parts context_items summary_nodes summary_edges file_references; do
 		is "$(val "$src" "SELECT count(*) > 0 FROM mnemo.$t")" t "source: mnemo.$t has rows to back up"
 	done
 	is "$(val "$src" "SELECT string_agg(item_type || ':' || item_id || '@' || position, ',' ORDER BY position)
@@ -172,6 +172,8 @@ works() {
 		"$label: the soft-deleted session still refuses appends (MN012)"
 	is "$(val "$new" "SELECT (mnemo.get_session('bk_watched')).watched")" t \
 		"$label: the watched flag survived"
+	is "$(val "$new" "SELECT string_agg(item_id, ',' ORDER BY depth, item_id) FROM mnemo.expand_summary('sum_d3', true)")" \
+		"sum_d1,sum_d2,msg_d1,msg_d2,msg_d3,msg_d4" "$label: the summary DAG expands down to the original messages"
 	val "$new" "SELECT mnemo.create_session('bk_after_restore')" >/dev/null
 	is "$(val "$new" "SELECT id FROM mnemo.list_sessions(active_only => false, \"limit\" => 1)")" \
 		bk_after_restore "$label: a session created after the restore lists newest (creation order restored)"

@@ -3,17 +3,17 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(166);
+SELECT plan(184);
 
 --
 -- tables
 --
 SELECT has_schema('mnemo');
 SELECT tables_are('mnemo', ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                                 'summary_nodes', 'file_references']);
+                                 'summary_nodes', 'summary_edges', 'file_references']);
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'file_references']) AS t;
+                    'summary_nodes', 'summary_edges', 'file_references']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id) and
 -- file_references (content_id)
@@ -24,6 +24,8 @@ SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'pa
 SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'position'],
                  'context_items: primary key (session_id, position)');
 SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'id'], 'summary_nodes: primary key (session_id, id)');
+SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal'],
+                 'summary_edges: primary key (session_id, summary_id, ordinal)');
 SELECT col_is_pk('mnemo', 'file_references', ARRAY['content_id'], 'file_references: primary key (content_id)');
 SELECT is_empty($$
     SELECT c.relname
@@ -48,7 +50,9 @@ SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', '
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
     'created_at']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
-    'covered_ids', 'seq_start', 'seq_end', 'created_at', 'superseded_by']);
+    'seq_start', 'seq_end', 'created_at', 'superseded_by']);
+SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal', 'item_type',
+    'item_id']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal']);
 
@@ -58,6 +62,7 @@ SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_id_key'
 SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key']);
 SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
+SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
 -- ids are unique across sessions; an item is in a session's context once
 SELECT index_is_unique('mnemo', 'messages', 'messages_id_key');
@@ -69,11 +74,11 @@ SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'item_id']);
 --
 SELECT has_trigger('mnemo', t, g, format('mnemo.%s has trigger %s', t, g))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'file_references']) AS t,
+                    'summary_nodes', 'summary_edges', 'file_references']) AS t,
        unnest(ARRAY['guard', 'guard_truncate']) AS g;
 SELECT trigger_is('mnemo', t, g, 'mnemo', '_guard', format('mnemo.%s trigger %s runs mnemo._guard()', t, g))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'file_references']) AS t,
+                    'summary_nodes', 'summary_edges', 'file_references']) AS t,
        unnest(ARRAY['guard', 'guard_truncate']) AS g;
 -- guard: BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW; guard_truncate:
 -- BEFORE TRUNCATE FOR EACH STATEMENT; both enabled in origin mode
@@ -90,7 +95,7 @@ $$, 'the guard triggers are BEFORE row (INSERT/UPDATE/DELETE) and BEFORE TRUNCAT
 SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
-          'mnemo.summary_nodes', 'mnemo.file_references',
+          'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references',
           'mnemo.sessions_ordinal_seq', 'mnemo.file_references_ordinal_seq'],
    'every table, and the sequences giving creation order, are registered with pg_extension_config_dump');
 
@@ -102,6 +107,7 @@ SELECT has_composite('mnemo', 'message_with_parts', 'type mnemo.message_with_par
 SELECT has_composite('mnemo', 'context_item', 'type mnemo.context_item exists');
 SELECT has_composite('mnemo', 'context_entry', 'type mnemo.context_entry exists');
 SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exists');
+SELECT has_composite('mnemo', 'expansion', 'type mnemo.expansion exists');
 
 --
 -- functions: names, signatures, result types, volatility
@@ -135,6 +141,9 @@ INSERT INTO fns VALUES
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),
   ('build_context', '{text,integer}', 'setof mnemo.context_entry', 'stable'),
+  ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text}', 'bigint', 'volatile'),
+  ('expand_summary', '{text,boolean}', 'setof mnemo.expansion', 'stable'),
+  ('summary_nodes', '{text,boolean}', 'setof mnemo.summary_nodes', 'stable'),
   ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),
   ('last_summary', '{text}', 'mnemo.messages', 'stable'),
   ('store_file_reference', '{text,text,text,integer,text}', 'mnemo.file_references', 'volatile'),

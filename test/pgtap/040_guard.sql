@@ -82,8 +82,8 @@ SELECT throws_ok($$ UPDATE mnemo.context_items SET position = position + 10 WHER
                  'MN005', NULL, 'UPDATE of a context position');
 SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, 'MN005', NULL, 'DELETE from context_items');
 SELECT throws_ok($$ TRUNCATE mnemo.context_items $$, 'MN005', NULL, 'TRUNCATE context_items');
-SELECT throws_ok($$ INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, covered_ids, created_at)
-                    VALUES ('tap_g', 'tap_g3', 'leaf', 1, '{tap_g1}', 0) $$, 'MN005', NULL, 'INSERT into summary_nodes');
+SELECT throws_ok($$ INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, seq_start, seq_end, created_at)
+                    VALUES ('tap_g', 'tap_g3', 'leaf', 1, 1, 1, 0) $$, 'MN005', NULL, 'INSERT into summary_nodes');
 SELECT throws_ok($$ TRUNCATE mnemo.summary_nodes $$, 'MN005', NULL, 'TRUNCATE summary_nodes');
 SELECT throws_ok($$ INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:x', '/x', 0) $$,
                  'MN005', NULL, 'INSERT into file_references');

@@ -1,0 +1,227 @@
+/*
+ * summary.c
+ *		The summary DAG: commit_summary, expand_summary, summary_nodes.
+ *
+ * A compaction commit is one call and one transaction (Mnesis commits the
+ * node, the swap and the supersession separately): under the session lock,
+ * the items to replace are checked to be in the context view now -- MN006
+ * and nothing written if another compactor got there first -- then the
+ * summary message is appended (a text part and a compaction_marker part),
+ * its node row and one provenance row per covered item are written, the
+ * nodes a condensation consumed are marked superseded, and the context swap
+ * puts the summary in place of the items.
+ *
+ * Provenance is rows in summary_edges, so "which summary covers item X" and
+ * expansion are index lookups, and expansion recurses through condensed
+ * nodes down to the original messages, which are never changed.
+ *
+ * A leaf node covers messages, a condensed node covers summaries; seq_start
+ * and seq_end are the span of original messages underneath.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr items_plan;
+static SPIPlanPtr node_plan;
+static SPIPlanPtr edges_plan;
+static SPIPlanPtr supersede_plan;
+static SPIPlanPtr find_plan;
+static SPIPlanPtr expand_plan;
+static SPIPlanPtr nodes_plan;
+
+PG_FUNCTION_INFO_V1(mnemo_commit_summary);
+Datum
+mnemo_commit_summary(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *summary_id = MnemoRequireTextArg(fcinfo, 1, "summary_id");
+	char	   *content = MnemoRequireTextArg(fcinfo, 2, "content");
+	int32		token_count = DatumGetInt32(MnemoRequireArg(fcinfo, 3, "token_count"));
+	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 4, "remove_item_ids"));
+	char	   *kind = MnemoRequireTextArg(fcinfo, 5, "kind");
+	int32		level = DatumGetInt32(MnemoRequireArg(fcinfo, 6, "level"));
+	char	   *model_id = MnemoTextArgOrNull(fcinfo, 7);
+	char	   *provider_id = MnemoTextArgOrNull(fcinfo, 8);
+	bool		condensed;
+	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID};
+	Datum		values[7];
+	MnemoSessionLock lock;
+	StringInfoData parts;
+	int64		seq_start;
+	int64		seq_end;
+	int64		position;
+
+	condensed = strcmp(kind, "condensed") == 0;
+	if (!condensed && strcmp(kind, "leaf") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind must be \"leaf\" or \"condensed\", not \"%s\"", kind)));
+	if (level < 1 || level > 3)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("level must be 1, 2 or 3")));
+	if (token_count < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("token_count must not be negative")));
+	if (nids == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": no items to remove", session_id)));
+	MnemoCheckId(summary_id, "summary id");
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(summary_id);
+	values[2] = PointerGetDatum(ids);
+	values[3] = CStringGetTextDatum(kind);
+	values[4] = Int32GetDatum(level);
+	values[5] = Int32GetDatum(token_count);
+	values[6] = Int64GetDatum(MnemoNowMs());
+
+	SPI_connect();
+	MnemoLockSession(session_id, 1, 0, false, &lock);
+	MnemoCheckInContext(session_id, ids);
+
+	/*
+	 * The covered items: all messages for a leaf, all summaries for a
+	 * condensation, and the span of original seqs underneath them.
+	 */
+	MnemoPrepare(&items_plan,
+				 "SELECT count(*) FILTER (WHERE c.item_type = "
+				 "       CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END), "
+				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)) "
+				 "FROM mnemo.context_items c "
+				 "JOIN mnemo.messages m ON m.id = c.item_id "
+				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
+				 "WHERE c.session_id = $1 AND c.item_id = ANY ($3)",
+				 7, types);
+	MnemoExecute(items_plan, values, NULL, false, 1);
+	if (MnemoGetInt64(0, 1, NULL) != nids)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": a %s summary covers only %s items",
+						session_id, kind, condensed ? "summary" : "message")));
+	seq_start = MnemoGetInt64(0, 2, NULL);
+	seq_end = MnemoGetInt64(0, 3, NULL);
+
+	/* the summary message: its text and a compaction marker */
+	initStringInfo(&parts);
+	appendStringInfoString(&parts, "[{\"type\": \"text\", \"text\": ");
+	escape_json(&parts, content);
+	appendStringInfo(&parts, ", \"token_estimate\": %d}, "
+					 "{\"type\": \"compaction_marker\", \"summary_node_id\": ", token_count);
+	escape_json(&parts, summary_id);
+	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"compacted_item_count\": %d, "
+					 "\"seq_start\": " INT64_FORMAT ", \"seq_end\": " INT64_FORMAT
+					 ", \"token_estimate\": 0}]",
+					 kind, level, nids, seq_start, seq_end);
+	MnemoAppendSummaryMessage(session_id, summary_id, model_id, provider_id,
+							  DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(parts.data))),
+							  &lock, lock.last_seq);
+
+	/* the node, its provenance, and the nodes it consumed */
+	MnemoPrepare(&node_plan,
+				 "INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, token_count, "
+				 "seq_start, seq_end, created_at) VALUES ($1, $2, $4, $5, $6, $8, $9, $7)",
+				 9, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+				 INT8OID, INT8OID});
+	MnemoExecute(node_plan,
+				 (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
+				 values[6], Int64GetDatum(seq_start), Int64GetDatum(seq_end)},
+				 NULL, false, 0);
+	MnemoPrepare(&edges_plan,
+				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, item_id) "
+				 "SELECT $1, $2, u.ord, CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id "
+				 "FROM unnest($3) WITH ORDINALITY AS u(id, ord)",
+				 7, types);
+	MnemoExecute(edges_plan, values, NULL, false, 0);
+	if (condensed)
+	{
+		MnemoPrepare(&supersede_plan,
+					 "UPDATE mnemo.summary_nodes SET superseded_by = $2 "
+					 "WHERE session_id = $1 AND id = ANY ($3) AND superseded_by IS NULL",
+					 7, types);
+		MnemoExecute(supersede_plan, values, NULL, false, 0);
+	}
+
+	position = MnemoSwap(session_id, ids, summary_id);
+	MnemoNotify(lock.watched, "summary_committed", session_id, summary_id, lock.last_seq);
+	SPI_finish();
+	PG_RETURN_INT64(position);
+}
+
+/*
+ * What a node covers, in order; recursively, depth first down to the
+ * original messages.  MN002 if summary_id is not a summary node.
+ */
+PG_FUNCTION_INFO_V1(mnemo_expand_summary);
+Datum
+mnemo_expand_summary(PG_FUNCTION_ARGS)
+{
+	char	   *summary_id = MnemoRequireTextArg(fcinfo, 0, "summary_id");
+	bool		recursive = DatumGetBool(MnemoRequireArg(fcinfo, 1, "recursive"));
+	Oid			types[3] = {TEXTOID, TEXTOID, BOOLOID};
+	Datum		values[3];
+
+	values[1] = CStringGetTextDatum(summary_id);
+	values[2] = BoolGetDatum(recursive);
+	SPI_connect();
+	MnemoPrepare(&find_plan,
+				 "SELECT n.session_id FROM mnemo.messages m JOIN mnemo.summary_nodes n "
+				 "ON n.session_id = m.session_id AND n.id = m.id WHERE m.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	if (MnemoExecute(find_plan, &values[1], NULL, true, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+				 errmsg("summary node \"%s\" does not exist", summary_id)));
+	values[0] = CStringGetTextDatum(MnemoGetText(0, 1, NULL));
+	MnemoPrepare(&expand_plan,
+				 "WITH RECURSIVE t AS ("
+				 "  SELECT 1 AS depth, e.summary_id, e.item_type, e.item_id, ARRAY[e.ordinal] AS path "
+				 "  FROM mnemo.summary_edges e WHERE e.session_id = $1 AND e.summary_id = $2 "
+				 "  UNION ALL "
+				 "  SELECT t.depth + 1, e.summary_id, e.item_type, e.item_id, t.path || e.ordinal "
+				 "  FROM t JOIN mnemo.summary_edges e "
+				 "    ON e.session_id = $1 AND e.summary_id = t.item_id "
+				 "  WHERE $3 AND t.item_type = 'summary') "
+				 "SELECT t.depth, t.summary_id, t.item_type, t.item_id, m.seq, m.role, "
+				 MNEMO_PARTS_JSON " "
+				 "FROM t JOIN mnemo.messages m ON m.session_id = $1 AND m.id = t.item_id "
+				 "ORDER BY t.path",
+				 3, types);
+	MnemoExecute(expand_plan, values, NULL, true, 0);
+	MnemoResultSet(fcinfo);
+	SPI_finish();
+	return (Datum) 0;
+}
+
+PG_FUNCTION_INFO_V1(mnemo_summary_nodes);
+Datum
+mnemo_summary_nodes(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	bool		all = DatumGetBool(MnemoRequireArg(fcinfo, 1, "include_superseded"));
+	Oid			types[2] = {TEXTOID, BOOLOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = BoolGetDatum(all);
+	SPI_connect();
+	MnemoCheckSessionExists(session_id);
+	MnemoPrepare(&nodes_plan,
+				 "SELECT * FROM mnemo.summary_nodes WHERE session_id = $1 "
+				 "AND ($2 OR superseded_by IS NULL) ORDER BY seq_start, seq_end, created_at, id",
+				 2, types);
+	MnemoExecute(nodes_plan, values, NULL, true, 0);
+	MnemoResultSet(fcinfo);
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -292,3 +292,12 @@ SELECT mnemo.append_part('ab_2', NULL);
 SELECT mnemo.append_part('ab_2', '{"type": "text", "text": ');
 SELECT mnemo.append_part('ab_2', '{"type": "text", "id": "ab_2_p5", "text": "next"}');
 SELECT count(*), max(part_index) FROM mnemo.message_parts WHERE message_id = 'ab_2';
+
+-- a large batch without ids: every message gets a generated id and a seq
+SELECT id FROM mnemo.create_session('ap_batch');
+SELECT count(*) AS stored, count(DISTINCT id) AS distinct_ids, bool_and(id LIKE 'msg\_%') AS generated,
+       min(seq) AS first_seq, max(seq) AS last_seq
+  FROM mnemo.append_messages('ap_batch',
+       (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts',
+                 jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'batch ' || g))))
+          FROM generate_series(1, 300) g));

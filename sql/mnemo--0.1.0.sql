@@ -559,12 +559,15 @@ COMMENT ON TYPE mnemo.search_hit IS 'one message found by search_history: where 
 
 -- search_history: full-text search over every part ever appended.  The
 -- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
+-- The first 100,000 characters of a part are indexed, without runs of 255 or
+-- more non-blank characters: a tsvector is limited to 1 MB and a word to
+-- 2 KB, and an append must never fail or warn because of its search entry.
 CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
-    to_tsvector('simple'::regconfig,
-        (coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
-         || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
-         || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
-         || ' ' || coalesce(content->>'summary', ''))));
+    to_tsvector('simple'::regconfig, regexp_replace(left(
+        coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
+        || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
+        || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
+        || ' ' || coalesce(content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')));
 
 CREATE FUNCTION mnemo.prune_tool_outputs(
     session_id text,

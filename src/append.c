@@ -88,8 +88,9 @@ static const char *const context_columns[] = {
 
 /*
  * Store one validated message at seq (and, unless a summary, at context
- * position).  The caller holds the session lock.  Fills in m->id if it was
- * NULL.  MN004 if the message id or a part id is taken.
+ * position).  The caller holds the session lock and has given m an id
+ * outside SPI, so that it outlives SPI_finish.  MN004 if the message id or a
+ * part id is taken.
  */
 static void
 AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
@@ -100,9 +101,7 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 	int64		now = MnemoNowMs();
 	int			i;
 
-	if (m->id == NULL)
-		m->id = MnemoNewId(m->is_summary ? "sum" : "msg");
-
+	Assert(m->id != NULL);
 	memset(nulls, 0, sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(seq);
@@ -198,6 +197,8 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	m.run_id = MnemoTextArgOrNull(fcinfo, 7);
 	m.is_summary = PG_ARGISNULL(8) ? false : PG_GETARG_BOOL(8);
 	ParseParts(parts, "parts", &m);
+	if (m.id == NULL)
+		m.id = MnemoNewId(m.is_summary ? "sum" : "msg");
 
 	SPI_connect();
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
@@ -271,6 +272,8 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: \"parts\" is required", where)));
 		ParseParts(JsonbValueToJsonb(field), psprintf("%s.parts", where), &ms[i]);
+		if (ms[i].id == NULL)
+			ms[i].id = MnemoNewId(ms[i].is_summary ? "sum" : "msg");
 	}
 
 	SPI_connect();

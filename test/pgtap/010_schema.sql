@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(184);
+SELECT plan(191);
 
 --
 -- tables
@@ -59,7 +59,7 @@ SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_ordinal_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_id_key', 'messages_summary_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key', 'message_parts_search_idx']);
 SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
@@ -108,6 +108,7 @@ SELECT has_composite('mnemo', 'context_item', 'type mnemo.context_item exists');
 SELECT has_composite('mnemo', 'context_entry', 'type mnemo.context_entry exists');
 SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exists');
 SELECT has_composite('mnemo', 'expansion', 'type mnemo.expansion exists');
+SELECT has_composite('mnemo', 'search_hit', 'type mnemo.search_hit exists');
 
 --
 -- functions: names, signatures, result types, volatility
@@ -148,7 +149,9 @@ INSERT INTO fns VALUES
   ('last_summary', '{text}', 'mnemo.messages', 'stable'),
   ('store_file_reference', '{text,text,text,integer,text}', 'mnemo.file_references', 'volatile'),
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),
-  ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable');
+  ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable'),
+  ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
+  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
 SELECT has_function('mnemo', name, args, format('function mnemo.%s(%s) exists', name, array_to_string(args, ', ')))

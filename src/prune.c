@@ -1,0 +1,101 @@
+/*
+ * prune.c
+ *		mnemo.prune_tool_outputs(): the seed's ToolOutputPruner as one
+ *		set-based call.
+ *
+ * The scan covers the messages in the session's live context view (context
+ * items of type 'message'), newest first by seq; messages already compacted
+ * out of the view are not looked at.  Within it:
+ *	- the two most recent user messages and everything after them are
+ *	  protected (the current turn and the one before);
+ *	- the scan stops at the newest summary message of the log (is_summary):
+ *	  nothing at or before its seq is touched;
+ *	- only tool parts in state 'completed', not yet tombstoned and not of a
+ *	  protected tool are eligible; the others neither count nor change;
+ *	- of the eligible parts, newest first (seq, part_index descending), the
+ *	  newest protect_tokens worth of token_estimate are kept: a part whose
+ *	  running total exceeds protect_tokens is a candidate;
+ *	- unless the candidates' tokens sum to more than minimum_tokens, nothing
+ *	  is written at all.
+ * Candidates are tombstoned (compacted_at) with one timestamp per call; the
+ * rows and their content stay.  The whole decision and the update are one
+ * statement, run under the session row lock so it serialises with appends.
+ * Returns the number of parts tombstoned.  One notification "parts_pruned"
+ * per call that tombstoned anything.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr prune_plan;
+
+#define PRUNE_SQL \
+	"WITH boundary AS (" \
+	"  SELECT coalesce(max(seq), 0) AS seq FROM mnemo.messages " \
+	"  WHERE session_id = $1 AND is_summary), " \
+	"scan AS (" \
+	"  SELECT m.id, m.seq, m.role FROM mnemo.context_items c " \
+	"  JOIN mnemo.messages m ON m.id = c.item_id AND m.session_id = c.session_id " \
+	"  WHERE c.session_id = $1 AND c.item_type = 'message' " \
+	"  AND m.seq > (SELECT seq FROM boundary)), " \
+	"turn AS (" \
+	"  SELECT seq FROM scan WHERE role = 'user' ORDER BY seq DESC OFFSET 1 LIMIT 1), " \
+	"eligible AS (" \
+	"  SELECT p.id, p.token_estimate, " \
+	"  sum(p.token_estimate) OVER (ORDER BY s.seq DESC, p.part_index DESC) AS running " \
+	"  FROM scan s JOIN mnemo.message_parts p " \
+	"  ON p.session_id = $1 AND p.message_id = s.id " \
+	"  WHERE s.seq < (SELECT seq FROM turn) AND p.part_type = 'tool' " \
+	"  AND p.tool_state = 'completed' AND p.compacted_at IS NULL " \
+	"  AND coalesce(p.tool_name, '') <> ALL ($4)), " \
+	"candidates AS (" \
+	"  SELECT id, token_estimate FROM eligible WHERE running > $2) " \
+	"UPDATE mnemo.message_parts p SET compacted_at = $5 FROM candidates c " \
+	"WHERE p.id = c.id AND p.session_id = $1 AND p.compacted_at IS NULL " \
+	"AND (SELECT coalesce(sum(token_estimate), 0) FROM candidates) > $3 " \
+	"RETURNING p.id"
+
+PG_FUNCTION_INFO_V1(mnemo_prune_tool_outputs);
+Datum
+mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	int32		protect_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "protect_tokens"));
+	int32		minimum_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "minimum_tokens"));
+	ArrayType  *protected_tools = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 3, "protected_tools"));
+	Oid			types[5] = {TEXTOID, INT4OID, INT4OID, TEXTARRAYOID, INT8OID};
+	Datum		values[5];
+	MnemoSessionLock lock;
+	uint64		pruned;
+
+	if (protect_tokens < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("protect_tokens must not be negative")));
+	if (minimum_tokens < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("minimum_tokens must not be negative")));
+	if (array_contains_nulls(protected_tools))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("protected_tools must not contain nulls")));
+
+	SPI_connect();
+	MnemoLockSession(session_id, 0, 0, false, &lock);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = Int32GetDatum(protect_tokens);
+	values[2] = Int32GetDatum(minimum_tokens);
+	values[3] = PointerGetDatum(protected_tools);
+	values[4] = Int64GetDatum(MnemoNowMs());
+	MnemoPrepare(&prune_plan, PRUNE_SQL, 5, types);
+	pruned = MnemoExecute(prune_plan, values, NULL, false, 0);
+	if (pruned > 0)
+		MnemoNotify(lock.watched, "parts_pruned", session_id, NULL, -1);
+	SPI_finish();
+	PG_RETURN_INT32((int32) pruned);
+}

@@ -1,0 +1,102 @@
+/*
+ * search.c
+ *		mnemo.search_history(): full-text search over a session's whole log.
+ *
+ * Every part ever appended is searchable, compacted or tombstoned or not:
+ * the search reads message_parts, never the context view, and tombstones
+ * keep the content in the row.  The searched text of a part is its "text",
+ * "tool_name", "input" (as JSON), "output", "error_message", "path" and
+ * "summary", with the fixed configuration 'simple' (lower-cased words, no
+ * stemming, no stop words: identifiers and paths match as written), cut to
+ * its first 100,000 characters and without runs of 255 or more non-blank
+ * characters (a tsvector holds 1 MB, a word 2 KB: an append must never fail
+ * or warn because of its search entry; such runs are not searchable).  The
+ * expression below must stay identical to that of message_parts_search_idx
+ * in the install script, or the index is not used (sql/search.sql checks).
+ *
+ * One row per message: its best-ranked part gives the rank (ts_rank) and the
+ * snippet (ts_headline, computed only for the rows returned), plus whether
+ * the message is still in the live context view.  Rows come by rank, then
+ * newest first.  A query with no words (empty, punctuation only) finds
+ * nothing, without notices.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+/* keep identical to message_parts_search_idx in sql/mnemo--*.sql */
+#define SEARCH_DOC \
+	"regexp_replace(left(" \
+	"coalesce(p.content->>'text', '') || ' ' || coalesce(p.content->>'tool_name', '') " \
+	"|| ' ' || coalesce(p.content->>'input', '') || ' ' || coalesce(p.content->>'output', '') " \
+	"|| ' ' || coalesce(p.content->>'error_message', '') || ' ' || coalesce(p.content->>'path', '') " \
+	"|| ' ' || coalesce(p.content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')"
+#define SEARCH_TSV "to_tsvector('simple'::regconfig, " SEARCH_DOC ")"
+/* the query gets the same cleaning, so a long run in it is ignored, not warned about */
+#define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
+#define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"
+
+static SPIPlanPtr words_plan;
+static SPIPlanPtr search_plan;
+
+PG_FUNCTION_INFO_V1(mnemo_search_history);
+Datum
+mnemo_search_history(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *query = MnemoRequireTextArg(fcinfo, 1, "query");
+	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
+	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
+	Datum		values[3];
+
+	if (limit < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("limit must not be negative")));
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(query);
+	values[2] = Int32GetDatum(limit);
+
+	SPI_connect();
+	MnemoCheckSessionExists(session_id);
+
+	/*
+	 * A query without a single word finds nothing; asking the server would
+	 * only add notices about an empty tsquery.
+	 */
+	MnemoPrepare(&words_plan,
+				 "SELECT to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector", 1, &types[1]);
+	MnemoExecute(words_plan, &values[1], NULL, true, 1);
+	if (MnemoGetBool(0, 1))
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		SPI_finish();
+		return (Datum) 0;
+	}
+
+	MnemoPrepare(&search_plan,
+				 "SELECT t.message_id, t.seq, t.role, "
+				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
+				 "        WHERE c.session_id = $1 AND c.item_id = t.message_id), "
+				 "ts_headline('simple'::regconfig, t.doc, " SEARCH_QUERY ", "
+				 "'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank "
+				 "FROM (SELECT h.message_id, m.seq, m.role, h.doc, h.rank "
+				 "      FROM (SELECT DISTINCT ON (p.message_id) p.message_id, "
+				 "            " SEARCH_DOC " AS doc, "
+				 "            ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank "
+				 "            FROM mnemo.message_parts p "
+				 "            WHERE p.session_id = $1 AND " SEARCH_TSV " @@ " SEARCH_QUERY
+				 "            ORDER BY p.message_id, rank DESC, p.part_index) h "
+				 "      JOIN mnemo.messages m ON m.id = h.message_id "
+				 "      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t "
+				 "ORDER BY t.rank DESC, t.seq DESC",
+				 3, types);
+	MnemoExecute(search_plan, values, NULL, true, 0);
+	MnemoResultSet(fcinfo);
+	SPI_finish();
+	return (Datum) 0;
+}

@@ -34,21 +34,23 @@ SELECT seq, role, jsonb_pretty(parts) AS parts FROM mnemo.get_messages_with_part
 \echo '== the tool output goes stale: tombstone it (the content stays)'
 SELECT mnemo.tombstone_part('call1') > 0 AS tombstoned;
 
-\echo '== compaction: a summary replaces turn 1 in the context view, atomically'
-SELECT seq FROM mnemo.append_message('demo', 'assistant',
-    '[{"type":"text","text":"Summary: the user asked for the size of src/append.c (262 lines)."}]',
-    id => 'sum1', is_summary => true);
-SELECT mnemo.swap_context_items('demo', ARRAY['u1', 'a1'], 'sum1') AS summary_position;
+\echo '== compaction: a summary replaces turn 1 in the context view, in one atomic commit'
+SELECT mnemo.commit_summary('demo', 'sum1',
+    'Summary: the user asked for the size of src/append.c (262 lines).', 16, ARRAY['u1', 'a1']) AS summary_position;
 SELECT * FROM mnemo.get_context_items('demo');
 
-\echo '== a second compactor racing on the same span loses cleanly (MN006)'
-SELECT seq FROM mnemo.append_message('demo', 'assistant',
-    '[{"type":"text","text":"Summary written by a slower compactor."}]', id => 'sum2', is_summary => true);
+\echo '== a second compactor racing on the same span loses cleanly (MN006), writing nothing'
 \set ON_ERROR_STOP off
 \set VERBOSITY terse
-SELECT mnemo.swap_context_items('demo', ARRAY['u1', 'a1'], 'sum2');
+SELECT mnemo.commit_summary('demo', 'sum2', 'Summary written by a slower compactor.', 8, ARRAY['u1', 'a1']);
 \set ON_ERROR_STOP on
-SELECT * FROM mnemo.get_context_items('demo');
+
+\echo '== the context the model would get, for a 60-token budget, and what it leaves out'
+SELECT "position", item_type, role, tokens, content FROM mnemo.build_context('demo', 60);
+SELECT * FROM mnemo.context_report('demo', 60);
+
+\echo '== the summary expands back to the original messages'
+SELECT depth, item_id, seq, role FROM mnemo.expand_summary('sum1', recursive => true);
 
 \echo '== the log is append-only, even for a superuser (MN005)'
 \set ON_ERROR_STOP off
@@ -62,7 +64,7 @@ SELECT count(*) AS messages, count(*) FILTER (WHERE is_summary) AS summaries,
   FROM mnemo.get_messages('demo');
 SELECT content->>'output' AS tool_output_still_stored, compacted_at IS NOT NULL AS tombstoned
   FROM mnemo.message_parts WHERE id = 'call1';
-SELECT CASE WHEN (SELECT count(*) FROM mnemo.get_messages('demo')) = 6
+SELECT CASE WHEN (SELECT count(*) FROM mnemo.get_messages('demo')) = 5
              AND (SELECT content->>'output' FROM mnemo.message_parts WHERE id = 'call1') = '262 src/append.c'
             THEN 'OK: every message sent is in the log'
             ELSE 'FAILED: messages missing' END AS check;

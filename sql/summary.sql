@@ -79,3 +79,15 @@ UPDATE mnemo.summary_nodes SET superseded_by = NULL WHERE id = 'sm_s1';
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM mnemo.summary_edges WHERE session_id = 'sm';
 \echo :LAST_ERROR_SQLSTATE
+
+-- covered items expand in seq order, whatever order they were listed in;
+-- a NULL in the list is 22004
+SELECT id FROM mnemo.create_session('sm2');
+SELECT seq FROM mnemo.append_messages('sm2', '[
+  {"role":"user","id":"sm2_a","parts":[{"type":"text","text":"a"}]},
+  {"role":"assistant","id":"sm2_b","parts":[{"type":"text","text":"b"}]},
+  {"role":"user","id":"sm2_c","parts":[{"type":"text","text":"c"}]}]');
+SELECT mnemo.commit_summary('sm2', 'sm2_x', 'x', 1, ARRAY['sm2_b', NULL]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.commit_summary('sm2', 'sm2_s', 'a and b', 2, ARRAY['sm2_b', 'sm2_a']);
+SELECT item_id, seq FROM mnemo.expand_summary('sm2_s');

@@ -91,6 +91,7 @@ extern void MnemoCheckSessionExists(const char *session_id);
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id);
 extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
+extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 
 /* append.c */
 extern void MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,

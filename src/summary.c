@@ -16,7 +16,9 @@
  * nodes down to the original messages, which are never changed.
  *
  * A leaf node covers messages, a condensed node covers summaries; seq_start
- * and seq_end are the span of original messages underneath.
+ * and seq_end are the span of original messages underneath.  Edges are
+ * numbered in the order of what they cover (seq, or a node's span), whatever
+ * the order the caller listed the items in.
  */
 #include "postgres.h"
 
@@ -72,10 +74,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("token_count must not be negative")));
-	if (nids == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
-				 errmsg("invalid context swap in session \"%s\": no items to remove", session_id)));
+	MnemoCheckRemoveList(ids, session_id);
 	MnemoCheckId(summary_id, "summary id");
 
 	values[0] = CStringGetTextDatum(session_id);
@@ -139,8 +138,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 NULL, false, 0);
 	MnemoPrepare(&edges_plan,
 				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, item_id) "
-				 "SELECT $1, $2, u.ord, CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id "
-				 "FROM unnest($3) WITH ORDINALITY AS u(id, ord)",
+				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
+				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id "
+				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.id = u.id "
+				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = u.id",
 				 7, types);
 	MnemoExecute(edges_plan, values, NULL, false, 0);
 	if (condensed)

@@ -36,8 +36,8 @@ CompareStrings(const void *a, const void *b)
 }
 
 /* 22004 for NULL elements, MN006 for an empty list or an id named twice. */
-static void
-CheckRemoveList(ArrayType *ids, const char *session_id)
+void
+MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
 {
 	Datum	   *elems;
 	bool	   *nulls;
@@ -85,7 +85,7 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 	int64		removed;
 	int			nids;
 
-	CheckRemoveList(ids, session_id);
+	MnemoCheckRemoveList(ids, session_id);
 	nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);

@@ -1,14 +1,25 @@
 #!/usr/bin/env bash
-# make bench: build and install mnemo, build bench/append, start a private
-# PostgreSQL cluster in a temporary directory (test/cluster.sh: unix socket
-# only, its settings plus nothing else), create a database with mnemo, run
-# the append benchmark, stop the cluster and remove it.
+# make bench: build and install mnemo, build bench/append and bench/context,
+# start a private PostgreSQL cluster in a temporary directory (test/cluster.sh:
+# unix socket only, its settings plus nothing else), create a database with
+# mnemo, run the append benchmark, then the context benchmark, stop the
+# cluster and remove it.
 #
-#   BENCH_SECONDS  seconds per timed run      (default 2)
-#   BENCH_ROUNDS   rounds per configuration   (default 6)
-#   BENCH_WARMUP   untimed messages/client    (default 200)
+#   bash bench/run.sh [append|context|all]   or   BENCH=context make bench
+#                  which benchmarks to run    (default all)
+#   BENCH_SECONDS  append: seconds per timed run      (default 2)
+#   BENCH_ROUNDS   append: rounds per configuration   (default 6)
+#   BENCH_WARMUP   append: untimed messages/client    (default 200)
+#   BENCH_SIZES    context: session sizes, messages   (default 1000,100000,1000000)
+#   BENCH_CALLS    context: timed calls per size      (default 200)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+which=${1:-${BENCH:-all}}
+case $which in
+append|context|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|all]" >&2; exit 2 ;;
+esac
 
 started=$(date +%s)
 make -s
@@ -18,6 +29,8 @@ PG_INCLUDE=$(pg_config --includedir)
 PG_LIBDIR=$(pg_config --libdir)
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c \
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c \
+	-L"$PG_LIBDIR" -lpq -o bench/context
 
 dir=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 cleanup() {
@@ -31,12 +44,20 @@ psql -X -q -v ON_ERROR_STOP=1 -c "CREATE DATABASE mnemo_bench" >/dev/null
 export PGDATABASE=mnemo_bench
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION mnemo" >/dev/null
 
-cmd=(bench/append --seconds "${BENCH_SECONDS:-2}" --rounds "${BENCH_ROUNDS:-6}"
-	--warmup "${BENCH_WARMUP:-200}")
-echo "make bench: ${cmd[*]}"
 echo "cluster:    private, test/cluster.sh defaults (initdb + shared_buffers=256MB, fsync=on), socket $dir"
 echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (before; other work on the host skews the figures)"
 echo "cpu:        $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
-"${cmd[@]}"
+if [ "$which" != context ]; then
+	cmd=(bench/append --seconds "${BENCH_SECONDS:-2}" --rounds "${BENCH_ROUNDS:-6}"
+		--warmup "${BENCH_WARMUP:-200}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" != append ]; then
+	[ "$which" = all ] && echo
+	cmd=(bench/context --sizes "${BENCH_SIZES:-1000,100000,1000000}" --calls "${BENCH_CALLS:-200}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
 echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (after)"
 echo "wall time:  $(($(date +%s) - started)) s"

@@ -89,6 +89,8 @@ CREATE TABLE mnemo.context_items (
     position    bigint NOT NULL,
     item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
     item_id     text NOT NULL,
+    -- the item's message seq: assembly reads the messages by primary key
+    seq         bigint NOT NULL,
     created_at  bigint NOT NULL,
     PRIMARY KEY (session_id, position),
     -- an item is in a session's context at most once; swap finds items by id

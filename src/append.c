@@ -83,7 +83,7 @@ static const char *const message_columns[] = {
 	"tokens_cache_write", "tokens_reasoning", "cost", "finish_reason", NULL
 };
 static const char *const context_columns[] = {
-	"session_id", "position", "item_type", "item_id", "created_at", NULL
+	"session_id", "position", "item_type", "item_id", "seq", "created_at", NULL
 };
 
 /*
@@ -131,7 +131,8 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 		values[1] = Int64GetDatum(position);
 		values[2] = CStringGetTextDatum("message");
 		values[3] = CStringGetTextDatum(m->id);
-		values[4] = Int64GetDatum(now);
+		values[4] = Int64GetDatum(seq);
+		values[5] = Int64GetDatum(now);
 		memset(nulls, 0, sizeof(nulls));
 		MnemoHeapInsert("context_items", context_columns, values, nulls,
 						"context_items_session_id_item_id_key", "context item", m->id);

@@ -126,7 +126,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 				 "SELECT c.position, c.item_type, c.item_id, m.role, n.token_count, "
 				 MNEMO_PARTS_JSON " "
 				 "FROM mnemo.context_items c "
-				 "JOIN mnemo.messages m ON m.id = c.item_id "
+				 "JOIN mnemo.messages m ON m.session_id = c.session_id AND m.seq = c.seq "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
 				 "WHERE c.session_id = $1 ORDER BY c.position",
 				 1, types);

@@ -83,6 +83,7 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 	Datum		values[3];
 	int64		position;
 	int64		removed;
+	int64		summary_seq;
 	int			nids;
 
 	MnemoCheckRemoveList(ids, session_id);
@@ -95,7 +96,7 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, m.session_id = $1, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND c.item_id = $3) "
+				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq "
 				 "FROM mnemo.messages m WHERE m.id = $3",
 				 3, types);
 	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 ||
@@ -109,6 +110,7 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
+	summary_seq = MnemoGetInt64(0, 4, NULL);
 
 	MnemoCheckInContext(session_id, ids);
 
@@ -124,11 +126,12 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 		elog(ERROR, "context swap removed " INT64_FORMAT " items of %d", removed, nids);
 
 	MnemoPrepare(&insert_plan,
-				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at) "
-				 "VALUES ($1, $2, 'summary', $3, $4)",
-				 4, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID});
+				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, "
+				 "created_at) VALUES ($1, $2, 'summary', $3, $4, $5)",
+				 5, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID});
 	MnemoExecute(insert_plan,
-				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(MnemoNowMs())},
+				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(summary_seq),
+				 Int64GetDatum(MnemoNowMs())},
 				 NULL, false, 0);
 	return position;
 }

@@ -48,7 +48,7 @@ SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', '
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
     'completed_at', 'token_estimate']);
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
-    'created_at']);
+    'seq', 'created_at']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
     'seq_start', 'seq_end', 'created_at', 'superseded_by']);
 SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal', 'item_type',

@@ -23,9 +23,9 @@ SELECT seq FROM mnemo.append_message('cx', 'assistant', '[{"type":"text","text":
 SELECT "position", item_type, item_id, role, tokens, content FROM mnemo.build_context('cx', 10000);
 -- tokens is estimate_tokens of the rendered content
 SELECT bool_and(tokens = mnemo.estimate_tokens(content)) AS estimated FROM mnemo.build_context('cx', 10000);
--- the raw parts come along for clients that want structured tool calls
-SELECT item_id, jsonb_array_length(parts) AS parts, parts->2->>'tool_call_id' AS third_call
-  FROM mnemo.build_context('cx', 10000) ORDER BY "position";
+-- clients that want structured tool calls fetch the raw parts by item id
+SELECT id, jsonb_array_length(parts) AS parts, parts->2->>'tool_call_id' AS third_call
+  FROM mnemo.get_messages_with_parts_by_ids(ARRAY(SELECT item_id FROM mnemo.build_context('cx', 10000)));
 
 -- a tombstoned tool part renders as its tombstone; its output stays stored
 SELECT mnemo.update_part_status('cx_t1', compacted_at => 1700000000000);

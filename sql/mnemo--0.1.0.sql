@@ -198,10 +198,9 @@ CREATE TYPE mnemo.context_entry AS (
     item_id     text,
     role        text,
     content     text,
-    tokens      integer,
-    parts       jsonb
+    tokens      integer
 );
-COMMENT ON TYPE mnemo.context_entry IS 'one message of an assembled context: its rendered content, token estimate and raw parts';
+COMMENT ON TYPE mnemo.context_entry IS 'one message of an assembled context: its rendered content and token estimate';
 
 CREATE TYPE mnemo.context_budget AS (
     budget_tokens   integer,

@@ -5,8 +5,11 @@
  *
  * Invariant 5: assembly reads the context view and only the items in it, so
  * its cost grows with the context, not with the session's history.  One
- * statement fetches every item of the view with its message row and parts
- * (through the id indexes); the rest is done here in C.
+ * statement fetches the items of the view with their message rows (by
+ * primary key, through the seq the item carries), a second their parts in
+ * the same order; rendering and selection are done here in C.  The raw parts
+ * are not returned: a client that wants structured tool calls passes the
+ * item ids to get_messages_with_parts_by_ids.
  *
  * Selection, as the seed's builder: every summary is kept and its tokens are
  * reserved first; then messages are taken newest to oldest while they fit in
@@ -27,7 +30,6 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
-#include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
@@ -40,7 +42,6 @@ typedef struct ContextEntry
 	char	   *role;
 	char	   *content;
 	int32		tokens;
-	Jsonb	   *parts;
 	bool		included;
 } ContextEntry;
 
@@ -54,45 +55,7 @@ typedef struct ContextTotals
 } ContextTotals;
 
 static SPIPlanPtr items_plan;
-
-/* One message's parts rendered and joined by newlines; empty renderings skipped. */
-static char *
-RenderParts(Jsonb *parts)
-{
-	StringInfoData out;
-	int			n = JB_ROOT_COUNT(parts);
-	int			i;
-
-	initStringInfo(&out);
-	for (i = 0; i < n; i++)
-	{
-		JsonbValue *v = getIthJsonbValueFromContainer(&parts->root, i);
-		JsonbValue	buf;
-		JsonbValue *field;
-		Jsonb	   *part = JsonbValueToJsonb(v);
-		char	   *type;
-		int64		compacted_at = 0;
-		bool		tombstoned = false;
-		char	   *text;
-
-		field = getKeyJsonValueFromContainer(&part->root, "type", 4, &buf);
-		type = pnstrdup(field->val.string.val, field->val.string.len);
-		field = getKeyJsonValueFromContainer(&part->root, "compacted_at", 12, &buf);
-		if (field && field->type == jbvNumeric)
-		{
-			compacted_at = DatumGetInt64(DirectFunctionCall1(numeric_int8,
-															 NumericGetDatum(field->val.numeric)));
-			tombstoned = true;
-		}
-		text = MnemoRenderPart(type, part, compacted_at, tombstoned);
-		if (text[0] == '\0')
-			continue;
-		if (out.len > 0)
-			appendStringInfoChar(&out, '\n');
-		appendStringInfoString(&out, text);
-	}
-	return out.data;
-}
+static SPIPlanPtr parts_plan;
 
 /*
  * Read and render the context view of session_id and choose what fits in
@@ -109,9 +72,12 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	Datum		values[1];
 	ContextEntry *entries;
 	MemoryContext spicxt;
+	int64	   *node_tokens;
 	int64		remaining;
 	uint64		n;
+	uint64		nparts;
 	uint64		i;
+	uint64		j;
 
 	if (budget < 0)
 		ereport(ERROR,
@@ -123,8 +89,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	SPI_connect();
 	MnemoCheckSessionExists(session_id);
 	MnemoPrepare(&items_plan,
-				 "SELECT c.position, c.item_type, c.item_id, m.role, n.token_count, "
-				 MNEMO_PARTS_JSON " "
+				 "SELECT c.position, c.item_type, c.item_id, m.role, n.token_count "
 				 "FROM mnemo.context_items c "
 				 "JOIN mnemo.messages m ON m.session_id = c.session_id AND m.seq = c.seq "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
@@ -134,26 +99,59 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 
 	spicxt = MemoryContextSwitchTo(callcxt);
 	entries = palloc0(sizeof(ContextEntry) * Max(n, 1));
+	node_tokens = palloc(sizeof(int64) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
 		ContextEntry *e = &entries[i];
 		bool		no_node;
-		bool		isnull;
-		int64		node_tokens;
 
 		e->position = MnemoGetInt64(i, 1, NULL);
 		e->item_type = MnemoGetText(i, 2, NULL);
 		e->item_id = MnemoGetText(i, 3, NULL);
 		e->role = MnemoGetText(i, 4, NULL);
-		node_tokens = MnemoGetInt64(i, 5, &no_node);
-		e->parts = DatumGetJsonbPCopy(SPI_getbinval(SPI_tuptable->vals[i],
-													SPI_tuptable->tupdesc, 6, &isnull));
-		e->content = RenderParts(e->parts);
+		node_tokens[i] = MnemoGetInt64(i, 5, &no_node);
+		if (no_node)
+			node_tokens[i] = -1;
+	}
+	MemoryContextSwitchTo(spicxt);
+
+	/* the parts of every item, in the same order: render each message */
+	MnemoPrepare(&parts_plan,
+				 "SELECT c.position, p.part_type, p.content, p.compacted_at "
+				 "FROM mnemo.context_items c JOIN mnemo.message_parts p "
+				 "ON p.session_id = c.session_id AND p.message_id = c.item_id "
+				 "WHERE c.session_id = $1 ORDER BY c.position, p.part_index",
+				 1, types);
+	nparts = MnemoExecute(parts_plan, values, NULL, true, 0);
+	MemoryContextSwitchTo(callcxt);
+	for (i = 0, j = 0; i < n; i++)
+	{
+		ContextEntry *e = &entries[i];
+		StringInfoData out;
+
+		initStringInfo(&out);
+		for (; j < nparts && MnemoGetInt64(j, 1, NULL) == e->position; j++)
+		{
+			bool		isnull;
+			bool		no_tombstone;
+			char	   *type = MnemoGetText(j, 2, NULL);
+			Jsonb	   *content = DatumGetJsonbP(SPI_getbinval(SPI_tuptable->vals[j],
+															   SPI_tuptable->tupdesc, 3, &isnull));
+			int64		compacted_at = MnemoGetInt64(j, 4, &no_tombstone);
+			char	   *text = MnemoRenderPart(type, content, compacted_at, !no_tombstone);
+
+			if (text[0] == '\0')
+				continue;
+			if (out.len > 0)
+				appendStringInfoChar(&out, '\n');
+			appendStringInfoString(&out, text);
+		}
+		e->content = out.data;
 		if (strcmp(e->item_type, "summary") == 0)
 		{
 			e->role = pstrdup("assistant");
-			e->tokens = no_node ? MnemoEstimateTokens(e->content, strlen(e->content))
-				: (int32) node_tokens;
+			e->tokens = node_tokens[i] < 0 ? MnemoEstimateTokens(e->content, strlen(e->content))
+				: (int32) node_tokens[i];
 			e->included = true;
 			totals->summary_tokens += e->tokens;
 		}
@@ -208,8 +206,8 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 	for (i = 0; i < n; i++)
 	{
 		ContextEntry *e = &entries[i];
-		Datum		values[7];
-		bool		nulls[7] = {false, false, false, false, false, false, false};
+		Datum		values[6];
+		bool		nulls[6] = {false, false, false, false, false, false};
 
 		if (!e->included)
 			continue;
@@ -219,7 +217,6 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 		values[3] = CStringGetTextDatum(e->role);
 		values[4] = CStringGetTextDatum(e->content);
 		values[5] = Int32GetDatum(e->tokens);
-		values[6] = JsonbPGetDatum(e->parts);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

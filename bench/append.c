@@ -55,6 +55,10 @@
 
 #include <libpq-fe.h>
 
+#include "common.h"
+
+const char *bench_name = "bench/append";
+
 #define MAX_CLIENTS 64
 
 enum variant
@@ -105,75 +109,6 @@ typedef struct Client
 	char		error[1024];
 	pthread_t	thread;
 } Client;
-
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long long
-unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-die(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "bench/append: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static PGconn *
-connect_db(void)
-{
-	PGconn	   *conn = PQconnectdb("");
-
-	if (PQstatus(conn) != CONNECTION_OK)
-		die("connection failed: %s", PQerrorMessage(conn));
-	return conn;
-}
-
-/* Run one statement; die unless it succeeds. */
-static PGresult *
-exec_ok(PGconn *conn, const char *sql)
-{
-	PGresult   *res = PQexec(conn, sql);
-	ExecStatusType st = PQresultStatus(res);
-
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-		die("%s: %s", sql, PQerrorMessage(conn));
-	return res;
-}
-
-static void
-exec_cmd(PGconn *conn, const char *sql)
-{
-	PQclear(exec_ok(conn, sql));
-}
-
-static void
-prepare(PGconn *conn, const char *name, const char *sql)
-{
-	PGresult   *res = PQprepare(conn, name, sql, 0, NULL);
-
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		die("prepare %s: %s", name, PQerrorMessage(conn));
-	PQclear(res);
-}
 
 static uint64_t
 xorshift(uint64_t *s)
@@ -390,7 +325,7 @@ setup_client(Client *c, enum variant v, int sync_off, int no)
 				"VALUES ($1, $2, 0, $3, 'text', $4::jsonb, NULL, NULL, NULL, $5)");
 		prepare(c->conn, "ins_context",
 				"INSERT INTO bench.context_items (session_id, position, item_type, item_id, "
-				"created_at) VALUES ($1, $2, 'message', $3, $4)");
+				"seq, created_at) VALUES ($1, $2, 'message', $3, $2, $4)");
 	}
 	else
 	{

@@ -51,6 +51,10 @@
 
 #include <libpq-fe.h>
 
+#include "common.h"
+
+const char *bench_name = "bench/context";
+
 #define MAX_SIZES 8
 #define BATCH 1000				/* messages per append_messages call */
 #define VIEW 200				/* context items kept after compaction */
@@ -123,76 +127,6 @@ typedef struct SizeResult
 	double		load_s;
 } SizeResult;
 
-static double
-now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static long long
-unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void
-die(const char *fmt,...)
-{
-	va_list		ap;
-
-	va_start(ap, fmt);
-	fprintf(stderr, "bench/context: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	exit(1);
-}
-
-static PGconn *
-connect_db(void)
-{
-	PGconn	   *conn = PQconnectdb("");
-
-	if (PQstatus(conn) != CONNECTION_OK)
-		die("connection failed: %s", PQerrorMessage(conn));
-	return conn;
-}
-
-/* Run one statement; die unless it succeeds. */
-static PGresult *
-exec_ok(PGconn *conn, const char *sql)
-{
-	PGresult   *res = PQexec(conn, sql);
-	ExecStatusType st = PQresultStatus(res);
-
-	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-		die("%s: %s", sql, PQerrorMessage(conn));
-	return res;
-}
-
-static void
-exec_cmd(PGconn *conn, const char *sql)
-{
-	PQclear(exec_ok(conn, sql));
-}
-
-static void
-prepare(PGconn *conn, const char *name, const char *sql)
-{
-	PGresult   *res = PQprepare(conn, name, sql, 0, NULL);
-
-	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		die("prepare %s: %s", name, PQerrorMessage(conn));
-	PQclear(res);
-}
-
-/* A prepared statement that must return rows; the caller clears it. */
 static PGresult *
 run_prepared(PGconn *conn, const char *name, int nparams, const char *const *params)
 {

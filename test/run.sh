@@ -17,6 +17,7 @@
 #      concurrency  test/concurrency.sh DIR
 #      crash        test/crash.sh DIR (crashes and restarts the cluster)
 #      backup       test/backup.sh DIR
+#      bench        a tiny run of bench/run.sh (they build and run; no figures)
 #    The shell tests print "ok N - ..." / "not ok N - ..." lines; each is a
 #    count, and a step that fails without a "not ok" line counts one failure.
 # 4. stop the cluster (always), print the server log tail if anything
@@ -25,7 +26,7 @@
 #
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
-# build): regress, pgtap, client, concurrency, crash, backup.
+# build): regress, pgtap, client, concurrency, crash, backup, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -271,6 +272,21 @@ shell_test() {
 	run_tap "$1" bash "test/$1.sh" "$dir"
 }
 
+# The benchmarks are not timed here (figures belong to make bench), but they
+# must still build and run: a tiny run of each on its own cluster.
+bench_smoke() {
+	section "bench (a tiny run of make bench)"
+	if BENCH_SECONDS=1 BENCH_ROUNDS=1 BENCH_WARMUP=20 BENCH_SIZES=1000 BENCH_CALLS=5 \
+		bash bench/run.sh >"$work/bench.out" 2>&1; then
+		echo "ok - bench/append and bench/context build and run"
+		pass
+	else
+		echo "not ok - bench/append and bench/context build and run"
+		tail -n 20 "$work/bench.out" | sed 's/^/#   /'
+		fail "bench: make bench failed"
+	fi
+}
+
 main() {
 	work=$(mktemp -d /tmp/mnemo-test-work.XXXXXX)
 	build
@@ -281,6 +297,7 @@ main() {
 	if wanted concurrency; then shell_test concurrency; fi
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi
+	if wanted bench; then bench_smoke; fi
 	completed=1
 }
 

@@ -448,27 +448,9 @@ print_environment(PGconn *admin, int argc, char **argv)
 		"max_wal_size", "checkpoint_timeout", "wal_buffers", "autovacuum", "max_connections",
 		NULL
 	};
-	PGresult   *res;
-	const char *const *s;
 	int			i;
 
-	res = exec_ok(admin, "SELECT version()");
-	printf("server:   %s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	res = exec_ok(admin, "SELECT mnemo.version()");
-	printf("mnemo:    %s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	printf("machine:  %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
-	printf("settings:");
-	for (s = settings; *s; s++)
-	{
-		char		sql[128];
-
-		snprintf(sql, sizeof(sql), "SHOW %s", *s);
-		res = exec_ok(admin, sql);
-		printf(" %s=%s", *s, PQgetvalue(res, 0, 0));
-		PQclear(res);
-	}
+	print_server(admin, settings);
 	printf("\ncommand: ");
 	for (i = 0; i < argc; i++)
 		printf(" %s", argv[i]);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 
@@ -80,3 +81,31 @@ prepare(PGconn *conn, const char *name, const char *sql)
 	PQclear(res);
 }
 
+/*
+ * Print the server, mnemo and machine lines and "settings:" with the given
+ * settings' values, leaving the line open for the caller to finish.
+ */
+void
+print_server(PGconn *conn, const char *const *settings)
+{
+	PGresult   *res;
+	const char *const *s;
+
+	res = exec_ok(conn, "SELECT version()");
+	printf("server:   %s\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	res = exec_ok(conn, "SELECT mnemo.version()");
+	printf("mnemo:    %s\n", PQgetvalue(res, 0, 0));
+	PQclear(res);
+	printf("machine:  %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
+	printf("settings:");
+	for (s = settings; *s; s++)
+	{
+		char		sql[128];
+
+		snprintf(sql, sizeof(sql), "SHOW %s", *s);
+		res = exec_ok(conn, sql);
+		printf(" %s=%s", *s, PQgetvalue(res, 0, 0));
+		PQclear(res);
+	}
+}

@@ -18,5 +18,6 @@ PGconn	   *connect_db(void);	/* from the PG* environment */
 PGresult   *exec_ok(PGconn *conn, const char *sql);
 void		exec_cmd(PGconn *conn, const char *sql);
 void		prepare(PGconn *conn, const char *name, const char *sql);
+void		print_server(PGconn *conn, const char *const *settings);
 
 #endif

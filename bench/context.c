@@ -466,27 +466,9 @@ print_environment(PGconn *conn, int argc, char **argv)
 	static const char *const settings[] = {
 		"shared_buffers", "fsync", "synchronous_commit", "work_mem", "autovacuum", NULL
 	};
-	PGresult   *res;
-	const char *const *s;
 	int			i;
 
-	res = exec_ok(conn, "SELECT version()");
-	printf("server:   %s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	res = exec_ok(conn, "SELECT mnemo.version()");
-	printf("mnemo:    %s\n", PQgetvalue(res, 0, 0));
-	PQclear(res);
-	printf("machine:  %ld CPUs online\n", sysconf(_SC_NPROCESSORS_ONLN));
-	printf("settings:");
-	for (s = settings; *s; s++)
-	{
-		char		sql[128];
-
-		snprintf(sql, sizeof(sql), "SHOW %s", *s);
-		res = exec_ok(conn, sql);
-		printf(" %s=%s", *s, PQgetvalue(res, 0, 0));
-		PQclear(res);
-	}
+	print_server(conn, settings);
 	printf(" (synchronous_commit=off for this connection)\ncommand: ");
 	for (i = 0; i < argc; i++)
 		printf(" %s", argv[i]);

@@ -89,7 +89,8 @@ extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_po
 extern void MnemoCheckSessionExists(const char *session_id);
 
 /* swap.c */
-extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id);
+extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id,
+					   bool items_checked);
 extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 

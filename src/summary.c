@@ -153,7 +153,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, ids, summary_id);
+	position = MnemoSwap(session_id, ids, summary_id, true);
 	MnemoNotify(lock.watched, "summary_committed", session_id, summary_id, lock.last_seq);
 	SPI_finish();
 	PG_RETURN_INT64(position);

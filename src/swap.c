@@ -74,10 +74,12 @@ MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
 
 /*
  * The swap itself, for swap_context_items and commit_summary.  The caller is
- * inside SPI and holds the session lock.  Returns the summary's position.
+ * inside SPI and holds the session lock; items_checked says it has already
+ * run MnemoCheckRemoveList and MnemoCheckInContext under that lock.  Returns
+ * the summary's position.
  */
 int64
-MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
+MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool items_checked)
 {
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[3];
@@ -86,7 +88,8 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 	int64		summary_seq;
 	int			nids;
 
-	MnemoCheckRemoveList(ids, session_id);
+	if (!items_checked)
+		MnemoCheckRemoveList(ids, session_id);
 	nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
@@ -112,7 +115,8 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id)
 						session_id, summary_id)));
 	summary_seq = MnemoGetInt64(0, 4, NULL);
 
-	MnemoCheckInContext(session_id, ids);
+	if (!items_checked)
+		MnemoCheckInContext(session_id, ids);
 
 	MnemoPrepare(&delete_plan,
 				 "WITH d AS (DELETE FROM mnemo.context_items "
@@ -174,7 +178,7 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 
 	SPI_connect();
 	MnemoLockSession(session_id, 0, 0, false, &lock);
-	position = MnemoSwap(session_id, ids, summary_id);
+	position = MnemoSwap(session_id, ids, summary_id, false);
 	MnemoNotify(lock.watched, "context_swapped", session_id, summary_id, -1);
 	SPI_finish();
 	PG_RETURN_INT64(position);

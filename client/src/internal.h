@@ -1,0 +1,147 @@
+/*
+ * internal.h
+ *		What the files of libmnemo share and nothing outside it sees.
+ *
+ * The store handle, the statement runner and the row converters.  A module
+ * of the library (one file per concept: sessions.c, messages.c, ...) declares
+ * its SQL as static const mn_stmt values beside the functions that use them
+ * and runs them with mn_exec(): each is prepared once per connection, on
+ * first use, and again after a reconnect.  Errors are set on the handle with
+ * mn_fail() or mapped from a server result by mn_exec() itself, so a public
+ * call's error path is "return mn_fail(...)" or "return st->errcode".
+ */
+#ifndef MNEMO_INTERNAL_H
+#define MNEMO_INTERNAL_H
+
+#include <libpq-fe.h>
+
+#include "mnemo.h"
+
+struct json_object;
+
+/* A parameterised statement, prepared once per connection by name. */
+typedef struct mn_stmt
+{
+	const char *name;			/* unique in the library: "mnemo_<what>" */
+	const char *sql;			/* $1..$n, never built from arguments */
+	int			nparams;
+} mn_stmt;
+
+struct mn_events;				/* events.c */
+struct mn_feed;					/* feed.c */
+
+struct mnemo_store
+{
+	PGconn	   *conn;
+	char	   *conninfo;		/* as given, "" for the environment */
+	char	   *server_version;	/* mnemo.version(), after a good connect */
+
+	/* the last error */
+	int			errcode;
+	char	   *errmsg;			/* malloc'd; NULL reads as "" */
+	char		sqlstate[6];
+
+	/* statements prepared on this connection (reset by a reconnect) */
+	const mn_stmt **prepared;
+	size_t		n_prepared;
+	size_t		cap_prepared;
+
+	struct mn_events *events;	/* subscriptions; NULL until the first */
+	struct mn_feed *feed;		/* followed sessions; NULL until the first */
+};
+
+/* ---- errors (error.c) ---- */
+
+/* Record an error on the handle and return code (printf-style message). */
+int			mn_fail(mnemo_store *st, int code, const char *fmt,...)
+			__attribute__((format(printf, 3, 4)));
+
+/* Clear the last error: every public call starts with it. */
+void		mn_clear_error(mnemo_store *st);
+
+/* Map a failed result (or a broken connection when res is NULL) to the
+ * handle's error and return the code. */
+int			mn_fail_result(mnemo_store *st, const PGresult *res);
+
+/* The mnemo_err of a SQLSTATE. */
+int			mn_code_of_sqlstate(const char *sqlstate);
+
+/* ---- statements (stmt.c) ---- */
+
+/*
+ * Run stmt with text parameters (NULL is SQL NULL), preparing it first if
+ * this connection has not.  Returns the result (PGRES_TUPLES_OK or
+ * PGRES_COMMAND_OK), which the caller PQclear()s, or NULL with the error set
+ * on the handle.
+ */
+PGresult   *mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params);
+
+/* Run a constant command with no parameters (BEGIN, COMMIT, LISTEN mnemo);
+ * MNEMO_OK or the error, set on the handle. */
+int			mn_exec_command(mnemo_store *st, const char *sql);
+
+/* Forget the prepared statements (after the connection was replaced). */
+void		mn_stmt_reset(mnemo_store *st);
+
+/* ---- values (convert.c) ---- */
+
+/* Column getters for a row of a text-format result; name must exist. */
+int			mn_col(const PGresult *res, const char *name);
+char	   *mn_get_str(const PGresult *res, int row, int col);	/* malloc'd, NULL
+																 * for SQL NULL */
+int64_t		mn_get_i64(const PGresult *res, int row, int col);	/* 0 for NULL */
+bool		mn_get_bool(const PGresult *res, int row, int col);
+double		mn_get_f64(const PGresult *res, int row, int col);
+
+/* Text of an integer / bool parameter in buf (at least 24 bytes). */
+const char *mn_i64_param(char *buf, int64_t v);
+
+/* A PostgreSQL text[] literal of the items, malloc'd; NULL if out of memory
+ * (the handle's error is then set). */
+char	   *mn_text_array(mnemo_store *st, const char *const *items, size_t n);
+
+/*
+ * Row converters: fill *out from row `row` of res, whose columns are those of
+ * the named SQL row type (looked up by name, so extra columns do no harm).
+ * They return MNEMO_OK or set the handle's error (NOMEM, PROTOCOL), leaving
+ * *out cleared.
+ */
+int			mn_session_from_row(mnemo_store *st, const PGresult *res, int row,
+								mnemo_session *out);	/* mnemo.sessions */
+int			mn_message_from_row(mnemo_store *st, const PGresult *res, int row,
+								mnemo_message *out);	/* mnemo.messages, or
+														 * message_with_parts:
+														 * a "parts" column is
+														 * parsed when present */
+int			mn_part_from_row(mnemo_store *st, const PGresult *res, int row,
+							 mnemo_part *out);	/* mnemo.message_parts */
+
+/* Parse a jsonb array of parts (message_with_parts.parts). */
+int			mn_parts_from_json(mnemo_store *st, const char *json, size_t *n,
+							   mnemo_part **parts);
+
+/* The part object a spec describes (see mnemo_new_part), or NULL with the
+ * handle's error set (INVALID_ARGUMENT, FORMAT, NOMEM). */
+struct json_object *mn_part_to_json(mnemo_store *st, const mnemo_new_part *part);
+
+/* The message object of append_messages for a spec, or NULL as above. */
+struct json_object *mn_message_to_json(mnemo_store *st, const mnemo_new_message *msg);
+
+/* Release what a struct holds, leaving it zeroed (not the struct itself). */
+void		mn_session_clear(mnemo_session *s);
+void		mn_part_clear(mnemo_part *p);
+void		mn_message_clear(mnemo_message *m);
+
+/* ---- events (events.c) and the feed (feed.c) ---- */
+
+/* Publish on the handle (the library's own writes use it). */
+void		mn_emit(mnemo_store *st, mnemo_event_type type, const char *session_id,
+					const char *id, int64_t seq, const char *data, bool remote);
+
+void		mn_events_free(mnemo_store *st);
+
+/* After a reconnect: LISTEN and watch again; the next poll catches up. */
+int			mn_feed_resume(mnemo_store *st);
+void		mn_feed_free(mnemo_store *st);
+
+#endif							/* MNEMO_INTERNAL_H */

@@ -144,4 +144,12 @@ void		mn_events_free(mnemo_store *st);
 int			mn_feed_resume(mnemo_store *st);
 void		mn_feed_free(mnemo_store *st);
 
+/* helper C additions */
+
+/* The event type a notification's "event" names (summary_committed is
+ * MNEMO_EVENT_COMPACTION_COMPLETED), or -1 if none (events.c). */
+int			mn_event_type_of_name(const char *name);
+
+/* end of helper C additions */
+
 #endif							/* MNEMO_INTERNAL_H */

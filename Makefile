@@ -18,8 +18,22 @@ PG_CONFIG   ?= pg_config
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# Every test the project has: private cluster, pg_regress, pgTAP, concurrency,
-# crash and backup tests; ends with "N passed, N failed".
+# libmnemo and the mnemo command build with their own plain Makefile, so the
+# extension build never needs json-c (see client/Makefile).
+.PHONY: client client-install client-clean
+client:
+	$(MAKE) -C client
+
+client-install:
+	$(MAKE) -C client install
+
+client-clean:
+	$(MAKE) -C client clean
+
+# make demo: a real session end to end on a private cluster (test/demo.sh).
+# make test: every test the project has: private cluster, pg_regress,
+# isolation, pgTAP, client, concurrency, crash, backup and a tiny bench run;
+# ends with "N passed, N failed".
 .PHONY: test bench demo
 demo:
 	bash test/demo.sh

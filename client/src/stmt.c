@@ -1,0 +1,155 @@
+/*
+ * stmt.c
+ *		The statement runner: every statement the library sends goes
+ *		through mn_exec() or, for constant commands, mn_exec_command().
+ *
+ * A statement is prepared by name the first time a connection runs it and
+ * kept for the life of that connection; the handle remembers which mn_stmt
+ * values it has prepared (by address: they are static constants of the
+ * modules).  A reconnect starts a new server session with nothing prepared,
+ * so the reconnect forgets the list (mn_stmt_reset).  Parameters are text,
+ * NULL meaning SQL NULL, and results come back in text format.
+ *
+ * A prepared statement can also vanish without a reconnect (DISCARD ALL by a
+ * pooler between two transactions): when the server says so outside a
+ * transaction block, the statement is prepared again and run once more.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+static bool
+is_prepared(const mnemo_store *st, const mn_stmt *stmt)
+{
+	for (size_t i = 0; i < st->n_prepared; i++)
+		if (st->prepared[i] == stmt)
+			return true;
+	return false;
+}
+
+static void
+forget(mnemo_store *st, const mn_stmt *stmt)
+{
+	for (size_t i = 0; i < st->n_prepared; i++)
+		if (st->prepared[i] == stmt)
+		{
+			st->prepared[i] = st->prepared[--st->n_prepared];
+			return;
+		}
+}
+
+/* Room for one more entry, taken before PQprepare so that a statement the
+ * server has is never missing from the list (preparing it twice fails). */
+static int
+reserve(mnemo_store *st)
+{
+	const mn_stmt **grown;
+	size_t		cap;
+
+	if (st->n_prepared < st->cap_prepared)
+		return MNEMO_OK;
+	cap = st->cap_prepared ? st->cap_prepared * 2 : 32;
+	grown = realloc(st->prepared, cap * sizeof(*grown));
+	if (grown == NULL)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	st->prepared = grown;
+	st->cap_prepared = cap;
+	return MNEMO_OK;
+}
+
+static bool
+connected(mnemo_store *st)
+{
+	if (st->conn == NULL)
+	{
+		mn_fail(st, MNEMO_ERR_CONNECTION,
+				"not connected to the server (mnemo_store_reconnect connects again)");
+		return false;
+	}
+	if (PQstatus(st->conn) != CONNECTION_OK)
+	{
+		mn_fail_result(st, NULL);
+		return false;
+	}
+	return true;
+}
+
+static int
+prepare(mnemo_store *st, const mn_stmt *stmt)
+{
+	PGresult   *res;
+	int			rc;
+
+	if ((rc = reserve(st)) != MNEMO_OK)
+		return rc;
+	res = PQprepare(st->conn, stmt->name, stmt->sql, stmt->nparams, NULL);
+	if (res == NULL || PQresultStatus(res) != PGRES_COMMAND_OK)
+	{
+		rc = mn_fail_result(st, res);
+		PQclear(res);
+		return rc;
+	}
+	PQclear(res);
+	st->prepared[st->n_prepared++] = stmt;
+	return MNEMO_OK;
+}
+
+static bool
+ok_status(const PGresult *res)
+{
+	ExecStatusType s = PQresultStatus(res);
+
+	return s == PGRES_TUPLES_OK || s == PGRES_COMMAND_OK;
+}
+
+PGresult *
+mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params)
+{
+	PGresult   *res;
+
+	if (!connected(st))
+		return NULL;
+	for (int attempt = 0;; attempt++)
+	{
+		const char *sqlstate;
+
+		if (!is_prepared(st, stmt) && prepare(st, stmt) != MNEMO_OK)
+			return NULL;
+		res = PQexecPrepared(st->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
+		if (res != NULL && ok_status(res))
+			return res;
+		sqlstate = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
+		if (attempt == 0 && sqlstate != NULL && strcmp(sqlstate, "26000") == 0 &&
+			PQtransactionStatus(st->conn) == PQTRANS_IDLE)
+		{
+			PQclear(res);
+			forget(st, stmt);
+			continue;
+		}
+		mn_fail_result(st, res);
+		PQclear(res);
+		return NULL;
+	}
+}
+
+int
+mn_exec_command(mnemo_store *st, const char *sql)
+{
+	PGresult   *res;
+	int			rc = MNEMO_OK;
+
+	if (!connected(st))
+		return st->errcode;
+	res = PQexec(st->conn, sql);
+	if (res == NULL || !ok_status(res))
+		rc = mn_fail_result(st, res);
+	PQclear(res);
+	return rc;
+}
+
+void
+mn_stmt_reset(mnemo_store *st)
+{
+	st->n_prepared = 0;
+}

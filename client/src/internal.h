@@ -152,4 +152,14 @@ int			mn_event_type_of_name(const char *name);
 
 /* end of helper C additions */
 
+/* helper A additions */
+
+/* Set every part's message_id to a copy of message_id: the parts array of
+ * message_with_parts does not carry it, so mn_parts_from_json leaves it ""
+ * (convert.c; mn_message_from_row calls this itself). */
+int			mn_parts_set_message_id(mnemo_store *st, mnemo_part *parts, size_t n,
+									const char *message_id);
+
+/* end of helper A additions */
+
 #endif							/* MNEMO_INTERNAL_H */

@@ -144,6 +144,26 @@ void		mn_events_free(mnemo_store *st);
 int			mn_feed_resume(mnemo_store *st);
 void		mn_feed_free(mnemo_store *st);
 
+/* helper B additions */
+
+/* The JSON array of parts a message spec carries (specs.c), or NULL with
+ * the handle's error set (INVALID_ARGUMENT, FORMAT, NOMEM). */
+struct json_object *mn_parts_to_json(mnemo_store *st, const mnemo_new_part *parts, size_t n);
+
+/* The compact JSON text of obj, owned by obj; NULL with NOMEM set. */
+const char *mn_json_text(mnemo_store *st, struct json_object *obj);
+
+/* Column col of row as a malloc'd string in *dst (NULL for SQL NULL); false
+ * only when out of memory. */
+static inline bool
+mn_str_into(const PGresult *res, int row, int col, char **dst)
+{
+	*dst = mn_get_str(res, row, col);
+	return *dst != NULL || PQgetisnull(res, row, col);
+}
+
+/* end of helper B additions */
+
 /* helper C additions */
 
 /* The event type a notification's "event" names (summary_committed is

@@ -1,0 +1,472 @@
+/*
+ * messages.c
+ *		Appending messages, recording their usage, and reading them back.
+ *
+ * An append is one statement: append_message with the parts as one jsonb
+ * argument, or append_messages with the whole batch as one jsonb array, so
+ * a message and all its parts (and a batch and all its messages) are stored
+ * atomically by the server and an error leaves nothing behind.  Each stored
+ * message is then published on the handle as MNEMO_EVENT_MESSAGE_CREATED,
+ * after the server answered: a handler never hears of a message that was
+ * not committed.
+ *
+ * Reads return mnemo.messages rows (no parts) or mnemo.message_with_parts
+ * rows, whose "parts" column mn_message_from_row parses.
+ */
+#include <locale.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "internal.h"
+
+#define MESSAGE_COLUMNS \
+	"session_id, seq, id, role, created_at, agent, model_id, provider_id, run_id, " \
+	"is_summary, tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, " \
+	"tokens_reasoning, cost, finish_reason"
+
+static const mn_stmt append_stmt = {
+	"mnemo_message_append",
+	"SELECT id, seq FROM mnemo.append_message($1::text, $2::text, $3::jsonb, "
+	"id => $4::text, agent => $5::text, model_id => $6::text, provider_id => $7::text, "
+	"run_id => $8::text, is_summary => $9::boolean)",
+	9
+};
+
+static const mn_stmt append_batch_stmt = {
+	"mnemo_messages_append",
+	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
+	2
+};
+
+static const mn_stmt update_tokens_stmt = {
+	"mnemo_message_update_tokens",
+	"SELECT mnemo.update_message_tokens($1::text, $2::jsonb, $3::double precision, $4::text)",
+	4
+};
+
+static const mn_stmt get_stmt = {
+	"mnemo_message_get",
+	"SELECT " MESSAGE_COLUMNS " FROM mnemo.get_message($1::text)",
+	1
+};
+
+static const mn_stmt get_all_stmt = {
+	"mnemo_messages_get",
+	"SELECT " MESSAGE_COLUMNS " FROM mnemo.get_messages($1::text, $2::text)",
+	2
+};
+
+static const mn_stmt get_all_parts_stmt = {
+	"mnemo_messages_get_with_parts",
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts($1::text, $2::text)",
+	2
+};
+
+static const mn_stmt get_by_ids_stmt = {
+	"mnemo_messages_get_by_ids",
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids($1::text[])",
+	1
+};
+
+static const mn_stmt history_stmt = {
+	"mnemo_history",
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.history($1::text, $2::integer)",
+	2
+};
+
+static const mn_stmt last_summary_stmt = {
+	"mnemo_summary_last",
+	"SELECT " MESSAGE_COLUMNS " FROM mnemo.last_summary($1::text)",
+	1
+};
+
+/* Row `row` of an (id, seq) result as a message ref. */
+static int
+ref_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_message_ref *ref)
+{
+	int			id_col = mn_col(res, "id");
+	int			seq_col = mn_col(res, "seq");
+	const char *id;
+	size_t		len;
+
+	if (id_col < 0 || seq_col < 0 || PQgetisnull(res, row, id_col))
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "an append returned no message id");
+	id = PQgetvalue(res, row, id_col);
+	len = strlen(id);
+	if (len > MNEMO_ID_MAX)
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "message id of %zu bytes", len);
+	memcpy(ref->id, id, len + 1);
+	ref->seq = mn_get_i64(res, row, seq_col);
+	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_message_append(mnemo_store *st, const char *session_id,
+					 const mnemo_new_message *msg, mnemo_message_ref *ref)
+{
+	struct json_object *parts;
+	const char *params[9];
+	PGresult   *res;
+	mnemo_message_ref got;
+	int			rc;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL || msg == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and message are required");
+	if (msg->role == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message role is required");
+	parts = mn_parts_to_json(st, msg->parts, msg->n_parts);
+	if (parts == NULL)
+		return st->errcode;
+	params[0] = session_id;
+	params[1] = msg->role;
+	params[2] = mn_json_text(st, parts);
+	params[3] = msg->id;
+	params[4] = msg->agent;
+	params[5] = msg->model_id;
+	params[6] = msg->provider_id;
+	params[7] = msg->run_id;
+	params[8] = msg->is_summary ? "true" : "false";
+	if (params[2] == NULL)
+	{
+		json_object_put(parts);
+		return st->errcode;
+	}
+	res = mn_exec(st, &append_stmt, params);
+	json_object_put(parts);
+	if (res == NULL)
+		return st->errcode;
+	if (PQntuples(res) != 1)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_message returned %d rows", PQntuples(res));
+	else
+		rc = ref_from_row(st, res, 0, &got);
+	PQclear(res);
+	if (rc != MNEMO_OK)
+		return rc;
+	if (ref != NULL)
+		*ref = got;
+	mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, session_id, got.id, got.seq, NULL, false);
+	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_messages_append(mnemo_store *st, const char *session_id,
+					  const mnemo_new_message *msgs, size_t n, mnemo_message_ref *refs)
+{
+	struct json_object *array;
+	const char *params[2];
+	PGresult   *res;
+	mnemo_message_ref *got;
+	size_t		i;
+	int			rc = MNEMO_OK;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	if (n > 0 && msgs == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "n is %zu but msgs is NULL", n);
+	if (n > (size_t) INT32_MAX)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "too many messages in one call");
+
+	array = json_object_new_array_ext((int) n);
+	if (array == NULL)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	for (i = 0; i < n; i++)
+	{
+		struct json_object *m = mn_message_to_json(st, &msgs[i]);
+
+		if (m == NULL)
+		{
+			json_object_put(array);
+			return st->errcode;
+		}
+		if (json_object_array_add(array, m) != 0)
+		{
+			json_object_put(m);
+			json_object_put(array);
+			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		}
+	}
+	/* the refs are gathered apart so that a failure leaves the caller's alone */
+	got = malloc((n > 0 ? n : 1) * sizeof(*got));
+	params[0] = session_id;
+	params[1] = got != NULL ? mn_json_text(st, array) : NULL;
+	if (params[1] == NULL)
+	{
+		json_object_put(array);
+		free(got);
+		return got == NULL ? mn_fail(st, MNEMO_ERR_NOMEM, "out of memory") : st->errcode;
+	}
+	res = mn_exec(st, &append_batch_stmt, params);
+	json_object_put(array);
+	if (res == NULL)
+	{
+		free(got);
+		return st->errcode;
+	}
+	if ((size_t) PQntuples(res) != n)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned %d rows for %zu messages",
+					 PQntuples(res), n);
+	for (i = 0; rc == MNEMO_OK && i < n; i++)
+		rc = ref_from_row(st, res, (int) i, &got[i]);
+	PQclear(res);
+	if (rc != MNEMO_OK)
+	{
+		free(got);
+		return rc;
+	}
+	if (refs != NULL && n > 0)
+		memcpy(refs, got, n * sizeof(*got));
+	for (i = 0; i < n; i++)
+		mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, session_id, got[i].id, got[i].seq, NULL, false);
+	free(got);
+	return MNEMO_OK;
+}
+
+/* A double as SQL text, with '.' whatever LC_NUMERIC says. */
+static const char *
+float_param(char *buf, size_t size, double v)
+{
+	const char *point = localeconv()->decimal_point;
+	char	   *p;
+
+	snprintf(buf, size, "%.17g", v);
+	if (point != NULL && point[0] != '\0' && strcmp(point, ".") != 0)
+	{
+		p = strstr(buf, point);
+		if (p != NULL)
+		{
+			size_t		plen = strlen(point);
+
+			*p = '.';
+			memmove(p + 1, p + plen, strlen(p + plen) + 1);
+		}
+	}
+	return buf;
+}
+
+MNEMO_API int
+mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
+							const mnemo_tokens *tokens, double cost,
+							const char *finish_reason)
+{
+	char		tokens_json[256];
+	char		cost_text[64];
+	const char *params[4];
+	PGresult   *res;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (message_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id is required");
+	if (tokens != NULL)
+		snprintf(tokens_json, sizeof(tokens_json),
+				 "{\"input\":%" PRId64 ",\"output\":%" PRId64 ",\"cache_read\":%" PRId64
+				 ",\"cache_write\":%" PRId64 ",\"reasoning\":%" PRId64 "}",
+				 tokens->input, tokens->output, tokens->cache_read, tokens->cache_write,
+				 tokens->reasoning);
+	else
+		strcpy(tokens_json, "{}");	/* no key: every count stays */
+	params[0] = message_id;
+	params[1] = tokens_json;
+	/* not (cost < 0): a NaN is kept out too, as "keep the stored cost" */
+	params[2] = cost >= 0 ? float_param(cost_text, sizeof(cost_text), cost) : NULL;
+	params[3] = finish_reason;
+	res = mn_exec(st, &update_tokens_stmt, params);
+	if (res == NULL)
+		return st->errcode;
+	PQclear(res);
+	return MNEMO_OK;
+}
+
+/* The rows of res as a new list; res is cleared. */
+static int
+messages_result(mnemo_store *st, PGresult *res, mnemo_messages **out)
+{
+	int			n = PQntuples(res);
+	mnemo_messages *list = calloc(1, sizeof(*list));
+	int			i;
+
+	if (list != NULL && n > 0)
+	{
+		list->items = calloc((size_t) n, sizeof(*list->items));
+		if (list->items == NULL)
+		{
+			free(list);
+			list = NULL;
+		}
+	}
+	if (list == NULL)
+	{
+		PQclear(res);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	for (i = 0; i < n; i++)
+	{
+		int			rc = mn_message_from_row(st, res, i, &list->items[i]);
+
+		if (rc != MNEMO_OK)
+		{
+			PQclear(res);
+			mnemo_messages_free(list);
+			return rc;
+		}
+		list->count++;
+	}
+	PQclear(res);
+	*out = list;
+	return MNEMO_OK;
+}
+
+/*
+ * The single message row of res as a new message; res is cleared.  A row
+ * of NULLs (a function returning a NULL composite) gives *out = NULL when
+ * none_ok, and PROTOCOL otherwise.
+ */
+static int
+message_result(mnemo_store *st, PGresult *res, bool none_ok, mnemo_message **out)
+{
+	mnemo_message *m;
+	int			rc;
+
+	if (PQntuples(res) != 1)
+	{
+		PQclear(res);
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "expected one message row");
+	}
+	if (PQgetisnull(res, 0, mn_col(res, "id")))
+	{
+		PQclear(res);
+		if (!none_ok)
+			return mn_fail(st, MNEMO_ERR_PROTOCOL, "the message row has no id");
+		*out = NULL;
+		return MNEMO_OK;
+	}
+	m = calloc(1, sizeof(*m));
+	if (m == NULL)
+	{
+		PQclear(res);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	rc = mn_message_from_row(st, res, 0, m);
+	PQclear(res);
+	if (rc != MNEMO_OK)
+	{
+		free(m);
+		return rc;
+	}
+	*out = m;
+	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_message_get(mnemo_store *st, const char *id, mnemo_message **out)
+{
+	const char *params[1];
+	PGresult   *res;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (id == NULL || out == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id and out are required");
+	params[0] = id;
+	res = mn_exec(st, &get_stmt, params);
+	if (res == NULL)
+		return st->errcode;
+	return message_result(st, res, false, out);
+}
+
+MNEMO_API int
+mnemo_messages_get(mnemo_store *st, const char *session_id, const char *since_message_id,
+				   bool with_parts, mnemo_messages **out)
+{
+	const char *params[2];
+	PGresult   *res;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL || out == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	params[0] = session_id;
+	params[1] = since_message_id;
+	res = mn_exec(st, with_parts ? &get_all_parts_stmt : &get_all_stmt, params);
+	if (res == NULL)
+		return st->errcode;
+	return messages_result(st, res, out);
+}
+
+MNEMO_API int
+mnemo_messages_get_by_ids(mnemo_store *st, const char *const *ids, size_t n,
+						  mnemo_messages **out)
+{
+	const char *params[1];
+	char	   *array;
+	PGresult   *res;
+	size_t		i;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (out == NULL || (n > 0 && ids == NULL))
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "ids and out are required");
+	for (i = 0; i < n; i++)
+		if (ids[i] == NULL)
+			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "ids[%zu] is NULL", i);
+	array = mn_text_array(st, ids, n);
+	if (array == NULL)
+		return st->errcode;
+	params[0] = array;
+	res = mn_exec(st, &get_by_ids_stmt, params);
+	free(array);
+	if (res == NULL)
+		return st->errcode;
+	return messages_result(st, res, out);
+}
+
+MNEMO_API int
+mnemo_history(mnemo_store *st, const char *session_id, int limit, mnemo_messages **out)
+{
+	char		limit_text[24];
+	const char *params[2];
+	PGresult   *res;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL || out == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	params[0] = session_id;
+	params[1] = limit < 0 ? NULL : mn_i64_param(limit_text, limit);
+	res = mn_exec(st, &history_stmt, params);
+	if (res == NULL)
+		return st->errcode;
+	return messages_result(st, res, out);
+}
+
+MNEMO_API int
+mnemo_summary_last(mnemo_store *st, const char *session_id, mnemo_message **out)
+{
+	const char *params[1];
+	PGresult   *res;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL || out == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	params[0] = session_id;
+	res = mn_exec(st, &last_summary_stmt, params);
+	if (res == NULL)
+		return st->errcode;
+	return message_result(st, res, true, out);
+}

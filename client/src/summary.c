@@ -266,6 +266,9 @@ mnemo_summary_expand(mnemo_store *st, const char *summary_id, bool recursive,
 		{
 			rc = mn_parts_from_json(st, PQgetvalue(res, i, c_parts), &row->n_parts,
 									&row->parts);
+			/* the parts array does not carry it: the item is the message */
+			if (rc == MNEMO_OK && row->item_id != NULL)
+				rc = mn_parts_set_message_id(st, row->parts, row->n_parts, row->item_id);
 			if (rc != MNEMO_OK)
 			{
 				PQclear(res);

@@ -239,6 +239,7 @@ test_commit_and_expand(mnemo_store *st, int64_t tombstoned_at)
 				const mnemo_part *p = &msg[1]->parts[0];
 
 				is_str(p->id, "m2-tool", "m2's tool part");
+				is_str(p->message_id, "m2", "names its message");
 				is_str(p->tool_name, "find", "tool_name");
 				is_str(p->tool_input, "{\"name\": \"postgresql.conf\"}", "tool_input");
 				is_str(p->tool_output, "/etc/postgresql/15/main/postgresql.conf",

@@ -1,0 +1,304 @@
+#!/usr/bin/env bash
+# The client tests: libmnemo and the mnemo command against a running cluster.
+#
+#   bash test/client/run.sh DIR     (test/run.sh calls it with PGHOST, PGPORT
+#                                    and PGUSER set to the cluster in DIR)
+#
+# 1. build the client twice: as installed (make -C client) and with
+#    AddressSanitizer, LeakSanitizer and UBSan (make -C client SANITIZE=1,
+#    in client/build-asan/);
+# 2. check that the sanitizers work here: a planted leak must be reported,
+#    or "no leaks" below would mean nothing;
+# 3. run every test/client/t_*.c, compiled against the sanitized static
+#    library, and every test/client/*.sh (with MNEMO_BIN, the sanitized
+#    mnemo command), each in a fresh database of its own named after it
+#    with the extension created (PGDATABASE), MNEMO_TEST_CLUSTER_DIR=DIR
+#    exported so that a test may stop and start the cluster
+#    (bash test/cluster.sh stop|start DIR);
+# 4. check the shared library's exports and soname, `make install` into a
+#    temporary prefix, and build and run the C example of
+#    client/doc/building.md against that install through pkg-config.
+#
+# MNEMO_CLIENT_ONLY="t_store cli" runs only the named tests (the checks of
+# steps 1, 2 and 4 always run).
+#
+# Prints one TAP stream: each test's own lines renumbered and prefixed with
+# its name, then the plan.  A test that crashes, exits non-zero, times out,
+# leaves no plan or runs another number of tests than planned, or whose run
+# produced any sanitizer report, gets a "not ok" line of its own.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+dir=$(realpath -m "${1:?usage: test/client/run.sh CLUSTER_DIR}")
+export MNEMO_TEST_CLUSTER_DIR=$dir
+work=$(mktemp -d /tmp/mnemo-client.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+TEST_TIMEOUT=${MNEMO_CLIENT_TEST_TIMEOUT:-180}
+SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+TEST_CFLAGS="-std=c11 -g -O1 -Wall -Wextra -Werror -Wstrict-prototypes -Wwrite-strings"
+PQ_INCLUDEDIR=$(pg_config --includedir)
+PQ_LIBDIR=$(pg_config --libdir)
+
+n=0
+nfailed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	nfailed=$((nfailed + 1))
+	echo "not ok $n - $*"
+}
+# Print a file as TAP comments.
+comment() { sed 's/^/# /' "$@"; }
+finish() {
+	echo "1..$n"
+	[ "$nfailed" -eq 0 ]
+	exit
+}
+
+# Sanitizer reports go to files, one per process (log_path.PID), so that a
+# report from a child process (the mnemo command in a shell test) is seen.
+sanitizer_env() {
+	local logdir=$1
+	mkdir -p "$logdir"
+	export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:log_path=$logdir/asan"
+	export LSAN_OPTIONS="log_path=$logdir/asan"
+	export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan"
+}
+
+# ---- 1. build ----------------------------------------------------------
+
+version=$(make -s --no-print-directory -C client print-version 2>/dev/null)
+major=${version%%.*}
+if make -C client >"$work/build.log" 2>&1; then
+	ok "libmnemo $version and mnemo build with -Wall -Wextra -Werror (make -C client)"
+else
+	not_ok "libmnemo builds (make -C client)"
+	tail -n 40 "$work/build.log" | comment
+	finish
+fi
+if make -C client SANITIZE=1 >"$work/build-asan.log" 2>&1; then
+	ok "the ASan+UBSan build (make -C client SANITIZE=1)"
+else
+	not_ok "the ASan+UBSan build (make -C client SANITIZE=1)"
+	tail -n 40 "$work/build-asan.log" | comment
+	finish
+fi
+asan_lib=client/build-asan/libmnemo.a
+asan_bin=client/build-asan/mnemo
+
+# ---- 2. the sanitizers catch what they must -----------------------------
+
+cat >"$work/planted_leak.c" <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+int
+main(void)
+{
+	char	   *p = malloc(77);
+
+	strcpy(p, "leaked on purpose");
+	printf("%s\n", p);
+	p = NULL;
+	return 0;
+}
+EOF
+# shellcheck disable=SC2086 # flag lists
+if cc $TEST_CFLAGS -O0 $SANFLAGS -o "$work/planted_leak" "$work/planted_leak.c" 2>"$work/planted.log"; then
+	(
+		sanitizer_env "$work/san-planted"
+		"$work/planted_leak" >/dev/null 2>&1
+	)
+	if cat "$work/san-planted"/* 2>/dev/null | grep -q "LeakSanitizer: detected memory leaks"; then
+		ok "LeakSanitizer reports a planted leak (so a silent run means no leak)"
+	else
+		not_ok "LeakSanitizer reports a planted leak: it did not; leak checks below are void"
+	fi
+else
+	not_ok "the planted-leak program compiles with $SANFLAGS"
+	comment "$work/planted.log"
+fi
+
+# ---- 3. the tests --------------------------------------------------------
+
+# A fresh database named after the test, with the extension.
+fresh_db() {
+	local db=$1
+	dropdb --if-exists "$db" >/dev/null 2>&1 || true
+	createdb "$db" >"$work/createdb.log" 2>&1 &&
+		psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION mnemo" >>"$work/createdb.log" 2>&1
+}
+
+# The cluster must be up for the next test even if this one stopped it.
+ensure_cluster() {
+	local name=$1
+	if ! pg_isready -q -t 5 >/dev/null 2>&1; then
+		not_ok "$name: left the cluster stopped (restarted it)"
+		bash test/cluster.sh start "$dir" >/dev/null 2>&1 || {
+			not_ok "could not restart the cluster in $dir"
+			finish
+		}
+	fi
+}
+
+wanted() { [ -z "${MNEMO_CLIENT_ONLY:-}" ] || [[ " $MNEMO_CLIENT_ONLY " == *" $1 "* ]]; }
+
+# run_test NAME COMMAND...: run a TAP-printing test program and fold its
+# output into this stream.
+run_test() {
+	local name=$1 db out logdir rc line plan= ran=0 failed_here=0 f has_report
+	shift
+	db=$(echo "$name" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_\n' '_')
+	out=$work/$name.out
+	logdir=$work/san-$name
+	if ! fresh_db "$db"; then
+		not_ok "$name: could not create database $db with the extension"
+		comment "$work/createdb.log"
+		return
+	fi
+	(
+		sanitizer_env "$logdir"
+		export PGDATABASE=$db MNEMO_BIN="$PWD/$asan_bin"
+		exec timeout -k 10 "$TEST_TIMEOUT" "$@"
+	) >"$out" 2>&1 </dev/null
+	rc=$?
+	echo "# --- $name"
+	while IFS= read -r line; do
+		if [[ $line =~ ^ok\ [0-9]+(\ -)?\ ?(.*)$ ]]; then
+			ran=$((ran + 1))
+			ok "$name: ${BASH_REMATCH[2]}"
+		elif [[ $line =~ ^not\ ok\ [0-9]+(\ -)?\ ?(.*)$ ]]; then
+			ran=$((ran + 1))
+			if [[ ${BASH_REMATCH[2]} =~ \#\ (TODO|todo) ]]; then
+				n=$((n + 1))
+				echo "not ok $n - $name: ${BASH_REMATCH[2]}"
+			else
+				failed_here=1
+				not_ok "$name: ${BASH_REMATCH[2]}"
+			fi
+		elif [[ $line =~ ^1\.\.([0-9]+) ]]; then
+			plan=${BASH_REMATCH[1]}
+		elif [[ $line =~ ^Bail\ out! ]]; then
+			failed_here=1
+			not_ok "$name: $line"
+		elif [[ $line == "#"* ]]; then
+			echo "$line"
+		else
+			echo "# $line"
+		fi
+	done <"$out"
+
+	has_report=
+	compgen -G "$logdir/*" >/dev/null && has_report=1
+	if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+		not_ok "$name: timed out after ${TEST_TIMEOUT} s"
+	elif [ -z "$plan" ]; then
+		not_ok "$name: no plan (it stopped early, exit status $rc)"
+	elif [ "$plan" -ne "$ran" ]; then
+		not_ok "$name: planned $plan tests, ran $ran"
+	elif [ "$rc" -ne 0 ] && [ "$failed_here" -eq 0 ] && [ -z "$has_report" ]; then
+		not_ok "$name: exited with status $rc"
+	fi
+	if [ -n "$has_report" ]; then
+		not_ok "$name: sanitizer report (leak or memory error)"
+		for f in "$logdir"/*; do
+			echo "# $f:"
+			head -n 80 "$f" | comment
+		done
+	fi
+	ensure_cluster "$name"
+}
+
+shopt -s nullglob
+for src in test/client/t_*.c; do
+	name=$(basename "$src" .c)
+	wanted "$name" || continue
+	# shellcheck disable=SC2086 # flag lists
+	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Itest/client -I"$PQ_INCLUDEDIR" \
+		-o "$work/$name" "$src" "$asan_lib" -L"$PQ_LIBDIR" -lpq \
+		$(pkg-config --libs json-c) >"$work/$name.cc.log" 2>&1; then
+		not_ok "$name: compiles against libmnemo"
+		head -n 40 "$work/$name.cc.log" | comment
+		continue
+	fi
+	run_test "$name" "$work/$name"
+done
+for script in test/client/*.sh; do
+	[ "$(basename "$script")" = run.sh ] && continue
+	wanted "$(basename "$script" .sh)" || continue
+	run_test "$(basename "$script" .sh)" bash "$script"
+done
+shopt -u nullglob
+
+# ---- 4. what an application developer gets -----------------------------
+
+echo "# --- the shared library and the install"
+so=client/libmnemo.so.$version
+others=$(nm -D --defined-only "$so" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -v '^mnemo_' || true)
+if [ -z "$others" ] && nm -D --defined-only "$so" | grep -q ' mnemo_store_open$'; then
+	ok "libmnemo.so exports only mnemo_* symbols ($(nm -D --defined-only "$so" | grep -c ' mnemo_'))"
+else
+	not_ok "libmnemo.so exports only mnemo_* symbols; also: $(echo $others)"
+fi
+soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
+if [ "$soname" = "libmnemo.so.$major" ]; then
+	ok "the soname is libmnemo.so.$major"
+else
+	not_ok "the soname is libmnemo.so.$major, not '$soname'"
+fi
+
+prefix=$work/prefix
+installed=1
+if make -C client install PREFIX="$prefix" >"$work/install.log" 2>&1; then
+	missing=()
+	for f in include/mnemo.h lib/libmnemo.a "lib/libmnemo.so.$version" "lib/libmnemo.so.$major" \
+		lib/libmnemo.so lib/pkgconfig/mnemo.pc; do
+		[ -e "$prefix/$f" ] || missing+=("$f")
+	done
+	compgen -G "client/cli/*.c" >/dev/null && { [ -x "$prefix/bin/mnemo" ] || missing+=(bin/mnemo); }
+	pcversion=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --modversion mnemo 2>&1)
+	if [ ${#missing[@]} -eq 0 ] && [ "$pcversion" = "$version" ]; then
+		ok "make -C client install PREFIX=... installs the header, libraries, mnemo.pc ($pcversion) and mnemo"
+	else
+		installed=
+		not_ok "make install: missing ${missing[*]:-nothing}; pkg-config --modversion mnemo: $pcversion"
+	fi
+else
+	installed=
+	not_ok "make -C client install PREFIX=$prefix"
+	tail -n 20 "$work/install.log" | comment
+fi
+# the install is for the check above; leave client/mnemo.pc with the default prefix
+make -s -C client mnemo.pc >/dev/null 2>&1 || true
+
+doc=client/doc/building.md
+if [ ! -f "$doc" ]; then
+	not_ok "the C example of $doc: the file is missing"
+elif [ -z "$installed" ]; then
+	not_ok "the C example of $doc: no install to build it against"
+else
+	sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$doc" |
+		sed -e '/<!-- example:/d' -e '/^```/d' >"$work/example.c"
+	if [ ! -s "$work/example.c" ]; then
+		not_ok "the C example of $doc: nothing between <!-- example:begin --> and <!-- example:end -->"
+	elif ! (cd "$work" && PKG_CONFIG_PATH=$prefix/lib/pkgconfig \
+		sh -c 'cc -std=c11 -Wall -Wextra -Werror example.c $(pkg-config --cflags --libs mnemo) -o example') \
+		>"$work/example.cc.log" 2>&1; then
+		not_ok "the C example of $doc compiles with \$(pkg-config --cflags --libs mnemo)"
+		head -n 40 "$work/example.cc.log" | comment
+	elif ! fresh_db example; then
+		not_ok "the C example: could not create its database"
+	elif PGDATABASE=example LD_LIBRARY_PATH=$prefix/lib "$work/example" >"$work/example.out" 2>&1; then
+		ok "the C example of $doc compiles with pkg-config against the install and runs"
+		head -n 20 "$work/example.out" | comment
+	else
+		not_ok "the C example of $doc runs (exit status $?)"
+		head -n 40 "$work/example.out" | comment
+	fi
+fi
+
+finish

@@ -100,6 +100,34 @@ tool_turn(mnemo_store *st, const char *session_id, char *reply, size_t len)
 	return rc;
 }
 
+/* A compaction: the first two messages in context replaced by a summary. */
+static int
+compact(mnemo_store *st, const char *session_id, char *reply, size_t len)
+{
+	mnemo_context_items *items = NULL;
+	mnemo_new_summary sum = {.content = "the first two turns", .token_count = 5};
+	const char *remove[2];
+	char		summary_id[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	if ((rc = mnemo_context_items_get(st, session_id, &items)) != MNEMO_OK)
+		return rc;
+	if (items->count < 2)
+		rc = MNEMO_ERR_PROTOCOL;
+	else
+	{
+		remove[0] = items->items[0].item_id;
+		remove[1] = items->items[1].item_id;
+		sum.remove_item_ids = remove;
+		sum.n_remove = 2;
+		rc = mnemo_summary_commit(st, session_id, &sum, NULL, summary_id);
+		if (rc == MNEMO_OK)
+			snprintf(reply, len, "%s", summary_id);
+	}
+	mnemo_context_items_free(items);
+	return rc;
+}
+
 /* Another watched session this process does not follow. */
 static int
 other_session(mnemo_store *st)
@@ -145,6 +173,8 @@ child_main(const char *session_id, FILE *in, FILE *out)
 			rc = mnemo_session_unwatch(st, session_id);
 		else if (strcmp(word, "tool") == 0)
 			rc = tool_turn(st, session_id, reply, sizeof(reply));
+		else if (strcmp(word, "compact") == 0)
+			rc = compact(st, session_id, reply, sizeof(reply));
 		else if (strcmp(word, "other") == 0)
 			rc = other_session(st);
 		else if (strcmp(word, "quit") == 0)
@@ -254,6 +284,7 @@ typedef struct rec
 	char		id[MNEMO_ID_MAX + 1];
 	int64_t		seq;
 	bool		remote;
+	char		data[512];
 } rec;
 
 typedef struct recs
@@ -284,6 +315,7 @@ record(mnemo_store *st, const mnemo_event *ev, void *arg)
 	snprintf(r->items[r->n].id, MNEMO_ID_MAX + 1, "%s", ev->id ? ev->id : "");
 	r->items[r->n].seq = ev->seq;
 	r->items[r->n].remote = ev->remote;
+	snprintf(r->items[r->n].data, sizeof(r->items[r->n].data), "%s", ev->data ? ev->data : "");
 	r->n++;
 	return 0;
 }
@@ -555,13 +587,46 @@ main(void)
 		ok(exactly(&r, mark, sid, 27, 27), "the tool call's message delivered once");
 	}
 
+	/* a compaction: summary_committed arrives as COMPACTION_COMPLETED */
+	mark = r.n;
+	{
+		char		summary_id[MNEMO_ID_MAX + 1] = "";
+		int			found_msg = -1,
+					found_done = -1;
+		int64_t		deadline = now_ms() + 20000;
+
+		writer_send("compact");
+		ok(writer_reply(summary_id, sizeof(summary_id)), "the writer commits a summary");
+		while (found_done < 0 && now_ms() < deadline)
+		{
+			if (mnemo_feed_poll(st, 500) < 0)
+				break;
+			for (size_t i = mark; i < r.n; i++)
+				if (r.items[i].type == MNEMO_EVENT_COMPACTION_COMPLETED)
+					found_done = (int) i;
+		}
+		for (size_t i = mark; i < r.n; i++)
+			if (r.items[i].type == MNEMO_EVENT_MESSAGE_CREATED && strcmp(r.items[i].id, summary_id) == 0)
+				found_msg = (int) i;
+		ok(found_msg >= 0, "the summary message is delivered as MESSAGE_CREATED");
+		ok(found_done > found_msg, "then COMPACTION_COMPLETED");
+		if (found_done >= 0)
+		{
+			is_str(r.items[found_done].id, summary_id, "naming the summary");
+			is_int(r.items[found_done].seq, 28, "with the summary message's seq");
+			ok(strstr(r.items[found_done].data, "\"summary_committed\"") != NULL,
+			   "its data is the extension's summary_committed notification");
+		}
+		ok(exactly(&r, mark, sid, 28, 28), "the summary message delivered once");
+	}
+
 	/* a server restart */
 	if (restart)
 	{
 		int			n = 0;
 
 		mark = r.n;
-		ok(writer_do("append 2"), "the writer appends 2 (28, 29) not yet polled");
+		ok(writer_do("append 2"), "the writer appends 2 (29, 30) not yet polled");
 		is_int(cluster("stop"), 0, "the server stops");
 		rc = 0;
 		/* what was read before the connection broke may come first */
@@ -574,10 +639,10 @@ main(void)
 		ok(writer_do("append 3"), "the writer reconnects and appends 3 while we are disconnected");
 		is_int(mnemo_store_reconnect(st), MNEMO_OK, "mnemo_store_reconnect succeeds");
 		ok(writer_do("batch 2"), "the writer appends 2 more after we reconnected");
-		rc = poll_until(st, &r, sid, 34);
+		rc = poll_until(st, &r, sid, 35);
 		ok(rc >= 0, "polling after the reconnect succeeds");
-		ok(exactly(&r, mark, sid, 28, 34),
-		   "every message from before, during and after the outage delivered once, in order (28..34)");
+		ok(exactly(&r, mark, sid, 29, 35),
+		   "every message from before, during and after the outage delivered once, in order (29..35)");
 		if (mnemo_session_get(st, sid, &got) == MNEMO_OK)
 			ok(got->watched, "the session is still watched");
 		mnemo_session_free(got);

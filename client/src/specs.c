@@ -9,7 +9,16 @@
  * NULL parts array, JSON text that does not parse): every other rule -- known
  * roles and part types, required fields, tool states, id lengths -- is the
  * server's, checked before it writes anything, so the two cannot disagree.
+ *
+ * JSON the caller gives as text (a part's content, a tool's input) is parsed
+ * here only to check it, and sent as written: json-c would print an integer
+ * beyond 64 bits as another number (it clamps), and the extension promises
+ * that a part reads back exactly as appended.  The parsed object keeps the
+ * caller's text as its serializer, so it prints verbatim inside the array or
+ * object built around it.
  */
+#include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <json.h>
@@ -20,6 +29,9 @@
 #define JSON_TOKENER_VALIDATE_UTF8 0
 #endif
 
+/* Nesting depth accepted (json-c's default is 32; jsonb goes much deeper). */
+#define MN_JSON_DEPTH 1000
+
 /*
  * Parse one complete JSON text: strict, and nothing but white space after
  * the value (json-c alone would stop at the end of the first value and
@@ -28,11 +40,18 @@
 static struct json_object *
 parse_json(mnemo_store *st, const char *text, const char *what)
 {
-	struct json_tokener *tok = json_tokener_new();
+	struct json_tokener *tok;
 	struct json_object *obj;
 	size_t		len = strlen(text);
 	size_t		end;
+	char	   *verbatim;
 
+	if (len > INT_MAX)
+	{
+		mn_fail(st, MNEMO_ERR_FORMAT, "%s is too long (%zu bytes)", what, len);
+		return NULL;
+	}
+	tok = json_tokener_new_ex(MN_JSON_DEPTH);
 	if (tok == NULL)
 	{
 		mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
@@ -63,6 +82,17 @@ parse_json(mnemo_store *st, const char *text, const char *what)
 		}
 	}
 	json_tokener_free(tok);
+
+	verbatim = malloc(len + 1);
+	if (verbatim == NULL)
+	{
+		json_object_put(obj);
+		mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	memcpy(verbatim, text, len + 1);
+	json_object_set_serializer(obj, json_object_userdata_to_json_string, verbatim,
+							   json_object_free_userdata);
 	return obj;
 }
 

@@ -126,7 +126,7 @@ test_append(mnemo_store *st, seen *ev)
 	parts[1].tool_name = "ls";
 	parts[1].tool_call_id = "call_1";
 	parts[1].tool_state = "completed";
-	parts[1].tool_input = "{\"path\": \"/tmp\", \"all\": true}";
+	parts[1].tool_input = "{\"path\": \"/tmp\", \"all\": true, \"limit\": 18446744073709551616}";
 	parts[1].tool_output = "a.txt\nb.txt";
 	parts[1].token_estimate = 7;
 	parts[2].type = "file_ref";
@@ -134,7 +134,8 @@ test_append(mnemo_store *st, seen *ev)
 	parts[2].path = "/tmp/a.txt";
 	parts[2].file_type = "text";
 	parts[2].summary = "two lines";
-	parts[3].content = "{\"type\": \"step_finish\", \"reason\": \"tool_calls\", \"n\": 1.50}";
+	parts[3].content = "{\"type\": \"step_finish\", \"reason\": \"tool_calls\", \"n\": 1.50, "
+		"\"big\": -123456789012345678901234567890}\n";
 	parts[4].type = "text";
 	parts[4].text = "Here: \"a.txt\" and b.txt / done \xc3\xa9";
 	parts[4].token_estimate = 0;
@@ -206,7 +207,8 @@ test_append(mnemo_store *st, seen *ev)
 		is_str(p[1].tool_name, "ls", "tool_name");
 		is_str(p[1].tool_call_id, "call_1", "tool_call_id");
 		is_str(p[1].tool_state, "completed", "tool_state");
-		is_str(p[1].tool_input, "{\"all\": true, \"path\": \"/tmp\"}", "tool_input as jsonb text");
+		is_str(p[1].tool_input, "{\"all\": true, \"path\": \"/tmp\", \"limit\": 18446744073709551616}",
+			   "tool_input as jsonb text, a number beyond 64 bits exact");
 		is_str(p[1].tool_output, "a.txt\nb.txt", "tool_output, newline included");
 		ok(p[1].text == NULL, "a tool part has no text");
 		is_int(p[1].token_estimate, 7, "token_estimate as given");
@@ -220,8 +222,9 @@ test_append(mnemo_store *st, seen *ev)
 		is_str(p[3].type, "step_finish", "content given whole: its type");
 		ok(p[3].content != NULL && strstr(p[3].content, "\"reason\": \"tool_calls\"") != NULL,
 		   "content given whole: stored as given (%s)", p[3].content);
-		ok(p[3].content != NULL && strstr(p[3].content, "1.50") != NULL,
-		   "... numbers as written");
+		ok(p[3].content != NULL && strstr(p[3].content, "1.50") != NULL &&
+		   strstr(p[3].content, "-123456789012345678901234567890") != NULL,
+		   "... numbers as written, beyond 64 bits too (%s)", p[3].content);
 		is_str(p[4].text, "Here: \"a.txt\" and b.txt / done \xc3\xa9",
 			   "quotes, slash and UTF-8 survive");
 		is_int(p[4].token_estimate, 0, "token_estimate 0 is stored as given");

@@ -91,14 +91,29 @@ test_streaming(mnemo_store *st)
 	is_int(rc, MNEMO_OK, "stream a part given as a whole JSON object");
 	is_int(index, 3, "at part_index 3");
 
+	{
+		/* deeper than json-c's default limit of 32 */
+		char		deep[256] = "{\"type\": \"patch\", \"d\": ";
+		size_t		len = strlen(deep);
+
+		memset(deep + len, '[', 60);
+		memset(deep + len + 60, ']', 60);
+		strcpy(deep + len + 120, "}");
+		part = (mnemo_new_part) MNEMO_NEW_PART_INIT;
+		part.content = deep;
+		rc = mnemo_part_append(st, "a1", &part, &index);
+		is_int(rc, MNEMO_OK, "a part nested 60 deep");
+		is_int(index, 4, "at part_index 4");
+	}
+
 	parts = parts_of(st, "a1");
-	is_int(parts->count, 4, "four parts");
-	if (parts->count == 4)
+	is_int(parts->count, 5, "five parts");
+	if (parts->count == 5)
 	{
 		int			i;
 		int			in_order = 1;
 
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < 5; i++)
 			if (parts->items[i].part_index != i || strcmp(parts->items[i].message_id, "a1") != 0)
 				in_order = 0;
 		ok(in_order, "in part_index order, each naming its message");
@@ -115,6 +130,8 @@ test_streaming(mnemo_store *st)
 		is_str(parts->items[3].id, "p-whole", "the whole object's id");
 		is_str(parts->items[3].text, "given whole", "its text");
 		is_int(parts->items[3].token_estimate, 11, "its token_estimate");
+		ok(strstr(parts->items[4].content, "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]") != NULL,
+		   "stored whole");
 	}
 	mnemo_parts_free(parts);
 	mnemo_parts_free(NULL);
@@ -150,7 +167,7 @@ test_streaming(mnemo_store *st)
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL part");
 	is_int(index, 42, "*part_index untouched by failures");
 	parts = parts_of(st, "a1");
-	is_int(parts->count, 4, "no failed append left a part behind");
+	is_int(parts->count, 5, "no failed append left a part behind");
 	mnemo_parts_free(parts);
 }
 

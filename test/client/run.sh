@@ -27,7 +27,7 @@
 # leaves no plan or runs another number of tests than planned, or whose run
 # produced any sanitizer report, gets a "not ok" line of its own.
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 
 dir=$(realpath -m "${1:?usage: test/client/run.sh CLUSTER_DIR}")
 export MNEMO_TEST_CLUSTER_DIR=$dir
@@ -150,9 +150,9 @@ wanted() { [ -z "${MNEMO_CLIENT_ONLY:-}" ] || [[ " $MNEMO_CLIENT_ONLY " == *" $1
 # run_test NAME COMMAND...: run a TAP-printing test program and fold its
 # output into this stream.
 run_test() {
-	local name=$1 db out logdir rc line plan= ran=0 failed_here=0 f has_report
+	local name=$1 db out logdir rc line plan='' ran=0 failed_here=0 f has_report
 	shift
-	db=$(echo "$name" | tr 'A-Z' 'a-z' | tr -c 'a-z0-9_\n' '_')
+	db=$(echo "$name" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_\n' '_')
 	out=$work/$name.out
 	logdir=$work/san-$name
 	if ! fresh_db "$db"; then
@@ -217,7 +217,7 @@ shopt -s nullglob
 for src in test/client/t_*.c; do
 	name=$(basename "$src" .c)
 	wanted "$name" || continue
-	# shellcheck disable=SC2086 # flag lists
+	# shellcheck disable=SC2086,SC2046 # flag lists
 	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Itest/client -I"$PQ_INCLUDEDIR" \
 		-o "$work/$name" "$src" "$asan_lib" -L"$PQ_LIBDIR" -lpq \
 		$(pkg-config --libs json-c) >"$work/$name.cc.log" 2>&1; then
@@ -242,7 +242,7 @@ others=$(nm -D --defined-only "$so" 2>/dev/null | awk 'NF == 3 { print $3 }' | g
 if [ -z "$others" ] && nm -D --defined-only "$so" | grep -q ' mnemo_store_open$'; then
 	ok "libmnemo.so exports only mnemo_* symbols ($(nm -D --defined-only "$so" | grep -c ' mnemo_'))"
 else
-	not_ok "libmnemo.so exports only mnemo_* symbols; also: $(echo $others)"
+	not_ok "libmnemo.so exports only mnemo_* symbols; also: ${others//$'\n'/ }"
 fi
 soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
 if [ "$soname" = "libmnemo.so.$major" ]; then

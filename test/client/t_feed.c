@@ -450,6 +450,36 @@ test_after_seq(const char *session_id)
 	free(r.items);
 }
 
+/* A catch-up longer than one page (the feed reads 500 at a time). */
+static void
+test_long_catch_up(void)
+{
+	mnemo_store *w = mnemo_store_open(NULL);
+	mnemo_store *f = mnemo_store_open(NULL);
+	mnemo_session *s = NULL;
+	mnemo_new_message batch[100];
+	recs		r = {0};
+	int			rc = MNEMO_OK;
+
+	memset(batch, 0, sizeof(batch));
+	for (int i = 0; i < 100; i++)
+		batch[i].role = i % 2 ? "assistant" : "user";
+	if (mnemo_session_create(w, NULL, &s) != MNEMO_OK)
+		bail_out("mnemo_session_create: %s", mnemo_errmsg(w));
+	for (int i = 0; i < 12 && rc == MNEMO_OK; i++)
+		rc = mnemo_messages_append(w, s->id, batch, 100, NULL);
+	is_int(rc, MNEMO_OK, "1200 messages appended before following");
+	mnemo_event_subscribe(f, MNEMO_EVENT_MESSAGE_CREATED, record, &r);
+	is_int(mnemo_feed_follow(f, s->id, 0), MNEMO_OK, "follow from the start");
+	is_int(mnemo_feed_poll(f, 0), 1200, "one poll delivers all 1200 (three pages)");
+	ok(exactly(&r, 0, s->id, 1, 1200), "each once, in seq order");
+	is_int(mnemo_feed_poll(f, 0), 0, "and nothing more");
+	mnemo_session_free(s);
+	mnemo_store_close(w);
+	mnemo_store_close(f);
+	free(r.items);
+}
+
 int
 main(void)
 {
@@ -476,6 +506,7 @@ main(void)
 	writer_start(sid);
 
 	test_errors(st, sid);
+	test_long_catch_up();
 
 	/* messages there before following come first */
 	ok(writer_do("append 3"), "the writer appends 3 messages before anyone follows");

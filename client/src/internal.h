@@ -174,6 +174,22 @@ int			mn_event_type_of_name(const char *name);
 
 /* helper A additions */
 
+/*
+ * What mnemo_part.content holds, by where the part was read from (see the
+ * head of convert.c):
+ *	- a mnemo.message_parts row (mn_part_from_row, mnemo_parts_get): the
+ *	  stored jsonb column verbatim, as the server prints it: the object as
+ *	  appended, with update_part_status's "output"/"error_message" merged;
+ *	- an element of a "parts" array (mn_parts_from_json: message_with_parts,
+ *	  expand_summary): that object less the keys the reads lay over it (id,
+ *	  part_index, tool_state, compacted_at, started_at, completed_at,
+ *	  token_estimate), whose values are in the struct's fields; the other
+ *	  members keep the server's text and order, so numbers of any size
+ *	  survive.
+ * The two differ only for a part appended with one of those keys in its
+ * content (mn_part_to_json writes "id" when the spec has one).
+ */
+
 /* Set every part's message_id to a copy of message_id: the parts array of
  * message_with_parts does not carry it, so mn_parts_from_json leaves it ""
  * (convert.c; mn_message_from_row calls this itself). */

@@ -11,6 +11,12 @@
  * closed again, so a refused handle holds nothing on the server and every
  * later call fails with MNEMO_ERR_CONNECTION until a reconnect succeeds;
  * the open's own error stays readable until then.
+ *
+ * Server notices (and a FATAL message that arrives while the connection is
+ * idle, as when the server shuts down) would go to the application's stderr
+ * through libpq's default notice processor: a library has no business
+ * writing there, so they are dropped; the errors that matter reach the
+ * caller through the next call's result.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -118,6 +124,13 @@ done:
 	return rc;
 }
 
+static void
+drop_notice(void *arg, const char *message)
+{
+	(void) arg;
+	(void) message;
+}
+
 /* Connect (or reset) and check; on failure the connection is closed. */
 static int
 connect_and_check(mnemo_store *st)
@@ -129,6 +142,8 @@ connect_and_check(mnemo_store *st)
 		PQreset(st->conn);
 	else if ((st->conn = PQconnectdb(st->conninfo)) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	else
+		PQsetNoticeProcessor(st->conn, drop_notice, NULL);
 
 	if (PQstatus(st->conn) != CONNECTION_OK)
 		rc = mn_fail_result(st, NULL);

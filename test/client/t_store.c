@@ -14,6 +14,7 @@
 #include <libpq-fe.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mnemo.h"
 #include "tap.h"
@@ -22,6 +23,13 @@
 #define SKEWED_DB "t_store_skewed"
 
 static PGconn *admin;			/* libpq beside the library: setup and oracle */
+
+static void
+quiet(void *arg, const char *message)
+{
+	(void) arg;
+	(void) message;
+}
 
 static void
 admin_exec(const char *sql)
@@ -330,6 +338,45 @@ test_new_id(mnemo_store *st)
 	ok(strncmp(a, "my-app_2_", 9) == 0, "keeps it (%s)", a);
 }
 
+static int	saved_stderr = -1;
+static FILE *captured;
+
+/* Send fd 2 to a temporary file, to see what the library writes there. */
+static void
+stderr_capture_start(void)
+{
+	fflush(stderr);
+	captured = tmpfile();
+	saved_stderr = dup(2);
+	if (captured == NULL || saved_stderr < 0 || dup2(fileno(captured), 2) < 0)
+		bail_out("cannot capture stderr");
+}
+
+/* Restore fd 2; the number of bytes written to it meanwhile. */
+static long
+stderr_capture_end(void)
+{
+	long		size;
+
+	fflush(stderr);
+	dup2(saved_stderr, 2);
+	close(saved_stderr);
+	fseek(captured, 0, SEEK_END);
+	size = ftell(captured);
+	if (size > 0)
+	{
+		char		buf[512];
+		size_t		len;
+
+		rewind(captured);
+		len = fread(buf, 1, sizeof(buf) - 1, captured);
+		buf[len] = '\0';
+		diag("stderr: %s", buf);
+	}
+	fclose(captured);
+	return size;
+}
+
 /* Run the cluster script; false if it failed. */
 static bool
 cluster(const char *what)
@@ -350,15 +397,20 @@ test_reconnect(mnemo_store *st)
 
 	/* the server ends our backend: the next call sees the connection gone */
 	is_int(mnemo_new_id(st, "msg", id), MNEMO_OK, "new_id before the backend is terminated");
+	stderr_capture_start();
 	res = PQexec(admin, "SELECT pg_catalog.pg_terminate_backend(pid) FROM pg_catalog.pg_stat_activity "
 				 "WHERE application_name = 't_store_reconnect'");
 	ok(PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1,
 	   "pg_terminate_backend ends the handle's backend");
 	PQclear(res);
+	/* the FATAL message waits on the idle connection; a poll reads it */
+	(void) mnemo_feed_poll(st, 200);
 	rc = mnemo_new_id(st, "msg", id);
 	is_int(rc, MNEMO_ERR_CONNECTION, "the next call fails with MNEMO_ERR_CONNECTION");
 	ok(*mnemo_errmsg(st) != '\0', "with a message (%s)", mnemo_errmsg(st));
 	is_int(mnemo_new_id(st, "msg", id), MNEMO_ERR_CONNECTION, "and so does the one after");
+	is_int(stderr_capture_end(), 0,
+		   "the library wrote nothing to stderr (no server FATAL printed by libpq)");
 	is_int(mnemo_store_reconnect(st), MNEMO_OK, "mnemo_store_reconnect");
 	is_int(mnemo_new_id(st, "msg", id), MNEMO_OK, "the same prepared statement works again");
 
@@ -398,6 +450,8 @@ main(void)
 	admin = PQconnectdb("");
 	if (PQstatus(admin) != CONNECTION_OK)
 		bail_out("cannot connect: %s", PQerrorMessage(admin));
+	/* DROP DATABASE IF EXISTS says when there was nothing to drop */
+	PQsetNoticeProcessor(admin, quiet, NULL);
 	admin_exec("DROP DATABASE IF EXISTS " BARE_DB);
 	admin_exec("DROP DATABASE IF EXISTS " SKEWED_DB);
 	admin_exec("CREATE DATABASE " BARE_DB);

@@ -2,7 +2,9 @@
 # The client tests: libmnemo and the mnemo command against a running cluster.
 #
 #   bash test/client/run.sh DIR     (test/run.sh calls it with PGHOST, PGPORT
-#                                    and PGUSER set to the cluster in DIR)
+#                                    and PGUSER set to the cluster in DIR;
+#                                    without PGHOST it takes them from
+#                                    test/cluster.sh env DIR)
 #
 # 1. build the client twice: as installed (make -C client) and with
 #    AddressSanitizer, LeakSanitizer and UBSan (make -C client SANITIZE=1,
@@ -31,6 +33,10 @@ cd "$(dirname "$0")/../.." || exit 1
 
 dir=$(realpath -m "${1:?usage: test/client/run.sh CLUSTER_DIR}")
 export MNEMO_TEST_CLUSTER_DIR=$dir
+# run by hand: reach the cluster in DIR (test/run.sh has set these already)
+if [ -z "${PGHOST:-}" ]; then
+	eval "$(bash test/cluster.sh env "$dir")"
+fi
 work=$(mktemp -d /tmp/mnemo-client.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 

@@ -774,7 +774,13 @@ typedef struct mnemo_import_options
 	const char *session_id;		/* NULL: the transcript's own, else a new id */
 	/* called after each batch: bytes read so far of total (0 if unknown) */
 	void		(*progress) (uint64_t done, uint64_t total, void *arg);
-	void	   *progress_arg;
+	void	   *progress_arg;	/* passed to both callbacks */
+	/* mnemo exports: leave out the file's message and part ids and let the
+	 * server make new ones, to copy a session within one database */
+	bool		new_ids;
+	/* called for each record left out (Claude Code's progress, system, ...
+	 * lines; blocks of unknown types): its line number and kind */
+	void		(*skipped) (int64_t line, const char *kind, void *arg);
 } mnemo_import_options;
 
 /*

@@ -1,0 +1,86 @@
+/*
+ * cli.h
+ *		What the commands of `mnemo` share (common.c).
+ *
+ * The command uses libmnemo's public API only.  Exit codes, which scripts
+ * may rely on:
+ *	0 success; 1 a runtime or database error; 2 a usage error; 3 the session
+ *	or message named does not exist; 4 no connection, or no usable mnemo
+ *	extension in the database.
+ */
+#ifndef MNEMO_CLI_H
+#define MNEMO_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mnemo.h"
+
+#define CLI_OK 0
+#define CLI_ERROR 1
+#define CLI_USAGE 2
+#define CLI_NOT_FOUND 3
+#define CLI_CONNECTION 4
+
+/* cli_parse's answer when --help was asked for and printed: exit 0. */
+#define CLI_HELP_SHOWN (-1)
+
+typedef struct cli_command
+{
+	const char *name;
+	const char *summary;		/* one line, for `mnemo --help` */
+	const char *usage;			/* the full text of `mnemo NAME --help` */
+	int			(*run) (const char *db, int argc, char **argv);
+} cli_command;
+
+/* An option of a command: "--name VALUE" (or --name=VALUE) or a flag. */
+typedef struct cli_option
+{
+	const char *name;			/* without the dashes */
+	const char **value;			/* for options with a value */
+	bool	   *flag;			/* for flags */
+} cli_option;
+
+/*
+ * Parse argv (argv[0] is the command's name) into the options and the
+ * positional arguments, of which there must be min_pos to max_pos.
+ * Returns CLI_OK, CLI_HELP_SHOWN, or CLI_USAGE after printing the error.
+ */
+int			cli_parse(const cli_command *cmd, int argc, char **argv,
+					  const cli_option *opts, size_t n_opts,
+					  const char **pos, size_t min_pos, size_t max_pos, size_t *n_pos);
+
+/* Print "mnemo CMD: message" and the --help hint to stderr; CLI_USAGE. */
+int			cli_usage_error(const cli_command *cmd, const char *fmt,...)
+			__attribute__((format(printf, 2, 3)));
+
+/* A non-negative integer argument; false (after a usage error) if not. */
+bool		cli_parse_count(const cli_command *cmd, const char *option, const char *text,
+							int64_t max, int64_t *out);
+
+/* The exit code of a libmnemo error. */
+int			cli_exit_code(int err);
+
+/* Print "mnemo: <message>" for the handle's last error; its exit code. */
+int			cli_fail(mnemo_store *st);
+
+/* Open the store (db NULL: the PG* environment); NULL after printing the
+ * error, with *exit_code set. */
+mnemo_store *cli_open(const char *db, int *exit_code);
+
+/* A time as 2026-03-02T08:50:29.123Z (UTC) in buf. */
+const char *cli_time(char buf[64], int64_t ms);
+
+/* A message with its parts, as `show` and `tail` print it. */
+void		cli_print_message(FILE *out, const mnemo_message *m);
+
+extern const cli_command cli_sessions;
+extern const cli_command cli_show;
+extern const cli_command cli_context;
+extern const cli_command cli_export;
+extern const cli_command cli_import;
+extern const cli_command cli_tail;
+
+#endif							/* MNEMO_CLI_H */

@@ -1,0 +1,258 @@
+/*
+ * common.c
+ *		What the commands of `mnemo` share: argument parsing, errors and
+ *		exit codes, opening the store, printing a message.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+int
+cli_usage_error(const cli_command *cmd, const char *fmt,...)
+{
+	va_list		ap;
+
+	fprintf(stderr, "mnemo %s: ", cmd->name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'mnemo %s --help'.\n", cmd->name);
+	return CLI_USAGE;
+}
+
+static const cli_option *
+find_option(const cli_option *opts, size_t n, const char *name, size_t len)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strlen(opts[i].name) == len && strncmp(opts[i].name, name, len) == 0)
+			return &opts[i];
+	return NULL;
+}
+
+int
+cli_parse(const cli_command *cmd, int argc, char **argv, const cli_option *opts, size_t n_opts,
+		  const char **pos, size_t min_pos, size_t max_pos, size_t *n_pos)
+{
+	bool		options_done = false;
+	size_t		n = 0;
+
+	for (int i = 1; i < argc; i++)
+	{
+		const char *arg = argv[i];
+
+		if (!options_done && strcmp(arg, "--") == 0)
+		{
+			options_done = true;
+			continue;
+		}
+		if (!options_done && (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0))
+		{
+			fputs(cmd->usage, stdout);
+			return CLI_HELP_SHOWN;
+		}
+		if (!options_done && arg[0] == '-' && arg[1] == '-')
+		{
+			const char *name = arg + 2;
+			const char *eq = strchr(name, '=');
+			size_t		len = eq ? (size_t) (eq - name) : strlen(name);
+			const cli_option *o = find_option(opts, n_opts, name, len);
+
+			if (o == NULL)
+				return cli_usage_error(cmd, "unknown option --%.*s", (int) len, name);
+			if (o->flag != NULL)
+			{
+				if (eq != NULL)
+					return cli_usage_error(cmd, "--%s takes no value", o->name);
+				*o->flag = true;
+			}
+			else if (eq != NULL)
+				*o->value = eq + 1;
+			else if (i + 1 < argc)
+				*o->value = argv[++i];
+			else
+				return cli_usage_error(cmd, "--%s needs a value", o->name);
+			continue;
+		}
+		if (!options_done && arg[0] == '-' && arg[1] != '\0')
+			return cli_usage_error(cmd, "unknown option %s", arg);
+		if (n == max_pos)
+			return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+		pos[n++] = arg;
+	}
+	if (n < min_pos)
+		return cli_usage_error(cmd, "missing argument");
+	if (n_pos != NULL)
+		*n_pos = n;
+	return CLI_OK;
+}
+
+bool
+cli_parse_count(const cli_command *cmd, const char *option, const char *text, int64_t max,
+				int64_t *out)
+{
+	char	   *end;
+	long long	v;
+
+	errno = 0;
+	v = strtoll(text, &end, 10);
+	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || text[0] == '+' ||
+		text[0] == ' ' || v > max)
+	{
+		cli_usage_error(cmd, "%s must be an integer from 0 to %" PRId64 ", not '%s'",
+						option, max, text);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+int
+cli_exit_code(int err)
+{
+	switch (err)
+	{
+		case MNEMO_OK:
+			return CLI_OK;
+		case MNEMO_ERR_SESSION_NOT_FOUND:
+		case MNEMO_ERR_MESSAGE_NOT_FOUND:
+		case MNEMO_ERR_PART_NOT_FOUND:
+		case MNEMO_ERR_CHECKPOINT_NOT_FOUND:
+		case MNEMO_ERR_NOT_FOUND:
+			return CLI_NOT_FOUND;
+		case MNEMO_ERR_CONNECTION:
+		case MNEMO_ERR_UNINITIALIZED:
+		case MNEMO_ERR_VERSION_MISMATCH:
+			return CLI_CONNECTION;
+		default:
+			return CLI_ERROR;
+	}
+}
+
+int
+cli_fail(mnemo_store *st)
+{
+	int			code = mnemo_errcode(st);
+	const char *msg = mnemo_errmsg(st);
+
+	fprintf(stderr, "mnemo: %s\n", *msg ? msg : mnemo_strerror(code));
+	return cli_exit_code(code);
+}
+
+mnemo_store *
+cli_open(const char *db, int *exit_code)
+{
+	mnemo_store *st = mnemo_store_open(db);
+
+	if (st == NULL)
+	{
+		fprintf(stderr, "mnemo: out of memory\n");
+		*exit_code = CLI_ERROR;
+		return NULL;
+	}
+	if (mnemo_errcode(st) != MNEMO_OK)
+	{
+		*exit_code = cli_fail(st);
+		mnemo_store_close(st);
+		return NULL;
+	}
+	*exit_code = CLI_OK;
+	return st;
+}
+
+const char *
+cli_time(char buf[64], int64_t ms)
+{
+	time_t		secs = (time_t) (ms / 1000);
+	struct tm	tm;
+
+	if (ms <= 0 || gmtime_r(&secs, &tm) == NULL)
+	{
+		strcpy(buf, "-");
+		return buf;
+	}
+	snprintf(buf, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (ms % 1000));
+	return buf;
+}
+
+/* Text, every line indented by two spaces; a final newline added. */
+static void
+print_block(FILE *out, const char *label, const char *text)
+{
+	const char *p = text;
+
+	if (label != NULL)
+		fprintf(out, "  %s:\n", label);
+	while (*p != '\0')
+	{
+		const char *nl = strchr(p, '\n');
+		size_t		len = nl ? (size_t) (nl - p) : strlen(p);
+
+		fprintf(out, "%s%.*s\n", label != NULL ? "    " : "  ", (int) len, p);
+		p += len;
+		if (*p == '\n')
+			p++;
+	}
+}
+
+static void
+print_part(FILE *out, const mnemo_part *p)
+{
+	char		when[64];
+
+	fprintf(out, "[%s", p->type);
+	if (p->tool_name != NULL)
+		fprintf(out, " %s", p->tool_name);
+	if (p->tool_call_id != NULL)
+		fprintf(out, " %s", p->tool_call_id);
+	if (p->tool_state != NULL)
+		fprintf(out, " %s", p->tool_state);
+	fprintf(out, "] %s", p->id);
+	if (p->compacted_at != 0)
+		fprintf(out, "  COMPACTED %s", cli_time(when, p->compacted_at));
+	fprintf(out, "  (%d tokens)\n", p->token_estimate);
+
+	if (strcmp(p->type, "tool") == 0)
+	{
+		if (p->tool_input != NULL)
+			print_block(out, "input", p->tool_input);
+		if (p->tool_output != NULL)
+			print_block(out, "output", p->tool_output);
+		if (p->error_message != NULL)
+			print_block(out, "error", p->error_message);
+	}
+	else if (p->text != NULL)
+		print_block(out, NULL, p->text);
+	else
+		print_block(out, NULL, p->content);
+}
+
+void
+cli_print_message(FILE *out, const mnemo_message *m)
+{
+	char		when[64];
+	const mnemo_tokens *t = &m->tokens;
+
+	fprintf(out, "--- #%" PRId64 " %s%s %s  %s", m->seq, m->role, m->is_summary ? " (summary)" : "",
+			m->id, cli_time(when, m->created_at));
+	if (m->model_id[0] != '\0')
+		fprintf(out, "  model %s", m->model_id);
+	if (t->input || t->output || t->cache_read || t->cache_write || t->reasoning)
+		fprintf(out, "  tokens in %" PRId64 " out %" PRId64 " cache_read %" PRId64
+				" cache_write %" PRId64 " reasoning %" PRId64,
+				t->input, t->output, t->cache_read, t->cache_write, t->reasoning);
+	if (m->cost != 0)
+		fprintf(out, "  cost %g", m->cost);
+	if (m->finish_reason != NULL)
+		fprintf(out, "  finish %s", m->finish_reason);
+	fprintf(out, "\n");
+	for (size_t i = 0; i < m->n_parts; i++)
+		print_part(out, &m->parts[i]);
+}

@@ -1,0 +1,79 @@
+/*
+ * sessions.c
+ *		mnemo sessions: the sessions, newest first.
+ */
+#include <inttypes.h>
+#include <string.h>
+
+#include "cli.h"
+
+static int	run(const char *db, int argc, char **argv);
+
+const cli_command cli_sessions = {
+	"sessions",
+	"list sessions, newest first",
+	"Usage: mnemo sessions [--all] [--limit N]\n"
+	"\n"
+	"List sessions, newest first: one line each with the id, the creation\n"
+	"time (UTC), the number of messages (the last seq) and the title, under\n"
+	"a header line.  Columns are separated by two or more spaces; the title,\n"
+	"which may contain spaces, comes last.\n"
+	"\n"
+	"Options:\n"
+	"  --all       also soft-deleted sessions (marked \"(inactive)\")\n"
+	"  --limit N   at most N sessions (default 100)\n",
+	run
+};
+
+static int
+run(const char *db, int argc, char **argv)
+{
+	bool		all = false;
+	const char *limit_text = NULL;
+	cli_option	opts[] = {{"all", NULL, &all}, {"limit", &limit_text, NULL}};
+	mnemo_session_filter filter = {0};
+	mnemo_sessions *list = NULL;
+	mnemo_store *st;
+	int64_t		limit = 100;
+	size_t		width = strlen("ID");
+	int			rc;
+
+	if ((rc = cli_parse(&cli_sessions, argc, argv, opts, 2, NULL, 0, 0, NULL)) != CLI_OK)
+		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if (limit_text != NULL && !cli_parse_count(&cli_sessions, "--limit", limit_text, INT32_MAX, &limit))
+		return CLI_USAGE;
+	if (limit == 0)
+		return cli_usage_error(&cli_sessions, "--limit must be at least 1");
+	if ((st = cli_open(db, &rc)) == NULL)
+		return rc;
+
+	filter.include_inactive = all;
+	filter.limit = (int) limit;
+	if (mnemo_session_list(st, &filter, &list) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_store_close(st);
+		return rc;
+	}
+	for (size_t i = 0; i < list->count; i++)
+		if (strlen(list->items[i].id) > width)
+			width = strlen(list->items[i].id);
+	printf("%-*s  %-24s  %8s  %s\n", (int) width, "ID", "CREATED", "MESSAGES", "TITLE");
+	for (size_t i = 0; i < list->count; i++)
+	{
+		const mnemo_session *s = &list->items[i];
+		char		when[64];
+
+		printf("%-*s  %-24s  %8" PRId64 "  %s%s\n", (int) width, s->id,
+			   cli_time(when, s->created_at), s->last_seq, s->title ? s->title : "",
+			   s->is_active ? "" : (s->title ? " (inactive)" : "(inactive)"));
+	}
+	mnemo_sessions_free(list);
+	mnemo_store_close(st);
+	if (fflush(stdout) != 0)
+	{
+		perror("mnemo: writing the list");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}

@@ -1,0 +1,77 @@
+/*
+ * show.c
+ *		mnemo show SESSION: the session and every message with its parts.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+static int	run(const char *db, int argc, char **argv);
+
+const cli_command cli_show = {
+	"show",
+	"a session's messages with their parts, tombstones marked",
+	"Usage: mnemo show SESSION\n"
+	"\n"
+	"Print the session (id, times, agent, model, title, message count), then\n"
+	"every message in seq order: a line\n"
+	"  --- #SEQ ROLE ID CREATED  [model M] [tokens ...] [cost C] [finish F]\n"
+	"followed by its parts, each a line\n"
+	"  [TYPE [TOOL CALL_ID STATE]] PART_ID  [COMPACTED TIME]  (N tokens)\n"
+	"and its content indented by two spaces: the text, or for a tool part its\n"
+	"input, output and error.  A tombstoned part (pruned from the context) is\n"
+	"marked COMPACTED with the time; its content is still shown, since mnemo\n"
+	"never deletes it.  Times are UTC.\n"
+	"\n"
+	"Exit status 3 when the session does not exist.\n",
+	run
+};
+
+static int
+run(const char *db, int argc, char **argv)
+{
+	const char *pos[1];
+	mnemo_session *s = NULL;
+	mnemo_messages *list = NULL;
+	mnemo_store *st;
+	char		created[64],
+				updated[64];
+	int			rc;
+
+	if ((rc = cli_parse(&cli_show, argc, argv, NULL, 0, pos, 1, 1, NULL)) != CLI_OK)
+		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if ((st = cli_open(db, &rc)) == NULL)
+		return rc;
+	if (mnemo_session_get(st, pos[0], &s) != MNEMO_OK ||
+		mnemo_messages_get(st, pos[0], NULL, true, &list) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_session_free(s);
+		mnemo_store_close(st);
+		return rc;
+	}
+	printf("session   %s%s\n", s->id, s->is_active ? "" : " (inactive)");
+	if (s->parent_id != NULL)
+		printf("parent    %s\n", s->parent_id);
+	printf("created   %s\nupdated   %s\n", cli_time(created, s->created_at),
+		   cli_time(updated, s->updated_at));
+	printf("agent     %s\nmodel     %s\nprovider  %s\n", s->agent, s->model_id, s->provider_id);
+	if (s->title != NULL)
+		printf("title     %s\n", s->title);
+	printf("messages  %zu\n", list->count);
+	for (size_t i = 0; i < list->count; i++)
+	{
+		printf("\n");
+		cli_print_message(stdout, &list->items[i]);
+	}
+	mnemo_messages_free(list);
+	mnemo_session_free(s);
+	mnemo_store_close(st);
+	if (fflush(stdout) != 0)
+	{
+		perror("mnemo: writing the session");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}

@@ -51,6 +51,19 @@ SELECT mnemo.commit_summary('sm', 'sm_x', 'x', 1, ARRAY['sm_m5', 'sm_s3']);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.commit_summary('sm', 'sm_x', 'x', 1, ARRAY['sm_m5'], 'condensed', 1);
 \echo :LAST_ERROR_SQLSTATE
+-- a summary swapped in without commit_summary has no node: condensing it
+-- would lose the span and the edges that expansion follows
+SELECT id FROM mnemo.create_session('sb');
+SELECT seq FROM mnemo.append_messages('sb', '[
+  {"role":"user","id":"sb_m1","parts":[{"type":"text","text":"one"}]},
+  {"role":"user","id":"sb_m2","parts":[{"type":"text","text":"two"}]},
+  {"role":"assistant","id":"sb_bare","is_summary":true,"parts":[{"type":"text","text":"bare"}]}]');
+SELECT mnemo.commit_summary('sb', 'sb_s1', 'one', 1, ARRAY['sb_m1']);
+SELECT mnemo.swap_context_items('sb', ARRAY['sb_m2'], 'sb_bare');
+SELECT mnemo.commit_summary('sb', 'sb_x', 'x', 1, ARRAY['sb_s1', 'sb_bare'], 'condensed', 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT item_id FROM mnemo.get_context_items('sb');
+SELECT id, superseded_by FROM mnemo.summary_nodes('sb', true);
 SELECT mnemo.commit_summary('sm', 'sm_x', 'x', 1, ARRAY[]::text[]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.commit_summary('sm', 'sm_x', 'x', 1, ARRAY['sm_m5'], 'twig', 1);

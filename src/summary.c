@@ -90,12 +90,15 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	MnemoCheckInContext(session_id, ids);
 
 	/*
-	 * The covered items: all messages for a leaf, all summaries for a
-	 * condensation, and the span of original seqs underneath them.
+	 * The covered items: all messages for a leaf, all summary nodes for a
+	 * condensation, and the span of original seqs underneath them.  A summary
+	 * put in context by a bare swap_context_items has no node, hence no span
+	 * nor edges to expand through: condensing it would lose provenance.
 	 */
 	MnemoPrepare(&items_plan,
-				 "SELECT count(*) FILTER (WHERE c.item_type = "
-				 "       CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END), "
+				 "SELECT count(*) FILTER (WHERE CASE WHEN $4 = 'leaf' "
+				 "       THEN c.item_type = 'message' "
+				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
 				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)) "
 				 "FROM mnemo.context_items c "
 				 "JOIN mnemo.messages m ON m.id = c.item_id "
@@ -106,8 +109,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	if (MnemoGetInt64(0, 1, NULL) != nids)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
-				 errmsg("invalid context swap in session \"%s\": a %s summary covers only %s items",
-						session_id, kind, condensed ? "summary" : "message")));
+				 errmsg("invalid context swap in session \"%s\": a %s summary covers only %s",
+						session_id, kind,
+						condensed ? "summary nodes (summaries committed with commit_summary)" :
+						"message items")));
 	seq_start = MnemoGetInt64(0, 2, NULL);
 	seq_end = MnemoGetInt64(0, 3, NULL);
 

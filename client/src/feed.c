@@ -9,11 +9,12 @@
  * For each followed session we remember the seq of the last message
  * delivered, and the invariant is that every message with a greater seq is
  * still to be delivered, and none with a smaller or equal one ever again:
- *	- a message_created whose seq is last + 1 is delivered as it stands;
- *	- one at or below last was already delivered (by a catch-up) and is
+ *	- a message_created at or below last was already delivered and is
  *	  dropped;
- *	- one above last + 1 means notifications were missed: the messages with
- *	  seq > last are read from mnemo.messages in seq order and delivered.
+ *	- one above last makes us read the messages with seq > last from
+ *	  mnemo.messages in seq order and deliver them, whether notifications
+ *	  were missed or not: the payload is never delivered as it stands,
+ *	  because any role that can connect may NOTIFY mnemo with a forged one.
  * Seqs of a session are reserved under its row lock and committed in order,
  * so the messages a catch-up reads have no holes that fill in later.
  *
@@ -304,14 +305,13 @@ handle(mnemo_store *st, const char *payload, int *delivered)
 	{
 		if (seq <= 0 || id == NULL || seq <= f->last_seq)
 			goto done;			/* delivered already */
-		if (seq == f->last_seq + 1 && !f->catch_up)
-		{
-			f->last_seq = seq;
-			mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, ids, seq, NULL, true);
-			(*delivered)++;
-		}
-		else
-			rc = catch_up(st, sid, delivered);
+
+		/*
+		 * Any role that can connect may NOTIFY mnemo with any payload, so a
+		 * message is only delivered once read from mnemo.messages: a forged
+		 * notification must not take the place of the real message.
+		 */
+		rc = catch_up(st, sid, delivered);
 		goto done;
 	}
 

@@ -480,6 +480,47 @@ test_long_catch_up(void)
 	free(r.items);
 }
 
+/*
+ * Any role may NOTIFY mnemo: a forged message_created for the next seq must
+ * neither be delivered nor make the feed skip the real message with it.
+ */
+static void
+test_forged(void)
+{
+	mnemo_store *w = mnemo_store_open(NULL);
+	mnemo_store *f = mnemo_store_open(NULL);
+	mnemo_session *s = NULL;
+	mnemo_new_message m = {.role = "user"};
+	recs		r = {0};
+	char		cmd[1024];
+	bool		forged_seen = false;
+
+	if (mnemo_session_create(w, NULL, &s) != MNEMO_OK)
+		bail_out("mnemo_session_create: %s", mnemo_errmsg(w));
+	mnemo_event_subscribe(f, MNEMO_EVENT_MESSAGE_CREATED, record, &r);
+	mnemo_messages_append(w, s->id, (mnemo_new_message[]) {m, m}, 2, NULL);
+	is_int(mnemo_feed_follow(f, s->id, 0), MNEMO_OK, "forged: follow a session of 2 messages");
+	poll_until(f, &r, s->id, 2);
+	snprintf(cmd, sizeof(cmd),
+			 "psql -X -q -c \"SELECT pg_notify('mnemo', json_build_object('event', "
+			 "'message_created', 'session_id', '%s', 'id', 'msg_forged', 'seq', 3)::text)\" "
+			 ">/dev/null", s->id);
+	fflush(stdout);
+	is_int(system(cmd), 0, "another connection sends a forged message_created for seq 3");
+	is_int(poll_for(f, 300), 0, "the feed delivers nothing for it: there is no such message");
+	is_int(mnemo_message_append(w, s->id, &m, NULL), MNEMO_OK, "the real seq 3 is appended");
+	poll_until(f, &r, s->id, 3);
+	for (size_t i = 0; i < r.n; i++)
+		if (strcmp(r.items[i].id, "msg_forged") == 0)
+			forged_seen = true;
+	ok(!forged_seen && exactly(&r, 0, s->id, 1, 3),
+	   "only the real messages are delivered, each once (1..3)");
+	mnemo_session_free(s);
+	mnemo_store_close(w);
+	mnemo_store_close(f);
+	free(r.items);
+}
+
 int
 main(void)
 {
@@ -507,6 +548,7 @@ main(void)
 
 	test_errors(st, sid);
 	test_long_catch_up();
+	test_forged();
 
 	/* messages there before following come first */
 	ok(writer_do("append 3"), "the writer appends 3 messages before anyone follows");

@@ -1,0 +1,257 @@
+#!/usr/bin/env bash
+# The mnemo command, as a script would use it: help and usage errors, exit
+# codes, sessions/show/context, export/import round trips with cmp, a real
+# Claude Code log, the progress bar, and tail following a session that psql
+# writes to, ended by SIGTERM.
+#
+# Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
+# PGDATABASE (a fresh database with the extension); prints TAP.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
+CLAUDE_DIR=${MNEMO_CLAUDE_DIR:-../shared/data/transcripts/kimi-cli-claude-code}
+SMALL=$CLAUDE_DIR/bf/3a8bd70c3e/1/full.jsonl
+LARGE=$CLAUDE_DIR/29/77bc73228c/1/full.jsonl
+work=$(mktemp -d /tmp/mnemo-cli.XXXXXX)
+copy_db="${PGDATABASE}_cli_copy"
+tail_pid=
+cleanup() {
+	[ -n "$tail_pid" ] && kill -KILL "$tail_pid" 2>/dev/null
+	dropdb --if-exists "$copy_db" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+# check DESCRIPTION COMMAND...: ok when the command succeeds
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+# run_m ARGS...: mnemo with stdout and stderr in $work/out, $work/err; sets rc
+run_m() {
+	"$M" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+# expect_rc WANT DESCRIPTION: the last run_m's exit status
+expect_rc() {
+	if [ "$rc" -eq "$1" ]; then
+		ok "$2 (exit $rc)"
+	else
+		not_ok "$2: exit $rc, want $1"
+		sed 's/^/# stderr: /' "$work/err" | head -n 5
+	fi
+}
+psql_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+
+# ---- help and usage errors ----------------------------------------------
+
+run_m --help
+expect_rc 0 "mnemo --help"
+check "--help prints the usage to stdout, with every command" \
+	grep -q "^Usage: mnemo \[--db CONNINFO\] COMMAND" "$work/out"
+check "--help documents the exit codes" grep -q "2 usage error, 3 session or message not" "$work/out"
+for cmd in sessions show context export import tail; do
+	run_m "$cmd" --help
+	if [ "$rc" -eq 0 ] && grep -q "^Usage: mnemo $cmd" "$work/out" && [ ! -s "$work/err" ]; then
+		ok "mnemo $cmd --help: usage on stdout, exit 0"
+	else
+		not_ok "mnemo $cmd --help: exit $rc"
+	fi
+done
+run_m help import
+check "mnemo help import is import's usage" grep -q "^Usage: mnemo import FILE" "$work/out"
+run_m --version
+check "mnemo --version" grep -q "^mnemo [0-9]*\.[0-9]*\.[0-9]*$" "$work/out"
+
+usage_case() {
+	local desc=$1
+	shift
+	run_m "$@"
+	if [ "$rc" -eq 2 ] && [ ! -s "$work/out" ] && grep -q "mnemo" "$work/err"; then
+		ok "usage error, exit 2, message on stderr only: $desc"
+	else
+		not_ok "usage error: $desc: exit $rc"
+	fi
+}
+usage_case "no command"
+usage_case "an unknown command" frobnicate
+usage_case "an unknown global option" --colour sessions
+usage_case "--db without a value" --db
+usage_case "show without a session" show
+usage_case "show with two sessions" show a b
+usage_case "an unknown option" sessions --sideways
+usage_case "--limit not a number" sessions --limit ten
+usage_case "--limit 0" sessions --limit 0
+usage_case "context without --budget" context s
+usage_case "a negative budget" context s --budget -5
+usage_case "tail --after not a number" tail s --after x
+usage_case "import without a file" import
+
+# ---- connection problems and missing sessions -----------------------------
+
+run_m --db "host=$work/no-server-here" sessions
+expect_rc 4 "no server at --db"
+check "the connection error is on stderr as 'mnemo: ...'" grep -q "^mnemo: " "$work/err"
+run_m --db "dbname=postgres" sessions
+expect_rc 4 "a database without the extension"
+check "which is named in the message" grep -q "extension" "$work/err"
+PGDATABASE=postgres "$M" sessions >/dev/null 2>&1
+rc=$?
+expect_rc 4 "the connection comes from PG* without --db"
+
+for cmd in show export tail; do
+	run_m "$cmd" no-such-session
+	expect_rc 3 "mnemo $cmd of a missing session"
+done
+run_m context no-such-session --budget 100
+expect_rc 3 "mnemo context of a missing session"
+check "the message names the session" grep -q '^mnemo: session "no-such-session" does not exist' "$work/err"
+
+# ---- import of a real Claude Code log, sessions, show, context -------------
+
+run_m import "$SMALL"
+expect_rc 0 "mnemo import of a Claude Code log ($SMALL)"
+sid=$(cat "$work/out")
+check "it prints the session id, the log's own ($sid)" test "$sid" = 5c0447e5-f29d-434b-bb0b-8898b57a8e78
+check "and a summary on stderr with the records left out" \
+	grep -q "^mnemo: imported 5 messages into $sid; left out 7 records: .*progress" "$work/err"
+
+run_m sessions
+expect_rc 0 "mnemo sessions"
+check "lists it under a header with its message count" \
+	bash -c "head -n 1 '$work/out' | grep -q '^ID  *CREATED  *MESSAGES  TITLE' && grep -q '^$sid  .*  *5  ' '$work/out'"
+
+run_m show "$sid"
+expect_rc 0 "mnemo show"
+check "show prints the session's agent" grep -q "^agent     claude-code" "$work/out"
+check "show prints every message header" test "$(grep -c '^--- #' "$work/out")" -eq 5
+check "show prints a tool part with name, call id and state" \
+	grep -q '^\[tool Read toolu_01DJfGh7ZTDzLJVYtvuyJ1wc completed\] part_' "$work/out"
+check "with its input and output" \
+	bash -c "grep -q '^  input:' '$work/out' && grep -q '^  output:' '$work/out'"
+check "and the user's text (UTF-8)" grep -q "修复 truncate 在 flex 容器中失效" "$work/out"
+
+part=$(psql_q -c "SELECT id FROM mnemo.message_parts WHERE session_id = '$sid' AND tool_name = 'Read'")
+psql_q -c "SELECT mnemo.tombstone_part('$part')" >/dev/null
+run_m show "$sid"
+check "a tombstoned part is marked COMPACTED, its content still shown" \
+	bash -c "grep -q '^\[tool Read .*\] $part  COMPACTED 20' '$work/out' && grep -q '^  output:' '$work/out'"
+
+run_m context "$sid" --budget 100000
+expect_rc 0 "mnemo context --budget 100000"
+check "prints each entry and the report line" \
+	bash -c "grep -q '^--- @1 message ' '$work/out' && tail -n 1 '$work/out' | grep -q '^context: budget 100000, 5 items (.* tokens, 0 of summaries) included, 0 items (0 tokens) left out$'"
+check "the tombstoned output is rendered as compacted" grep -q "\[Tool 'Read' output compacted at" "$work/out"
+run_m context "$sid" --budget 10
+check "a small budget reports what is left out" \
+	bash -c "tail -n 1 '$work/out' | grep -Eq '^context: budget 10, [0-9]+ items .* [1-9][0-9]* items \([1-9][0-9]* tokens\) left out$'"
+
+# ---- export / import round trips ----------------------------------------
+
+run_m export "$sid"
+expect_rc 0 "mnemo export"
+cp "$work/out" "$work/first.jsonl"
+check "one line per message" test "$(wc -l <"$work/first.jsonl")" -eq 5
+
+createdb "$copy_db" >/dev/null 2>&1 && psql_q -d "$copy_db" -c "CREATE EXTENSION mnemo" >/dev/null
+run_m --db "dbname=$copy_db" import "$work/first.jsonl" --session copied
+expect_rc 0 "import of the export into another database (--db, --session)"
+check "into the session asked for" test "$(cat "$work/out")" = copied
+"$M" --db "dbname=$copy_db" export copied >"$work/second.jsonl" 2>"$work/err"
+check "export, import, export: cmp finds the files identical" cmp -s "$work/first.jsonl" "$work/second.jsonl"
+
+before=$(psql_q -c "SELECT count(*) FROM mnemo.sessions")
+run_m import "$work/first.jsonl" --session again
+expect_rc 1 "importing the same ids into the same database fails"
+check "with the duplicate id named on stderr" grep -q '^mnemo: message ".*" already exists' "$work/err"
+check "and leaves no session behind" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions")" = "$before"
+run_m import "$work/first.jsonl" --new-ids --quiet
+expect_rc 0 "--new-ids imports a copy into the same database"
+check "--quiet: nothing on stderr" test ! -s "$work/err"
+"$M" export "$(cat "$work/out")" | sed 's/"id": "[^"]*"/"id": ""/g' >"$work/third.jsonl"
+sed 's/"id": "[^"]*"/"id": ""/g' "$work/first.jsonl" >"$work/first-noids.jsonl"
+check "the copy exports the same but for the ids" cmp -s "$work/first-noids.jsonl" "$work/third.jsonl"
+
+run_m import - --session from-stdin <"$work/first.jsonl"
+check "import - reads stdin (the same ids again: refused)" test "$rc" -eq 1 -a "$(grep -c 'already exists' "$work/err")" -eq 1
+"$M" import - --new-ids --session from-stdin <"$work/first.jsonl" >"$work/out" 2>"$work/err"
+check "import - --new-ids from stdin" test "$(cat "$work/out")" = from-stdin
+
+printf '{"role": "user", "parts": []}\n{"role": "user", "parts": [}\n' >"$work/bad.jsonl"
+run_m import "$work/bad.jsonl" --session bad
+expect_rc 1 "a malformed file"
+check "the error names the line" grep -q '^mnemo: line 2: not valid JSON' "$work/err"
+check "and no session bad exists" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'bad'")" = 0
+run_m import "$work/does-not-exist.jsonl"
+expect_rc 1 "a file that does not exist"
+check "is named with the system's reason" grep -q "does-not-exist.jsonl: No such file or directory" "$work/err"
+
+# ---- a large log, with the progress bar on a terminal ---------------------
+
+start=$(date +%s%N)
+script -qfec "$M import '$LARGE' --session large-tty" /dev/null >"$work/tty.out" 2>&1
+rc=$?
+elapsed=$((($(date +%s%N) - start) / 1000000))
+expect_rc 0 "import of a 3 MB log with stderr on a terminal"
+echo "# $(basename "$(dirname "$(dirname "$LARGE")")")/1 ($(wc -c <"$LARGE") bytes) imported in ${elapsed} ms by the sanitized mnemo, on a terminal"
+check "draws a progress bar up to 100%" grep -q "importing \[#*\] 100%" "$work/tty.out"
+run_m import "$LARGE" --session large-pipe
+check "no bar when stderr is not a terminal" bash -c "! grep -q 'importing \[' '$work/err'"
+check "the two imports hold the same messages" \
+	test "$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = 'large-tty'")" = 110 \
+	-a "$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = 'large-pipe'")" = 110
+
+# ---- tail ----------------------------------------------------------------
+
+psql_q -c "SELECT mnemo.create_session('tailed')" >/dev/null
+psql_q -c "SELECT mnemo.append_message('tailed', 'user', '[{\"type\": \"text\", \"text\": \"before the tail\"}]')" >/dev/null
+"$M" tail tailed >"$work/tail.out" 2>"$work/tail.err" &
+tail_pid=$!
+# following means watched: wait for it
+for _ in $(seq 1 100); do
+	[ "$(psql_q -c "SELECT watched FROM mnemo.sessions WHERE id = 'tailed'")" = t ] && break
+	sleep 0.1
+done
+psql_q -c "SELECT mnemo.append_message('tailed', 'user', '[{\"type\": \"text\", \"text\": \"hello from psql\"}]')" >/dev/null
+for _ in $(seq 1 100); do
+	grep -q "hello from psql" "$work/tail.out" && break
+	sleep 0.1
+done
+check "tail prints a message appended by psql as it commits" grep -q "^  hello from psql$" "$work/tail.out"
+check "with its header (#2 user)" grep -q "^--- #2 user msg_" "$work/tail.out"
+check "and not the message from before it started" bash -c "! grep -q 'before the tail' '$work/tail.out'"
+kill -TERM "$tail_pid"
+wait "$tail_pid"
+rc=$?
+tail_pid=
+expect_rc 0 "tail ends on SIGTERM"
+
+timeout 5 "$M" tail tailed --after 0 >"$work/tail0.out" 2>&1 &
+tail_pid=$!
+for _ in $(seq 1 100); do
+	grep -q "hello from psql" "$work/tail0.out" && break
+	sleep 0.1
+done
+kill -INT "$tail_pid"
+wait "$tail_pid"
+rc=$?
+tail_pid=
+expect_rc 0 "tail --after 0 ends on SIGINT"
+check "tail --after 0 prints the whole session first" \
+	bash -c "grep -q '^  before the tail$' '$work/tail0.out' && grep -q '^  hello from psql$' '$work/tail0.out'"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -188,9 +188,13 @@ typedef struct mnemo_tokens
 } mnemo_tokens;
 
 /*
- * A stored part.  content is the part's JSON object exactly as appended
- * (with "output"/"error_message" merged in by mnemo_part_update_status);
- * the other fields are read from it or from the part's status columns.
+ * A stored part.  content is the part's JSON object as appended, with
+ * "output"/"error_message" merged in by mnemo_part_update_status: exactly the
+ * stored object from mnemo_parts_get; in a message's parts (the reads with
+ * parts, expansions) without the status keys the server lays over it (id,
+ * part_index, tool_state, compacted_at, started_at, completed_at,
+ * token_estimate), whose values are the fields below.  The other fields are
+ * read from the content or from the part's status columns.
  */
 typedef struct mnemo_part
 {

@@ -253,5 +253,34 @@ expect_rc 0 "tail --after 0 ends on SIGINT"
 check "tail --after 0 prints the whole session first" \
 	bash -c "grep -q '^  before the tail$' '$work/tail0.out' && grep -q '^  hello from psql$' '$work/tail0.out'"
 
+# a restart of the server under a running tail: it reconnects and goes on
+if [ -n "${MNEMO_TEST_CLUSTER_DIR:-}" ]; then
+	"$M" tail tailed --after 1 >"$work/tail2.out" 2>"$work/tail2.err" &
+	tail_pid=$!
+	# it printed #2 once it follows
+	for _ in $(seq 1 100); do
+		grep -q "hello from psql" "$work/tail2.out" && break
+		sleep 0.1
+	done
+	bash test/cluster.sh stop "$MNEMO_TEST_CLUSTER_DIR"
+	sleep 0.5
+	bash test/cluster.sh start "$MNEMO_TEST_CLUSTER_DIR"
+	psql_q -c "SELECT mnemo.append_message('tailed', 'user', '[{\"type\": \"text\", \"text\": \"after the restart\"}]')" >/dev/null
+	for _ in $(seq 1 150); do
+		grep -q "after the restart" "$work/tail2.out" && break
+		sleep 0.1
+	done
+	check "tail reconnects after a server restart and prints what comes next" \
+		grep -q "^  after the restart$" "$work/tail2.out"
+	check "saying so on stderr" \
+		bash -c "grep -q 'reconnecting in' '$work/tail2.err' && grep -q '^mnemo: reconnected$' '$work/tail2.err'"
+	check "printing each message once" test "$(grep -c '^--- #' "$work/tail2.out")" -eq 2
+	kill -TERM "$tail_pid"
+	wait "$tail_pid"
+	rc=$?
+	tail_pid=
+	expect_rc 0 "and still ends on SIGTERM"
+fi
+
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -73,6 +73,9 @@ mnemo_store *cli_open(const char *db, int *exit_code);
 /* A time as 2026-03-02T08:50:29.123Z (UTC) in buf. */
 const char *cli_time(char buf[64], int64_t ms);
 
+/* s on one line: control characters (a newline in a title) as spaces. */
+void		cli_put_line(FILE *out, const char *s);
+
 /* A message with its parts, as `show` and `tail` print it. */
 void		cli_print_message(FILE *out, const mnemo_message *m);
 

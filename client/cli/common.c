@@ -182,6 +182,13 @@ cli_time(char buf[64], int64_t ms)
 	return buf;
 }
 
+void
+cli_put_line(FILE *out, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char) *s < 0x20 || *s == 0x7f ? ' ' : *s, out);
+}
+
 /* Text, every line indented by two spaces; a final newline added. */
 static void
 print_block(FILE *out, const char *label, const char *text)

@@ -64,9 +64,10 @@ run(const char *db, int argc, char **argv)
 		const mnemo_session *s = &list->items[i];
 		char		when[64];
 
-		printf("%-*s  %-24s  %8" PRId64 "  %s%s\n", (int) width, s->id,
-			   cli_time(when, s->created_at), s->last_seq, s->title ? s->title : "",
-			   s->is_active ? "" : (s->title ? " (inactive)" : "(inactive)"));
+		printf("%-*s  %-24s  %8" PRId64 "  ", (int) width, s->id, cli_time(when, s->created_at),
+			   s->last_seq);
+		cli_put_line(stdout, s->title ? s->title : "");
+		printf("%s\n", s->is_active ? "" : (s->title ? " (inactive)" : "(inactive)"));
 	}
 	mnemo_sessions_free(list);
 	mnemo_store_close(st);

@@ -58,7 +58,11 @@ run(const char *db, int argc, char **argv)
 		   cli_time(updated, s->updated_at));
 	printf("agent     %s\nmodel     %s\nprovider  %s\n", s->agent, s->model_id, s->provider_id);
 	if (s->title != NULL)
-		printf("title     %s\n", s->title);
+	{
+		printf("title     ");
+		cli_put_line(stdout, s->title);
+		printf("\n");
+	}
 	printf("messages  %zu\n", list->count);
 	for (size_t i = 0; i < list->count; i++)
 	{

@@ -20,11 +20,39 @@
  * an import stores the same values, the server prints them the same way.
  * token_estimate is always written, because an import without it would
  * have the server estimate it, which need not give the stored value.
+ *
+ * The messages are read through a cursor in a read-only transaction, a page
+ * at a time, so an export of any length runs in the memory of one page.
  */
 #include <errno.h>
 #include <string.h>
 
 #include "jsonl.h"
+
+/* Messages fetched at a time: the client holds one page, whatever the
+ * session's length. */
+#define EXPORT_PAGE 200
+#define EXPORT_PAGE_TEXT "200"
+
+/*
+ * A cursor over get_messages_with_parts: one statement, so one snapshot of
+ * the session (the server materialises it, spilling to disk past work_mem),
+ * read a page at a time.
+ */
+static const mn_stmt declare_stmt = {
+	"mnemo_export_declare",
+	"DECLARE mnemo_export NO SCROLL CURSOR FOR SELECT id, session_id, seq, role, "
+	"created_at, agent, model_id, provider_id, run_id, is_summary, tokens_input, "
+	"tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost, "
+	"finish_reason, parts FROM mnemo.get_messages_with_parts($1::text)",
+	1
+};
+
+static const mn_stmt fetch_stmt = {
+	"mnemo_export_fetch",
+	"FETCH " EXPORT_PAGE_TEXT " FROM mnemo_export",
+	0
+};
 
 /* A string member: ", " (unless first) "key": "value". */
 static void
@@ -156,11 +184,25 @@ put_message(mn_buf *b, const mnemo_message *m)
 	mn_buf_put(b, "]}\n", 3);
 }
 
+/* Write one line; false with IO set on the handle. */
+static bool
+write_line(mnemo_store *st, const mn_buf *line, FILE *out)
+{
+	errno = 0;
+	if (fwrite(line->data, 1, line->len, out) == line->len)
+		return true;
+	mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
+			errno ? strerror(errno) : "short write");
+	return false;
+}
+
 MNEMO_API int
 mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 {
-	mnemo_messages *list = NULL;
+	const char *params[1];
 	mn_buf		line = {0};
+	PGresult   *res;
+	int			rows;
 	int			rc;
 
 	if (st == NULL)
@@ -169,35 +211,41 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 	if (session_id == NULL || out == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
 
-	/* one statement: the export is one consistent snapshot of the session */
-	rc = mnemo_messages_get(st, session_id, NULL, true, &list);
-	if (rc != MNEMO_OK)
+	if ((rc = mn_exec_command(st, "BEGIN READ ONLY")) != MNEMO_OK)
 		return rc;
-	for (size_t i = 0; i < list->count; i++)
+	params[0] = session_id;
+	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
+		return mn_jsonl_rollback(st);
+	PQclear(res);
+	do
 	{
-		mn_buf_reset(&line);
-		put_message(&line, &list->items[i]);
-		if (line.oom)
-		{
-			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		if ((res = mn_exec(st, &fetch_stmt, params)) == NULL)
 			break;
-		}
-		errno = 0;
-		if (fwrite(line.data, 1, line.len, out) != line.len)
+		rows = PQntuples(res);
+		for (int i = 0; rc == MNEMO_OK && i < rows; i++)
 		{
-			rc = mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
-						 errno ? strerror(errno) : "short write");
-			break;
+			mnemo_message m;
+
+			if ((rc = mn_message_from_row(st, res, i, &m)) != MNEMO_OK)
+				break;
+			mn_buf_reset(&line);
+			put_message(&line, &m);
+			mn_message_clear(&m);
+			if (line.oom)
+				rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			else if (!write_line(st, &line, out))
+				rc = MNEMO_ERR_IO;
 		}
-	}
-	if (rc == MNEMO_OK)
-	{
-		errno = 0;
-		if (fflush(out) != 0 || ferror(out))
-			rc = mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
-						 errno ? strerror(errno) : "stream error");
-	}
+		PQclear(res);
+	} while (rc == MNEMO_OK && rows == EXPORT_PAGE);
 	mn_buf_free(&line);
-	mnemo_messages_free(list);
-	return rc;
+	if (res == NULL || rc != MNEMO_OK)
+		return mn_jsonl_rollback(st);
+	if ((rc = mn_exec_command(st, "COMMIT")) != MNEMO_OK)
+		return rc;
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		return mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
+					   errno ? strerror(errno) : "stream error");
+	return MNEMO_OK;
 }

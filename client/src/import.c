@@ -58,6 +58,23 @@ static const mn_stmt append_stmt = {
 	2
 };
 
+int
+mn_jsonl_rollback(mnemo_store *st)
+{
+	int			code = st->errcode;
+	char	   *msg = st->errmsg;
+	char		sqlstate[6];
+
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	st->errmsg = NULL;
+	(void) mn_exec_command(st, "ROLLBACK");
+	mn_clear_error(st);
+	st->errcode = code;
+	st->errmsg = msg;
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	return code;
+}
+
 /* ------------------------------------------------------------------------
  * Building messages
  * ------------------------------------------------------------------------ */
@@ -830,21 +847,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	if (rc != MNEMO_OK && imp.began)
-	{
-		/* keep the error that stopped us, not what the rollback says */
-		int			code = st->errcode;
-		char	   *msg = st->errmsg;
-		char		sqlstate[6];
-
-		memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-		st->errmsg = NULL;
-		(void) mn_exec_command(st, "ROLLBACK");
-		mn_clear_error(st);
-		st->errcode = code;
-		st->errmsg = msg;
-		memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-		rc = code;
-	}
+		rc = mn_jsonl_rollback(st);
 
 	/* a subscriber added from a progress callback would be lost here */
 	if (st->events == NULL)

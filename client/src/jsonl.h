@@ -75,6 +75,10 @@ bool		mn_utf8_valid(const char *s, size_t len);
 
 /* ---- the import (import.c) ---- */
 
+/* Roll back the transaction after a failure and return the failure's code,
+ * keeping its message and SQLSTATE rather than the rollback's. */
+int			mn_jsonl_rollback(mnemo_store *st);
+
 /* A part being built: the members of its JSON object, without the braces. */
 typedef struct mn_import_part
 {

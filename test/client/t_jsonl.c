@@ -1166,6 +1166,31 @@ test_claude_corners(mnemo_store *st)
 	}
 	mnemo_messages_free(list);
 	free(text);
+
+	/* an export longer than one page (200), and its copy */
+	{
+		mnemo_import_options copy = {.new_ids = true};
+		size_t		lines = 0;
+		char	   *first = export_text(st, "corner-log", NULL);
+		char	   *second = NULL;
+		char	   *a,
+				   *b;
+
+		for (const char *p = first ? first : ""; *p; p++)
+			lines += *p == '\n';
+		is_int(lines, 304, "the export of 304 messages, read a page at a time, has 304 lines");
+		rc = first ? import_text(st, first, &copy, sid, NULL) : -1;
+		is_err(st, rc, MNEMO_OK, "its copy imports with new ids");
+		if (rc == MNEMO_OK)
+			second = export_text(st, sid, NULL);
+		a = without_ids(first ? first : "");
+		b = without_ids(second ? second : "");
+		is_str(b, a, "an imported Claude Code log exports the same after a round trip");
+		free(a);
+		free(b);
+		free(first);
+		free(second);
+	}
 }
 
 int

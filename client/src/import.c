@@ -527,7 +527,7 @@ tokens_field(mn_import *imp, int64_t line, struct json_object *v, mn_import_msg 
  * fields (restored after the append) and, with new_ids, the id.
  */
 static int
-export_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
+jsonl_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
 		   mn_span text, mn_import_msg *m)
 {
 	mn_import_part *p;
@@ -589,7 +589,7 @@ export_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
 }
 
 static int
-export_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		   struct json_object *obj)
 {
 	mnemo_store *st = imp->st;
@@ -671,7 +671,7 @@ export_line(mn_import *imp, void *state, int64_t line, const char *text, size_t 
 		if (!mn_json_next_element(parts_text, &pos, &part_text))
 			rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": parts[%zu] not found", line, i);
 		else
-			rc = export_part(imp, line, i, json_object_array_get_idx(parts, i), part_text, m);
+			rc = jsonl_part(imp, line, i, json_object_array_get_idx(parts, i), part_text, m);
 	}
 	if (rc != MNEMO_OK)
 	{
@@ -681,8 +681,8 @@ export_line(mn_import *imp, void *state, int64_t line, const char *text, size_t 
 	return mn_import_push(imp, m);
 }
 
-static const mn_reader export_reader = {
-	"mnemo", NULL, export_line, NULL, NULL, NULL
+static const mn_reader jsonl_reader = {
+	"mnemo", NULL, jsonl_line, NULL, NULL, NULL
 };
 
 /* ------------------------------------------------------------------------
@@ -741,7 +741,7 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 	{
 		if (json_object_object_get_ex(obj, "role", NULL) ||
 			json_object_object_get_ex(obj, "parts", NULL))
-			imp->reader = &export_reader;
+			imp->reader = &jsonl_reader;
 		else if (mn_claude_code_detect(obj))
 			imp->reader = &mn_claude_code_reader;
 	}

@@ -186,7 +186,10 @@ describe(mn_import *imp, cc_state *cc, struct json_object *rec)
 	}
 	mn_buf_puts(&meta, "}");
 	if (meta.oom)
+	{
+		mn_buf_free(&meta);
 		return oom(imp);
+	}
 	free(s->metadata);
 	s->metadata = meta.data;
 	/* an id mnemo cannot take is no error: the session gets a new one */

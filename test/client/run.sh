@@ -19,7 +19,7 @@
 #    (bash test/cluster.sh stop|start DIR);
 # 4. check the shared library's exports and soname, `make install` into a
 #    temporary prefix, and build and run the C example of
-#    client/doc/building.md against that install through pkg-config.
+#    README.md ("A first program") against that install through pkg-config.
 #
 # MNEMO_CLIENT_ONLY="t_store cli" runs only the named tests (the checks of
 # steps 1, 2 and 4 always run).
@@ -282,7 +282,7 @@ fi
 # the install is for the check above; leave client/mnemo.pc with the default prefix
 make -s -C client mnemo.pc >/dev/null 2>&1 || true
 
-doc=client/doc/building.md
+doc=README.md
 if [ ! -f "$doc" ]; then
 	not_ok "the C example of $doc: the file is missing"
 elif [ -z "$installed" ]; then

@@ -1,0 +1,830 @@
+/*
+ * t_openai_stream.c
+ *		The OpenAI Chat Completions stream decoder (client/src/openai_stream.c
+ *		over client/src/sse.c), the request body and the HTTP error bodies.
+ *
+ * No database.  Every recorded stream of shared/PROVIDERS.md and
+ * shared/reference/provider-streaming.md, and one crafted stream per
+ * deviation that reference lists, is decoded to a transcript of deltas
+ * (test/fuzz/streams.h) that must be exactly the one written here: whole,
+ * one byte at a time, split in two at every byte, in random chunkings, and
+ * with CRLF and lone-CR line ends.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tap.h"
+#include "../fuzz/streams.h"
+
+static const golden goldens[] = {
+	{"openai_text",
+	 "PROVIDERS.md text reply: text deltas, stop, usage chunk, DONE",
+	 "START id=chatcmpl-1 model=gpt-4o-mini\n"
+	 "TEXT[0] \"Hel\"\n"
+	 "TEXT[0] \"lo\"\n"
+	 "FINISH stop raw=stop\n"
+	 "USAGE in=19 out=2 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_tool",
+	 "PROVIDERS.md tool call: fragments concatenated and parsed at the finish",
+	 "START id=chatcmpl-2 model=(null)\n"
+	 "TOOL_START #0 index=0 id=call_1 name=bash\n"
+	 "TOOL_INPUT #0 \"{\\\"cmd\\\":\"\n"
+	 "TOOL_INPUT #0 \"\\\"ls\\\"}\"\n"
+	 "TOOL_END #0 id=call_1 name=bash \"{\\\"cmd\\\":\\\"ls\\\"}\" valid {\"cmd\":\"ls\"}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "USAGE in=40 out=12 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_text_recorded",
+	 "recorded text reply with service_tier, obfuscation, usage null",
+	 "START id=chatcmpl-A1 model=gpt-4o-2024-08-06\n"
+	 "TEXT[0] \"Hello\"\n"
+	 "TEXT[0] \" there!\"\n"
+	 "FINISH stop raw=stop\n"
+	 "USAGE in=14 out=3 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_tool_recorded",
+	 "recorded tool call, arguments split inside a key",
+	 "START id=chatcmpl-B2 model=gpt-4o-2024-08-06\n"
+	 "TOOL_START #0 index=0 id=call_4Xzl name=get_weather\n"
+	 "TOOL_INPUT #0 \"{\\\"\"\n"
+	 "TOOL_INPUT #0 \"city\"\n"
+	 "TOOL_INPUT #0 \"\\\":\\\"Paris\\\"}\"\n"
+	 "TOOL_END #0 id=call_4Xzl name=get_weather \"{\\\"city\\\":\\\"Paris\\\"}\" valid {\"city\":\"Paris\"}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "USAGE in=44 out=16 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_error_midstream",
+	 "an error chunk after the 200 ends the turn with a provider error, the text so far delivered",
+	 "START id=chatcmpl-C3 model=gpt-4o-2024-08-06\n"
+	 "TEXT[0] \"Partial\"\n"
+	 "ERROR kind=1 class=server type=server_error code=(null) \"The server had an error while processing your request. Sorry about that!\"\n"
+	 "state: failed\n"},
+	{"llamacpp_text",
+	 "llama.cpp: content null in the first chunk, timings, no usage",
+	 "START id=chatcmpl-Lx model=qwen2.5-7b\n"
+	 "TEXT[0] \"Hello\"\n"
+	 "FINISH stop raw=stop\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"llamacpp_tool",
+	 "llama.cpp tool call (--jinja), whole arguments in one fragment",
+	 "START id=chatcmpl-Ly model=qwen2.5-7b\n"
+	 "TOOL_START #0 index=0 id=Xk3pQ9 name=get_weather\n"
+	 "TOOL_INPUT #0 \"{\\\"city\\\":\\\"Paris\\\"}\"\n"
+	 "TOOL_END #0 id=Xk3pQ9 name=get_weather \"{\\\"city\\\":\\\"Paris\\\"}\" valid {\"city\":\"Paris\"}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"llamacpp_error",
+	 "llama.cpp mid-stream error with an integer code, then EOF",
+	 "ERROR kind=1 class=server type=server_error code=500 \"...\"\n"
+	 "state: failed\n"},
+	{"vllm_text",
+	 "vLLM: finish_reason on the last content chunk, stop_reason next to it",
+	 "START id=chatcmpl-9f model=Qwen/Qwen2.5-7B-Instruct\n"
+	 "TEXT[0] \"Hello\"\n"
+	 "FINISH stop raw=stop\n"
+	 "USAGE in=12 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"vllm_error_done",
+	 "vLLM: an error then [DONE]: failed, the [DONE] ignored",
+	 "ERROR kind=1 class=server type=InternalServerError code=500 \"...\"\n"
+	 "state: failed\n"},
+	{"ollama_tool",
+	 "Ollama: a whole tool call in one chunk, with usage",
+	 "START id=chatcmpl-612 model=qwen3:8b\n"
+	 "TOOL_START #0 index=0 id=call_k2j4 name=get_weather\n"
+	 "TOOL_INPUT #0 \"{\\\"city\\\":\\\"Paris\\\"}\"\n"
+	 "TOOL_END #0 id=call_k2j4 name=get_weather \"{\\\"city\\\":\\\"Paris\\\"}\" valid {\"city\":\"Paris\"}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "USAGE in=80 out=18 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openrouter_tool",
+	 "OpenRouter: keep-alive comments, tool index 1, finish stop read as tool_calls",
+	 "START id=gen-1 model=meta-llama/llama-4-maverick\n"
+	 "TOOL_START #0 index=1 id=call_a1 name=bash\n"
+	 "TOOL_INPUT #0 \"{\\\"cmd\\\":\"\n"
+	 "TOOL_INPUT #0 \"\\\"ls -la\\\"}\"\n"
+	 "TOOL_END #0 id=call_a1 name=bash \"{\\\"cmd\\\":\\\"ls -la\\\"}\" valid {\"cmd\":\"ls -la\"}\n"
+	 "FINISH tool_calls raw=stop\n"
+	 "USAGE in=100 out=20 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_parallel_interleaved",
+	 "parallel calls whose fragments interleave, data: without the space",
+	 "START id=chatcmpl-P model=(null)\n"
+	 "TOOL_START #0 index=0 id=call_w name=get_weather\n"
+	 "TOOL_START #1 index=1 id=call_s name=get_stock_price\n"
+	 "TOOL_INPUT #0 \"{\\\"ci\"\n"
+	 "TOOL_INPUT #1 \"{\\\"ticker\\\":\"\n"
+	 "TOOL_INPUT #0 \"ty\\\": \\\"Paris\\\"}\"\n"
+	 "TOOL_INPUT #1 \"\\\"ACME\\\"}\"\n"
+	 "TOOL_END #0 id=call_w name=get_weather \"{\\\"city\\\": \\\"Paris\\\"}\" valid {\"city\":\"Paris\"}\n"
+	 "TOOL_END #1 id=call_s name=get_stock_price \"{\\\"ticker\\\":\\\"ACME\\\"}\" valid {\"ticker\":\"ACME\"}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "USAGE in=60 out=30 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"llamacpp_reasoning",
+	 "llama.cpp reasoning_content, then content, a keep-alive comment between",
+	 "START id=chatcmpl-R model=qwen3-8b\n"
+	 "REASONING[0] \"Think\"\n"
+	 "REASONING[0] \"ing.\"\n"
+	 "TEXT[0] \"Answer\"\n"
+	 "FINISH stop raw=stop\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"ollama_reasoning",
+	 "Ollama delta.reasoning and multi-byte UTF-8 text",
+	 "START id=chatcmpl-7 model=qwen3:8b\n"
+	 "REASONING[0] \"Hmm\"\n"
+	 "TEXT[0] \"Caf\\xc3\\xa9 \\xe2\\x98\\x95 \\xf0\\x9f\\x98\\x80\"\n"
+	 "FINISH stop raw=stop\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_refusal",
+	 "refusal deltas, and stop after a refusal read as refusal",
+	 "START id=chatcmpl-F model=gpt-4o\n"
+	 "REFUSAL[0] \"I can't \"\n"
+	 "REFUSAL[0] \"help with that.\"\n"
+	 "FINISH refusal raw=stop\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_length",
+	 "finish length; cached tokens moved out of input, reasoning tokens kept",
+	 "START id=chatcmpl-L model=o4-mini\n"
+	 "TEXT[0] \"Once upon\"\n"
+	 "FINISH length raw=length\n"
+	 "USAGE in=200 out=50 cache_read=800 cache_write=0 reasoning=20\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_no_usage",
+	 "no usage chunk (no include_usage): complete, no USAGE",
+	 "START id=chatcmpl-N model=(null)\n"
+	 "TEXT[0] \"Hi\"\n"
+	 "FINISH stop raw=stop\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_done_without_finish",
+	 "[DONE] with no finish reason: interrupted, not complete",
+	 "START id=chatcmpl-G model=(null)\n"
+	 "TEXT[0] \"Partial\"\n"
+	 "state: interrupted\n"},
+	{"openai_eof",
+	 "the body ends mid-event with no finish and no [DONE]: interrupted, the half event dropped",
+	 "START id=chatcmpl-E model=(null)\n"
+	 "TEXT[0] \"Partial\"\n"
+	 "state: interrupted\n"},
+	{"ollama_error_eof",
+	 "Ollama after an error: an empty content delta then EOF: interrupted",
+	 "START id=chatcmpl-9 model=qwen3:8b\n"
+	 "state: interrupted\n"},
+	{"openai_content_filter",
+	 "finish content_filter",
+	 "START id=chatcmpl-C model=(null)\n"
+	 "TEXT[0] \"Well\"\n"
+	 "FINISH content_filter raw=content_filter\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_unknown_finish",
+	 "an unknown finish reason is other, the raw word kept",
+	 "START id=chatcmpl-U model=(null)\n"
+	 "TEXT[0] \"x\"\n"
+	 "FINISH other raw=abort\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"vllm_continuous_usage",
+	 "usage on every chunk (continuous_usage_stats): each delivered, the last the turn's",
+	 "START id=chatcmpl-V model=m\n"
+	 "USAGE in=12 out=0 cache_read=0 cache_write=0 reasoning=0\n"
+	 "TEXT[0] \"Hi\"\n"
+	 "USAGE in=12 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+	 "TEXT[0] \"!\"\n"
+	 "FINISH stop raw=stop\n"
+	 "USAGE in=12 out=2 cache_read=0 cache_write=0 reasoning=0\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_error_string_code",
+	 "an error with a string code: rate_limit class; nothing after it delivered",
+	 "START id=chatcmpl-S model=(null)\n"
+	 "TEXT[0] \"Par\"\n"
+	 "ERROR kind=1 class=rate_limit type=tokens code=rate_limit_exceeded \"Rate limit reached for gpt-4o\"\n"
+	 "state: failed\n"},
+	{"openai_error_bare_string",
+	 "{\"error\": \"text\"}: a provider error with that message",
+	 "ERROR kind=1 class=other type=(null) code=(null) \"model runner has unexpectedly stopped\"\n"
+	 "state: failed\n"},
+	{"vllm_old_error",
+	 "vLLM's old top-level error object, integer code; a context-length message",
+	 "ERROR kind=1 class=context_overflow type=BadRequestError code=400 \"This model's maximum context length is 4096 tokens.\"\n"
+	 "state: failed\n"},
+	{"openai_error_event",
+	 "a named error event",
+	 "ERROR kind=1 class=server type=server_error code=(null) \"boom\"\n"
+	 "state: failed\n"},
+	{"openai_malformed",
+	 "JSON cut short in a data line: a malformed-event error, nothing after it",
+	 "START id=chatcmpl-M model=(null)\n"
+	 "TEXT[0] \"ok\"\n"
+	 "ERROR kind=2 class=other type=(null) code=(null) \"a stream event is not a JSON object (64 bytes)\"\n"
+	 "state: failed\n"},
+	{"openai_not_object",
+	 "JSON that is not an object: a malformed-event error",
+	 "ERROR kind=2 class=other type=(null) code=(null) \"a stream event is not a JSON object (5 bytes)\"\n"
+	 "state: failed\n"},
+	{"openai_bad_arguments",
+	 "arguments that are not JSON, or not an object: TOOL_END invalid, not a stream error",
+	 "START id=chatcmpl-B model=(null)\n"
+	 "TOOL_START #0 index=0 id=call_x name=bash\n"
+	 "TOOL_INPUT #0 \"{\\\"cmd\\\": ls}\"\n"
+	 "TOOL_START #1 index=1 id=call_y name=bash\n"
+	 "TOOL_INPUT #1 \"[1]\"\n"
+	 "TOOL_END #0 id=call_x name=bash \"{\\\"cmd\\\": ls}\" invalid\n"
+	 "TOOL_END #1 id=call_y name=bash \"[1]\" invalid\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"ollama_same_index",
+	 "two whole calls under one index, told apart by id; empty arguments read as {}",
+	 "START id=chatcmpl-2 model=qwen3:8b\n"
+	 "TOOL_START #0 index=0 id=call_one name=read\n"
+	 "TOOL_INPUT #0 \"{\\\"path\\\":\\\"a\\\"}\"\n"
+	 "TOOL_START #1 index=0 id=call_two name=now\n"
+	 "TOOL_END #0 id=call_one name=read \"{\\\"path\\\":\\\"a\\\"}\" valid {\"path\":\"a\"}\n"
+	 "TOOL_END #1 id=call_two name=now \"{}\" valid {}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_function_call",
+	 "the deprecated function_call delta is a tool call",
+	 "START id=chatcmpl-O model=(null)\n"
+	 "TOOL_START #0 index=-2 id=call_0 name=lookup\n"
+	 "TOOL_INPUT #0 \"{\\\"q\\\":1}\"\n"
+	 "TOOL_END #0 id=call_0 name=lookup \"{\\\"q\\\":1}\" valid {\"q\":1}\n"
+	 "FINISH tool_calls raw=function_call\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_odd_tool",
+	 "a call without id gets call_0, its start waits for the name; choice 1 ignored; empty event ignored",
+	 "START id=chatcmpl-Q model=(null)\n"
+	 "TOOL_START #0 index=0 id=call_0 name=f\n"
+	 "TOOL_INPUT #0 \"{\\\"a\\\":\"\n"
+	 "TOOL_INPUT #0 \"1}\"\n"
+	 "TOOL_END #0 id=call_0 name=f \"{\\\"a\\\":1}\" valid {\"a\":1}\n"
+	 "FINISH tool_calls raw=tool_calls\n"
+	 "DONE\n"
+	 "state: complete\n"},
+	{"openai_tool_no_finish",
+	 "a tool call and [DONE] without a finish: the call ends, the turn is interrupted",
+	 "START id=chatcmpl-T model=(null)\n"
+	 "TOOL_START #0 index=0 id=call_t name=bash\n"
+	 "TOOL_INPUT #0 \"{}\"\n"
+	 "TOOL_END #0 id=call_t name=bash \"{}\" valid {}\n"
+	 "state: interrupted\n"},
+};
+
+/* ---- the stream's accessors and states ---- */
+
+static mn_stream *
+run(const char *bytes, size_t len, const mn_stream_limits *lim, rec *r)
+{
+	mn_stream  *s = mn_stream_new(MN_PROVIDER_OPENAI, lim, rec_delta, r);
+
+	if (s == NULL)
+		bail_out("mn_stream_new failed");
+	mn_stream_feed(s, bytes, len);
+	mn_stream_end(s);
+	return s;
+}
+
+static void
+test_accessors(void)
+{
+	rec			r = {0};
+	mn_stream  *s = run(openai_length, sizeof(openai_length) - 1, NULL, &r);
+	mnemo_tokens u;
+	const char *raw = NULL;
+
+	is_int(mn_stream_state_of(s), MN_STREAM_COMPLETE, "a finished reply's state is complete");
+	ok(mn_stream_usage(s, &u) && u.input == 200 && u.output == 50 && u.cache_read == 800 &&
+	   u.cache_write == 0 && u.reasoning == 20,
+	   "mn_stream_usage: input 1000 - 800 cached = 200, output 50, cache_read 800, reasoning 20");
+	is_int(mn_stream_finish(s, &raw), MN_FINISH_LENGTH, "mn_stream_finish: length");
+	is_str(raw, "length", "... and the raw word");
+	ok(mn_stream_error_of(s) == NULL, "no error on a complete stream");
+	is_int(mn_stream_tool_calls(s), 0, "no tool calls");
+	is_int(mn_stream_stop_value(s), 0, "not stopped by the callback");
+	mn_stream_free(s);
+	free(r.p);
+
+	memset(&r, 0, sizeof(r));
+	s = run(openai_no_usage, sizeof(openai_no_usage) - 1, NULL, &r);
+	ok(!mn_stream_usage(s, &u) && u.input == 0 && u.output == 0,
+	   "mn_stream_usage is false (and zeros) when the server sent no usage");
+	mn_stream_free(s);
+	free(r.p);
+
+	memset(&r, 0, sizeof(r));
+	s = run(openai_error_string_code, sizeof(openai_error_string_code) - 1, NULL, &r);
+	{
+		const mn_stream_error *e = mn_stream_error_of(s);
+
+		is_int(mn_stream_state_of(s), MN_STREAM_FAILED, "an error chunk: state failed");
+		ok(e != NULL && e->kind == MN_STREAM_ERR_PROVIDER && e->errclass == MN_ERRCLASS_RATE_LIMIT &&
+		   strcmp(e->type, "tokens") == 0 && strcmp(e->code, "rate_limit_exceeded") == 0 &&
+		   strcmp(e->message, "Rate limit reached for gpt-4o") == 0,
+		   "mn_stream_error_of: provider error, rate_limit, its type, code and message");
+	}
+	mn_stream_free(s);
+	free(r.p);
+
+	memset(&r, 0, sizeof(r));
+	s = run(openai_parallel_interleaved, sizeof(openai_parallel_interleaved) - 1, NULL, &r);
+	is_int(mn_stream_tool_calls(s), 2, "mn_stream_tool_calls counts the parallel calls");
+	mn_stream_free(s);
+	free(r.p);
+
+	ok(mn_stream_new((mn_provider) 99, NULL, rec_delta, &r) == NULL,
+	   "mn_stream_new refuses an unknown provider");
+	is_str(mn_finish_name(MN_FINISH_TOOL_CALLS), "tool_calls", "mn_finish_name(TOOL_CALLS)");
+	ok(mn_finish_name(MN_FINISH_NONE) == NULL, "mn_finish_name(NONE) is NULL");
+	is_str(mn_stream_state_name(MN_STREAM_INTERRUPTED), "interrupted", "mn_stream_state_name");
+}
+
+/* The caller stops the stream (cancel, or a part it could not persist). */
+static void
+test_stop(void)
+{
+	rec			r = {0};
+	mn_stream  *s = mn_stream_new(MN_PROVIDER_OPENAI, NULL, rec_delta, &r);
+	mn_stream_state st;
+
+	r.stop_at = 2;
+	st = mn_stream_feed(s, openai_text, 700);
+	is_int(st, MN_STREAM_STOPPED, "a callback returning non-zero stops the stream: feed says stopped");
+	is_int(mn_stream_stop_value(s), 42, "mn_stream_stop_value is what the callback returned");
+	st = mn_stream_feed(s, openai_text + 700, sizeof(openai_text) - 1 - 700);
+	is_int(st, MN_STREAM_STOPPED, "later bytes are ignored");
+	is_int(mn_stream_end(s), MN_STREAM_STOPPED, "mn_stream_end keeps stopped (not interrupted)");
+	is_str(r.p, "START id=chatcmpl-1 model=gpt-4o-mini\nTEXT[0] \"Hel\"\n",
+		   "no delta after the one that stopped it");
+	mn_stream_free(s);
+	free(r.p);
+
+	/* after the end, bytes change nothing */
+	memset(&r, 0, sizeof(r));
+	s = mn_stream_new(MN_PROVIDER_OPENAI, NULL, rec_delta, &r);
+	mn_stream_feed(s, openai_text, 300);
+	is_int(mn_stream_end(s), MN_STREAM_INTERRUPTED, "mn_stream_end while open: interrupted");
+	is_int(mn_stream_feed(s, openai_text + 300, sizeof(openai_text) - 1 - 300),
+		   MN_STREAM_INTERRUPTED, "feeding after the end does nothing");
+	is_int(r.ndeltas, 1, "... and delivers nothing (START was all before it)");
+	mn_stream_free(s);
+	free(r.p);
+}
+
+/* Limits: what a hostile server can make the stream hold. */
+static void
+test_limits(void)
+{
+	rec			r = {0};
+	mn_stream_limits lim = {.max_event = 200};
+	mn_stream  *s = run(openai_text_recorded, sizeof(openai_text_recorded) - 1, &lim, &r);
+	const mn_stream_error *e = mn_stream_error_of(s);
+
+	ok(e != NULL && e->kind == MN_STREAM_ERR_TOO_LARGE,
+	   "an event over max_event fails the stream with a too-large error (%s)", e ? e->message : "none");
+	mn_stream_free(s);
+	free(r.p);
+
+	memset(&r, 0, sizeof(r));
+	lim = (mn_stream_limits) {.max_tool_input = 10};
+	s = run(openai_tool_recorded, sizeof(openai_tool_recorded) - 1, &lim, &r);
+	e = mn_stream_error_of(s);
+	ok(e != NULL && e->kind == MN_STREAM_ERR_TOO_LARGE && strstr(r.p, "TOOL_END") == NULL,
+	   "a tool input over max_tool_input (16 bytes > 10) fails the stream before its end");
+	mn_stream_free(s);
+	free(r.p);
+
+	memset(&r, 0, sizeof(r));
+	lim = (mn_stream_limits) {.max_tool_calls = 1};
+	s = run(openai_parallel_interleaved, sizeof(openai_parallel_interleaved) - 1, &lim, &r);
+	e = mn_stream_error_of(s);
+	ok(e != NULL && e->kind == MN_STREAM_ERR_TOO_LARGE && strstr(r.p, "TOOL_START #1") == NULL,
+	   "a second call over max_tool_calls 1 fails the stream");
+	mn_stream_free(s);
+	free(r.p);
+}
+
+/* Data that json-c must not choke on, and text that must arrive whole. */
+static void
+test_odd_data(void)
+{
+	static const struct
+	{
+		const char *bytes;
+		size_t		len;
+		const char *want;
+		const char *what;
+	}			c[] = {
+		{"data: {\"choices\":[{\"delta\":{\"content\":\"a\\u0000b\"}}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTEXT[0] \"a\\x00b\"\nstate: interrupted\n",
+		 "\\u0000 in content: the text keeps it, with its length (choice without index is 0)"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\\ud800!\"}}]}\n\n", 0,
+		 "START id=(null) model=(null)\nTEXT[0] \"\\xef\\xbf\\xbd!\"\nstate: interrupted\n",
+		 "a lone surrogate escape arrives as U+FFFD: text is always valid UTF-8"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"\xff\"}}]}\n\n", 0,
+		 "START id=(null) model=(null)\nTEXT[0] \"\\xef\\xbf\\xbd\"\nstate: interrupted\n",
+		 "an invalid byte on the wire arrives as U+FFFD"},
+		{"data: {\"a\":\0}\n\n", 15,
+		 "ERROR kind=2 class=other type=(null) code=(null) \"a stream event is not a JSON object (7 bytes)\"\nstate: failed\n",
+		 "a NUL byte in a data line: malformed"},
+		{"event: ping\ndata: {}\n\nevent: whatever\ndata: [1\n\ndata: [DONE]\n\n", 0,
+		 "state: interrupted\n",
+		 "events with another name than message (or error) are ignored"},
+		{"data:   [DONE]  \n\n", 0, "state: interrupted\n", "blanks around [DONE] are allowed"},
+		{"data: {\"choices\":null,\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":2.0}}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":7,\"tool_calls\":{}},\"finish_reason\":3}]}\n\n", 0,
+		 "START id=(null) model=(null)\nUSAGE in=0 out=2 cache_read=0 cache_write=0 reasoning=0\nstate: interrupted\n",
+		 "fields of the wrong type are ignored, a negative count reads 0, 2.0 reads 2"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1} x\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTOOL_START #0 index=0 id=c name=f\nTOOL_INPUT #0 \"{\\\"a\\\":1} x\"\n"
+		 "TOOL_END #0 id=c name=f \"{\\\"a\\\":1} x\" invalid\nFINISH tool_calls raw=tool_calls\nDONE\nstate: complete\n",
+		 "tool input with trailing garbage is invalid (strict: one JSON object)"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{'a':1,}\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTOOL_START #0 index=0 id=c name=f\nTOOL_INPUT #0 \"{'a':1,}\"\n"
+		 "TOOL_END #0 id=c name=f \"{'a':1,}\" invalid\nFINISH tool_calls raw=tool_calls\nDONE\nstate: complete\n",
+		 "single quotes and a trailing comma are not JSON for a tool input"},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+	{
+		char	   *got = decode_whole(MN_PROVIDER_OPENAI, c[i].bytes,
+									   c[i].len ? c[i].len : strlen(c[i].bytes));
+
+		is_str(got, c[i].want, "%s", c[i].what);
+		free(got);
+	}
+
+	/* nesting deeper than the parser's limit */
+	{
+		size_t		depth = 5000,
+					len = 0;
+		char	   *deep = malloc(depth * 2 + 32);
+		char	   *got;
+
+		memcpy(deep, "data: ", 6);
+		len = 6;
+		for (size_t i = 0; i < depth; i++)
+			deep[len++] = '[';
+		for (size_t i = 0; i < depth; i++)
+			deep[len++] = ']';
+		deep[len++] = '\n';
+		deep[len++] = '\n';
+		got = decode_whole(MN_PROVIDER_OPENAI, deep, len);
+		ok(strstr(got, "ERROR kind=2") != NULL && strstr(got, "state: failed") != NULL,
+		   "5000 nested arrays: a malformed-event error, no crash");
+		free(got);
+		free(deep);
+	}
+}
+
+/* ---- the request body ---- */
+
+static const mn_req_tool_call calls[] = {
+	{"call_1", "bash", "{\"cmd\":\"ls\",\"n\":123456789012345678901234567890}"},
+};
+
+static const mn_req_message conversation[] = {
+	{.role = MN_REQ_USER, .text = "List files"},
+	{.role = MN_REQ_ASSISTANT, .text = "", .tool_calls = calls, .n_tool_calls = 1,
+	 .reasoning = "not sent to OpenAI", .reasoning_signature = "sig"},
+	{.role = MN_REQ_TOOL_RESULT, .tool_call_id = "call_1", .text = "a.txt\nb.txt", .is_error = true},
+	{.role = MN_REQ_ASSISTANT, .text = "Two files."},
+	{.role = MN_REQ_USER, .text = "Thanks \"quoted\" caf\xc3\xa9\t\x01"},
+};
+
+static const char tools_neutral[] =
+	"[{\"name\":\"bash\",\"description\":\"Run a command\","
+	"\"parameters\":{\"type\":\"object\",\"properties\":{\"cmd\":{\"type\":\"string\","
+	"\"maxLength\":1e400}},\"required\":[\"cmd\"]}}]";
+
+static const char expected_body[] =
+	"{\"model\":\"gpt-4o-mini\",\"messages\":["
+	"{\"role\":\"system\",\"content\":\"You are terse.\"},"
+	"{\"role\":\"user\",\"content\":\"List files\"},"
+	"{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"id\":\"call_1\",\"type\":\"function\","
+	"\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"cmd\\\":\\\"ls\\\",\\\"n\\\":123456789012345678901234567890}\"}}]},"
+	"{\"role\":\"tool\",\"tool_call_id\":\"call_1\",\"content\":\"a.txt\\nb.txt\"},"
+	"{\"role\":\"assistant\",\"content\":\"Two files.\"},"
+	"{\"role\":\"user\",\"content\":\"Thanks \\\"quoted\\\" caf\xc3\xa9\\t\\u0001\"}],"
+	"\"tools\":[{\"type\":\"function\",\"function\":{\"name\":\"bash\",\"description\":\"Run a command\","
+	"\"parameters\":{\"type\":\"object\",\"properties\":{\"cmd\":{\"type\":\"string\","
+	"\"maxLength\":1e400}},\"required\":[\"cmd\"]}}}],"
+	"\"max_completion_tokens\":1024,\"temperature\":0.2,\"stream\":true,"
+	"\"stream_options\":{\"include_usage\":true}}";
+
+static struct json_object *
+get(struct json_object *o, const char *path)
+{
+	/* a dotted path; numbers index arrays */
+	while (*path != '\0' && o != NULL)
+	{
+		char		tok[64];
+		size_t		n = strcspn(path, ".");
+
+		snprintf(tok, sizeof(tok), "%.*s", (int) n, path);
+		path += n + (path[n] == '.');
+		if (tok[0] >= '0' && tok[0] <= '9')
+			o = json_object_is_type(o, json_type_array) ?
+				json_object_array_get_idx(o, (size_t) atoi(tok)) : NULL;
+		else if (!json_object_object_get_ex(o, tok, &o))
+			o = NULL;
+	}
+	return o;
+}
+
+static const char *
+sget(struct json_object *o, const char *path)
+{
+	o = get(o, path);
+	return o && json_object_is_type(o, json_type_string) ? json_object_get_string(o) : NULL;
+}
+
+static void
+test_request(void)
+{
+	mn_request	req = {
+		.model = "gpt-4o-mini", .system = "You are terse.",
+		.messages = conversation, .n_messages = 5, .tools = tools_neutral,
+		.max_output_tokens = 1024, .has_temperature = true, .temperature = 0.2,
+	};
+	char	   *body = NULL,
+			   *err = NULL;
+	size_t		len = 0;
+	struct json_object *o;
+
+	is_int(mn_request_body(MN_PROVIDER_OPENAI, &req, &body, &len, &err), MNEMO_OK,
+		   "mn_request_body(OpenAI) builds a body");
+	is_str(body, expected_body, "the body is exactly the expected JSON, in the documented field order");
+	is_int(len, body ? strlen(body) : 0, "*len is its length");
+	o = body ? json_tokener_parse(body) : NULL;
+	ok(o != NULL, "the body is valid JSON");
+	is_str(sget(o, "model"), "gpt-4o-mini", "model");
+	ok(json_object_get_boolean(get(o, "stream")), "stream: true");
+	ok(json_object_get_boolean(get(o, "stream_options.include_usage")),
+	   "stream_options.include_usage: true (usage in the last chunk)");
+	is_int(json_object_get_int(get(o, "max_completion_tokens")), 1024, "max_completion_tokens");
+	ok(get(o, "max_tokens") == NULL, "no max_tokens beside it");
+	ok(json_object_get_double(get(o, "temperature")) == 0.2, "temperature 0.2");
+	is_str(sget(o, "messages.0.role"), "system", "the system prompt is the first message");
+	is_str(sget(o, "messages.0.content"), "You are terse.", "... with its text");
+	is_str(sget(o, "messages.1.role"), "user", "then the user message");
+	ok(get(o, "messages.2.content") == NULL && json_object_object_get_ex(get(o, "messages.2"), "content", NULL),
+	   "an assistant turn that only called tools has content null");
+	is_str(sget(o, "messages.2.tool_calls.0.id"), "call_1", "tool_calls[0].id");
+	is_str(sget(o, "messages.2.tool_calls.0.type"), "function", "tool_calls[0].type function");
+	is_str(sget(o, "messages.2.tool_calls.0.function.name"), "bash", "tool_calls[0].function.name");
+	is_str(sget(o, "messages.2.tool_calls.0.function.arguments"), calls[0].input,
+		   "arguments is the input text exactly, as a string (the 30-digit number intact)");
+	ok(get(o, "messages.2.reasoning") == NULL && strstr(body, "not sent") == NULL,
+	   "reasoning is not sent to OpenAI");
+	is_str(sget(o, "messages.3.role"), "tool", "a tool result is a tool message");
+	is_str(sget(o, "messages.3.tool_call_id"), "call_1", "... with the call's id");
+	is_str(sget(o, "messages.3.content"), "a.txt\nb.txt", "... and the output as content");
+	ok(get(o, "messages.3.is_error") == NULL, "... and no is_error (OpenAI has none)");
+	is_str(sget(o, "messages.5.content"), "Thanks \"quoted\" caf\xc3\xa9\t\x01",
+		   "quotes, UTF-8 and control characters round-trip");
+	is_str(sget(o, "tools.0.type"), "function", "tools[0].type function");
+	is_str(sget(o, "tools.0.function.name"), "bash", "tools[0].function.name");
+	is_str(sget(o, "tools.0.function.description"), "Run a command", "tools[0].function.description");
+	is_str(sget(o, "tools.0.function.parameters.required.0"), "cmd",
+		   "tools[0].function.parameters is the schema");
+	ok(strstr(body, "\"maxLength\":1e400") != NULL,
+	   "the schema is copied as written (1e400 is not rounded to infinity)");
+	json_object_put(o);
+	free(body);
+	free(err);
+
+	/* variants */
+	req.legacy_max_tokens = true;
+	req.system = NULL;
+	req.has_temperature = false;
+	req.tools = "[{\"type\":\"function\",\"function\":{\"name\":\"now\",\"strict\":true}},"
+		"{\"name\":\"read\",\"input_schema\":{\"type\":\"object\"}}]";
+	mn_request_body(MN_PROVIDER_OPENAI, &req, &body, NULL, NULL);
+	o = body ? json_tokener_parse(body) : NULL;
+	is_int(json_object_get_int(get(o, "max_tokens")), 1024, "legacy_max_tokens: max_tokens");
+	ok(get(o, "max_completion_tokens") == NULL, "... and no max_completion_tokens");
+	is_str(sget(o, "messages.0.role"), "user", "no system prompt: no system message");
+	ok(get(o, "temperature") == NULL, "no temperature unless asked");
+	is_str(sget(o, "tools.0.function.name"), "now", "an OpenAI-shaped definition is read");
+	is_str(sget(o, "tools.0.function.parameters.type"), "object",
+		   "a tool without parameters gets an empty object schema");
+	ok(json_object_get_boolean(get(o, "tools.0.function.strict")), "strict is passed through");
+	is_str(sget(o, "tools.1.function.parameters.type"), "object", "input_schema is read as parameters");
+	ok(get(o, "tools.1.function.input_schema") == NULL, "... and not sent under its own name");
+	json_object_put(o);
+	free(body);
+
+	req.max_output_tokens = 0;
+	req.tools = NULL;
+	mn_request_body(MN_PROVIDER_OPENAI, &req, &body, NULL, NULL);
+	ok(body != NULL && strstr(body, "max_") == NULL && strstr(body, "\"tools\"") == NULL,
+	   "max_output_tokens 0 and no tools: neither field");
+	free(body);
+}
+
+static void
+test_request_errors(void)
+{
+	static const mn_req_tool_call noid[] = {{"", "bash", "{}"}};
+	static const mn_req_message bad_call[] = {{.role = MN_REQ_ASSISTANT, .tool_calls = noid, .n_tool_calls = 1}};
+	static const mn_req_message bad_result[] = {{.role = MN_REQ_TOOL_RESULT, .text = "x"}};
+	static const mn_req_message bad_utf8[] = {{.role = MN_REQ_USER, .text = "a\xff"}};
+	static const mn_req_message bad_role[] = {{.role = (mn_req_role) 9, .text = "a"}};
+	static const struct
+	{
+		mn_request	req;
+		const char *want;
+	}			c[] = {
+		{{.model = NULL}, "a model is required"},
+		{{.model = "m", .tools = "{\"name\":\"x\"}"}, "the tool definitions are not a JSON array"},
+		{{.model = "m", .tools = "[{\"name\":\"x\"},]"}, "the tool definitions are not a JSON array"},
+		{{.model = "m", .tools = "[{\"description\":\"x\"}]"}, "tool definition 0 has no name"},
+		{{.model = "m", .tools = "[{\"name\":\"x\",\"parameters\":[]}]"},
+		 "tool definition 0: parameters is not a JSON object"},
+		{{.model = "m", .tools = "[{\"name\":\"x\",\"description\":5}]"},
+		 "tool definition 0: description is not a string"},
+		{{.model = "m", .tools = "[7]"}, "tool definition 0 is not a JSON object"},
+		{{.model = "m", .messages = bad_call, .n_messages = 1},
+		 "message 0: tool call 0 needs an id and a name"},
+		{{.model = "m", .messages = bad_result, .n_messages = 1},
+		 "message 0: a tool result needs the tool call's id"},
+		{{.model = "m", .messages = bad_utf8, .n_messages = 1}, "message 0: the text is not valid UTF-8"},
+		{{.model = "m", .messages = bad_role, .n_messages = 1}, "message 0: unknown role 9"},
+		{{.model = "m", .messages = NULL, .n_messages = 2}, "n_messages is 2 but messages is NULL"},
+		{{.model = "m", .has_temperature = true, .temperature = NAN},
+		 "temperature must be a finite number >= 0"},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+	{
+		char	   *body = (char *) "untouched",
+				   *err = NULL;
+		int			rc = mn_request_body(MN_PROVIDER_OPENAI, &c[i].req, &body, NULL, &err);
+
+		ok(rc == MNEMO_ERR_INVALID_ARGUMENT && body == NULL && err != NULL &&
+		   strcmp(err, c[i].want) == 0,
+		   "refused with MNEMO_ERR_INVALID_ARGUMENT: \"%s\"%s%s", c[i].want,
+		   err && strcmp(err, c[i].want) ? "; got: " : "", err && strcmp(err, c[i].want) ? err : "");
+		free(err);
+	}
+	{
+		char	   *body;
+		mn_request	req = {.model = NULL};
+
+		is_int(mn_request_body(MN_PROVIDER_OPENAI, &req, &body, NULL, NULL),
+			   MNEMO_ERR_INVALID_ARGUMENT, "errmsg may be NULL");
+		is_int(mn_request_body((mn_provider) 0, &(mn_request) {.model = "m"}, &body, NULL, NULL),
+			   MNEMO_ERR_INVALID_ARGUMENT, "an unknown provider is refused");
+	}
+}
+
+/* ---- HTTP error bodies ---- */
+
+static void
+test_http_errors(void)
+{
+	static const struct
+	{
+		int			status;
+		const char *body;
+		const char *message;
+		const char *type;
+		const char *code;
+		mn_errclass errclass;
+		bool		retryable;
+		const char *what;
+	}			c[] = {
+		{429, openai_429_body,
+		 "Rate limit reached for gpt-4o in organization org-x on tokens per min (TPM): Limit 30000, "
+		 "Used 30000, Requested 1200. Please try again in 2.4s.",
+		 "tokens", "rate_limit_exceeded", MN_ERRCLASS_RATE_LIMIT, true,
+		 "the reference's 429: rate limit, retryable"},
+		{429, "{\"error\":{\"message\":\"You exceeded your current quota, please check your plan and billing details.\","
+		 "\"type\":\"insufficient_quota\",\"param\":null,\"code\":\"insufficient_quota\"}}",
+		 "You exceeded your current quota, please check your plan and billing details.",
+		 "insufficient_quota", "insufficient_quota", MN_ERRCLASS_QUOTA, false,
+		 "429 insufficient_quota: quota, final"},
+		{401, "{\"error\":{\"message\":\"Incorrect API key provided: sk-abc***xyz.\",\"type\":\"invalid_request_error\","
+		 "\"param\":null,\"code\":\"invalid_api_key\"}}",
+		 "Incorrect API key provided: sk-abc***xyz.", "invalid_request_error", "invalid_api_key",
+		 MN_ERRCLASS_AUTH, false, "401: auth, final"},
+		{400, "{\"error\":{\"message\":\"This model's maximum context length is 128000 tokens.\","
+		 "\"type\":\"invalid_request_error\",\"param\":\"messages\",\"code\":\"context_length_exceeded\"}}",
+		 "This model's maximum context length is 128000 tokens.", "invalid_request_error",
+		 "context_length_exceeded", MN_ERRCLASS_CONTEXT_OVERFLOW, false, "400 context_length_exceeded"},
+		{404, "{\"error\":{\"message\":\"The model `gpt-9` does not exist\",\"type\":\"invalid_request_error\","
+		 "\"param\":null,\"code\":\"model_not_found\"}}",
+		 "The model `gpt-9` does not exist", "invalid_request_error", "model_not_found",
+		 MN_ERRCLASS_NOT_FOUND, false, "404 unknown model"},
+		{400, "{\"error\":{\"code\":400,\"message\":\"the request exceeds the available context size, try increasing it\","
+		 "\"type\":\"exceed_context_size_error\",\"n_prompt_tokens\":13392,\"n_ctx\":8192}}",
+		 "the request exceeds the available context size, try increasing it", "exceed_context_size_error",
+		 "400", MN_ERRCLASS_CONTEXT_OVERFLOW, false, "llama.cpp: integer code, context overflow"},
+		{503, "{\"error\":{\"code\":503,\"message\":\"Loading model\",\"type\":\"unavailable_error\"}}",
+		 "Loading model", "unavailable_error", "503", MN_ERRCLASS_OVERLOADED, true,
+		 "llama.cpp 503 while the model loads: retryable"},
+		{400, "{\"error\":{\"message\":\"tool_choice auto requires --enable-auto-tool-choice\",\"type\":\"BadRequestError\","
+		 "\"param\":null,\"code\":400}}",
+		 "tool_choice auto requires --enable-auto-tool-choice", "BadRequestError", "400",
+		 MN_ERRCLASS_BAD_REQUEST, false, "vLLM: class-name type, integer code"},
+		{404, "{\"object\":\"error\",\"message\":\"The model `x` does not exist.\",\"type\":\"NotFoundError\","
+		 "\"param\":null,\"code\":404}",
+		 "The model `x` does not exist.", "NotFoundError", "404", MN_ERRCLASS_NOT_FOUND, false,
+		 "vLLM's old top-level error object"},
+		{404, "{\"error\":{\"message\":\"model \\\"llama9\\\" not found, try pulling it first\",\"type\":\"not_found_error\","
+		 "\"param\":null,\"code\":null}}",
+		 "model \"llama9\" not found, try pulling it first", "not_found_error", NULL,
+		 MN_ERRCLASS_NOT_FOUND, false, "Ollama 404, code null"},
+		{500, "{\"error\":\"llama runner process has terminated\"}",
+		 "llama runner process has terminated", NULL, NULL, MN_ERRCLASS_SERVER, true,
+		 "Ollama's native {\"error\": \"text\"}: retryable 500"},
+		{422, "{\"detail\":\"Field required\"}", "Field required", NULL, NULL,
+		 MN_ERRCLASS_BAD_REQUEST, false, "FastAPI's {\"detail\"}"},
+		{502, "<html><head><title>502 Bad Gateway</title></head><body>nginx</body></html>",
+		 "HTTP 502 Bad Gateway", NULL, NULL, MN_ERRCLASS_SERVER, true,
+		 "a proxy's HTML page: the status, not the page"},
+		{500, "", "HTTP 500 Internal Server Error", NULL, NULL, MN_ERRCLASS_SERVER, true,
+		 "an empty body: the status"},
+		{503, "  upstream connect error\r\n or disconnect\treset  ",
+		 "HTTP 503 Service Unavailable: upstream connect error or disconnect reset", NULL, NULL,
+		 MN_ERRCLASS_OVERLOADED, true, "plain text: the status and the text, blanks collapsed"},
+		{418, "[1,2]", "HTTP 418: [1,2]", NULL, NULL, MN_ERRCLASS_BAD_REQUEST, false,
+		 "JSON that is not an object; a status with no known phrase"},
+		{409, "{\"error\":{\"message\":\"conflict\"}}", "conflict", NULL, NULL, MN_ERRCLASS_OTHER, true,
+		 "409: retryable, as the SDK does"},
+		{408, "{\"error\":{\"message\":\"\"}}", "HTTP 408 Request Timeout: {\"error\":{\"message\":\"\"}}",
+		 NULL, NULL, MN_ERRCLASS_TIMEOUT, true, "an empty message: the status and the body instead"},
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+	{
+		mn_http_error e;
+		int			rc = mn_http_error_parse(c[i].status, c[i].body, strlen(c[i].body), &e);
+		bool		same = rc == MNEMO_OK && e.status == c[i].status &&
+			e.message && strcmp(e.message, c[i].message) == 0 &&
+			((e.type == NULL && c[i].type == NULL) || (e.type && c[i].type && strcmp(e.type, c[i].type) == 0)) &&
+			((e.code == NULL && c[i].code == NULL) || (e.code && c[i].code && strcmp(e.code, c[i].code) == 0)) &&
+			e.errclass == c[i].errclass && e.retryable == c[i].retryable;
+
+		ok(same, "HTTP %d, %s: message, type, code, class %s, %sretryable", c[i].status, c[i].what,
+		   mn_errclass_name(c[i].errclass), c[i].retryable ? "" : "not ");
+		if (!same)
+			diag("got message=\"%s\" type=%s code=%s class=%s retryable=%d", e.message ? e.message : "(null)",
+				 e.type ? e.type : "(null)", e.code ? e.code : "(null)",
+				 mn_errclass_name(e.errclass), e.retryable);
+		mn_http_error_clear(&e);
+	}
+
+	/* the body need not be NUL-terminated: only len bytes are read */
+	{
+		char		buf[64];
+		mn_http_error e;
+
+		memcpy(buf, "{\"error\":{\"message\":\"cut\"}}GARBAGE-NOT-READ", 44);
+		mn_http_error_parse(500, buf, 28, &e);
+		is_str(e.message, "cut", "only len bytes of the body are read");
+		mn_http_error_clear(&e);
+		mn_http_error_parse(500, NULL, 0, &e);
+		is_str(e.message, "HTTP 500 Internal Server Error", "a NULL body is the empty body");
+		mn_http_error_clear(&e);
+		mn_http_error_clear(&e);
+		mn_http_error_clear(NULL);
+		ok(1, "mn_http_error_clear twice, and on NULL, is harmless");
+	}
+}
+
+int
+main(void)
+{
+	for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++)
+		check_golden(&goldens[i], 1000 + (uint32_t) i);
+	test_accessors();
+	test_stop();
+	test_limits();
+	test_odd_data();
+	test_request();
+	test_request_errors();
+	test_http_errors();
+	return tap_done();
+}

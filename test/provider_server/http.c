@@ -26,6 +26,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,13 @@ static long nrequests;
 static long nconns;
 static long nreplies_used;
 static long next_tool_id = 1;
+
+/* open connections, so that a stop can end them (see server_shutdown) */
+static int *active;
+static size_t nactive;
+static size_t cap_active;
+static pthread_cond_t all_closed = PTHREAD_COND_INITIALIZER;
+static atomic_bool stopping;
 
 typedef struct hdr
 {
@@ -96,13 +104,19 @@ elapsed_ms(void)
 	return (long) ((now.tv_sec - started.tv_sec) * 1000 + (now.tv_nsec - started.tv_nsec) / 1000000);
 }
 
+/* sleeps in short slices so that a stop is not held up by a long wait */
 static void
 sleep_ms(long ms)
 {
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+	while (ms > 0 && !atomic_load(&stopping))
+	{
+		long		slice = ms < 20 ? ms : 20;
+		struct timespec ts = {0, slice * 1000000L};
 
-	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
-		;
+		while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+			;
+		ms -= slice;
+	}
 }
 
 /* ---- reading ----------------------------------------------------------- */
@@ -709,7 +723,7 @@ stall(writer *w, const reply *r, const request_info *ri)
 
 		if (now - start >= total)
 			return true;
-		if (peer_gone(w->fd))
+		if (atomic_load(&stopping) || peer_gone(w->fd))
 			return false;
 		if (next_ka >= 0 && now >= next_ka)
 		{
@@ -925,6 +939,12 @@ conn_main(void *arg)
 	free(arg);
 	pthread_mutex_lock(&mu);
 	c.id = ++nconns;
+	if (nactive == cap_active)
+	{
+		cap_active = cap_active ? cap_active * 2 : 16;
+		active = xrealloc(active, cap_active * sizeof(int));
+	}
+	active[nactive++] = c.fd;
 	pthread_mutex_unlock(&mu);
 	/* each write must leave at once: chunk boundaries are the test */
 	setsockopt(c.fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -956,9 +976,54 @@ conn_main(void *arg)
 		}
 		request_free(&rq);
 	}
+
+	/* unregistered before close, so server_shutdown never sees a reused fd */
+	pthread_mutex_lock(&mu);
+	for (size_t i = 0; i < nactive; i++)
+		if (active[i] == c.fd)
+		{
+			active[i] = active[--nactive];
+			break;
+		}
+	if (nactive == 0)
+		pthread_cond_broadcast(&all_closed);
+	pthread_mutex_unlock(&mu);
 	close(c.fd);
 	buf_free(&c.in);
 	return NULL;
+}
+
+bool
+server_shutdown(long timeout_ms)
+{
+	struct timespec deadline;
+	bool		done;
+
+	atomic_store(&stopping, true);
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += timeout_ms / 1000;
+	deadline.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (deadline.tv_nsec >= 1000000000L)
+	{
+		deadline.tv_sec++;
+		deadline.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&mu);
+	/* wakes threads blocked in recv or send, and stalls (they poll) */
+	for (size_t i = 0; i < nactive; i++)
+		shutdown(active[i], SHUT_RDWR);
+	while (nactive > 0)
+		if (pthread_cond_timedwait(&all_closed, &mu, &deadline) != 0)
+			break;
+	done = nactive == 0;
+	pthread_mutex_unlock(&mu);
+	if (done)
+	{
+		free(active);
+		active = NULL;
+		cap_active = 0;
+	}
+	return done;
 }
 
 void

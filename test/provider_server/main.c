@@ -272,19 +272,28 @@ main(int argc, char **argv)
 	}
 
 	/*
-	 * Connection threads may be mid-stall; they die with the process.  The
-	 * log needs no flush: every line went out with its own write().
+	 * Stop: no new connections, the open ones ended (a client mid-stream
+	 * sees the connection close, as if the provider went away).  The log
+	 * needs no flush: every line went out with its own write().
 	 */
 	close(lfd);
 	if (port_file)
 		unlink(port_file);
-	if (!quiet)
 	{
 		long		requests,
 					used;
+		bool		all_ended = server_shutdown(2000);
 
 		server_stats(&requests, &used);
-		fprintf(stderr, "provider-server: stopped; %ld requests, %ld replies served\n", requests, used);
+		if (!quiet)
+			fprintf(stderr, "provider-server: stopped; %ld requests, %ld replies served\n", requests, used);
+		/* a thread still running may be reading the script: leave it then */
+		if (all_ended)
+			script_free(&s);
 	}
+	if (cfg.log_fd >= 0)
+		close(cfg.log_fd);
+	close(stop_pipe[0]);
+	close(stop_pipe[1]);
 	return 0;
 }

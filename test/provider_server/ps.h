@@ -306,7 +306,12 @@ typedef struct server_config
 void		server_init(const server_config *cfg);
 /* serve one accepted connection on its own detached thread */
 void		serve_connection(int fd);
-/* requests served, replies used, replies in the script */
+/* requests served, replies used */
 void		server_stats(long *requests, long *replies_used);
+/*
+ * End every open connection and wait (up to timeout_ms) for their threads.
+ * True when all have ended, so the script may be freed.
+ */
+bool		server_shutdown(long timeout_ms);
 
 #endif							/* PROVIDER_SERVER_PS_H */

@@ -1,0 +1,842 @@
+#!/usr/bin/env bash
+# test/provider_server/test.sh: TAP test of provider-server, through curl.
+#
+#   bash test/provider_server/test.sh        builds it first (make -C)
+#   PROVIDER_SERVER=/path/to/bin bash ...    tests that binary instead
+#
+# Each check starts the server on a script written here, talks to it with
+# `curl -sN --no-buffer` as a client would, and asserts the bytes on the
+# wire: the PROVIDERS.md examples byte for byte, status lines, headers,
+# chunked framing, stalls, drops, the request log, the port-file handshake
+# and the clean stop on SIGTERM.  Prints "ok N - ..." / "not ok N - ...",
+# ends with a plan line, exits non-zero if anything failed.  Needs bash,
+# curl and coreutils; about 15 s.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${PROVIDER_SERVER:-$here/provider-server}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/provider-server-test.XXXXXX")
+pids=()
+
+n=0
+nfail=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() { n=$((n + 1)); nfail=$((nfail + 1)); echo "not ok $n - $1"; }
+diag() { sed 's/^/#   /'; }
+
+cleanup() {
+	local p
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# is GOT EXPECTED DESCRIPTION
+is() {
+	if [ "$1" = "$2" ]; then
+		ok "$3"
+	else
+		not_ok "$3"
+		printf 'got:      %s\nexpected: %s\n' "$1" "$2" | diag
+	fi
+}
+
+# same_file GOT_FILE EXPECTED_FILE DESCRIPTION: byte for byte
+same_file() {
+	if cmp -s "$1" "$2"; then
+		ok "$3"
+	else
+		not_ok "$3"
+		diff <(cat -A "$2") <(cat -A "$1") | head -20 | diag
+	fi
+}
+
+# has FILE FIXED_STRING DESCRIPTION / hasnt ...
+has() {
+	if grep -qF -- "$2" "$1"; then ok "$3"; else
+		not_ok "$3"
+		{ echo "missing: $2"; head -c 2000 "$1"; echo; } | diag
+	fi
+}
+hasnt() {
+	if ! grep -qF -- "$2" "$1"; then ok "$3"; else
+		not_ok "$3"
+		grep -F -- "$2" "$1" | head -5 | diag
+	fi
+}
+
+ms() { date +%s%3N; }
+
+# hex FILE: the bytes as one hex string, for matching binary framing
+hex() { od -An -tx1 -v "$1" | tr -d ' \n'; }
+
+# ---- building ---------------------------------------------------------------
+
+# Both builds must compile warning-free; the tests run the AddressSanitizer
+# and UBSan one, so a memory error in the server fails here rather than
+# making a client test flaky.
+if [ -z "${PROVIDER_SERVER:-}" ]; then
+	for variant in "" SANITIZE=1; do
+		if make -s -C "$here" $variant >"$tmp/build.out" 2>&1; then
+			ok "provider-server builds with -Wall -Wextra -Werror ${variant:-(plain)}"
+		else
+			not_ok "provider-server builds with -Wall -Wextra -Werror ${variant:-(plain)}"
+			diag <"$tmp/build.out"
+			echo "1..$n"
+			exit 1
+		fi
+	done
+	bin=$here/build-asan/provider-server
+fi
+
+# ---- starting and stopping ----------------------------------------------------
+
+# start NAME [server options...]: serve $tmp/NAME.script; sets PORT SPID LOG
+start() {
+	local name=$1
+	shift
+	SERVER=$name
+	rm -f "$tmp/$name.port" "$tmp/$name.log"
+	"$bin" --script "$tmp/$name.script" --port-file "$tmp/$name.port" \
+		--log "$tmp/$name.log" --quiet "$@" 2>"$tmp/$name.err" &
+	SPID=$!
+	pids+=("$SPID")
+	LOG=$tmp/$name.log
+	for _ in $(seq 100); do
+		[ -s "$tmp/$name.port" ] && break
+		kill -0 "$SPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	PORT=$(cat "$tmp/$name.port" 2>/dev/null)
+	if [ -z "$PORT" ]; then
+		echo "# server $name did not start:"
+		diag <"$tmp/$name.err"
+	fi
+}
+
+# stop: SIGTERM; the exit status in STOP_RC.  Checks that the server exited
+# 0 and that its stderr holds no sanitizer report (test.sh runs the ASan
+# build unless told otherwise).
+stop() {
+	kill -TERM "$SPID" 2>/dev/null
+	wait "$SPID"
+	STOP_RC=$?
+	local err=$tmp/$SERVER.err
+	if [ "$STOP_RC" = 0 ] && ! grep -qE 'Sanitizer|runtime error' "$err" 2>/dev/null; then
+		ok "server $SERVER: stopped by SIGTERM, exit 0, no sanitizer report"
+	else
+		not_ok "server $SERVER: stopped by SIGTERM, exit 0, no sanitizer report (exit $STOP_RC)"
+		head -40 "$err" | diag
+	fi
+}
+
+OKEY=sk-test-openai-7f3c9a1e
+AKEY=sk-ant-test-2b81e4d0
+OA_BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"stream":true,"stream_options":{"include_usage":true}}'
+OA_BODY_NOUSAGE='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"stream":true}'
+AN_BODY='{"model":"claude-sonnet-4-5","max_tokens":1024,"messages":[{"role":"user","content":"hi"}],"stream":true}'
+
+# oa BODY [curl options...] / an BODY [curl options...]: one request, the
+# body on stdout; curl's exit status is the function's.
+oa() {
+	local body=$1
+	shift
+	curl -sN --no-buffer "$@" -H "Authorization: Bearer $OKEY" \
+		-H 'Content-Type: application/json' --data-binary "$body" \
+		"http://127.0.0.1:$PORT/v1/chat/completions"
+}
+an() {
+	local body=$1
+	shift
+	curl -sN --no-buffer "$@" -H "x-api-key: $AKEY" -H 'anthropic-version: 2023-06-01' \
+		-H 'content-type: application/json' --data-binary "$body" \
+		"http://127.0.0.1:$PORT/v1/messages"
+}
+
+# ---- the scripts shipped with the server load --------------------------------
+
+for s in "$here"/scripts/*.script; do
+	if out=$("$bin" --script "$s" --check 2>&1); then
+		ok "script $(basename "$s") loads ($out)"
+	else
+		not_ok "script $(basename "$s") loads"
+		echo "$out" | diag
+	fi
+done
+
+# ---- a bad script is refused with file:line -----------------------------------
+
+printf 'reply\n  text "a"\n  chunks 1,x\n' >"$tmp/bad.script"
+out=$("$bin" --script "$tmp/bad.script" --check 2>&1)
+rc=$?
+is "$rc" 2 "a malformed script exits 2"
+case $out in
+*bad.script:3:*) ok "and names the file and line ($out)" ;;
+*) not_ok "and names the file and line"; echo "$out" | diag ;;
+esac
+printf 'reply\n  txet "a"\n' >"$tmp/bad2.script"
+out=$("$bin" --script "$tmp/bad2.script" --check 2>&1)
+case $out in
+*"unknown directive 'txet'"*) ok "an unknown directive is an error, not ignored" ;;
+*) not_ok "an unknown directive is an error"; echo "$out" | diag ;;
+esac
+
+# ---- PROVIDERS.md, byte for byte -----------------------------------------------
+
+# The committed expected/*.sse are the fenced blocks of shared/PROVIDERS.md;
+# when the document is reachable, check they still are.
+providers_md=
+for f in "$here/../../../shared/PROVIDERS.md" "$here/../../shared/PROVIDERS.md"; do
+	[ -f "$f" ] && providers_md=$f && break
+done
+if [ -n "$providers_md" ]; then
+	awk -v dir="$tmp" '/^```/ { if (inb) { inb = 0; k++ } else { inb = 1; f = dir "/md_block" (k + 1); printf "" > f }; next }
+		inb { print >> f }' "$providers_md"
+	i=1
+	for e in openai_text openai_tool anthropic_text anthropic_tool_tail; do
+		same_file "$tmp/md_block$i" "$here/expected/$e.sse" "expected/$e.sse is block $i of PROVIDERS.md"
+		i=$((i + 1))
+	done
+else
+	for e in openai_text openai_tool anthropic_text anthropic_tool_tail; do
+		ok "expected/$e.sse against PROVIDERS.md # SKIP shared/PROVIDERS.md not found"
+	done
+fi
+
+cp "$here/scripts/providers_md.script" "$tmp/md.script"
+start md
+oa "$OA_BODY" -D "$tmp/h1" >"$tmp/o1"
+same_file "$tmp/o1" "$here/expected/openai_text.sse" "OpenAI text reply: the PROVIDERS.md bytes exactly"
+oa "$OA_BODY" >"$tmp/o2"
+same_file "$tmp/o2" "$here/expected/openai_tool.sse" "OpenAI tool-call reply: the PROVIDERS.md bytes exactly"
+an "$AN_BODY" -D "$tmp/h3" >"$tmp/o3"
+same_file "$tmp/o3" "$here/expected/anthropic_text.sse" "Anthropic text reply: the PROVIDERS.md bytes exactly"
+an "$AN_BODY" >"$tmp/o4"
+tail -c "$(wc -c <"$here/expected/anthropic_tool_tail.sse")" "$tmp/o4" >"$tmp/o4.tail"
+same_file "$tmp/o4.tail" "$here/expected/anthropic_tool_tail.sse" "Anthropic tool_use block: ends with the PROVIDERS.md bytes exactly"
+is "$(head -c 21 "$tmp/o4")" "event: message_start" "and the stream it ends starts with message_start"
+has "$tmp/h1" "HTTP/1.1 200 OK" "a stream's status line is 200 OK"
+has "$tmp/h1" "content-type: text/event-stream; charset=utf-8" "content-type is text/event-stream; charset=utf-8"
+has "$tmp/h1" "transfer-encoding: chunked" "a stream is sent with chunked transfer encoding"
+has "$tmp/h1" "x-request-id: req_1" "OpenAI responses carry x-request-id"
+has "$tmp/h3" "request-id: req_3" "Anthropic responses carry request-id"
+stop
+[ ! -e "$tmp/md.port" ] && ok "and removes its port file" || not_ok "and removes its port file"
+
+# ---- port-file handshake -------------------------------------------------------
+
+cat >"$tmp/pf.script" <<'EOF'
+reply
+  text "one"
+  repeat forever
+EOF
+start pf
+p1=$PORT
+s1=$SPID
+if [[ $p1 =~ ^[0-9]+$ ]] && [ "$p1" -gt 0 ]; then ok "--port 0 picks a free port and writes it to --port-file ($p1)"; else not_ok "--port-file holds a port"; fi
+# the file appears only after listen(): the first request, at once, works
+oa "$OA_BODY" >"$tmp/pf1"
+is "$?" 0 "a request right after the port file appears is served"
+cp "$tmp/pf.script" "$tmp/pf2.script"
+start pf2
+[ "$PORT" != "$p1" ] && [ -n "$PORT" ] && ok "two servers at once get two ports ($p1, $PORT)" || not_ok "two servers at once get two ports"
+stop
+SPID=$s1
+PORT=$p1
+SERVER=pf
+start_fixed_port=$PORT
+stop
+SERVER=fixed
+"$bin" --script "$tmp/pf.script" --port "$start_fixed_port" --port-file "$tmp/fixed.port" --quiet 2>"$tmp/fixed.err" &
+SPID=$!
+pids+=("$SPID")
+for _ in $(seq 100); do [ -s "$tmp/fixed.port" ] && break; sleep 0.05; done
+is "$(cat "$tmp/fixed.port" 2>/dev/null)" "$start_fixed_port" "--port N listens on N"
+stop
+
+# ---- chunking at arbitrary byte boundaries -----------------------------------
+
+cat >"$tmp/ch.script" <<'EOF'
+reply sizes
+  text "héllo wörld" pieces=3
+  chunks 1,5,3
+reply random
+  id chatcmpl-r
+  created 1730000000
+  usage input=1 output=1
+  text "héllo wörld, ça va? 日本語のテキスト" pieces=7
+  chunks random seed=42 max=7
+  delay_ms 1
+reply bytes
+  text "é"
+  chunks 1
+reply crlf
+  text "a" "b"
+  line_ending crlf
+EOF
+"$bin" --script "$tmp/ch.script" --render 1 --include-usage >"$tmp/ch1.want"
+"$bin" --script "$tmp/ch.script" --render 2 --include-usage >"$tmp/ch2.want"
+start ch
+oa "$OA_BODY" --raw >"$tmp/ch1.raw"
+printf '1\r\nd\r\n5\r\nata: \r\n3\r\n{"i\r\n1\r\nd\r\n5\r\n":"ch\r\n' >"$tmp/ch1.head"
+head -c "$(wc -c <"$tmp/ch1.head")" "$tmp/ch1.raw" >"$tmp/ch1.rawhead"
+same_file "$tmp/ch1.rawhead" "$tmp/ch1.head" "chunks 1,5,3: HTTP chunks of 1, 5, 3, 1, 5 ... bytes"
+printf '0\r\n\r\n' >"$tmp/term"
+tail -c 5 "$tmp/ch1.raw" >"$tmp/ch1.tail"
+same_file "$tmp/ch1.tail" "$tmp/term" "the chunked body ends with the 0-size chunk"
+oa "$OA_BODY" >"$tmp/ch2.got"
+same_file "$tmp/ch2.got" "$tmp/ch2.want" "random chunks (seed 42): the de-chunked body is the rendered stream"
+oa "$OA_BODY" --raw >"$tmp/ch3.raw"
+case $(hex "$tmp/ch3.raw") in
+*310d0ac30d0a310d0aa90d0a*) ok "a chunk boundary falls inside a UTF-8 sequence (é = c3 | a9)" ;;
+*) not_ok "a chunk boundary falls inside a UTF-8 sequence" ;;
+esac
+oa "$OA_BODY" >"$tmp/ch4"
+case $(hex "$tmp/ch4") in
+*0d0a0d0a*) ok "line_ending crlf: events end in CRLF CRLF" ;;
+*) not_ok "line_ending crlf: events end in CRLF CRLF" ;;
+esac
+case $(hex "$tmp/ch4") in
+*7d0a0a*) not_ok "and no bare LF LF is left" ;;
+*) ok "and no bare LF LF is left" ;;
+esac
+stop
+
+# ---- usage only when asked, as the real API ------------------------------------
+
+cat >"$tmp/us.script" <<'EOF'
+reply
+  text "x"
+  usage input=7 output=1
+  repeat 2
+reply always
+  text "x"
+  include_usage always
+reply never
+  text "x"
+  include_usage never
+EOF
+start us
+oa "$OA_BODY" >"$tmp/us1"
+oa "$OA_BODY_NOUSAGE" >"$tmp/us2"
+oa "$OA_BODY_NOUSAGE" >"$tmp/us3"
+oa "$OA_BODY" >"$tmp/us4"
+has "$tmp/us1" '"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}' "include_usage requested: the usage chunk with empty choices"
+hasnt "$tmp/us2" '"usage"' "include_usage not requested: no usage at all"
+has "$tmp/us3" '"usage":{' "include_usage always: usage even when not asked (a deviating server)"
+hasnt "$tmp/us4" '"usage"' "include_usage never: no usage even when asked (an old server)"
+has "$LOG" '"stream":true,"include_usage":true' "the log records include_usage as requested"
+stop
+
+# ---- HTTP errors in each provider's exact shape -------------------------------
+
+cat >"$tmp/er.script" <<'EOF'
+reply
+  error 429 retry_after=2 retry_after_ms=1500
+reply
+  error 429 code=insufficient_quota
+reply
+  error 401
+reply
+  error 400
+reply
+  error 404
+reply
+  error 500
+reply
+  error 503
+reply
+  error 529
+reply
+  error 429 retry_after=3
+reply
+  error 401
+reply
+  error 400 message="max_tokens: 100000 > 64000, which is the maximum allowed"
+reply
+  error 500
+  should_retry false
+EOF
+start er
+oa "$OA_BODY" -D "$tmp/er1.h" -w '%{http_code}' >"$tmp/er1"
+printf '%s' '{"error":{"message":"Rate limit reached for gpt-4o in organization org-test on tokens per min (TPM): Limit 30000, Used 30000, Requested 1200. Please try again in 2.4s.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}429' >"$tmp/er1.want"
+same_file "$tmp/er1" "$tmp/er1.want" "OpenAI 429: status and rate_limit_exceeded body"
+has "$tmp/er1.h" "retry-after: 2" "429 carries retry-after"
+has "$tmp/er1.h" "retry-after-ms: 1500" "429 carries retry-after-ms"
+has "$tmp/er1.h" "content-type: application/json; charset=utf-8" "an OpenAI error is application/json"
+has "$tmp/er1.h" "content-length: " "an error body has a content-length"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er2"
+has "$tmp/er2" '"type":"insufficient_quota","param":null,"code":"insufficient_quota"}}429' "OpenAI 429 insufficient_quota: its own type and code"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er3"
+has "$tmp/er3" '"type":"invalid_request_error","param":null,"code":"invalid_api_key"}}401' "OpenAI 401: invalid_api_key"
+hasnt "$tmp/er3" "$OKEY" "and, unlike the real API, the message does not echo the key"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er4"
+has "$tmp/er4" '"type":"invalid_request_error","param":null,"code":null}}400' "OpenAI 400: invalid_request_error"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er5"
+has "$tmp/er5" '{"error":{"message":"The model `gpt-4o-mini` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}404' "OpenAI 404: model_not_found naming the requested model"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er6"
+has "$tmp/er6" '{"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}500' "OpenAI 500: server_error"
+oa "$OA_BODY" -w '%{http_code}' >"$tmp/er7"
+has "$tmp/er7" '"type":"server_error","param":null,"code":null}}503' "OpenAI 503: server_error"
+an "$AN_BODY" -D "$tmp/er8.h" -w '%{http_code}' >"$tmp/er8"
+printf '%s' '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"},"request_id":"req_8"}529' >"$tmp/er8.want"
+same_file "$tmp/er8" "$tmp/er8.want" "Anthropic 529: overloaded_error, with request_id"
+has "$tmp/er8.h" "content-type: application/json" "an Anthropic error is application/json"
+has "$tmp/er8.h" "request-id: req_8" "and carries request-id"
+an "$AN_BODY" -D "$tmp/er9.h" -w '%{http_code}' >"$tmp/er9"
+has "$tmp/er9" '{"type":"error","error":{"type":"rate_limit_error","message":' "Anthropic 429: rate_limit_error"
+has "$tmp/er9.h" "retry-after: 3" "Anthropic 429 carries retry-after"
+an "$AN_BODY" -w '%{http_code}' >"$tmp/er10"
+has "$tmp/er10" '{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"},"request_id":"req_10"}401' "Anthropic 401: authentication_error"
+an "$AN_BODY" -w '%{http_code}' >"$tmp/er11"
+has "$tmp/er11" '{"type":"error","error":{"type":"invalid_request_error","message":"max_tokens: 100000 > 64000, which is the maximum allowed"},"request_id":"req_11"}400' "Anthropic 400 with the script's message"
+an "$AN_BODY" -D "$tmp/er12.h" -w '%{http_code}' >"$tmp/er12"
+has "$tmp/er12" '{"type":"error","error":{"type":"api_error","message":"Internal server error"},"request_id":"req_12"}500' "Anthropic 500: api_error"
+has "$tmp/er12.h" "x-should-retry: false" "should_retry false sends x-should-retry: false"
+stop
+
+# ---- requests the real API refuses before any model runs ---------------------
+
+cat >"$tmp/au.script" <<'EOF'
+reply first
+  text "first"
+reply second
+  text "second"
+EOF
+start au --key "$OKEY"
+curl -sN -w '%{http_code}' -H 'Content-Type: application/json' --data-binary "$OA_BODY" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" >"$tmp/au1"
+has "$tmp/au1" '"message":"You didn'"'"'t provide an API key.' "no Authorization: OpenAI's 401 'You didn't provide an API key'"
+has "$tmp/au1" '}}401' "with status 401"
+curl -sN -w '%{http_code}' -H 'Authorization: Bearer sk-wrong' --data-binary "$OA_BODY" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" >"$tmp/au2"
+has "$tmp/au2" '"code":"invalid_api_key"}}401' "--key: a different key gets 401 invalid_api_key"
+curl -sN -w '%{http_code}' -H "x-api-key: $OKEY" --data-binary "$AN_BODY" \
+	"http://127.0.0.1:$PORT/v1/messages" >"$tmp/au3"
+has "$tmp/au3" '"message":"anthropic-version: header is required"' "Anthropic without anthropic-version: 400"
+curl -sN -w '%{http_code}' -H "x-api-key: $OKEY" -H 'anthropic-version: 2023-06-01' \
+	--data-binary '{"model":"claude-sonnet-4-5","messages":[],"stream":true}' \
+	"http://127.0.0.1:$PORT/v1/messages" >"$tmp/au4"
+has "$tmp/au4" '"message":"max_tokens: Field required"' "Anthropic without max_tokens: 400"
+oa '{"model":"gpt-4o-mini","messages":[' -w '%{http_code}' >"$tmp/au5"
+has "$tmp/au5" 'We could not parse the JSON body of your request.' "a body that is not JSON: 400"
+curl -sN -w '%{http_code}' -H "Authorization: Bearer $OKEY" "http://127.0.0.1:$PORT/v1/models" >"$tmp/au6"
+has "$tmp/au6" '"message":"Invalid URL (GET /v1/models)"' "an unknown route: OpenAI's Invalid URL 404"
+oa "$OA_BODY" >"$tmp/au7"
+has "$tmp/au7" '"content":"first"' "the refused requests used no reply: the next one gets the first"
+is "$(grep -c '"reply":null' "$LOG")" 6 "the log marks the six refusals reply null"
+has "$LOG" '"note":"no anthropic-version header"' "and says why"
+stop
+
+# ---- the request log ----------------------------------------------------------
+
+cat >"$tmp/lg.script" <<'EOF'
+reply
+  text "a"
+  repeat 3
+reply
+  text "b"
+  repeat 2
+EOF
+start lg --key "$OKEY"
+oa "$OA_BODY" >/dev/null
+curl -sN -H "x-api-key: $OKEY" -H 'anthropic-version: 2023-06-01' -H 'anthropic-beta: tools-2024-04-04' \
+	--data-binary "$AN_BODY" "http://127.0.0.1:$PORT/v1/messages" >/dev/null
+printf '{\n  "model": "gpt-4o-mini",\n  "messages": [ {"role": "user", "content": "multi\\nline"} ],\n  "stream": true\n}\n' >"$tmp/pretty.json"
+curl -sN -H "Authorization: Bearer $OKEY" --data-binary @"$tmp/pretty.json" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" >/dev/null
+# two requests on one connection: curl reuses it (keep-alive)
+curl -sN -H "Authorization: Bearer $OKEY" --data-binary "$OA_BODY" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" "http://127.0.0.1:$PORT/chat/completions" >"$tmp/lg4"
+stop
+is "$(wc -l <"$LOG")" 5 "one log line per request"
+hasnt "$LOG" "$OKEY" "the API key never appears in the log"
+has "$LOG" '"authorization":"Bearer [redacted]"' "Authorization: its presence and scheme only"
+has "$LOG" '"x-api-key":"[redacted]"' "x-api-key: its presence only"
+has "$LOG" '"auth":"bearer","key":"match"' "the log says the OpenAI key matched --key"
+has "$LOG" '"auth":"x-api-key","key":"match"' "and the Anthropic one"
+has "$LOG" '"anthropic-version":"2023-06-01","anthropic-beta":"tools-2024-04-04"' "anthropic-version and anthropic-beta are logged"
+has "$LOG" '"method":"POST","path":"/v1/chat/completions","dialect":"openai"' "method, path and dialect"
+has "$LOG" '"path":"/v1/messages","dialect":"anthropic"' "the Anthropic path is the anthropic dialect"
+has "$LOG" "\"body\":$OA_BODY}" "the JSON body is embedded as JSON"
+has "$LOG" '"body":{"model":"gpt-4o-mini","messages":[{"role":"user","content":"multi\nline"}],"stream":true}}' "a pretty-printed body is logged on one line, minified"
+is "$(sed -n 3p "$LOG" | grep -c '"include_usage":false')" 1 "a request without stream_options logs include_usage false"
+c4=$(sed -n 4p "$LOG" | sed 's/.*"conn":\([0-9]*\).*/\1/')
+c5=$(sed -n 5p "$LOG" | sed 's/.*"conn":\([0-9]*\).*/\1/')
+is "$c5" "$c4" "keep-alive: curl's second request came on the same connection"
+is "$(sed -n 5p "$LOG" | grep -o '"path":"[^"]*"')" '"path":"/chat/completions"' "/chat/completions (no /v1) is served too"
+is "$(grep -o '"reply":[0-9]*' "$LOG" | tr '\n' ' ')" '"reply":1 "reply":1 "reply":1 "reply":2 "reply":2 ' "repeat 3 serves a reply three times, then the next"
+has "$tmp/lg4" 'data: [DONE]' "both responses on the kept-alive connection are complete"
+
+# ---- mid-stream errors --------------------------------------------------------
+
+cat >"$tmp/me.script" <<'EOF'
+reply
+  id chatcmpl-C3
+  created 1727346190
+  model gpt-4o-2024-08-06
+  logprobs
+  text "Partial" " more"
+  mid_error at=2
+reply vllm
+  text "Partial"
+  mid_error at=2 type=InternalServerError code=500 message="boom" done
+reply anthropic
+  text "Partial" " more"
+  mid_error at=4
+EOF
+start me
+oa "$OA_BODY" >"$tmp/me1"
+rc=$?
+is "$rc" 0 "OpenAI mid-stream error: the HTTP body itself ends cleanly"
+printf '%s\n\n%s\n\n' \
+	'data: {"id":"chatcmpl-C3","object":"chat.completion.chunk","created":1727346190,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"content":"Partial"},"logprobs":null,"finish_reason":null}]}' \
+	'data: {"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}' >"$tmp/me1.want"
+tail -c "$(wc -c <"$tmp/me1.want")" "$tmp/me1" >"$tmp/me1.tail"
+same_file "$tmp/me1.tail" "$tmp/me1.want" "OpenAI mid-stream error: the reference's bytes, then the end (no [DONE])"
+oa "$OA_BODY" >"$tmp/me2"
+has "$tmp/me2" "$(printf 'data: {"error":{"message":"boom","type":"InternalServerError","param":null,"code":500}}\n\ndata: [DONE]\n\n')" "vLLM style: the error, integer code, then [DONE]"
+an "$AN_BODY" >"$tmp/me3"
+printf 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n' >"$tmp/me3.want"
+tail -c "$(wc -c <"$tmp/me3.want")" "$tmp/me3" >"$tmp/me3.tail"
+same_file "$tmp/me3.tail" "$tmp/me3.want" "Anthropic mid-stream error: event: error, overloaded_error, last"
+is "$(grep -c '^event: ' "$tmp/me3")" 5 "after exactly the four events before it"
+hasnt "$tmp/me3" "message_stop" "and no message_stop"
+stop
+
+# ---- stall, drop, truncate -----------------------------------------------------
+
+cat >"$tmp/st.script" <<'EOF'
+reply stall-long
+  text "slow" " reply"
+  stall at=2 seconds=30
+  repeat 2
+reply quick
+  text "quick"
+reply stall-short
+  text "slow" " reply"
+  stall at=2 seconds=1
+reply stall-keepalive
+  text "x"
+  stall at=1 seconds=1.2 keepalive_ms=300
+reply stall-anthropic-ping
+  text "x"
+  ping none
+  stall at=1 seconds=0.7 keepalive_ms=300
+reply drop
+  text "cut" " off" " here"
+  drop at=3
+reply drop-rst
+  text "cut" " off" " here"
+  drop byte=100 rst
+reply truncate
+  text "ends" " early"
+  truncate at=3
+reply wait
+  text "late"
+  wait_ms 600
+reply stall-bytes
+  text "abc"
+  stall byte=7 seconds=30 then=close
+EOF
+start st
+t0=$(ms)
+oa "$OA_BODY" --max-time 1 >"$tmp/st1"
+rc=$?
+t1=$(ms)
+is "$rc" 28 "stall: curl --max-time 1 times out (exit 28) on a stalled stream"
+is "$(grep -c '^data: ' "$tmp/st1")" 2 "having received exactly the 2 events before the stall"
+[ $((t1 - t0)) -lt 3000 ] && ok "and the timeout, not the server, ended it ($((t1 - t0)) ms)" || not_ok "stall: timed out in time"
+# the stalled connection's thread must not hold up other clients
+oa "$OA_BODY" --max-time 30 >/dev/null &
+bg=$!
+sleep 0.2
+t0=$(ms)
+oa "$OA_BODY" >"$tmp/st2"
+t1=$(ms)
+kill "$bg" 2>/dev/null
+wait "$bg" 2>/dev/null
+has "$tmp/st2" '"content":"quick"' "another client is served while a stream stalls"
+[ $((t1 - t0)) -lt 1000 ] && ok "at once ($((t1 - t0)) ms)" || not_ok "another client is served at once ($((t1 - t0)) ms)"
+t0=$(ms)
+oa "$OA_BODY" >"$tmp/st3"
+rc=$?
+t1=$(ms)
+is "$rc" 0 "stall seconds=1 then continue: the stream completes"
+has "$tmp/st3" 'data: [DONE]' "with its [DONE]"
+[ $((t1 - t0)) -ge 950 ] && ok "after the stall ($((t1 - t0)) ms)" || not_ok "stall lasted 1 s ($((t1 - t0)) ms)"
+oa "$OA_BODY" >"$tmp/st4"
+is "$(grep -c '^: keep-alive$' "$tmp/st4")" 3 "stall keepalive_ms=300 for 1.2 s: keep-alives at 300, 600 and 900 ms"
+an "$AN_BODY" >"$tmp/st5"
+is "$(grep -c '^event: ping$' "$tmp/st5")" 2 "Anthropic stall keep-alives are ping events"
+oa "$OA_BODY" >"$tmp/st6"
+rc=$?
+is "$rc" 18 "drop: curl reports a partial transfer (exit 18)"
+is "$(grep -c '^data: ' "$tmp/st6")" 3 "after exactly 3 events"
+hasnt "$tmp/st6" "finish_reason\":\"stop" "and no finish chunk"
+oa "$OA_BODY" >"$tmp/st7"
+rc=$?
+[ "$rc" = 56 ] || [ "$rc" = 18 ] && ok "drop rst: a reset connection is a transfer error ($rc)" || not_ok "drop rst: transfer error (got $rc)"
+is "$(wc -c <"$tmp/st7")" 100 "after exactly byte=100 bytes"
+oa "$OA_BODY" >"$tmp/st8"
+rc=$?
+is "$rc" 0 "truncate: the HTTP body ends cleanly"
+is "$(grep -c '^data: ' "$tmp/st8")" 3 "after 3 events"
+hasnt "$tmp/st8" "[DONE]" "without finish or [DONE]: a truncated stream that looks finished to HTTP"
+t0=$(ms)
+oa "$OA_BODY" -o /dev/null -w '%{time_starttransfer}' >"$tmp/st9"
+t1=$(ms)
+[ $((t1 - t0)) -ge 580 ] && ok "wait_ms 600 delays the response head ($((t1 - t0)) ms)" || not_ok "wait_ms delays the head ($((t1 - t0)) ms)"
+oa "$OA_BODY" --max-time 1 >"$tmp/st10"
+is "$(wc -c <"$tmp/st10")" 7 "stall byte=7: exactly 7 bytes, then silence"
+stop
+
+# ---- SIGTERM while a client is connected ----------------------------------------
+
+cat >"$tmp/tm.script" <<'EOF'
+reply
+  text "x"
+  stall at=1 seconds=60
+EOF
+start tm
+oa "$OA_BODY" --max-time 30 >/dev/null &
+bg=$!
+for _ in $(seq 50); do [ -s "$LOG" ] && break; sleep 0.05; done
+t0=$(ms)
+stop
+t1=$(ms)
+wait "$bg" 2>/dev/null
+bgrc=$?
+is "$bgrc" 18 "SIGTERM mid-stall: the client sees the stream cut (curl exit 18)"
+# (stop has checked the exit status and the sanitizer report)
+[ $((t1 - t0)) -lt 1000 ] && ok "promptly ($((t1 - t0)) ms)" || not_ok "SIGTERM exit was prompt ($((t1 - t0)) ms)"
+[ ! -e "$tmp/tm.port" ] && ok "and removes its port file" || not_ok "SIGTERM removes the port file"
+
+# ---- deviations of OpenAI-compatible servers -----------------------------------
+
+cat >"$tmp/dv.script" <<'EOF'
+reply ollama
+  id chatcmpl-612
+  created 1755000003
+  model qwen3:8b
+  fingerprint fp_ollama
+  whole_tools
+  tool get_weather "{\"city\":\"Paris\"}" id=call_k2j4
+  usage input=80 output=18
+reply openrouter
+  tool bash "{\"cmd\":\"ls\"}" split=4
+  tool_index_base 1
+  finish stop
+reply no-done
+  text "x"
+  no_done
+  include_usage never
+reply keepalive
+  text "a" "b"
+  keepalive 0,2
+reply reference-1.4
+  id chatcmpl-B2
+  created 1727346182
+  model gpt-4o-2024-08-06
+  fingerprint fp_14
+  logprobs
+  refusal
+  tool get_weather "{\"city\":\"Paris\"}" id=call_4Xzl split=2,4
+  usage input=44 output=16 reasoning=0
+reply parallel
+  tool a "{}" id=call_a
+  tool b "{}" id=call_b
+  interleave_tools
+reply unknown-fields
+  text "x"
+  field obfuscation "\"q3\""
+  field timings "{\"prompt_n\":12}"
+  include_usage never
+reply reasoning
+  thinking "hmm"
+  text "ok"
+  reasoning_field reasoning
+EOF
+start dv
+oa "$OA_BODY" >"$tmp/dv1"
+cat >"$tmp/dv1.want" <<'EOF'
+data: {"id":"chatcmpl-612","object":"chat.completion.chunk","created":1755000003,"model":"qwen3:8b","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":"","tool_calls":[{"id":"call_k2j4","index":0,"type":"function","function":{"name":"get_weather","arguments":"{\"city\":\"Paris\"}"}}]},"finish_reason":null}]}
+
+data: {"id":"chatcmpl-612","object":"chat.completion.chunk","created":1755000003,"model":"qwen3:8b","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}
+
+data: {"id":"chatcmpl-612","object":"chat.completion.chunk","created":1755000003,"model":"qwen3:8b","system_fingerprint":"fp_ollama","choices":[],"usage":{"prompt_tokens":80,"completion_tokens":18,"total_tokens":98}}
+
+data: [DONE]
+
+EOF
+same_file "$tmp/dv1" "$tmp/dv1.want" "Ollama: the whole tool call in one chunk, byte for byte as the reference records it"
+oa "$OA_BODY" >"$tmp/dv2"
+has "$tmp/dv2" '"tool_calls":[{"index":1,"id":"call_' "OpenRouter: tool-call index starts at 1"
+has "$tmp/dv2" '"delta":{},"finish_reason":"stop"' "OpenRouter: finish_reason stop with a tool call"
+oa "$OA_BODY" >"$tmp/dv3"
+hasnt "$tmp/dv3" '[DONE]' "no_done: the stream ends without [DONE]"
+has "$tmp/dv3" '"finish_reason":"stop"' "but with its finish chunk"
+oa "$OA_BODY" >"$tmp/dv4"
+is "$(grep -c '^: keep-alive$' "$tmp/dv4")" 2 "keepalive 0,2: two comment lines"
+is "$(head -c 14 "$tmp/dv4")" ": keep-alive" "the first before any event"
+oa "$OA_BODY" >"$tmp/dv5"
+cat >"$tmp/dv5.want" <<'EOF'
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"call_4Xzl","type":"function","function":{"name":"get_weather","arguments":""}}],"refusal":null},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\""}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"city"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\":\"Paris\"}"}}]},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[{"index":0,"delta":{},"logprobs":null,"finish_reason":"tool_calls"}]}
+
+data: {"id":"chatcmpl-B2","object":"chat.completion.chunk","created":1727346182,"model":"gpt-4o-2024-08-06","system_fingerprint":"fp_14","choices":[],"usage":{"prompt_tokens":44,"completion_tokens":16,"total_tokens":60,"completion_tokens_details":{"reasoning_tokens":0}}}
+
+data: [DONE]
+
+EOF
+same_file "$tmp/dv5" "$tmp/dv5.want" "the recorded gpt-4o tool-call stream (reference §1.4) byte for byte"
+oa "$OA_BODY" >"$tmp/dv6"
+a_first=$(grep -n '"id":"call_a"' "$tmp/dv6" | cut -d: -f1)
+b_first=$(grep -n '"id":"call_b"' "$tmp/dv6" | cut -d: -f1)
+a_args=$(grep -n '"index":0,"function":{"arguments":"{}"' "$tmp/dv6" | cut -d: -f1)
+[ -n "$a_first" ] && [ -n "$b_first" ] && [ -n "$a_args" ] && [ "$b_first" -lt "$a_args" ] &&
+	ok "interleave_tools: call 1 starts before call 0's arguments arrive" || not_ok "interleave_tools interleaves"
+oa "$OA_BODY" >"$tmp/dv7"
+has "$tmp/dv7" '"finish_reason":null}],"obfuscation":"q3","timings":{"prompt_n":12}}' "field adds unknown top-level fields to every chunk"
+oa "$OA_BODY" >"$tmp/dv8"
+has "$tmp/dv8" '"delta":{"reasoning":"hmm"}' "thinking on the OpenAI path: delta.reasoning (reasoning_field)"
+stop
+
+# ---- Anthropic: thinking, tool input, usage, ping, unknown events ------------
+
+cat >"$tmp/an.script" <<'EOF'
+reply
+  id msg_T
+  thinking "Let me think." split=4 signature="sig-1"
+  text "Answer."
+  tool bash "{\"cmd\":\"ls\"}" id=toolu_9 split=0,7
+  usage input=10 output=20 cache_read=5 cache_write=3
+  delta_usage full
+  insert at=3 "event: brand_new_event\ndata: {\"type\":\"brand_new_event\"}\n\n"
+EOF
+start an
+an "$AN_BODY" >"$tmp/an1"
+has "$tmp/an1" '"content_block":{"type":"thinking","thinking":""}}' "a thinking block starts"
+has "$tmp/an1" '"delta":{"type":"thinking_delta","thinking":"Let "}}' "with thinking_delta pieces"
+has "$tmp/an1" '"delta":{"type":"signature_delta","signature":"sig-1"}}' "and a signature_delta"
+has "$tmp/an1" '"index":2,"content_block":{"type":"tool_use","id":"toolu_9","name":"bash","input":{}}}' "the tool_use block is index 2"
+has "$tmp/an1" '"index":2,"delta":{"type":"input_json_delta","partial_json":""}}' "split=0,...: the first input_json_delta is empty, as the API often sends"
+has "$tmp/an1" '"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":5,"output_tokens":1}}}' "message_start carries input and cache usage"
+has "$tmp/an1" '"stop_reason":"tool_use","stop_sequence":null},"usage":{"input_tokens":10,"cache_creation_input_tokens":3,"cache_read_input_tokens":5,"output_tokens":20}}' "message_delta: tool_use and cumulative usage (delta_usage full)"
+has "$tmp/an1" "event: brand_new_event" "insert puts an unknown event type in the stream"
+is "$(grep -c '^event: ping$' "$tmp/an1")" 1 "one ping by default"
+is "$(sed -n 7p "$tmp/an1")" "event: ping" "right after the first content_block_start, as the API does"
+stop
+
+# ---- big replies, non-streaming replies ----------------------------------------
+
+cat >"$tmp/bg.script" <<'EOF'
+reply
+  text_tokens 5000
+  repeat 2
+reply nonstream-openai
+  text "Hello"
+  tool bash "{\"cmd\":\"ls\"}" id=call_1
+  usage input=3 output=4
+reply nonstream-anthropic
+  text "Hello"
+  tool bash "{\"cmd\": \"ls\"}" id=toolu_1
+  usage input=3 output=4
+EOF
+start bg
+oa "$OA_BODY" >"$tmp/bg1"
+is "$(grep -c '"delta":{"content":' "$tmp/bg1")" 5000 "text_tokens 5000: 5000 content deltas (OpenAI)"
+has "$tmp/bg1" '"completion_tokens":5000,' "usage output defaults to the number of deltas"
+an "$AN_BODY" >"$tmp/bg2"
+is "$(grep -c '"type":"text_delta"' "$tmp/bg2")" 5000 "text_tokens 5000: 5000 text_delta events (Anthropic)"
+oa '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}]}' -D "$tmp/bg3.h" >"$tmp/bg3"
+printf '%s' '{"id":"chatcmpl-3","object":"chat.completion","created":' >"$tmp/bg3.want"
+head -c "$(wc -c <"$tmp/bg3.want")" "$tmp/bg3" >"$tmp/bg3.head"
+same_file "$tmp/bg3.head" "$tmp/bg3.want" "without stream: true, a chat.completion object"
+has "$tmp/bg3" '"message":{"role":"assistant","content":"Hello","refusal":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"bash","arguments":"{\"cmd\":\"ls\"}"}}]},"logprobs":null,"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4,"total_tokens":7}}' "with the message, tool calls and usage"
+has "$tmp/bg3.h" "content-length: " "sent with a content-length"
+an '{"model":"claude-sonnet-4-5","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}' >"$tmp/bg4"
+has "$tmp/bg4" '"content":[{"type":"text","text":"Hello"},{"type":"tool_use","id":"toolu_1","name":"bash","input":{"cmd":"ls"}}],"stop_reason":"tool_use"' "Anthropic without stream: a message with parsed tool input"
+stop
+
+# ---- raw replies, framing, finish reasons -----------------------------------
+
+cat >"$tmp/mx.script" <<'EOF'
+reply raw
+  raw "data: {\"choices\":[{\"finish_reason\":null,\"index\":0,\"delta\":{\"content\":\"Hello\"}}],\"object\":\"chat.completion.chunk\"}\n\n"
+  raw "data:{\"no\":\"space\"}\r\r"
+reply close
+  text "x"
+  framing close
+reply all
+  text "a" "b" "c"
+  chunks all
+reply length
+  text "cut"
+  finish length
+  stop_sequence "###"
+reply cr
+  text "x"
+  line_ending cr
+  ping none
+reply no-usage
+  text "x"
+  usage none
+EOF
+"$bin" --script "$tmp/mx.script" --render 1 >"$tmp/mx1.want"
+start mx
+oa "$OA_BODY" >"$tmp/mx1"
+same_file "$tmp/mx1" "$tmp/mx1.want" "raw: the given bytes, verbatim (llama.cpp field order, data: without a space, CR ends)"
+printf 'data: {"choices":[{"finish_reason":null,"index":0,"delta":{"content":"Hello"}}],"object":"chat.completion.chunk"}\n\ndata:{"no":"space"}\r\r' >"$tmp/mx1.lit"
+same_file "$tmp/mx1" "$tmp/mx1.lit" "and --render agrees with the literal"
+oa "$OA_BODY" -D "$tmp/mx2.h" >"$tmp/mx2"
+is "$?" 0 "framing close: the body ends when the connection closes"
+hasnt "$tmp/mx2.h" "transfer-encoding" "without chunked encoding"
+has "$tmp/mx2.h" "connection: close" "and says connection: close"
+has "$tmp/mx2" "data: [DONE]" "the whole stream arrives"
+oa "$OA_BODY" --raw >"$tmp/mx3"
+is "$(grep -cE $'^[0-9a-f]+\r$' "$tmp/mx3")" 2 "chunks all: one HTTP chunk and the terminator"
+an "$AN_BODY" >"$tmp/mx4"
+has "$tmp/mx4" '"delta":{"stop_reason":"max_tokens","stop_sequence":"###"}' "finish length is max_tokens on the Anthropic path, with the stop_sequence"
+an "$AN_BODY" >"$tmp/mx5"
+case $(hex "$tmp/mx5") in
+*0a*) not_ok "line_ending cr: no LF at all" ;;
+*0d0d*) ok "line_ending cr: events end in CR CR" ;;
+*) not_ok "line_ending cr: events end in CR CR" ;;
+esac
+an "$AN_BODY" >"$tmp/mx6"
+hasnt "$tmp/mx6" '"usage"' "usage none: no usage anywhere (a broken gateway)"
+stop
+
+# ---- request bodies however the client sends them ----------------------------
+
+cat >"$tmp/rb.script" <<'EOF'
+reply
+  text "x"
+  repeat forever
+EOF
+start rb
+big=$(head -c 300000 /dev/zero | tr '\0' 'a')
+printf '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"%s"}],"stream":true}' "$big" >"$tmp/big.json"
+curl -sN -H "Authorization: Bearer $OKEY" -H 'Expect: 100-continue' --data-binary @"$tmp/big.json" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" >"$tmp/rb1"
+has "$tmp/rb1" 'data: [DONE]' "a 300 kB body with Expect: 100-continue is read and answered"
+has "$LOG" "\"body_bytes\":$(wc -c <"$tmp/big.json")," "all of it"
+curl -sN -H "Authorization: Bearer $OKEY" -H 'Transfer-Encoding: chunked' --data-binary "$OA_BODY" \
+	"http://127.0.0.1:$PORT/v1/chat/completions" >"$tmp/rb2"
+has "$tmp/rb2" 'data: [DONE]' "a chunked request body is read and answered"
+is "$(tail -n 1 "$LOG" | grep -cF "\"body\":$OA_BODY}")" 1 "and logged whole"
+stop
+
+echo "1..$n"
+[ "$nfail" -eq 0 ]

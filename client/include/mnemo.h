@@ -91,8 +91,25 @@ typedef enum mnemo_err
 										 * JSON argument */
 	MNEMO_ERR_PROTOCOL = -43,			/* the server answered with something
 										 * this library did not expect */
-	MNEMO_ERR_NOT_FOUND = -44			/* a lookup found nothing (e.g. an
+	MNEMO_ERR_NOT_FOUND = -44,			/* a lookup found nothing (e.g. an
 										 * unknown subscription) */
+
+	/* chat turns: the provider side (mnemo_session_send) */
+	MNEMO_ERR_NO_PROVIDER = -50,		/* no provider, key or base URL set */
+	MNEMO_ERR_HTTP = -51,				/* the provider refused the request:
+										 * mnemo_http_status() and errmsg
+										 * give its status and message */
+	MNEMO_ERR_AUTH = -52,				/* 401 / 403: the key */
+	MNEMO_ERR_RATE_LIMITED = -53,		/* 429 (or 529 overloaded) still after
+										 * the retries */
+	MNEMO_ERR_NETWORK = -54,			/* the provider could not be reached,
+										 * or the connection dropped */
+	MNEMO_ERR_TIMEOUT = -55,			/* connect or idle timeout */
+	MNEMO_ERR_STREAM = -56,				/* an error event mid-stream, or a
+										 * stream ended without its last
+										 * event: what streamed is kept */
+	MNEMO_ERR_CANCELLED = -57			/* mnemo_store_cancel() or the part
+										 * callback stopped the turn */
 } mnemo_err;
 
 /* A short constant description of a code ("session not found"). */
@@ -795,6 +812,154 @@ typedef struct mnemo_import_options
  */
 MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 								 char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported);
+
+/* ------------------------------------------------------------------------
+ * Chat turns
+ *
+ * mnemo_session_send() runs one turn of the seed's send() walkthrough:
+ *	1. the user message and its parts are committed;
+ *	2. if the assembled context (mnemo.context_report: what a turn would
+ *	   send, which survives restarts, not a running sum of provider tokens)
+ *	   is over the hard threshold (usable budget), the compaction hook is
+ *	   called with blocking = true and must bring it under before going on;
+ *	3. the context comes from mnemo.build_context with the budget
+ *	   usable = context_limit - max_output_tokens - compaction_output_budget
+ *	   - the system prompt's tokens;
+ *	4. the assistant row is appended (no parts) before the provider is called;
+ *	5. the reply streams: each text / reasoning delta and each completed tool
+ *	   call reaches on_part as it arrives; the parts are appended as they
+ *	   complete;
+ *	6. usage, cost (from the price table) and the finish reason are written
+ *	   with update_message_tokens;
+ *	7. over the soft threshold the hook is called with blocking = false (a
+ *	   background compaction), and the turn says so;
+ *	8. the same tool call (name and input) doom_loop_threshold times in a
+ *	   row publishes MNEMO_EVENT_DOOM_LOOP_DETECTED.
+ * While a turn streams, the session is held with an advisory lock, so that
+ * mnemo_session_load() in any process can tell a dead turn (an assistant
+ * message without finish reason and without its lock) from a live one.
+ * ------------------------------------------------------------------------ */
+
+/* libcurl's global initialisation: call once before any thread sends, and
+ * mnemo_global_cleanup() once at the end. */
+MNEMO_API int mnemo_global_init(void);
+MNEMO_API void mnemo_global_cleanup(void);
+
+/* The price of a model, per million tokens (cost = sum of count x price). */
+typedef struct mnemo_price
+{
+	const char *model;
+	double		input;
+	double		output;
+	double		cache_read;
+	double		cache_write;
+} mnemo_price;
+
+/* A compaction hook (until the compaction engine exists): blocking says the
+ * turn waits for it (hard threshold).  Non-zero fails the turn (blocking)
+ * or publishes COMPACTION_FAILED (background). */
+typedef int (*mnemo_compact_fn) (mnemo_store *st, const char *session_id, bool blocking,
+								 void *arg);
+
+/* How to run a turn; a NULL or zero field takes the default. */
+typedef struct mnemo_turn_options
+{
+	const char *provider;		/* "openai" or "anthropic"; NULL: the
+								 * session's provider_id, else the one whose
+								 * key is in the environment */
+	const char *model;			/* NULL: the session's model_id */
+	const char *base_url;		/* NULL: OPENAI_BASE_URL / ANTHROPIC_BASE_URL,
+								 * else the provider's public API */
+	const char *api_key;		/* NULL: OPENAI_API_KEY / ANTHROPIC_API_KEY;
+								 * never written to logs or errors */
+	int			context_limit;	/* the model's window, tokens; 0: 128000 */
+	int			max_output_tokens;	/* 0: 4096 */
+	int			compaction_output_budget;	/* 0: 4000 */
+	double		soft_threshold; /* fraction of usable; 0: 0.6 */
+	const char *tools;			/* JSON array of {"name", "description",
+								 * "parameters"}, or NULL */
+	int			connect_timeout_ms; /* 0: 10000 */
+	int			idle_timeout_ms;	/* no byte for this long ends the
+									 * stream; 0: 60000 */
+	int			max_retries;	/* 429 / 5xx before the first byte; 0: 3,
+								 * < 0: none */
+	int			doom_loop_threshold;	/* 0: 3 */
+	const mnemo_price *prices;
+	size_t		n_prices;
+	mnemo_compact_fn compact;	/* or NULL */
+	void	   *compact_arg;
+} mnemo_turn_options;
+
+/* One piece of the reply as it streams. */
+typedef struct mnemo_stream_part
+{
+	const char *type;			/* "text", "reasoning" or "tool" */
+	const char *delta;			/* text / reasoning: the new text */
+	size_t		len;
+	const char *tool_call_id;	/* tool: a complete call */
+	const char *tool_name;
+	const char *tool_input;		/* JSON */
+	const char *part_id;		/* tool: its stored part */
+} mnemo_stream_part;
+
+/* Valid only during the call.  Non-zero cancels the turn (CANCELLED). */
+typedef int (*mnemo_part_fn) (mnemo_store *st, const mnemo_stream_part *part, void *arg);
+
+typedef struct mnemo_tool_call
+{
+	char	   *part_id;		/* for mnemo_session_tool_result */
+	char	   *call_id;
+	char	   *name;
+	char	   *input;			/* JSON */
+} mnemo_tool_call;
+
+typedef struct mnemo_turn
+{
+	char		user_message_id[MNEMO_ID_MAX + 1];
+	char		message_id[MNEMO_ID_MAX + 1];	/* the assistant's */
+	char	   *text;			/* the reply's text, "" when none */
+	size_t		n_tool_calls;
+	mnemo_tool_call *tool_calls;
+	mnemo_tokens tokens;
+	double		cost;
+	char	   *finish_reason;	/* stop, length, tool_calls, content_filter,
+								 * refusal, error, cancelled, ... */
+	bool		compaction_triggered;
+	bool		doom_loop;
+} mnemo_turn;
+
+MNEMO_API void mnemo_turn_free(mnemo_turn *turn);
+
+/*
+ * One chat turn on a session: text (a user text part) or parts (n_parts of
+ * them), not both.  on_part may be NULL.  *turn (may be NULL) gets the
+ * result, also when the stream failed after it began (then the error is
+ * returned and the turn holds what streamed, finish_reason "error" or
+ * "cancelled").  opts may be NULL.
+ */
+MNEMO_API int mnemo_session_send(mnemo_store *st, const char *session_id,
+								 const mnemo_turn_options *opts, const char *text,
+								 const mnemo_new_part *parts, size_t n_parts,
+								 mnemo_part_fn on_part, void *arg, mnemo_turn **turn);
+
+/* A tool began running: its part goes to state running, started_at now. */
+MNEMO_API int mnemo_session_tool_start(mnemo_store *st, const char *part_id);
+
+/* A tool's output: state completed (or error, with output as the error
+ * message), completed_at now; the next send includes it. */
+MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *part_id,
+										const char *output, bool is_error);
+
+/* mnemo_session_get, after marking "interrupted" every assistant message of
+ * the session left without a finish reason by a turn that died. */
+MNEMO_API int mnemo_session_load(mnemo_store *st, const char *id, mnemo_session **out);
+
+/* Stop the turn streaming on this handle, promptly: the one call that may
+ * be made from another thread while the handle is in use. */
+MNEMO_API void mnemo_store_cancel(mnemo_store *st);
+
+/* The HTTP status of the provider's last response on this handle; 0 if none. */
+MNEMO_API int mnemo_http_status(const mnemo_store *st);
 
 #ifdef __cplusplus
 }

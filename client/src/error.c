@@ -71,6 +71,22 @@ mnemo_strerror(int code)
 			return "unexpected answer from the server";
 		case MNEMO_ERR_NOT_FOUND:
 			return "not found";
+		case MNEMO_ERR_NO_PROVIDER:
+			return "no LLM provider configured";
+		case MNEMO_ERR_HTTP:
+			return "the provider refused the request";
+		case MNEMO_ERR_AUTH:
+			return "the provider refused the key";
+		case MNEMO_ERR_RATE_LIMITED:
+			return "rate limited by the provider";
+		case MNEMO_ERR_NETWORK:
+			return "the provider could not be reached";
+		case MNEMO_ERR_TIMEOUT:
+			return "the provider timed out";
+		case MNEMO_ERR_STREAM:
+			return "the reply stream failed";
+		case MNEMO_ERR_CANCELLED:
+			return "cancelled";
 	}
 	return "unknown error";
 }

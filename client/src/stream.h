@@ -4,17 +4,18 @@
  *		event decoders, request bodies and HTTP error bodies.
  *
  * Nothing here does I/O.  The transport (libcurl) hands the response body
- * to mn_stream_feed() in whatever pieces it receives; the stream parses the
- * server-sent events (sse.c), a provider decoder (openai_stream.c,
- * anthropic_stream.c) turns each event into deltas of one normalized
- * vocabulary, and the caller's callback receives them in order:
+ * to mn_stream_feed() in whatever pieces it receives; the stream
+ * (stream.c) parses the server-sent events (sse.c), a provider decoder
+ * (openai_stream.c, anthropic_stream.c) turns each event into deltas of
+ * one normalized vocabulary, and the caller's callback receives them in
+ * order:
  *
  *		mn_stream  *s = mn_stream_new(MN_PROVIDER_OPENAI, NULL, on_delta, arg);
  *		while (bytes arrive)
  *			if (mn_stream_feed(s, buf, n) != MN_STREAM_OPEN)
  *				break;						(stop reading: the turn is over)
  *		state = mn_stream_end(s);			(at end of body, or after a break)
- *		... mn_stream_usage(s), mn_stream_finish(s), mn_stream_error(s) ...
+ *		... mn_stream_usage(s), mn_stream_finish(s), mn_stream_error_of(s) ...
  *		mn_stream_free(s);
  *
  * The request side (provider_request.c) builds the exact JSON body of a
@@ -269,7 +270,7 @@ typedef struct mn_delta
 typedef int (*mn_delta_fn) (void *arg, const mn_delta *d);
 
 /* ========================================================================
- * The stream (sse.c): bytes in, deltas out
+ * The stream (stream.c): bytes in, deltas out
  * ======================================================================== */
 
 typedef struct mn_stream mn_stream;
@@ -440,7 +441,7 @@ int			mn_stream_tool_end(mn_stream *s, mn_tool *t);
 /* End every open call, in order of first appearance. */
 int			mn_stream_tools_end_all(mn_stream *s);
 
-/* ---- JSON reading helpers for the decoders (sse.c) ---- */
+/* ---- JSON reading helpers for the decoders (stream.c) ---- */
 
 /* The member key of obj as a string (NULL when absent, null or not a
  * string); *len (may be NULL) gets its length. */

@@ -152,8 +152,6 @@ fill(conn *c)
 	char		tmp[16384];
 	ssize_t		n;
 
-	if (c->off > 0 && c->off == c->in.len)
-		c->in.len = c->off = 0;
 	do
 		n = recv(c->fd, tmp, sizeof(tmp), 0);
 	while (n < 0 && errno == EINTR);
@@ -247,6 +245,13 @@ read_request(conn *c, request *rq)
 			   *expect;
 
 	memset(rq, 0, sizeof(*rq));
+	/* drop what earlier requests used; offsets are only kept within one */
+	if (c->off > 0)
+	{
+		memmove(c->in.p, c->in.p + c->off, c->in.len - c->off);
+		c->in.len -= c->off;
+		c->off = 0;
+	}
 	/* the head ends at the first empty line */
 	for (;;)
 	{

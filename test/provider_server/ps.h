@@ -10,7 +10,8 @@
  *             request log
  *   script.c  the script file: one reply per `reply` line and its directives
  *   render.c  a reply and a request turned into the provider's bytes: SSE
- *             events, non-streaming messages, error bodies
+ *             events and non-streaming messages
+ *   errors.c  the providers' HTTP error bodies and status lines
  *   json.c    the little JSON the server needs: a growable buffer, string
  *             escaping and decoding, validation, minifying, key lookup
  *

@@ -402,6 +402,9 @@ take_pieces(line_ctx *lc, item *it, size_t first_pos, const char *what)
 		cuts[n++] = 0;
 		for (size_t i = 0; i < nsizes; i++)
 		{
+			/* sizes past the end of the text add no empty pieces */
+			if (i > 0 && at == all.len)
+				break;
 			at = char_boundary(all.p, all.len, at + (size_t) sizes[i]);
 			cuts[n++] = at;
 		}

@@ -836,6 +836,28 @@ curl -sN -H "Authorization: Bearer $OKEY" -H 'Transfer-Encoding: chunked' --data
 	"http://127.0.0.1:$PORT/v1/chat/completions" >"$tmp/rb2"
 has "$tmp/rb2" 'data: [DONE]' "a chunked request body is read and answered"
 is "$(tail -n 1 "$LOG" | grep -cF "\"body\":$OA_BODY}")" 1 "and logged whole"
+# by hand, over bash's /dev/tcp: a chunked body trickling in a few bytes at a
+# time (chunk-size lines and CRLFs split across reads), then two pipelined
+# requests in one write, the second asking to close
+body='{"model":"m","messages":[],"stream":true}'
+if exec 3<>"/dev/tcp/127.0.0.1/$PORT"; then
+	printf -v req 'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n%s\r\n%x\r\n%s\r\n0\r\n\r\n' \
+		16 "${body:0:16}" $((${#body} - 16)) "${body:16}"
+	for ((i = 0; i < ${#req}; i += 7)); do
+		printf '%s' "${req:i:7}" >&3
+		sleep 0.01
+	done
+	printf -v one 'POST /chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nContent-Length: %d\r\n\r\n%s' ${#body} "$body"
+	printf -v two 'POST /chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer k\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s' ${#body} "$body"
+	printf '%s%s' "$one" "$two" >&3
+	timeout 5 cat <&3 >"$tmp/rb3"
+	exec 3<&-
+	is "$(grep -c '^HTTP/1.1 200 OK' "$tmp/rb3")" 3 "a trickled chunked request and two pipelined ones: three responses on one connection"
+	is "$(tail -n 3 "$LOG" | grep -cF "\"body\":$body}")" 3 "each body read exactly"
+	is "$(tail -n 3 "$LOG" | sed 's/.*"conn":\([0-9]*\).*/\1/' | sort -u | wc -l)" 1 "all on the same connection"
+else
+	not_ok "connect with /dev/tcp"
+fi
 stop
 
 echo "1..$n"

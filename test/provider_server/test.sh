@@ -73,6 +73,11 @@ ms() { date +%s%3N; }
 # hex FILE: the bytes as one hex string, for matching binary framing
 hex() { od -An -tx1 -v "$1" | tr -d ' \n'; }
 
+if ! command -v curl >/dev/null; then
+	echo "Bail out! curl is needed (apt-get install curl)"
+	exit 1
+fi
+
 # ---- building ---------------------------------------------------------------
 
 # Both builds must compile warning-free; the tests run the AddressSanitizer
@@ -163,6 +168,22 @@ for s in "$here"/scripts/*.script; do
 		ok "script $(basename "$s") loads ($out)"
 	else
 		not_ok "script $(basename "$s") loads"
+		echo "$out" | diag
+	fi
+done
+
+# The example script in the documentation (client/doc, or the README once
+# merged) loads too.
+for doc in "$here/../../README.md" "$here/../../client/doc/provider_server.md"; do
+	[ -f "$doc" ] || continue
+	awk '/^```/ { if (inb) { inb = 0 } else { inb = 1; first = 1 }; next }
+		inb && first { first = 0; keep = ($0 == "# a provider-server script (test.sh loads this example)") }
+		inb && keep { print }' "$doc" >"$tmp/doc.script"
+	[ -s "$tmp/doc.script" ] || continue
+	if out=$("$bin" --script "$tmp/doc.script" --check 2>&1); then
+		ok "the example script in $(basename "$doc") loads ($out)"
+	else
+		not_ok "the example script in $(basename "$doc") loads"
 		echo "$out" | diag
 	fi
 done

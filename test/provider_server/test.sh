@@ -881,5 +881,32 @@ else
 fi
 stop
 
+# ---- many clients at once --------------------------------------------------------
+
+cat >"$tmp/cc.script" <<'EOF'
+reply
+  text "a" "b" "c"
+  chunks random seed=3 max=11
+  delay_ms 1
+  repeat 30
+reply
+  text "thirty-first"
+EOF
+start cc
+for i in $(seq 30); do
+	oa "$OA_BODY" >"$tmp/cc.$i" &
+done
+wait $(jobs -p | grep -vx "$SPID")
+complete=0
+for i in $(seq 30); do
+	tail -c 14 "$tmp/cc.$i" | grep -qF 'data: [DONE]' && complete=$((complete + 1))
+done
+is "$complete" 30 "30 clients at once: 30 complete streams"
+is "$(grep -o '"reply":1,' "$LOG" | wc -l)" 30 "each got one serving of the repeated reply"
+is "$(grep -o '"n":[0-9]*' "$LOG" | sort -u | wc -l)" 30 "30 log lines, each request numbered once"
+oa "$OA_BODY" >"$tmp/cc.31"
+has "$tmp/cc.31" '"content":"thirty-first"' "then the next reply"
+stop
+
 echo "1..$n"
 [ "$nfail" -eq 0 ]

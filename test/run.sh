@@ -17,6 +17,10 @@
 #      concurrency  test/concurrency.sh DIR
 #      crash        test/crash.sh DIR (crashes and restarts the cluster)
 #      backup       test/backup.sh DIR
+#      providers    test/provider_server/test.sh: the scripted fake of the
+#                   OpenAI and Anthropic streaming APIs, checked with curl
+#      fuzz         test/fuzz/run.sh: the SSE parser and the providers' event
+#                   decoders under libFuzzer for a bounded time (FUZZ_SECONDS)
 #      bench        a tiny run of bench/run.sh (they build and run; no figures)
 #    The shell tests print "ok N - ..." / "not ok N - ..." lines; each is a
 #    count, and a step that fails without a "not ok" line counts one failure.
@@ -26,7 +30,8 @@
 #
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
-# build): regress, pgtap, client, concurrency, crash, backup, bench.
+# build): regress, pgtap, client, concurrency, crash, backup, providers,
+# fuzz, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -267,6 +272,12 @@ client() {
 	fi
 }
 
+# tap_script LABEL SCRIPT: a TAP-printing script that needs no cluster.
+tap_script() {
+	section "$1 ($2)"
+	run_tap "$1" bash "$2"
+}
+
 shell_test() {
 	section "$1 (test/$1.sh)"
 	run_tap "$1" bash "test/$1.sh" "$dir"
@@ -297,6 +308,8 @@ main() {
 	if wanted concurrency; then shell_test concurrency; fi
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi
+	if wanted providers; then tap_script providers test/provider_server/test.sh; fi
+	if wanted fuzz && [ -f test/fuzz/run.sh ]; then tap_script fuzz test/fuzz/run.sh; fi
 	if wanted bench; then bench_smoke; fi
 	completed=1
 }

@@ -223,15 +223,15 @@ static const char *const known[] = {
 static int
 anthropic_event(mn_stream *s, void *state, const mn_sse_event *ev)
 {
-	const char *name = ev->type;
+	const char *name = NULL;
 	struct json_object *obj;
-	bool		read = false;
 	int			rc = 0;
 
 	(void) state;
-	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && !read; i++)
-		read = strcmp(name, known[i]) == 0;
-	if (!read)
+	for (size_t i = 0; i < sizeof(known) / sizeof(known[0]) && name == NULL; i++)
+		if (mn_sse_type_is(ev, known[i]))
+			name = known[i];
+	if (name == NULL)
 		return 0;				/* ping, and event types newer than this code */
 
 	obj = mn_stream_parse_json(s, ev->data, ev->len, false);
@@ -246,6 +246,7 @@ anthropic_event(mn_stream *s, void *state, const mn_sse_event *ev)
 		return mn_stream_fail(s, MN_STREAM_ERR_MALFORMED, MN_ERRCLASS_OTHER, NULL, NULL,
 							  "a %s event is not a JSON object (%zu bytes)", name, ev->len);
 	}
+	/* no event name: the data's type decides (a C string: json-c's own) */
 	if (strcmp(name, "message") == 0 &&
 		(name = mn_js_str(obj, "type", NULL)) == NULL)
 		name = "";

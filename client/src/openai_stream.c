@@ -241,7 +241,7 @@ openai_event(mn_stream *s, void *state, const mn_sse_event *ev)
 	openai_state *st = state;
 	const char *data = ev->data;
 	size_t		len = ev->len;
-	bool		error_event = strcmp(ev->type, "error") == 0;
+	bool		error_event = mn_sse_type_is(ev, "error");
 	struct json_object *obj;
 	struct json_object *choices;
 	struct json_object *usage;
@@ -249,7 +249,7 @@ openai_event(mn_stream *s, void *state, const mn_sse_event *ev)
 
 	/* Chat Completions names no events; a named one is someone else's,
 	 * except an explicit error */
-	if (strcmp(ev->type, "message") != 0 && !error_event)
+	if (!mn_sse_type_is(ev, "message") && !error_event)
 		return 0;
 	while (len > 0 && (*data == ' ' || *data == '\t' || *data == '\n' || *data == '\r'))
 		data++, len--;

@@ -156,6 +156,14 @@ mn_sse_last_id(const mn_sse *p)
 	return p->last_id.len > 0 ? p->last_id.p : "";
 }
 
+bool
+mn_sse_type_is(const mn_sse_event *ev, const char *name)
+{
+	size_t		n = strlen(name);
+
+	return ev->type_len == n && memcmp(ev->type, name, n) == 0;
+}
+
 /*
  * The length of the well-formed UTF-8 prefix of s[0..n): n when all of it
  * is.  ASCII, by far the most of what providers send, takes the quick path.

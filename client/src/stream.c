@@ -373,7 +373,7 @@ mn_js_text(struct json_object *obj, const char *key)
 
 struct mn_tool
 {
-	int			ordinal;
+	int			ordinal;		/* -1 until TOOL_START */
 	int64_t		pindex;
 	char	   *id;
 	char	   *name;
@@ -400,9 +400,10 @@ struct mn_stream
 	int			stop_value;
 	json_tokener *tok;
 
-	mn_tool   **tools;
+	mn_tool   **tools;			/* in order of first appearance */
 	size_t		ntools;
 	size_t		cap_tools;
+	int			nstarted;		/* TOOL_STARTs delivered: the next number */
 
 	bool		started;		/* START was delivered, or can no longer be */
 	bool		delivered;		/* a delta was */
@@ -572,7 +573,7 @@ mn_stream_error_of(const mn_stream *s)
 size_t
 mn_stream_tool_calls(const mn_stream *s)
 {
-	return s->ntools;
+	return (size_t) s->nstarted;
 }
 
 int64_t
@@ -790,6 +791,9 @@ tool_start(mn_stream *s, mn_tool *t)
 	mn_delta	d = {.kind = MN_DELTA_TOOL_START};
 	int			rc;
 
+	/* numbered as they start, so that the caller sees 0, 1, ... in order
+	 * even when a later call's name comes first */
+	t->ordinal = s->nstarted++;
 	if (t->id[0] == '\0')
 	{
 		char		id[32];
@@ -854,7 +858,7 @@ mn_stream_tool_open(mn_stream *s, int64_t provider_index, const char *id,
 	t = calloc(1, sizeof(*t));
 	if (t == NULL)
 		return nomem(s);
-	t->ordinal = (int) s->ntools;
+	t->ordinal = -1;
 	t->pindex = provider_index;
 	t->open = true;
 	t->id = dup_n("", 0);

@@ -105,6 +105,10 @@ int64_t		mn_sse_retry(const mn_sse *p);
 /* The last event ID (as at the last dispatch), "" when none. */
 const char *mn_sse_last_id(const mn_sse *p);
 
+/* Whether the event's type is name (a type may hold a NUL: compared by
+ * length, not as a C string). */
+bool		mn_sse_type_is(const mn_sse_event *ev, const char *name);
+
 void		mn_sse_free(mn_sse *p);
 
 /* ========================================================================
@@ -227,8 +231,8 @@ typedef enum mn_delta_kind
  *
  * Tool calls: each call goes TOOL_START, TOOL_INPUT..., TOOL_END, in that
  * order; calls may interleave (OpenAI's parallel calls), told apart by
- * `tool`, the call's number in this reply (0, 1, ... in order of first
- * appearance, whatever indexes the provider used).  id is the provider's
+ * `tool`, the call's number in this reply (0, 1, ... in the order of their
+ * TOOL_START, whatever indexes the provider used).  id is the provider's
  * call id (OpenAI call_..., Anthropic toolu_...), or "call_<tool>" when the
  * server gave none.  The input of TOOL_END is the concatenated fragments
  * ("{}" when there were none, or only blanks); input is it parsed by json-c
@@ -349,7 +353,7 @@ mn_finish	mn_stream_finish(const mn_stream *s, const char **raw);
 /* The error delivered (state FAILED), owned by the stream; else NULL. */
 const mn_stream_error *mn_stream_error_of(const mn_stream *s);
 
-/* Tool calls started so far. */
+/* Tool calls started (TOOL_START delivered) so far. */
 size_t		mn_stream_tool_calls(const mn_stream *s);
 
 /* The SSE parser's last retry value and event id (see mn_sse_retry). */

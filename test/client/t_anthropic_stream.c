@@ -304,6 +304,14 @@ test_odd_events(void)
 		is_str(got, c[i].want, "%s", c[i].what);
 		free(got);
 	}
+	{
+		static const char nul_name[] = "event: message_stop\0x\ndata: {\"type\":\"message_stop\"}\n\n";
+		char	   *got = decode_whole(MN_PROVIDER_ANTHROPIC, nul_name, sizeof(nul_name) - 1);
+
+		is_str(got, "state: interrupted\n",
+			   "an event named message_stop, a NUL and more is not message_stop (found by fuzz_sse)");
+		free(got);
+	}
 }
 
 /* ---- the request body ---- */

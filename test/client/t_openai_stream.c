@@ -455,6 +455,14 @@ test_odd_data(void)
 		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":7,\"tool_calls\":{}},\"finish_reason\":3}]}\n\n", 0,
 		 "START id=(null) model=(null)\nUSAGE in=0 out=2 cache_read=0 cache_write=0 reasoning=0\nstate: interrupted\n",
 		 "fields of the wrong type are ignored, a negative count reads 0, 2.0 reads 2"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"ca\",\"function\":{\"arguments\":\"{}\"}},"
+		 "{\"index\":1,\"id\":\"cb\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}]}}]}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"name\":\"a\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\n", 0,
+		 "START id=(null) model=(null)\nTOOL_START #0 index=1 id=cb name=b\nTOOL_INPUT #0 \"{}\"\n"
+		 "TOOL_START #1 index=0 id=ca name=a\nTOOL_INPUT #1 \"{}\"\n"
+		 "TOOL_END #1 id=ca name=a \"{}\" valid {}\nTOOL_END #0 id=cb name=b \"{}\" valid {}\n"
+		 "FINISH tool_calls raw=tool_calls\nstate: interrupted\n",
+		 "calls are numbered as they start: a later call whose name comes first is #0 (found by fuzz_openai)"},
 		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"f\",\"arguments\":\"{\\\"a\\\":1} x\"}}]},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", 0,
 		 "START id=(null) model=(null)\nTOOL_START #0 index=0 id=c name=f\nTOOL_INPUT #0 \"{\\\"a\\\":1} x\"\n"
 		 "TOOL_END #0 id=c name=f \"{\\\"a\\\":1} x\" invalid\nFINISH tool_calls raw=tool_calls\nDONE\nstate: complete\n",

@@ -200,6 +200,8 @@ static const scase cases[] = {
 	{"a UTF-8 sequence cut by the line end is replaced, the line end kept",
 	 "data: \xF0\x9F\x98\ndata: ok\n\n", 0,
 	 M "\"\\xef\\xbf\\xbd\\nok\"\nrc=0 pending=0\n"},
+	{"an event type may hold a NUL: it is kept, with its length (found by fuzz_sse)",
+	 "event: a\0b\ndata: x\n\n", 20, "\"a\\x00b\" id=\"\" \"x\"\nrc=0 pending=0\n"},
 	{"NUL bytes in data are data", "data: a\0b\n\n", 11,
 	 M "\"a\\x00b\"\nrc=0 pending=0\n"},
 	{"an event the stream ends inside is not dispatched, and is pending",

@@ -1,0 +1,1 @@
+event: errordata: {"type":"error","error":{"type":"api_error","message":"Internal server error"}}

@@ -1,0 +1,1 @@
+data: {"error":{"code":500,"message":"...","type":"server_error"}}

@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-9","object":"chat.completion.chunk","created":1755000006,"model":"qwen3:8b","system_fingerprint":"fp_ollama","choices":[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}

@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-C","choices":[{"index":0,"delta":{"content":"Well"},"finish_reason":null}]}data: {"id":"chatcmpl-C","choices":[{"index":0,"delta":{},"finish_reason":"content_filter"}]}data: [DONE]

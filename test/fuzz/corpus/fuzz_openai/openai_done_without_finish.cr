@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-G","choices":[{"index":0,"delta":{"content":"Partial"},"finish_reason":null}]}data: [DONE]

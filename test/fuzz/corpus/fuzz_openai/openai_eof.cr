@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-E","choices":[{"index":0,"delta":{"content":"Partial"},"finish_reason":null}]}data: {"id":"chatcmpl-E","choices":[{"index":0,"delta":{"content":" more

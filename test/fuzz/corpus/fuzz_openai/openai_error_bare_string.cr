@@ -1,0 +1,1 @@
+data: {"error":"model runner has unexpectedly stopped"}

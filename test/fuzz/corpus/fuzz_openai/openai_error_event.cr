@@ -1,0 +1,1 @@
+event: errordata: {"error":{"message":"boom","type":"server_error","code":null}}

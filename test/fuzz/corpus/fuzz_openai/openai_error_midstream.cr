@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-C3","object":"chat.completion.chunk","created":1727346190,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"delta":{"content":"Partial"},"logprobs":null,"finish_reason":null}]}data: {"error":{"message":"The server had an error while processing your request. Sorry about that!","type":"server_error","param":null,"code":null}}

@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-S","choices":[{"index":0,"delta":{"content":"Par"},"finish_reason":null}]}data: {"error":{"message":"Rate limit reached for gpt-4o","type":"tokens","param":null,"code":"rate_limit_exceeded"}}data: {"id":"chatcmpl-S","choices":[{"index":0,"delta":{"content":"never seen"},"finish_reason":null}]}

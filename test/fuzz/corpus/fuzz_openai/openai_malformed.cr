@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-M","choices":[{"index":0,"delta":{"content":"ok"},"finish_reason":null}]}data: {"id":"chatcmpl-M","choices":[{"index":0,"delta":{"content":"a"}data: {"id":"chatcmpl-M","choices":[{"index":0,"delta":{"content":"never seen"},"finish_reason":null}]}data: [DONE]

@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-N","choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"finish_reason":null}]}data: {"id":"chatcmpl-N","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}data: [DONE]

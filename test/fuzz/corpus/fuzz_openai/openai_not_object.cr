@@ -1,0 +1,1 @@
+data: [1,2]data: [DONE]

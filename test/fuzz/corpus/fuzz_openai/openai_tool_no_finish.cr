@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-T","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_t","type":"function","function":{"name":"bash","arguments":"{}"}}]},"finish_reason":null}]}data: [DONE]

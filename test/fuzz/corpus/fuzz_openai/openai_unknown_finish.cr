@@ -1,0 +1,1 @@
+data: {"id":"chatcmpl-U","choices":[{"index":0,"delta":{"content":"x"},"finish_reason":"abort"}]}data: [DONE]

@@ -1,0 +1,1 @@
+data: {"error":{"message":"...","type":"InternalServerError","param":null,"code":500}}data: [DONE]

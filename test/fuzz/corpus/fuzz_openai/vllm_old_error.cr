@@ -1,0 +1,1 @@
+data: {"object":"error","message":"This model's maximum context length is 4096 tokens.","type":"BadRequestError","param":null,"code":400}

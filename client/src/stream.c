@@ -514,9 +514,12 @@ mn_stream_feed(mn_stream *s, const char *bytes, size_t len)
 	if (s->state == MN_STREAM_OPEN && rc == MN_SSE_TOO_LARGE)
 		mn_stream_fail(s, MN_STREAM_ERR_TOO_LARGE, MN_ERRCLASS_OTHER, NULL, NULL,
 					   "an event of the stream is larger than %zu bytes", s->max_event);
-	else if (s->state == MN_STREAM_OPEN && rc != 0)
+	else if (s->state == MN_STREAM_OPEN && rc == MN_SSE_NOMEM)
 		mn_stream_fail(s, MN_STREAM_ERR_NOMEM, MN_ERRCLASS_OTHER, NULL, NULL,
 					   "out of memory reading the stream");
+	else if (s->state == MN_STREAM_OPEN && rc != 0)
+		mn_stream_fail(s, MN_STREAM_ERR_MALFORMED, MN_ERRCLASS_OTHER, NULL, NULL,
+					   "the %s decoder stopped without saying why", s->dec->name);
 	return s->state;
 }
 

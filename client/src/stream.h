@@ -240,7 +240,9 @@ typedef enum mn_delta_kind
  * object, else NULL with input_valid false: models do emit invalid JSON, and
  * it is the caller's to report to the model, not a stream error.  Calls
  * end at Anthropic's content_block_stop, at OpenAI's finish_reason (all
- * open calls, in order) or, failing that, at the terminal event.
+ * open calls, in the order they first appeared) or, failing that, at the
+ * terminal event; a call still open when the stream fails, stops or is
+ * interrupted gets no TOOL_END (its input is incomplete).
  *
  * block: for text, reasoning and refusal, the content block the text
  * belongs to (Anthropic's block index; 0 for OpenAI): a change of block
@@ -269,7 +271,8 @@ typedef struct mn_delta
  * Called for each delta, in stream order.  Return 0 to go on; any other
  * value stops the stream (state MN_STREAM_STOPPED, mn_stream_stop_value()
  * gives the value), e.g. when the caller could not persist a part or the
- * turn was cancelled.
+ * turn was cancelled.  The callback must not feed, end or free the stream
+ * it is called from.
  */
 typedef int (*mn_delta_fn) (void *arg, const mn_delta *d);
 

@@ -292,6 +292,12 @@ test_odd_events(void)
 		 "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
 		 "START id=msg_S model=m\nUSAGE in=1 out=1 cache_read=0 cache_write=0 reasoning=0\nstate: interrupted\n",
 		 "null stop_reason and null counts change nothing"},
+		{MSG_START
+		 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\ndata: \"index\":0,\n"
+		 ": keep-alive in the middle\ndata: \"delta\":{\"type\":\"text_delta\",\"text\":\"hi\"}}\n\n",
+		 "START id=msg_S model=m\nUSAGE in=1 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+		 "TEXT[0] \"hi\"\nstate: interrupted\n",
+		 "an event spread over several data lines, a comment among them, decodes as one"},
 		{"event: message\ndata: {\"type\":\"message_stop\"}\n\n",
 		 "state: interrupted\n",
 		 "an explicit \"message\" event is read by its data's type"},

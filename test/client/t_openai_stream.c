@@ -451,6 +451,10 @@ test_odd_data(void)
 		 "state: interrupted\n",
 		 "events with another name than message (or error) are ignored"},
 		{"data:   [DONE]  \n\n", 0, "state: interrupted\n", "blanks around [DONE] are allowed"},
+		{"data: {\"choices\":\ndata: [{\"index\":0,\"delta\":{\"content\":\"hi\"},\n"
+		 "data: \"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTEXT[0] \"hi\"\nFINISH stop raw=stop\nDONE\nstate: complete\n",
+		 "a chunk spread over several data lines (joined with LF) decodes as one"},
 		{"data: {\"choices\":null,\"usage\":{\"prompt_tokens\":-5,\"completion_tokens\":2.0}}\n\n"
 		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":7,\"tool_calls\":{}},\"finish_reason\":3}]}\n\n", 0,
 		 "START id=(null) model=(null)\nUSAGE in=0 out=2 cache_read=0 cache_write=0 reasoning=0\nstate: interrupted\n",

@@ -198,4 +198,91 @@ int			mn_parts_set_message_id(mnemo_store *st, mnemo_part *parts, size_t n,
 
 /* end of helper A additions */
 
+/* shared list and row helpers */
+/* All in lists.c. */
+
+/*
+ * Start a public call: a NULL handle is INVALID_ARGUMENT (there is nowhere
+ * to say more); otherwise the handle's error is cleared and, unless
+ * args_ok, INVALID_ARGUMENT is set with the message `required`.
+ */
+int			mn_begin(mnemo_store *st, bool args_ok, const char *required);
+
+/* Convert row `row` of res into *item (the caller's item type); MNEMO_OK or
+ * the error set on the handle, with the item left for its clear function. */
+typedef int (*mn_row_fn) (mnemo_store *st, const PGresult *res, int row, void *item);
+
+/*
+ * A new zeroed list struct (list_size bytes) for the rows of res, and in
+ * *items its zeroed array of item_size-byte items, NULL when there are no
+ * rows; the caller stores *items in the list.  NULL when out of memory:
+ * res is then cleared and NOMEM set.
+ */
+void	   *mn_list_alloc(mnemo_store *st, PGresult *res, size_t list_size, size_t item_size,
+						  void **items);
+
+/* Fill items from the rows of res with fn, counting each in *count before
+ * it is filled so that the list's free function releases a half-filled
+ * one; res is cleared.  MNEMO_OK or the first error. */
+int			mn_list_fill(mnemo_store *st, PGresult *res, void *items, size_t item_size,
+						 size_t *count, mn_row_fn fn);
+
+/*
+ * Define `static int name(mnemo_store *st, PGresult *res, list_type **out)`:
+ * the rows of res converted by row_fn into a new list_type (a struct of
+ * count and items); res is cleared.  A NULL res (mn_exec failed) returns
+ * the handle's error; a failed row frees the half-filled list with free_fn
+ * and leaves *out alone.  A macro because the list types differ only in
+ * their item type, which a function could not name without type punning.
+ */
+#define MN_LIST_RESULT(name, list_type, row_fn, free_fn) \
+static int \
+name(mnemo_store *st, PGresult *res, list_type **out) \
+{ \
+	list_type  *list; \
+	void	   *items; \
+	int			rc; \
+	\
+	if (res == NULL) \
+		return st->errcode; \
+	list = mn_list_alloc(st, res, sizeof(*list), sizeof(*list->items), &items); \
+	if (list == NULL) \
+		return st->errcode; \
+	list->items = items; \
+	rc = mn_list_fill(st, res, items, sizeof(*list->items), &list->count, row_fn); \
+	if (rc != MNEMO_OK) \
+		free_fn(list); \
+	else \
+		*out = list; \
+	return rc; \
+}
+
+/*
+ * The single row of res converted by fn into a new zeroed struct of size
+ * bytes in *out (fn must leave it cleared when it fails); res is cleared,
+ * and a NULL res (mn_exec failed) returns the handle's error.
+ * Not one row is PROTOCOL ("expected one <what> row").  When key names a
+ * column that is NULL (a function returning a NULL composite: nothing
+ * found), *out = NULL and MNEMO_OK.
+ */
+int			mn_row_new(mnemo_store *st, PGresult *res, const char *what, const char *key,
+					   size_t size, mn_row_fn fn, void **out);
+
+/* The integer in column col of the single row of res, in *out unless out is
+ * NULL; res is cleared (NULL: mn_exec failed, its error is returned).  No
+ * row or a NULL value is PROTOCOL with `missing`. */
+int			mn_i64_result(mnemo_store *st, PGresult *res, const char *col,
+						  const char *missing, int64_t *out);
+
+/* Copy an id the server returned into dst; longer than MNEMO_ID_MAX is
+ * PROTOCOL ("<what> id of N bytes"). */
+int			mn_id_copy(mnemo_store *st, const char *id, const char *what,
+					   char dst[MNEMO_ID_MAX + 1]);
+
+/* The text[] literal of n ids (mn_text_array), or NULL with the error set:
+ * a NULL id is INVALID_ARGUMENT ("<what>[i] is NULL"). */
+char	   *mn_id_array(mnemo_store *st, const char *const *ids, size_t n, const char *what);
+
+/* end of shared list and row helpers */
+
 #endif							/* MNEMO_INTERNAL_H */

@@ -72,65 +72,48 @@ mnemo_context_free(mnemo_context *ctx)
 	free(ctx);
 }
 
+static int
+item_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_context_item *it = item;
+
+	if (!mn_str_into(res, row, mn_col(res, "item_type"), &it->item_type) ||
+		!mn_str_into(res, row, mn_col(res, "item_id"), &it->item_id))
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	it->position = mn_get_i64(res, row, mn_col(res, "position"));
+	return MNEMO_OK;
+}
+
+MN_LIST_RESULT(items_result, mnemo_context_items, item_from_row, mnemo_context_items_free)
+
+static int
+entry_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_context_entry *e = item;
+
+	if (!mn_str_into(res, row, mn_col(res, "item_type"), &e->item_type) ||
+		!mn_str_into(res, row, mn_col(res, "item_id"), &e->item_id) ||
+		!mn_str_into(res, row, mn_col(res, "role"), &e->role) ||
+		!mn_str_into(res, row, mn_col(res, "content"), &e->content))
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	e->position = mn_get_i64(res, row, mn_col(res, "position"));
+	e->tokens = (int) mn_get_i64(res, row, mn_col(res, "tokens"));
+	return MNEMO_OK;
+}
+
+MN_LIST_RESULT(context_result, mnemo_context, entry_from_row, mnemo_context_free)
+
 MNEMO_API int
 mnemo_context_items_get(mnemo_store *st, const char *session_id, mnemo_context_items **out)
 {
 	const char *params[1];
-	PGresult   *res;
-	mnemo_context_items *list;
-	int			n;
-	int			i;
-	int			c_type,
-				c_id,
-				c_pos;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
-	res = mn_exec(st, &items_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	c_type = mn_col(res, "item_type");
-	c_id = mn_col(res, "item_id");
-	c_pos = mn_col(res, "position");
-	list = calloc(1, sizeof(*list));
-	if (list != NULL && n > 0)
-	{
-		list->items = calloc((size_t) n, sizeof(*list->items));
-		if (list->items == NULL)
-		{
-			free(list);
-			list = NULL;
-		}
-	}
-	if (list == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		mnemo_context_item *it = &list->items[i];
-
-		/* counted first: a half-filled item is freed with the others */
-		list->count++;
-		if (!mn_str_into(res, i, c_type, &it->item_type) ||
-			!mn_str_into(res, i, c_id, &it->item_id))
-		{
-			PQclear(res);
-			mnemo_context_items_free(list);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		}
-		it->position = mn_get_i64(res, i, c_pos);
-	}
-	PQclear(res);
-	*out = list;
-	return MNEMO_OK;
+	return items_result(st, mn_exec(st, &items_stmt, params), out);
 }
 
 MNEMO_API int
@@ -139,71 +122,15 @@ mnemo_context_build(mnemo_store *st, const char *session_id, int budget_tokens,
 {
 	char		budget[24];
 	const char *params[2];
-	PGresult   *res;
-	mnemo_context *ctx;
-	int			n;
-	int			i;
-	int			c_pos,
-				c_type,
-				c_id,
-				c_role,
-				c_content,
-				c_tokens;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	/* a negative budget is sent: the server's 22023 names it */
 	params[1] = mn_i64_param(budget, budget_tokens);
-	res = mn_exec(st, &build_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	c_pos = mn_col(res, "position");
-	c_type = mn_col(res, "item_type");
-	c_id = mn_col(res, "item_id");
-	c_role = mn_col(res, "role");
-	c_content = mn_col(res, "content");
-	c_tokens = mn_col(res, "tokens");
-	ctx = calloc(1, sizeof(*ctx));
-	if (ctx != NULL && n > 0)
-	{
-		ctx->items = calloc((size_t) n, sizeof(*ctx->items));
-		if (ctx->items == NULL)
-		{
-			free(ctx);
-			ctx = NULL;
-		}
-	}
-	if (ctx == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		mnemo_context_entry *e = &ctx->items[i];
-
-		ctx->count++;
-		if (!mn_str_into(res, i, c_type, &e->item_type) ||
-			!mn_str_into(res, i, c_id, &e->item_id) ||
-			!mn_str_into(res, i, c_role, &e->role) ||
-			!mn_str_into(res, i, c_content, &e->content))
-		{
-			PQclear(res);
-			mnemo_context_free(ctx);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		}
-		e->position = mn_get_i64(res, i, c_pos);
-		e->tokens = (int) mn_get_i64(res, i, c_tokens);
-	}
-	PQclear(res);
-	*out = ctx;
-	return MNEMO_OK;
+	return context_result(st, mn_exec(st, &build_stmt, params), out);
 }
 
 MNEMO_API int
@@ -213,12 +140,11 @@ mnemo_context_report(mnemo_store *st, const char *session_id, int budget_tokens,
 	char		budget[24];
 	const char *params[2];
 	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	params[1] = mn_i64_param(budget, budget_tokens);
 	res = mn_exec(st, &report_stmt, params);
@@ -226,9 +152,11 @@ mnemo_context_report(mnemo_store *st, const char *session_id, int budget_tokens,
 		return st->errcode;
 	if (PQntuples(res) != 1)
 	{
+		/* the count is read before the result is freed */
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "context_report returned %d rows",
+					 PQntuples(res));
 		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "context_report returned %d rows",
-					   PQntuples(res));
+		return rc;
 	}
 	out->budget_tokens = (int) mn_get_i64(res, 0, mn_col(res, "budget_tokens"));
 	out->summary_tokens = mn_get_i64(res, 0, mn_col(res, "summary_tokens"));
@@ -247,19 +175,13 @@ mnemo_context_swap(mnemo_store *st, const char *session_id, const char *const *r
 	const char *params[3];
 	char	   *array;
 	PGresult   *res;
-	int64_t		pos;
-	size_t		i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || summary_id == NULL || (n > 0 && remove_item_ids == NULL))
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
-					   "session id, item ids and summary id are required");
-	for (i = 0; i < n; i++)
-		if (remove_item_ids[i] == NULL)
-			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "remove_item_ids[%zu] is NULL", i);
-	array = mn_text_array(st, remove_item_ids, n);
+	if ((rc = mn_begin(st, session_id != NULL && summary_id != NULL &&
+					   (n == 0 || remove_item_ids != NULL),
+					   "session id, item ids and summary id are required")) != MNEMO_OK)
+		return rc;
+	array = mn_id_array(st, remove_item_ids, n, "remove_item_ids");
 	if (array == NULL)
 		return st->errcode;
 	params[0] = session_id;
@@ -267,16 +189,6 @@ mnemo_context_swap(mnemo_store *st, const char *session_id, const char *const *r
 	params[2] = summary_id;
 	res = mn_exec(st, &swap_stmt, params);
 	free(array);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, mn_col(res, "position")))
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "swap_context_items returned no position");
-	}
-	pos = mn_get_i64(res, 0, mn_col(res, "position"));
-	PQclear(res);
-	if (position != NULL)
-		*position = pos;
-	return MNEMO_OK;
+	return mn_i64_result(st, res, "position", "swap_context_items returned no position",
+						 position);
 }

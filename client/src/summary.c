@@ -49,22 +49,15 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 	const char *params[9];
 	char	   *array;
 	PGresult   *res;
-	const char *id;
-	size_t		len;
+	char		id[MNEMO_ID_MAX + 1];
 	int64_t		pos;
-	size_t		i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || summary == NULL || summary->content == NULL ||
-		(summary->n_remove > 0 && summary->remove_item_ids == NULL))
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
-					   "session id, summary, its content and its item ids are required");
-	for (i = 0; i < summary->n_remove; i++)
-		if (summary->remove_item_ids[i] == NULL)
-			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "remove_item_ids[%zu] is NULL", i);
-	array = mn_text_array(st, summary->remove_item_ids, summary->n_remove);
+	if ((rc = mn_begin(st, session_id != NULL && summary != NULL && summary->content != NULL &&
+					   (summary->n_remove == 0 || summary->remove_item_ids != NULL),
+					   "session id, summary, its content and its item ids are required")) != MNEMO_OK)
+		return rc;
+	array = mn_id_array(st, summary->remove_item_ids, summary->n_remove, "remove_item_ids");
 	if (array == NULL)
 		return st->errcode;
 	params[0] = session_id;
@@ -86,17 +79,13 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 		PQclear(res);
 		return mn_fail(st, MNEMO_ERR_PROTOCOL, "commit_summary returned no position");
 	}
-	id = PQgetvalue(res, 0, mn_col(res, "summary_id"));
-	len = strlen(id);
-	if (len > MNEMO_ID_MAX)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "summary id of %zu bytes", len);
-	}
+	rc = mn_id_copy(st, PQgetvalue(res, 0, mn_col(res, "summary_id")), "summary", id);
 	pos = mn_get_i64(res, 0, mn_col(res, "position"));
-	if (summary_id_out != NULL)
-		memcpy(summary_id_out, id, len + 1);
 	PQclear(res);
+	if (rc != MNEMO_OK)
+		return rc;
+	if (summary_id_out != NULL)
+		memcpy(summary_id_out, id, strlen(id) + 1);
 	if (position != NULL)
 		*position = pos;
 	return MNEMO_OK;
@@ -144,66 +133,64 @@ mnemo_expansion_free(mnemo_expansion *e)
 	free(e);
 }
 
+static int
+node_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_summary_node *node = item;
+
+	if (!mn_str_into(res, row, mn_col(res, "session_id"), &node->session_id) ||
+		!mn_str_into(res, row, mn_col(res, "id"), &node->id) ||
+		!mn_str_into(res, row, mn_col(res, "kind"), &node->kind) ||
+		!mn_str_into(res, row, mn_col(res, "superseded_by"), &node->superseded_by))
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	node->level = (int) mn_get_i64(res, row, mn_col(res, "level"));
+	node->token_count = (int) mn_get_i64(res, row, mn_col(res, "token_count"));
+	node->seq_start = mn_get_i64(res, row, mn_col(res, "seq_start"));
+	node->seq_end = mn_get_i64(res, row, mn_col(res, "seq_end"));
+	node->created_at = mn_get_i64(res, row, mn_col(res, "created_at"));
+	return MNEMO_OK;
+}
+
+MN_LIST_RESULT(nodes_result, mnemo_summary_nodes, node_from_row, mnemo_summary_nodes_free)
+
+static int
+expansion_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_expansion_row *e = item;
+	int			c_parts = mn_col(res, "parts");
+	int			rc;
+
+	if (!mn_str_into(res, row, mn_col(res, "summary_id"), &e->summary_id) ||
+		!mn_str_into(res, row, mn_col(res, "item_type"), &e->item_type) ||
+		!mn_str_into(res, row, mn_col(res, "item_id"), &e->item_id) ||
+		!mn_str_into(res, row, mn_col(res, "role"), &e->role))
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	e->depth = (int) mn_get_i64(res, row, mn_col(res, "depth"));
+	e->seq = mn_get_i64(res, row, mn_col(res, "seq"));
+	if (PQgetisnull(res, row, c_parts))
+		return MNEMO_OK;
+	rc = mn_parts_from_json(st, PQgetvalue(res, row, c_parts), &e->n_parts, &e->parts);
+	/* the parts array does not carry it: the item is the message */
+	if (rc == MNEMO_OK && e->item_id != NULL)
+		rc = mn_parts_set_message_id(st, e->parts, e->n_parts, e->item_id);
+	return rc;
+}
+
+MN_LIST_RESULT(expansion_result, mnemo_expansion, expansion_from_row, mnemo_expansion_free)
+
 MNEMO_API int
 mnemo_summary_nodes_get(mnemo_store *st, const char *session_id, bool include_superseded,
 						mnemo_summary_nodes **out)
 {
 	const char *params[2];
-	PGresult   *res;
-	mnemo_summary_nodes *list;
-	int			n;
-	int			i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	params[1] = include_superseded ? "true" : "false";
-	res = mn_exec(st, &nodes_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	list = calloc(1, sizeof(*list));
-	if (list != NULL && n > 0)
-	{
-		list->items = calloc((size_t) n, sizeof(*list->items));
-		if (list->items == NULL)
-		{
-			free(list);
-			list = NULL;
-		}
-	}
-	if (list == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		mnemo_summary_node *node = &list->items[i];
-
-		list->count++;
-		if (!mn_str_into(res, i, mn_col(res, "session_id"), &node->session_id) ||
-			!mn_str_into(res, i, mn_col(res, "id"), &node->id) ||
-			!mn_str_into(res, i, mn_col(res, "kind"), &node->kind) ||
-			!mn_str_into(res, i, mn_col(res, "superseded_by"), &node->superseded_by))
-		{
-			PQclear(res);
-			mnemo_summary_nodes_free(list);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		}
-		node->level = (int) mn_get_i64(res, i, mn_col(res, "level"));
-		node->token_count = (int) mn_get_i64(res, i, mn_col(res, "token_count"));
-		node->seq_start = mn_get_i64(res, i, mn_col(res, "seq_start"));
-		node->seq_end = mn_get_i64(res, i, mn_col(res, "seq_end"));
-		node->created_at = mn_get_i64(res, i, mn_col(res, "created_at"));
-	}
-	PQclear(res);
-	*out = list;
-	return MNEMO_OK;
+	return nodes_result(st, mn_exec(st, &nodes_stmt, params), out);
 }
 
 MNEMO_API int
@@ -211,73 +198,12 @@ mnemo_summary_expand(mnemo_store *st, const char *summary_id, bool recursive,
 					 mnemo_expansion **out)
 {
 	const char *params[2];
-	PGresult   *res;
-	mnemo_expansion *e;
-	int			n;
-	int			i;
-	int			c_parts;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (summary_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "summary id and out are required");
+	if ((rc = mn_begin(st, summary_id != NULL && out != NULL,
+					   "summary id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = summary_id;
 	params[1] = recursive ? "true" : "false";
-	res = mn_exec(st, &expand_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	c_parts = mn_col(res, "parts");
-	e = calloc(1, sizeof(*e));
-	if (e != NULL && n > 0)
-	{
-		e->items = calloc((size_t) n, sizeof(*e->items));
-		if (e->items == NULL)
-		{
-			free(e);
-			e = NULL;
-		}
-	}
-	if (e == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		mnemo_expansion_row *row = &e->items[i];
-		int			rc;
-
-		e->count++;
-		if (!mn_str_into(res, i, mn_col(res, "summary_id"), &row->summary_id) ||
-			!mn_str_into(res, i, mn_col(res, "item_type"), &row->item_type) ||
-			!mn_str_into(res, i, mn_col(res, "item_id"), &row->item_id) ||
-			!mn_str_into(res, i, mn_col(res, "role"), &row->role))
-		{
-			PQclear(res);
-			mnemo_expansion_free(e);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		}
-		row->depth = (int) mn_get_i64(res, i, mn_col(res, "depth"));
-		row->seq = mn_get_i64(res, i, mn_col(res, "seq"));
-		if (!PQgetisnull(res, i, c_parts))
-		{
-			rc = mn_parts_from_json(st, PQgetvalue(res, i, c_parts), &row->n_parts,
-									&row->parts);
-			/* the parts array does not carry it: the item is the message */
-			if (rc == MNEMO_OK && row->item_id != NULL)
-				rc = mn_parts_set_message_id(st, row->parts, row->n_parts, row->item_id);
-			if (rc != MNEMO_OK)
-			{
-				PQclear(res);
-				mnemo_expansion_free(e);
-				return rc;
-			}
-		}
-	}
-	PQclear(res);
-	*out = e;
-	return MNEMO_OK;
+	return expansion_result(st, mn_exec(st, &expand_stmt, params), out);
 }

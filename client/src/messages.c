@@ -89,18 +89,11 @@ ref_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_message_ref *r
 {
 	int			id_col = mn_col(res, "id");
 	int			seq_col = mn_col(res, "seq");
-	const char *id;
-	size_t		len;
 
 	if (id_col < 0 || seq_col < 0 || PQgetisnull(res, row, id_col))
 		return mn_fail(st, MNEMO_ERR_PROTOCOL, "an append returned no message id");
-	id = PQgetvalue(res, row, id_col);
-	len = strlen(id);
-	if (len > MNEMO_ID_MAX)
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "message id of %zu bytes", len);
-	memcpy(ref->id, id, len + 1);
 	ref->seq = mn_get_i64(res, row, seq_col);
-	return MNEMO_OK;
+	return mn_id_copy(st, PQgetvalue(res, row, id_col), "message", ref->id);
 }
 
 MNEMO_API int
@@ -113,11 +106,9 @@ mnemo_message_append(mnemo_store *st, const char *session_id,
 	mnemo_message_ref got;
 	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || msg == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and message are required");
+	if ((rc = mn_begin(st, session_id != NULL && msg != NULL,
+					   "session id and message are required")) != MNEMO_OK)
+		return rc;
 	if (msg->role == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message role is required");
 	parts = mn_parts_to_json(st, msg->parts, msg->n_parts);
@@ -165,11 +156,8 @@ mnemo_messages_append(mnemo_store *st, const char *session_id,
 	size_t		i;
 	int			rc = MNEMO_OK;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	if ((rc = mn_begin(st, session_id != NULL, "session id is required")) != MNEMO_OK)
+		return rc;
 	if (n > 0 && msgs == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "n is %zu but msgs is NULL", n);
 	if (n > (size_t) INT32_MAX)
@@ -261,12 +249,10 @@ mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
 	char		cost_text[64];
 	const char *params[4];
 	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (message_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id is required");
+	if ((rc = mn_begin(st, message_id != NULL, "message id is required")) != MNEMO_OK)
+		return rc;
 	if (tokens != NULL)
 		snprintf(tokens_json, sizeof(tokens_json),
 				 "{\"input\":%" PRId64 ",\"output\":%" PRId64 ",\"cache_read\":%" PRId64
@@ -287,44 +273,14 @@ mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
 	return MNEMO_OK;
 }
 
-/* The rows of res as a new list; res is cleared. */
 static int
-messages_result(mnemo_store *st, PGresult *res, mnemo_messages **out)
+message_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
 {
-	int			n = PQntuples(res);
-	mnemo_messages *list = calloc(1, sizeof(*list));
-	int			i;
-
-	if (list != NULL && n > 0)
-	{
-		list->items = calloc((size_t) n, sizeof(*list->items));
-		if (list->items == NULL)
-		{
-			free(list);
-			list = NULL;
-		}
-	}
-	if (list == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		int			rc = mn_message_from_row(st, res, i, &list->items[i]);
-
-		if (rc != MNEMO_OK)
-		{
-			PQclear(res);
-			mnemo_messages_free(list);
-			return rc;
-		}
-		list->count++;
-	}
-	PQclear(res);
-	*out = list;
-	return MNEMO_OK;
+	return mn_message_from_row(st, res, row, item);
 }
+
+/* The rows of res as a new list; res is cleared. */
+MN_LIST_RESULT(messages_result, mnemo_messages, message_from_row, mnemo_messages_free)
 
 /*
  * The single message row of res as a new message; res is cleared.  A row
@@ -334,35 +290,14 @@ messages_result(mnemo_store *st, PGresult *res, mnemo_messages **out)
 static int
 message_result(mnemo_store *st, PGresult *res, bool none_ok, mnemo_message **out)
 {
-	mnemo_message *m;
+	void	   *m;
 	int			rc;
 
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "expected one message row");
-	}
-	if (PQgetisnull(res, 0, mn_col(res, "id")))
-	{
-		PQclear(res);
-		if (!none_ok)
-			return mn_fail(st, MNEMO_ERR_PROTOCOL, "the message row has no id");
-		*out = NULL;
-		return MNEMO_OK;
-	}
-	m = calloc(1, sizeof(*m));
-	if (m == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	rc = mn_message_from_row(st, res, 0, m);
-	PQclear(res);
+	rc = mn_row_new(st, res, "message", "id", sizeof(mnemo_message), message_from_row, &m);
 	if (rc != MNEMO_OK)
-	{
-		free(m);
 		return rc;
-	}
+	if (m == NULL && !none_ok)
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "the message row has no id");
 	*out = m;
 	return MNEMO_OK;
 }
@@ -371,18 +306,13 @@ MNEMO_API int
 mnemo_message_get(mnemo_store *st, const char *id, mnemo_message **out)
 {
 	const char *params[1];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id and out are required");
+	if ((rc = mn_begin(st, id != NULL && out != NULL,
+					   "message id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = id;
-	res = mn_exec(st, &get_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return message_result(st, res, false, out);
+	return message_result(st, mn_exec(st, &get_stmt, params), false, out);
 }
 
 MNEMO_API int
@@ -390,19 +320,15 @@ mnemo_messages_get(mnemo_store *st, const char *session_id, const char *since_me
 				   bool with_parts, mnemo_messages **out)
 {
 	const char *params[2];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	params[1] = since_message_id;
-	res = mn_exec(st, with_parts ? &get_all_parts_stmt : &get_all_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return messages_result(st, res, out);
+	return messages_result(st, mn_exec(st, with_parts ? &get_all_parts_stmt : &get_all_stmt,
+											params), out);
 }
 
 MNEMO_API int
@@ -412,17 +338,12 @@ mnemo_messages_get_by_ids(mnemo_store *st, const char *const *ids, size_t n,
 	const char *params[1];
 	char	   *array;
 	PGresult   *res;
-	size_t		i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (out == NULL || (n > 0 && ids == NULL))
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "ids and out are required");
-	for (i = 0; i < n; i++)
-		if (ids[i] == NULL)
-			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "ids[%zu] is NULL", i);
-	array = mn_text_array(st, ids, n);
+	if ((rc = mn_begin(st, out != NULL && (n == 0 || ids != NULL),
+					   "ids and out are required")) != MNEMO_OK)
+		return rc;
+	array = mn_id_array(st, ids, n, "ids");
 	if (array == NULL)
 		return st->errcode;
 	params[0] = array;
@@ -438,35 +359,25 @@ mnemo_history(mnemo_store *st, const char *session_id, int limit, mnemo_messages
 {
 	char		limit_text[24];
 	const char *params[2];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	params[1] = limit < 0 ? NULL : mn_i64_param(limit_text, limit);
-	res = mn_exec(st, &history_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return messages_result(st, res, out);
+	return messages_result(st, mn_exec(st, &history_stmt, params), out);
 }
 
 MNEMO_API int
 mnemo_summary_last(mnemo_store *st, const char *session_id, mnemo_message **out)
 {
 	const char *params[1];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
-	res = mn_exec(st, &last_summary_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return message_result(st, res, true, out);
+	return message_result(st, mn_exec(st, &last_summary_stmt, params), true, out);
 }

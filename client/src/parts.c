@@ -49,13 +49,12 @@ mnemo_part_append(mnemo_store *st, const char *message_id, const mnemo_new_part 
 	struct json_object *obj;
 	const char *params[2];
 	PGresult   *res;
-	int			index;
+	int64_t		index;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (message_id == NULL || part == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id and part are required");
+	if ((rc = mn_begin(st, message_id != NULL && part != NULL,
+					   "message id and part are required")) != MNEMO_OK)
+		return rc;
 	obj = mn_part_to_json(st, part);
 	if (obj == NULL)
 		return st->errcode;
@@ -68,18 +67,10 @@ mnemo_part_append(mnemo_store *st, const char *message_id, const mnemo_new_part 
 	}
 	res = mn_exec(st, &append_stmt, params);
 	json_object_put(obj);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, mn_col(res, "part_index")))
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "append_part returned no part index");
-	}
-	index = (int) mn_get_i64(res, 0, mn_col(res, "part_index"));
-	PQclear(res);
-	if (part_index != NULL)
-		*part_index = index;
-	return MNEMO_OK;
+	rc = mn_i64_result(st, res, "part_index", "append_part returned no part index", &index);
+	if (rc == MNEMO_OK && part_index != NULL)
+		*part_index = (int) index;
+	return rc;
 }
 
 MNEMO_API int
@@ -91,12 +82,11 @@ mnemo_part_update_status(mnemo_store *st, const char *part_id,
 	char		completed_at[24];
 	const char *params[7];
 	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (part_id == NULL || status == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "part id and status are required");
+	if ((rc = mn_begin(st, part_id != NULL && status != NULL,
+					   "part id and status are required")) != MNEMO_OK)
+		return rc;
 	params[0] = part_id;
 	params[1] = status->tool_state;
 	/* a negative time is sent: the server refuses it with 22023 */
@@ -116,78 +106,32 @@ MNEMO_API int
 mnemo_part_tombstone(mnemo_store *st, const char *part_id, int64_t *compacted_at)
 {
 	const char *params[1];
-	PGresult   *res;
-	int64_t		at;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (part_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "part id is required");
+	if ((rc = mn_begin(st, part_id != NULL, "part id is required")) != MNEMO_OK)
+		return rc;
 	params[0] = part_id;
-	res = mn_exec(st, &tombstone_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, mn_col(res, "compacted_at")))
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "tombstone_part returned no time");
-	}
-	at = mn_get_i64(res, 0, mn_col(res, "compacted_at"));
-	PQclear(res);
-	if (compacted_at != NULL)
-		*compacted_at = at;
-	return MNEMO_OK;
+	return mn_i64_result(st, mn_exec(st, &tombstone_stmt, params), "compacted_at",
+						 "tombstone_part returned no time", compacted_at);
 }
+
+static int
+part_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	return mn_part_from_row(st, res, row, item);
+}
+
+MN_LIST_RESULT(parts_result, mnemo_parts, part_from_row, mnemo_parts_free)
 
 MNEMO_API int
 mnemo_parts_get(mnemo_store *st, const char *message_id, mnemo_parts **out)
 {
 	const char *params[1];
-	PGresult   *res;
-	mnemo_parts *list;
-	int			n;
-	int			i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (message_id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id and out are required");
+	if ((rc = mn_begin(st, message_id != NULL && out != NULL,
+					   "message id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = message_id;
-	res = mn_exec(st, &get_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	list = calloc(1, sizeof(*list));
-	if (list != NULL && n > 0)
-	{
-		list->items = calloc((size_t) n, sizeof(*list->items));
-		if (list->items == NULL)
-		{
-			free(list);
-			list = NULL;
-		}
-	}
-	if (list == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		int			rc = mn_part_from_row(st, res, i, &list->items[i]);
-
-		if (rc != MNEMO_OK)
-		{
-			PQclear(res);
-			mnemo_parts_free(list);
-			return rc;
-		}
-		list->count++;
-	}
-	PQclear(res);
-	*out = list;
-	return MNEMO_OK;
+	return parts_result(st, mn_exec(st, &get_stmt, params), out);
 }

@@ -71,33 +71,25 @@ static const mn_stmt unwatch_stmt = {
 	1
 };
 
+static int
+session_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	return mn_session_from_row(st, res, row, item);
+}
+
+MN_LIST_RESULT(sessions_result, mnemo_sessions, session_from_row, mnemo_sessions_free)
+
 /* The one session row of res as a new mnemo_session; res is cleared. */
 static int
 session_result(mnemo_store *st, PGresult *res, mnemo_session **out)
 {
-	mnemo_session *s;
+	void	   *s;
 	int			rc;
 
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "expected one session row");
-	}
-	s = calloc(1, sizeof(*s));
-	if (s == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	rc = mn_session_from_row(st, res, 0, s);
-	PQclear(res);
-	if (rc != MNEMO_OK)
-	{
-		free(s);
-		return rc;
-	}
-	*out = s;
-	return MNEMO_OK;
+	rc = mn_row_new(st, res, "session", NULL, sizeof(mnemo_session), session_from_row, &s);
+	if (rc == MNEMO_OK)
+		*out = s;
+	return rc;
 }
 
 static int
@@ -106,7 +98,6 @@ create_with(mnemo_store *st, const mn_stmt *stmt, const mnemo_new_session *spec,
 {
 	static const mnemo_new_session defaults;
 	const char *params[8];
-	PGresult   *res;
 
 	if (spec == NULL)
 		spec = &defaults;
@@ -118,10 +109,7 @@ create_with(mnemo_store *st, const mn_stmt *stmt, const mnemo_new_session *spec,
 	params[5] = spec->title;
 	params[6] = spec->metadata;
 	params[7] = spec->system_prompt;
-	res = mn_exec(st, stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return session_result(st, res, out);
+	return session_result(st, mn_exec(st, stmt, params), out);
 }
 
 MNEMO_API int
@@ -130,11 +118,8 @@ mnemo_session_create(mnemo_store *st, const mnemo_new_session *spec, mnemo_sessi
 	mnemo_session *s = NULL;
 	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "out is NULL");
+	if ((rc = mn_begin(st, out != NULL, "out is NULL")) != MNEMO_OK)
+		return rc;
 	rc = create_with(st, &create_stmt, spec, &s);
 	if (rc != MNEMO_OK)
 		return rc;
@@ -147,11 +132,10 @@ MNEMO_API int
 mnemo_session_get_or_create(mnemo_store *st, const mnemo_new_session *spec,
 							mnemo_session **out)
 {
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "out is NULL");
+	int			rc;
+
+	if ((rc = mn_begin(st, out != NULL, "out is NULL")) != MNEMO_OK)
+		return rc;
 	if (spec == NULL || spec->id == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
 					   "get_or_create needs the session id");
@@ -162,18 +146,13 @@ MNEMO_API int
 mnemo_session_get(mnemo_store *st, const char *id, mnemo_session **out)
 {
 	const char *params[1];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (id == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+	if ((rc = mn_begin(st, id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = id;
-	res = mn_exec(st, &get_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return session_result(st, res, out);
+	return session_result(st, mn_exec(st, &get_stmt, params), out);
 }
 
 MNEMO_API int
@@ -184,57 +163,17 @@ mnemo_session_list(mnemo_store *st, const mnemo_session_filter *filter,
 	char		limit[24];
 	char		offset[24];
 	const char *params[4];
-	PGresult   *res;
-	mnemo_sessions *list;
-	int			n;
-	int			i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "out is NULL");
+	if ((rc = mn_begin(st, out != NULL, "out is NULL")) != MNEMO_OK)
+		return rc;
 	if (filter == NULL)
 		filter = &defaults;
 	params[0] = filter->parent_id;
 	params[1] = filter->include_inactive ? "false" : "true";
 	params[2] = mn_i64_param(limit, filter->limit == 0 ? 100 : filter->limit);
 	params[3] = mn_i64_param(offset, filter->offset);
-	res = mn_exec(st, &list_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	list = calloc(1, sizeof(*list));
-	if (list != NULL && n > 0)
-	{
-		list->items = calloc((size_t) n, sizeof(*list->items));
-		if (list->items == NULL)
-		{
-			free(list);
-			list = NULL;
-		}
-	}
-	if (list == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		int			rc = mn_session_from_row(st, res, i, &list->items[i]);
-
-		if (rc != MNEMO_OK)
-		{
-			PQclear(res);
-			mnemo_sessions_free(list);
-			return rc;
-		}
-		list->count++;
-	}
-	PQclear(res);
-	*out = list;
-	return MNEMO_OK;
+	return sessions_result(st, mn_exec(st, &list_stmt, params), out);
 }
 
 /* Run a one-argument statement that returns nothing the caller needs. */
@@ -243,9 +182,10 @@ exec_void(mnemo_store *st, const mn_stmt *stmt, const char *id)
 {
 	const char *params[1];
 	PGresult   *res;
+	int			rc;
 
-	if (id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	if ((rc = mn_begin(st, id != NULL, "session id is required")) != MNEMO_OK)
+		return rc;
 	params[0] = id;
 	res = mn_exec(st, stmt, params);
 	if (res == NULL)
@@ -257,12 +197,8 @@ exec_void(mnemo_store *st, const mn_stmt *stmt, const char *id)
 MNEMO_API int
 mnemo_session_soft_delete(mnemo_store *st, const char *id)
 {
-	int			rc;
+	int			rc = exec_void(st, &soft_delete_stmt, id);
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	rc = exec_void(st, &soft_delete_stmt, id);
 	if (rc == MNEMO_OK)
 		mn_emit(st, MNEMO_EVENT_SESSION_CLOSED, id, NULL, 0, NULL, false);
 	return rc;
@@ -272,42 +208,24 @@ MNEMO_API int
 mnemo_session_purge(mnemo_store *st, const char *id, int64_t *deleted)
 {
 	const char *params[1];
-	PGresult   *res;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	if ((rc = mn_begin(st, id != NULL, "session id is required")) != MNEMO_OK)
+		return rc;
 	params[0] = id;
-	res = mn_exec(st, &purge_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "purge_session returned no row");
-	}
-	if (deleted != NULL)
-		*deleted = mn_get_i64(res, 0, mn_col(res, "deleted"));
-	PQclear(res);
-	return MNEMO_OK;
+	/* purge_session returns a count, never NULL */
+	return mn_i64_result(st, mn_exec(st, &purge_stmt, params), "deleted",
+						 "purge_session returned no row", deleted);
 }
 
 MNEMO_API int
 mnemo_session_watch(mnemo_store *st, const char *id)
 {
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
 	return exec_void(st, &watch_stmt, id);
 }
 
 MNEMO_API int
 mnemo_session_unwatch(mnemo_store *st, const char *id)
 {
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
 	return exec_void(st, &unwatch_stmt, id);
 }

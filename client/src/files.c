@@ -7,6 +7,7 @@
  * no such file: a cache miss is the expected answer, not a failure.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -31,16 +32,41 @@ static const mn_stmt get_by_path_stmt = {
 	1
 };
 
+static void
+file_ref_clear(mnemo_file_ref *f)
+{
+	free(f->content_id);
+	free(f->path);
+	free(f->file_type);
+	free(f->exploration_summary);
+	memset(f, 0, sizeof(*f));
+}
+
 MNEMO_API void
 mnemo_file_ref_free(mnemo_file_ref *f)
 {
 	if (f == NULL)
 		return;
-	free(f->content_id);
-	free(f->path);
-	free(f->file_type);
-	free(f->exploration_summary);
+	file_ref_clear(f);
 	free(f);
+}
+
+static int
+file_ref_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_file_ref *f = item;
+
+	if (!mn_str_into(res, row, mn_col(res, "content_id"), &f->content_id) ||
+		!mn_str_into(res, row, mn_col(res, "path"), &f->path) ||
+		!mn_str_into(res, row, mn_col(res, "file_type"), &f->file_type) ||
+		!mn_str_into(res, row, mn_col(res, "exploration_summary"), &f->exploration_summary))
+	{
+		file_ref_clear(f);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	f->token_count = (int) mn_get_i64(res, row, mn_col(res, "token_count"));
+	f->created_at = mn_get_i64(res, row, mn_col(res, "created_at"));
+	return MNEMO_OK;
 }
 
 /*
@@ -50,37 +76,14 @@ mnemo_file_ref_free(mnemo_file_ref *f)
 static int
 file_ref_result(mnemo_store *st, PGresult *res, mnemo_file_ref **out)
 {
-	mnemo_file_ref *f;
-	int			c_id;
+	void	   *f;
+	int			rc;
 
-	if (PQntuples(res) != 1)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "expected one file reference row");
-	}
-	c_id = mn_col(res, "content_id");
-	if (PQgetisnull(res, 0, c_id))
-	{
-		PQclear(res);
-		*out = NULL;
-		return MNEMO_OK;
-	}
-	f = calloc(1, sizeof(*f));
-	if (f == NULL ||
-		!mn_str_into(res, 0, c_id, &f->content_id) ||
-		!mn_str_into(res, 0, mn_col(res, "path"), &f->path) ||
-		!mn_str_into(res, 0, mn_col(res, "file_type"), &f->file_type) ||
-		!mn_str_into(res, 0, mn_col(res, "exploration_summary"), &f->exploration_summary))
-	{
-		PQclear(res);
-		mnemo_file_ref_free(f);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	f->token_count = (int) mn_get_i64(res, 0, mn_col(res, "token_count"));
-	f->created_at = mn_get_i64(res, 0, mn_col(res, "created_at"));
-	PQclear(res);
-	*out = f;
-	return MNEMO_OK;
+	rc = mn_row_new(st, res, "file reference", "content_id", sizeof(mnemo_file_ref),
+					file_ref_from_row, &f);
+	if (rc == MNEMO_OK)
+		*out = f;
+	return rc;
 }
 
 MNEMO_API int
@@ -92,11 +95,9 @@ mnemo_file_ref_store(mnemo_store *st, const mnemo_new_file_ref *f, mnemo_file_re
 	mnemo_file_ref *stored = NULL;
 	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (f == NULL || f->content_id == NULL || f->path == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "content id and path are required");
+	if ((rc = mn_begin(st, f != NULL && f->content_id != NULL && f->path != NULL,
+					   "content id and path are required")) != MNEMO_OK)
+		return rc;
 	params[0] = f->content_id;
 	params[1] = f->path;
 	params[2] = f->file_type;	/* NULL: the server's "unknown" */
@@ -123,31 +124,23 @@ static int
 get_with(mnemo_store *st, const mn_stmt *stmt, const char *key, mnemo_file_ref **out)
 {
 	const char *params[1];
-	PGresult   *res;
+	int			rc;
 
-	if (key == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "the key and out are required");
+	if ((rc = mn_begin(st, key != NULL && out != NULL,
+					   "the key and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = key;
-	res = mn_exec(st, stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	return file_ref_result(st, res, out);
+	return file_ref_result(st, mn_exec(st, stmt, params), out);
 }
 
 MNEMO_API int
 mnemo_file_ref_get(mnemo_store *st, const char *content_id, mnemo_file_ref **out)
 {
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
 	return get_with(st, &get_stmt, content_id, out);
 }
 
 MNEMO_API int
 mnemo_file_ref_get_by_path(mnemo_store *st, const char *path, mnemo_file_ref **out)
 {
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
 	return get_with(st, &get_by_path_stmt, path, out);
 }

@@ -35,23 +35,17 @@ mnemo_prune_tool_outputs(mnemo_store *st, const char *session_id,
 	const char *params[4];
 	char	   *array;
 	PGresult   *res;
-	int			count;
-	size_t		i;
+	int64_t		count;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	if ((rc = mn_begin(st, session_id != NULL, "session id is required")) != MNEMO_OK)
+		return rc;
 	if (opts != NULL && opts->protected_tools != NULL)
 	{
 		tools = opts->protected_tools;
 		n_tools = opts->n_protected_tools;
-		for (i = 0; i < n_tools; i++)
-			if (tools[i] == NULL)
-				return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "protected_tools[%zu] is NULL", i);
 	}
-	array = mn_text_array(st, tools, n_tools);
+	array = mn_id_array(st, tools, n_tools, "protected_tools");
 	if (array == NULL)
 		return st->errcode;
 	params[0] = session_id;
@@ -62,18 +56,10 @@ mnemo_prune_tool_outputs(mnemo_store *st, const char *session_id,
 	params[3] = array;
 	res = mn_exec(st, &prune_stmt, params);
 	free(array);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1 || PQgetisnull(res, 0, mn_col(res, "pruned")))
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_PROTOCOL, "prune_tool_outputs returned no count");
-	}
-	count = (int) mn_get_i64(res, 0, mn_col(res, "pruned"));
-	PQclear(res);
-	if (pruned != NULL)
-		*pruned = count;
-	return MNEMO_OK;
+	rc = mn_i64_result(st, res, "pruned", "prune_tool_outputs returned no count", &count);
+	if (rc == MNEMO_OK && pruned != NULL)
+		*pruned = (int) count;
+	return rc;
 }
 
 MNEMO_API void
@@ -93,63 +79,36 @@ mnemo_search_hits_free(mnemo_search_hits *hits)
 	free(hits);
 }
 
+static int
+hit_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
+{
+	mnemo_search_hit *h = item;
+
+	if (!mn_str_into(res, row, mn_col(res, "message_id"), &h->message_id) ||
+		!mn_str_into(res, row, mn_col(res, "role"), &h->role) ||
+		!mn_str_into(res, row, mn_col(res, "snippet"), &h->snippet))
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	h->seq = mn_get_i64(res, row, mn_col(res, "seq"));
+	h->in_context = mn_get_bool(res, row, mn_col(res, "in_context"));
+	h->rank = (float) mn_get_f64(res, row, mn_col(res, "rank"));
+	return MNEMO_OK;
+}
+
+MN_LIST_RESULT(hits_result, mnemo_search_hits, hit_from_row, mnemo_search_hits_free)
+
 MNEMO_API int
 mnemo_search(mnemo_store *st, const char *session_id, const char *query, int limit,
 			 mnemo_search_hits **out)
 {
 	char		limit_text[24];
 	const char *params[3];
-	PGresult   *res;
-	mnemo_search_hits *hits;
-	int			n;
-	int			i;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (session_id == NULL || query == NULL || out == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id, query and out are required");
+	if ((rc = mn_begin(st, session_id != NULL && query != NULL && out != NULL,
+					   "session id, query and out are required")) != MNEMO_OK)
+		return rc;
 	params[0] = session_id;
 	params[1] = query;
 	params[2] = mn_i64_param(limit_text, limit < 0 ? 50 : limit);
-	res = mn_exec(st, &search_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-
-	n = PQntuples(res);
-	hits = calloc(1, sizeof(*hits));
-	if (hits != NULL && n > 0)
-	{
-		hits->items = calloc((size_t) n, sizeof(*hits->items));
-		if (hits->items == NULL)
-		{
-			free(hits);
-			hits = NULL;
-		}
-	}
-	if (hits == NULL)
-	{
-		PQclear(res);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	for (i = 0; i < n; i++)
-	{
-		mnemo_search_hit *h = &hits->items[i];
-
-		hits->count++;
-		if (!mn_str_into(res, i, mn_col(res, "message_id"), &h->message_id) ||
-			!mn_str_into(res, i, mn_col(res, "role"), &h->role) ||
-			!mn_str_into(res, i, mn_col(res, "snippet"), &h->snippet))
-		{
-			PQclear(res);
-			mnemo_search_hits_free(hits);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		}
-		h->seq = mn_get_i64(res, i, mn_col(res, "seq"));
-		h->in_context = mn_get_bool(res, i, mn_col(res, "in_context"));
-		h->rank = (float) mn_get_f64(res, i, mn_col(res, "rank"));
-	}
-	PQclear(res);
-	*out = hits;
-	return MNEMO_OK;
+	return hits_result(st, mn_exec(st, &search_stmt, params), out);
 }

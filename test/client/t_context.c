@@ -11,24 +11,7 @@
 
 #include "mnemo.h"
 #include "tap.h"
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
-
-static mnemo_store *
-open_store(void)
-{
-	mnemo_store *st = mnemo_store_open(NULL);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open: %s", mnemo_errmsg(st));
-	return st;
-}
+#include "helpers.h"
 
 static mnemo_context_items *
 items_of(mnemo_store *st, const char *session_id)
@@ -44,8 +27,6 @@ items_of(mnemo_store *st, const char *session_id)
 static void
 fill(mnemo_store *st)
 {
-	mnemo_new_session spec = {0};
-	mnemo_session *s = NULL;
 	mnemo_new_part parts[4] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT,
 	MNEMO_NEW_PART_INIT};
 	mnemo_new_message msgs[4] = {{0}};
@@ -53,10 +34,7 @@ fill(mnemo_store *st)
 	const char *ids[4] = {"u1", "r1", "u2", "r2"};
 	int			i;
 
-	spec.id = "c1";
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create: %s", mnemo_errmsg(st));
-	mnemo_session_free(s);
+	new_session(st, "c1");
 	parts[0].type = "text";
 	parts[0].text = "Which files are in /etc?";
 	parts[1].type = "tool";
@@ -84,18 +62,12 @@ fill(mnemo_store *st)
 static void
 append_summary(mnemo_store *st, const char *id, const char *text)
 {
-	mnemo_new_part part = MNEMO_NEW_PART_INIT;
 	mnemo_new_message msg = {0};
 
-	part.type = "text";
-	part.text = text;
 	msg.role = "assistant";
 	msg.id = id;
 	msg.is_summary = true;
-	msg.n_parts = 1;
-	msg.parts = &part;
-	if (mnemo_message_append(st, "c1", &msg, NULL) != MNEMO_OK)
-		bail_out("append summary %s: %s", id, mnemo_errmsg(st));
+	append_text_message(st, "c1", &msg, text);
 }
 
 static void
@@ -218,7 +190,7 @@ test_swap(mnemo_store *st)
 	const char *with_null[] = {"u2", NULL};
 	mnemo_context_items *items;
 	mnemo_context *ctx = NULL;
-	mnemo_store *other = open_store();
+	mnemo_store *other = open_store(NULL);
 	int64_t		position = 0;
 	int64_t		untouched = -7;
 	int			rc;
@@ -295,7 +267,7 @@ test_swap(mnemo_store *st)
 int
 main(void)
 {
-	mnemo_store *st = open_store();
+	mnemo_store *st = open_store(NULL);
 
 	fill(st);
 	test_items_and_build(st);

@@ -10,24 +10,7 @@
 
 #include "mnemo.h"
 #include "tap.h"
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
-
-static mnemo_store *
-open_store(void)
-{
-	mnemo_store *st = mnemo_store_open(NULL);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open: %s", mnemo_errmsg(st));
-	return st;
-}
+#include "helpers.h"
 
 static void
 test_files(mnemo_store *st)
@@ -132,8 +115,6 @@ test_files(mnemo_store *st)
 static void
 fill(mnemo_store *st)
 {
-	mnemo_new_session spec = {0};
-	mnemo_session *s = NULL;
 	mnemo_new_part u = MNEMO_NEW_PART_INIT;
 	mnemo_new_part tools[4] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT,
 	MNEMO_NEW_PART_INIT};
@@ -145,10 +126,7 @@ fill(mnemo_store *st)
 	};
 	int			i;
 
-	spec.id = "f1";
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create: %s", mnemo_errmsg(st));
-	mnemo_session_free(s);
+	new_session(st, "f1");
 	u.type = "text";
 	u.text = "go on";
 	for (i = 0; i < 4; i++)
@@ -322,7 +300,7 @@ test_search(mnemo_store *st)
 int
 main(void)
 {
-	mnemo_store *st = open_store();
+	mnemo_store *st = open_store(NULL);
 
 	test_files(st);
 	fill(st);

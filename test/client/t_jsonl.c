@@ -30,25 +30,14 @@
 
 #include "mnemo.h"
 #include "tap.h"
+#include "helpers.h"
 
 #define CLAUDE_DIR_DEFAULT "../shared/data/transcripts/kimi-cli-claude-code"
 #define SMALL_LOG "bf/3a8bd70c3e/1/full.jsonl"
 #define LARGE_LOG "29/77bc73228c/1/full.jsonl"
 
-#define is_err(st, rc, code, what) \
+#define is_code(st, rc, code, what) \
 	is_int((rc), (code), "%s: %s (%s)", (what), mnemo_strerror(code), mnemo_errmsg(st))
-
-static mnemo_store *
-open_store(const char *conninfo)
-{
-	mnemo_store *st = mnemo_store_open(conninfo);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open(%s): %s", conninfo ? conninfo : "", mnemo_errmsg(st));
-	return st;
-}
 
 static double
 now_s(void)
@@ -234,7 +223,6 @@ build_rich_session(mnemo_store *st)
 {
 	mnemo_new_session spec = {.id = "rich",.model_id = "model-a",.provider_id = "prov-a",
 	.agent = "agent-a",.title = "round trip"};
-	mnemo_session *s = NULL;
 	mnemo_new_part user_parts[1] = {MNEMO_NEW_PART_INIT};
 	mnemo_new_part a_parts[6] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT,
 	MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT};
@@ -250,9 +238,7 @@ build_rich_session(mnemo_store *st)
 	int64_t		when = 0;
 	int			rc;
 
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create session rich: %s", mnemo_errmsg(st));
-	mnemo_session_free(s);
+	create_session(st, &spec);
 
 	user_parts[0].type = "text";
 	user_parts[0].text = user_text;
@@ -402,7 +388,7 @@ test_round_trip(mnemo_store *st)
 	opts.progress_arg = &plog;
 	rc = mnemo_import_jsonl(st2, f, &opts, sid, &n);
 	fclose(f);
-	is_err(st2, rc, MNEMO_OK, "import of the export into another database");
+	is_code(st2, rc, MNEMO_OK, "import of the export into another database");
 	is_str(sid, "rich-copy", "the session gets the id asked for");
 	is_int(n, 5, "5 messages imported (4 and the summary)");
 	ok(plog.calls >= 1 && plog.monotonic, "the progress callback ran (%d calls), never backwards",
@@ -432,7 +418,7 @@ test_round_trip(mnemo_store *st)
 	opts = (mnemo_import_options) {.session_id = "rich-dup"};
 	n = -1;
 	rc = import_text(st, first, &opts, sid, &n);
-	is_err(st, rc, MNEMO_ERR_DUPLICATE_ID, "re-import with the same ids into the same database");
+	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "re-import with the same ids into the same database");
 	is_str(mnemo_sqlstate(st), "MN004", "SQLSTATE MN004");
 	is_int(n, -1, "*imported untouched on failure");
 	ok(!session_exists(st, "rich-dup"), "no session rich-dup after the failed import");
@@ -441,7 +427,7 @@ test_round_trip(mnemo_store *st)
 	/* an id that is taken: nothing written to it */
 	opts = (mnemo_import_options) {.session_id = "rich",.new_ids = true};
 	rc = import_text(st, first, &opts, sid, NULL);
-	is_err(st, rc, MNEMO_ERR_DUPLICATE_ID, "import into an existing session id");
+	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "import into an existing session id");
 	if (mnemo_session_get(st, "rich", &s) == MNEMO_OK)
 	{
 		is_int(s->last_seq, 5, "the existing session kept its 5 messages");
@@ -451,7 +437,7 @@ test_round_trip(mnemo_store *st)
 	/* new ids: a copy in the same database, the same but for the ids */
 	opts = (mnemo_import_options) {.new_ids = true};
 	rc = import_text(st, first, &opts, sid, &n);
-	is_err(st, rc, MNEMO_OK, "import with new_ids into the same database");
+	is_code(st, rc, MNEMO_OK, "import with new_ids into the same database");
 	ok(strncmp(sid, "sess_", 5) == 0, "without a session id the server makes one (%s)", sid);
 	third = rc == MNEMO_OK ? export_text(st, sid, NULL) : NULL;
 	a = without_ids(first);
@@ -480,7 +466,7 @@ expect_format(mnemo_store *st, const char *text, const char *line_tag, const cha
 	char		sid[MNEMO_ID_MAX + 1] = "untouched";
 	int			rc = import_text(st, text, &opts, sid, NULL);
 
-	is_err(st, rc, MNEMO_ERR_FORMAT, what);
+	is_code(st, rc, MNEMO_ERR_FORMAT, what);
 	ok(strstr(mnemo_errmsg(st), line_tag) != NULL, "%s: the message names %s (\"%s\")", what,
 	   line_tag, mnemo_errmsg(st));
 	ok(!session_exists(st, "bad-import") && count_sessions(st) == before,
@@ -529,7 +515,7 @@ test_errors(mnemo_store *st)
 
 	/* nothing at all is an empty session */
 	rc = import_text(st, "", NULL, sid, &n);
-	is_err(st, rc, MNEMO_OK, "an empty file imports");
+	is_code(st, rc, MNEMO_OK, "an empty file imports");
 	is_int(n, 0, "as an empty session");
 	ok(session_exists(st, sid), "which exists (%s)", sid);
 
@@ -545,7 +531,7 @@ test_errors(mnemo_store *st)
 		text[len] = '\0';
 		sprintf(line, "{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}\n", text);
 		rc = import_text(st, line, &opts, sid, &n);
-		is_err(st, rc, MNEMO_OK, "a line of 5 MB imports");
+		is_code(st, rc, MNEMO_OK, "a line of 5 MB imports");
 		rc = mnemo_messages_get(st, "long-line", NULL, true, &list);
 		ok(rc == MNEMO_OK && list->count == 1 && list->items[0].n_parts == 1 &&
 		   strcmp(list->items[0].parts[0].text, text) == 0, "and its 5 MB text reads back exactly");
@@ -562,7 +548,7 @@ test_errors(mnemo_store *st)
 		rc = import_text(st, "{\"role\": \"user\", \"parts\": [{\"type\": \"tool\", \"tool_name\": \"t\", "
 						 "\"tool_call_id\": \"c\", \"input\": {\"big\": 123456789012345678901234567890, "
 						 "\"small\": -0.000001250, \"e\": 1E+400}}]}\n", &opts, sid, NULL);
-		is_err(st, rc, MNEMO_OK, "a tool input with numbers beyond 64 bits imports");
+		is_code(st, rc, MNEMO_OK, "a tool input with numbers beyond 64 bits imports");
 		out = export_text(st, "big-numbers", NULL);
 		ok(out && strstr(out, "\"big\": 123456789012345678901234567890") != NULL &&
 		   strstr(out, "\"small\": -0.000001250") != NULL,
@@ -575,24 +561,24 @@ test_errors(mnemo_store *st)
 	is_int(mnemo_import_jsonl(NULL, f, NULL, sid, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 		   "import with a NULL handle");
 	fclose(f);
-	is_err(st, mnemo_import_jsonl(st, NULL, NULL, sid, NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_import_jsonl(st, NULL, NULL, sid, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 		   "import from a NULL stream");
 	f = tmpfile();
-	is_err(st, mnemo_export_jsonl(st, "no-such-session", f), MNEMO_ERR_SESSION_NOT_FOUND,
+	is_code(st, mnemo_export_jsonl(st, "no-such-session", f), MNEMO_ERR_SESSION_NOT_FOUND,
 		   "export of a session that does not exist");
 	fclose(f);
-	is_err(st, mnemo_export_jsonl(st, "rich", NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_export_jsonl(st, "rich", NULL), MNEMO_ERR_INVALID_ARGUMENT,
 		   "export to a NULL stream");
 	if ((f = fopen("/dev/full", "w")) != NULL)
 	{
-		is_err(st, mnemo_export_jsonl(st, "rich", f), MNEMO_ERR_IO,
+		is_code(st, mnemo_export_jsonl(st, "rich", f), MNEMO_ERR_IO,
 			   "export to a full device (/dev/full)");
 		fclose(f);
 	}
 	/* reading a directory fails with EISDIR: an I/O error */
 	if ((f = fopen(".", "r")) != NULL)
 	{
-		is_err(st, mnemo_import_jsonl(st, f, NULL, sid, NULL), MNEMO_ERR_IO,
+		is_code(st, mnemo_import_jsonl(st, f, NULL, sid, NULL), MNEMO_ERR_IO,
 			   "import from a stream that cannot be read (a directory)");
 		fclose(f);
 	}
@@ -946,7 +932,7 @@ check_claude_log(mnemo_store *st, const char *dir, const char *rel, bool brief)
 	fclose(f);
 	if (!brief)
 	{
-		is_err(st, rc, MNEMO_OK, rel);
+		is_code(st, rc, MNEMO_OK, rel);
 		diag("%s: %lld bytes imported in %.3f s (under the sanitizers)", rel,
 			 (long long) sb.st_size, now_s() - t0);
 		is_int(n, e.n_msgs, "%s: %zu messages, as the log reads independently", rel, e.n_msgs);
@@ -958,7 +944,7 @@ check_claude_log(mnemo_store *st, const char *dir, const char *rel, bool brief)
 	if (rc == MNEMO_OK)
 		read_rc = mnemo_messages_get(st, sid, NULL, true, &list);
 	if (!brief)
-		is_err(st, read_rc, MNEMO_OK, "read the imported session back");
+		is_code(st, read_rc, MNEMO_OK, "read the imported session back");
 	for (size_t i = 0; list && i < list->count && i < e.n_msgs; i++)
 	{
 		const char *why = check_message(&list->items[i], &e.msgs[i], &e);
@@ -1047,7 +1033,7 @@ test_claude_code(mnemo_store *st)
 	rc = in ? mnemo_import_jsonl(st, in, NULL, sid, NULL) : -1;
 	if (in)
 		fclose(in);
-	is_err(st, rc, MNEMO_OK, "the same log imports twice");
+	is_code(st, rc, MNEMO_OK, "the same log imports twice");
 	ok(strncmp(sid, "sess_", 5) == 0, "the second time into a new session (%s)", sid);
 
 	check_claude_log(st, dir, LARGE_LOG, false);
@@ -1067,7 +1053,7 @@ test_claude_code(mnemo_store *st)
 		size_t		before = count_sessions(st);
 
 		rc = import_text(st, head, &opts, sid, NULL);
-		is_err(st, rc, MNEMO_ERR_FORMAT, "a Claude Code log cut short");
+		is_code(st, rc, MNEMO_ERR_FORMAT, "a Claude Code log cut short");
 		ok(strstr(mnemo_errmsg(st), "line 7") != NULL, "the error names line 7 (%s)", mnemo_errmsg(st));
 		ok(!session_exists(st, "cut-log") && count_sessions(st) == before, "and nothing is left behind");
 	}
@@ -1119,7 +1105,7 @@ test_claude_corners(mnemo_store *st)
 	fclose(f);
 
 	rc = import_text(st, text, &opts, sid, &n);
-	is_err(st, rc, MNEMO_OK, "a synthetic Claude Code log with every corner");
+	is_code(st, rc, MNEMO_OK, "a synthetic Claude Code log with every corner");
 	is_str(sid, "corner-log", "its sessionId");
 	/* user, assistant, 300 user turns, the ghost's tool message, the user text+image */
 	is_int(n, 304, "304 messages");
@@ -1180,7 +1166,7 @@ test_claude_corners(mnemo_store *st)
 			lines += *p == '\n';
 		is_int(lines, 304, "the export of 304 messages, read a page at a time, has 304 lines");
 		rc = first ? import_text(st, first, &copy, sid, NULL) : -1;
-		is_err(st, rc, MNEMO_OK, "its copy imports with new ids");
+		is_code(st, rc, MNEMO_OK, "its copy imports with new ids");
 		if (rc == MNEMO_OK)
 			second = export_text(st, sid, NULL);
 		a = without_ids(first ? first : "");

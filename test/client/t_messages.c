@@ -10,14 +10,9 @@
 
 #include "mnemo.h"
 #include "tap.h"
+#include "helpers.h"
 
 #define BATCH 1000
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
 
 typedef struct seen
 {
@@ -49,31 +44,17 @@ on_event(mnemo_store *st, const mnemo_event *ev, void *arg)
 	return 0;
 }
 
-static mnemo_store *
-open_store(void)
-{
-	mnemo_store *st = mnemo_store_open(NULL);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open: %s", mnemo_errmsg(st));
-	return st;
-}
-
+/* A session whose model, provider and agent the messages inherit. */
 static void
-new_session(mnemo_store *st, const char *id, const char *model_id)
+new_model_session(mnemo_store *st, const char *id, const char *model_id)
 {
 	mnemo_new_session spec = {0};
-	mnemo_session *s = NULL;
 
 	spec.id = id;
 	spec.model_id = model_id;
 	spec.provider_id = "prov";
 	spec.agent = "sess-agent";
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create %s: %s", id, mnemo_errmsg(st));
-	mnemo_session_free(s);
+	create_session(st, &spec);
 }
 
 static int64_t
@@ -102,7 +83,7 @@ test_append(mnemo_store *st, seen *ev)
 	mnemo_messages *bare = NULL;
 	int			rc;
 
-	new_session(st, "m1", "sess-model");
+	new_model_session(st, "m1", "sess-model");
 
 	text.type = "text";
 	text.text = "List /tmp";
@@ -354,7 +335,7 @@ test_batch(mnemo_store *st, seen *ev)
 
 	if (!msgs || !parts || !texts || !refs)
 		bail_out("out of memory");
-	new_session(st, "b1", "");
+	new_model_session(st, "b1", "");
 	for (i = 0; i < BATCH; i++)
 	{
 		snprintf(texts[i], sizeof(texts[i]), "message %d", i + 1);
@@ -593,7 +574,7 @@ test_reads(mnemo_store *st)
 int
 main(void)
 {
-	mnemo_store *st = open_store();
+	mnemo_store *st = open_store(NULL);
 	seen		ev = {0};
 
 	ev.dense = 1;

@@ -10,24 +10,7 @@
 
 #include "mnemo.h"
 #include "tap.h"
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
-
-static mnemo_store *
-open_store(void)
-{
-	mnemo_store *st = mnemo_store_open(NULL);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open: %s", mnemo_errmsg(st));
-	return st;
-}
+#include "helpers.h"
 
 static mnemo_parts *
 parts_of(mnemo_store *st, const char *message_id)
@@ -42,18 +25,13 @@ parts_of(mnemo_store *st, const char *message_id)
 static void
 test_streaming(mnemo_store *st)
 {
-	mnemo_new_session spec = {0};
-	mnemo_session *s = NULL;
 	mnemo_new_message msg = {0};
 	mnemo_new_part part = MNEMO_NEW_PART_INIT;
 	mnemo_parts *parts;
 	int			index = -1;
 	int			rc;
 
-	spec.id = "p1";
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create: %s", mnemo_errmsg(st));
-	mnemo_session_free(s);
+	new_session(st, "p1");
 	msg.role = "assistant";
 	msg.id = "a1";
 	if (mnemo_message_append(st, "p1", &msg, NULL) != MNEMO_OK)
@@ -309,7 +287,7 @@ test_reads_and_inactive(mnemo_store *st)
 int
 main(void)
 {
-	mnemo_store *st = open_store();
+	mnemo_store *st = open_store(NULL);
 
 	test_streaming(st);
 	test_status(st);

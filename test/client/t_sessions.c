@@ -12,16 +12,11 @@
 
 #include "mnemo.h"
 #include "tap.h"
+#include "helpers.h"
 
 /* The role of an application without the erasure grant (README "Security
  * and grants"). */
 #define APP_ROLE "mnemo_t_sessions_app"
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
 
 typedef struct seen
 {
@@ -45,18 +40,6 @@ on_event(mnemo_store *st, const mnemo_event *ev, void *arg)
 	return 0;
 }
 
-static mnemo_store *
-open_store(const char *conninfo)
-{
-	mnemo_store *st = mnemo_store_open(conninfo);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open(%s): %s", conninfo ? conninfo : "", mnemo_errmsg(st));
-	return st;
-}
-
 /* Run SQL as the cluster's superuser, outside the library. */
 static void
 admin(PGconn *conn, const char *sql)
@@ -71,16 +54,10 @@ admin(PGconn *conn, const char *sql)
 static void
 append_text(mnemo_store *st, const char *session_id, const char *text)
 {
-	mnemo_new_part part = MNEMO_NEW_PART_INIT;
 	mnemo_new_message msg = {0};
 
-	part.type = "text";
-	part.text = text;
 	msg.role = "user";
-	msg.n_parts = 1;
-	msg.parts = &part;
-	if (mnemo_message_append(st, session_id, &msg, NULL) != MNEMO_OK)
-		bail_out("append to %s: %s", session_id, mnemo_errmsg(st));
+	append_text_message(st, session_id, &msg, text);
 }
 
 static void

@@ -11,32 +11,13 @@
 
 #include "mnemo.h"
 #include "tap.h"
-
-#define is_err(st, rc, code, state, what) \
-	do { \
-		is_int((rc), (code), "%s: %s", (what), mnemo_strerror(code)); \
-		is_str(mnemo_sqlstate(st), (state), "%s: SQLSTATE \"%s\"", (what), (state)); \
-	} while (0)
-
-static mnemo_store *
-open_store(void)
-{
-	mnemo_store *st = mnemo_store_open(NULL);
-
-	if (st == NULL)
-		bail_out("mnemo_store_open: out of memory");
-	if (mnemo_errcode(st) != MNEMO_OK)
-		bail_out("mnemo_store_open: %s", mnemo_errmsg(st));
-	return st;
-}
+#include "helpers.h"
 
 /* d1: six messages; m2 holds a completed tool call whose output is then
  * tombstoned, to show that expansion returns it all the same. */
 static int64_t
 fill(mnemo_store *st)
 {
-	mnemo_new_session spec = {0};
-	mnemo_session *s = NULL;
 	mnemo_new_part parts[6] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT,
 	MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT};
 	mnemo_new_message msgs[6] = {{0}};
@@ -46,10 +27,7 @@ fill(mnemo_store *st)
 	int64_t		at = 0;
 	int			i;
 
-	spec.id = "d1";
-	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
-		bail_out("create: %s", mnemo_errmsg(st));
-	mnemo_session_free(s);
+	new_session(st, "d1");
 	for (i = 0; i < 6; i++)
 	{
 		parts[i].type = "text";
@@ -269,7 +247,7 @@ static void
 test_errors_and_race(mnemo_store *st)
 {
 	mnemo_new_summary sum = {0};
-	mnemo_store *other = open_store();
+	mnemo_store *other = open_store(NULL);
 	mnemo_message *m = NULL;
 	mnemo_context_items *items = NULL;
 	mnemo_summary_nodes *nodes = NULL;
@@ -355,7 +333,7 @@ test_errors_and_race(mnemo_store *st)
 int
 main(void)
 {
-	mnemo_store *st = open_store();
+	mnemo_store *st = open_store(NULL);
 	int64_t		at = fill(st);
 
 	test_commit_and_expand(st, at);

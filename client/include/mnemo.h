@@ -825,7 +825,10 @@ MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_o
  *	3. the context comes from mnemo.build_context with the budget
  *	   usable = context_limit - max_output_tokens - compaction_output_budget
  *	   - the system prompt's tokens;
- *	4. the assistant row is appended (no parts) before the provider is called;
+ *	4. the assistant row is appended (no parts) before the reply streams:
+ *	   when the provider has accepted the request (a 2xx status), so that a
+ *	   request refused (401, 429 after the retries, ...) or never answered
+ *	   leaves the user turn alone;
  *	5. the reply streams: each text / reasoning delta and each completed tool
  *	   call reaches on_part as it arrives; the parts are appended as they
  *	   complete;
@@ -932,10 +935,11 @@ MNEMO_API void mnemo_turn_free(mnemo_turn *turn);
 
 /*
  * One chat turn on a session: text (a user text part) or parts (n_parts of
- * them), not both.  on_part may be NULL.  *turn (may be NULL) gets the
- * result, also when the stream failed after it began (then the error is
- * returned and the turn holds what streamed, finish_reason "error" or
- * "cancelled").  opts may be NULL.
+ * them), not both; neither (NULL, 0) appends no user message, to let the
+ * model go on after tool results.  on_part may be NULL.  *turn (may be
+ * NULL) gets the result, also when the stream failed after it began (then
+ * the error is returned and the turn holds what streamed, finish_reason
+ * "error" or "cancelled").  opts may be NULL.
  */
 MNEMO_API int mnemo_session_send(mnemo_store *st, const char *session_id,
 								 const mnemo_turn_options *opts, const char *text,
@@ -955,7 +959,8 @@ MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *part_id,
 MNEMO_API int mnemo_session_load(mnemo_store *st, const char *id, mnemo_session **out);
 
 /* Stop the turn streaming on this handle, promptly: the one call that may
- * be made from another thread while the handle is in use. */
+ * be made from another thread while the handle is in use.  A cancel that
+ * comes when no turn has begun is forgotten when the next one begins. */
 MNEMO_API void mnemo_store_cancel(mnemo_store *st);
 
 /* The HTTP status of the provider's last response on this handle; 0 if none. */

@@ -95,6 +95,14 @@ else
 fi
 asan_lib=client/build-asan/libmnemo.a
 asan_bin=client/build-asan/mnemo
+# the scripted provider server the chat-turn tests send to (t_send)
+if make -C test/provider_server >"$work/provider-server.log" 2>&1; then
+	export MNEMO_PROVIDER_SERVER=$PWD/test/provider_server/provider-server
+	ok "the provider test server builds (make -C test/provider_server)"
+else
+	not_ok "the provider test server builds (make -C test/provider_server)"
+	tail -n 20 "$work/provider-server.log" | comment
+fi
 
 # ---- 2. the sanitizers catch what they must -----------------------------
 
@@ -227,7 +235,7 @@ for src in test/client/t_*.c; do
 	# shellcheck disable=SC2086,SC2046 # flag lists
 	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Itest/client -I"$PQ_INCLUDEDIR" \
 		-o "$work/$name" "$src" "$asan_lib" -L"$PQ_LIBDIR" -lpq \
-		$(pkg-config --libs json-c) >"$work/$name.cc.log" 2>&1; then
+		$(pkg-config --libs json-c libcurl) -pthread >"$work/$name.cc.log" 2>&1; then
 		not_ok "$name: compiles against libmnemo"
 		head -n 40 "$work/$name.cc.log" | comment
 		continue

@@ -1,0 +1,62 @@
+/*
+ * http.h
+ *		The libcurl transport of chat turns (http.c): one POST of a request
+ *		body to a provider, its response body fed to a stream as it arrives.
+ *
+ * A store's transport (a curl easy handle kept for connection reuse, a
+ * multi handle to wait on, the cancel flag and the last HTTP status) hangs
+ * off its libpq connection as libpq event instance data, so that it is
+ * freed with the connection (mnemo_store_close, or a reconnect) without the
+ * store knowing about it, and mnemo_store_cancel() can reach it from
+ * another thread through the handle alone.
+ */
+#ifndef MNEMO_HTTP_H
+#define MNEMO_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "internal.h"
+#include "stream.h"
+
+typedef struct mn_http_post
+{
+	mn_provider provider;
+	const char *url;			/* the full endpoint */
+	const char *api_key;		/* sent in the provider's header, nowhere
+								 * else; redacted from any message */
+	const char *body;
+	size_t		body_len;
+	int			connect_timeout_ms; /* > 0 */
+	int			idle_timeout_ms;	/* > 0: no byte for this long fails */
+	int			max_retries;	/* >= 0 */
+	mn_stream  *stream;			/* receives a 2xx body */
+
+	/*
+	 * Called once when a response's headers say 2xx, before its first body
+	 * byte reaches the stream.  Non-zero (a mnemo_err) stops the transfer
+	 * and is returned, with the handle's error as the callback left it.
+	 */
+	int			(*on_accept) (void *arg);
+	void	   *arg;
+} mn_http_post;
+
+/*
+ * POST, retrying 429 / 5xx / 529 before the first body byte (not 429
+ * insufficient_quota) up to max_retries times with exponential backoff
+ * honouring retry-after-ms, then retry-after (capped at 60 s).
+ *
+ * Returns MNEMO_OK when a 2xx body was read to its end (the stream's state
+ * says whether it was complete), else the error, set on the handle:
+ * AUTH, HTTP, RATE_LIMITED (the provider's message), NETWORK (could not
+ * connect), TIMEOUT (connect or idle), CANCELLED (mnemo_store_cancel), STREAM
+ * (the connection dropped mid-body), NOMEM, or what on_accept or the
+ * stream's callback returned to stop it (mn_stream_stop_value).
+ * *accepted says whether on_accept was called.
+ */
+int			mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted);
+
+/* Clear the cancel flag at the start of a turn (creating the transport). */
+int			mn_http_begin(mnemo_store *st);
+
+#endif							/* MNEMO_HTTP_H */

@@ -466,7 +466,7 @@ backoff_ms(const transfer *t, int attempt)
 	{
 		ms = (int64_t) BASE_BACKOFF_MS << (attempt < 10 ? attempt : 10);
 		/* up to a quarter more, so that clients refused together spread out */
-		ms += (int64_t) (rand() % (int) (ms / 4 + 1));
+		ms += now_ms() % (ms / 4 + 1);
 	}
 	return ms > MAX_RETRY_WAIT_MS ? MAX_RETRY_WAIT_MS : ms;
 }

@@ -273,6 +273,15 @@ last_message(const mnemo_messages *m)
 
 /* ---- the scenarios --------------------------------------------------------- */
 
+static int
+count_created(mnemo_store *st, const mnemo_event *ev, void *arg)
+{
+	(void) st;
+	(void) ev;
+	(*(int *) arg)++;
+	return 0;
+}
+
 static const mnemo_price prices[] = {
 	{"gpt-4o-mini", 2.0, 8.0, 1.0, 0.0},
 	{"claude-test", 3.0, 15.0, 0.3, 3.75},
@@ -299,6 +308,8 @@ test_text(mnemo_store *st, const char *provider, const char *model, const char *
 	double		cost;
 	bool		anthropic = strcmp(provider, "anthropic") == 0;
 	mnemo_new_message msg = {0};
+	int			created,
+				sub;
 
 	snprintf(script, sizeof(script),
 			 "reply\n  text \"Hello, wörld! Streaming is fun.\" pieces=6\n  chunks %s\n"
@@ -315,7 +326,10 @@ test_text(mnemo_store *st, const char *provider, const char *model, const char *
 	o.provider = NULL;			/* from the session */
 	o.prices = prices;
 	o.n_prices = 2;
+	created = 0;
+	sub = mnemo_event_subscribe(st, MNEMO_EVENT_MESSAGE_CREATED, count_created, &created);
 	rc = mnemo_session_send(st, sid, &o, "Say hello", NULL, 0, on_part, &c, &t);
+	mnemo_event_unsubscribe(st, sub);
 	is_int(rc, MNEMO_OK, "%s, chunks %s: send succeeds (%s)", provider, chunks, mnemo_errmsg(st));
 	if (t == NULL)
 		bail_out("no turn");
@@ -331,6 +345,7 @@ test_text(mnemo_store *st, const char *provider, const char *model, const char *
 	cost = anthropic ? (100 * 3.0 + 20 * 15.0 + 10 * 0.3) / 1e6 : (90 * 2.0 + 20 * 8.0 + 10 * 1.0) / 1e6;
 	ok(dabs(t->cost - cost) < 1e-12, "%s: cost from the price table (%g)", provider, t->cost);
 	is_int(mnemo_http_status(st), 200, "%s: mnemo_http_status", provider);
+	is_int(created, 2, "%s: MESSAGE_CREATED for the user and the assistant message", provider);
 	ok(t->user_message_id[0] && t->message_id[0] && !t->compaction_triggered && !t->doom_loop,
 	   "%s: the turn names both messages, no compaction, no doom loop", provider);
 
@@ -519,6 +534,61 @@ test_tools(mnemo_store *st, const char *provider, const char *model)
 		is_str(jstr(log[1], "body.messages.3.content"), "a.txt\nb.txt", "openai: with the output");
 		is_str(jstr(log[1], "body.tools.0.type"), "function", "openai: the tools as functions");
 	}
+	log_free(log, n);
+	server_stop(&s);
+}
+
+/* Anthropic's thinking: a reasoning part with its signature, sent back with
+ * the tool turn it belongs to. */
+static void
+test_thinking(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	collected	c = {0};
+	mnemo_messages *m;
+	const mnemo_message *a;
+	json_object **log;
+	json_object *content;
+	int			n;
+
+	server_start(&s, "reply\n  thinking \"Let me think.\" pieces=2 signature=\"sig-123\"\n"
+				 "  tool bash \"{\\\"cmd\\\":\\\"pwd\\\"}\"\n"
+				 "reply\n  text \"Done.\"\n");
+	session(st, "thinking", "anthropic", "claude-test");
+	options(&o, &s, "anthropic", url, sizeof(url));
+	is_int(mnemo_session_send(st, "thinking", &o, "where am I?", NULL, 0, on_part, &c, &t), MNEMO_OK,
+		   "thinking: send succeeds (%s)", mnemo_errmsg(st));
+	ok(c.n_reasoning >= 1, "thinking: reasoning deltas reach on_part (%d)", c.n_reasoning);
+	is_str(t ? t->text : NULL, "", "thinking: no text in the reply");
+	m = messages(st, "thinking");
+	a = last_message(m);
+	is_int(a->n_parts, 2, "thinking: a reasoning part and a tool part");
+	if (a->n_parts == 2)
+	{
+		is_str(a->parts[0].type, "reasoning", "thinking: the reasoning part first");
+		is_str(a->parts[0].text, "Let me think.", "thinking: its text");
+		content = json_tokener_parse(a->parts[0].content);
+		is_str(jstr(content, "signature"), "sig-123", "thinking: the signature kept in its content");
+		json_object_put(content);
+	}
+	if (t != NULL && t->n_tool_calls == 1)
+		mnemo_session_tool_result(st, t->tool_calls[0].part_id, "/home", false);
+	mnemo_messages_free(m);
+	mnemo_turn_free(t);
+	t = NULL;
+	is_int(mnemo_session_send(st, "thinking", &o, NULL, NULL, 0, NULL, NULL, &t), MNEMO_OK,
+		   "thinking: the next send");
+	mnemo_turn_free(t);
+	log = log_read(&s, &n);
+	is_str(n == 2 ? jstr(log[1], "body.messages.1.content.0.type") : NULL, "thinking",
+		   "thinking: sent back as a thinking block");
+	is_str(n == 2 ? jstr(log[1], "body.messages.1.content.0.signature") : NULL, "sig-123",
+		   "thinking: with its signature");
+	is_str(n == 2 ? jstr(log[1], "body.messages.1.content.0.thinking") : NULL, "Let me think.",
+		   "thinking: and its text");
 	log_free(log, n);
 	server_stop(&s);
 }
@@ -1010,6 +1080,7 @@ main(void)
 	test_budget(st);
 	test_tools(st, "openai", "gpt-4o-mini");
 	test_tools(st, "anthropic", "claude-test");
+	test_thinking(st);
 	test_retries(st);
 	test_failures(st, "openai", "gpt-4o-mini");
 	test_failures(st, "anthropic", "claude-test");

@@ -85,5 +85,6 @@ extern const cli_command cli_context;
 extern const cli_command cli_export;
 extern const cli_command cli_import;
 extern const cli_command cli_tail;
+extern const cli_command cli_chat;
 
 #endif							/* MNEMO_CLI_H */

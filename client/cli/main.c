@@ -9,7 +9,8 @@
 #include "cli.h"
 
 static const cli_command *const commands[] = {
-	&cli_sessions, &cli_show, &cli_context, &cli_export, &cli_import, &cli_tail
+	&cli_sessions, &cli_show, &cli_context, &cli_export, &cli_import, &cli_tail,
+	&cli_chat
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -1,19 +1,86 @@
 #!/usr/bin/env bash
-# make demo: install what is missing, build, start a private cluster under the
-# project (.demo/, unix socket only), install mnemo and run a scripted session.
+# make demo: install what is missing, build the extension, the client and the
+# provider test server, start a private cluster under the project (.demo/,
+# unix socket only, run as postgres when invoked as root), install mnemo and
+# run a scripted agent session with tool calls through mnemo_session_send():
+# against the provider whose key is in the environment (OPENAI_API_KEY, else
+# ANTHROPIC_API_KEY), or, with none, against the bundled local test server.
+# Then the stored messages, the context, a compaction by hand, the SQL API
+# underneath (test/demo.sql), and the check that the log holds every message
+# sent.  Exits 0 when all of it worked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+step() { printf '\n==== %s\n' "$*"; }
+
 bash test/deps.sh
+echo "building the extension, libmnemo, the mnemo command and the provider test server..."
 make -s
 make -s install >/dev/null
+make -s -C client >/dev/null
+make -s -C test/provider_server >/dev/null
 
 dir=$PWD/.demo
-trap 'bash test/cluster.sh stop "$dir" 2>/dev/null || true' EXIT
+srv_pid=
+cleanup() {
+	[ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+	bash test/cluster.sh stop "$dir" 2>/dev/null || true
+}
+trap cleanup EXIT
 bash test/cluster.sh start "$dir"
 eval "$(bash test/cluster.sh env "$dir")"
 echo "private cluster: $dir (socket only)"
+# the demo's own files, next to the cluster (.demo/ is ignored by git)
+run=$dir/run
+mkdir -p "$run"
+PQ_INCLUDEDIR=$(pg_config --includedir)
+PQ_LIBDIR=$(pg_config --libdir)
+# shellcheck disable=SC2046 # flag lists
+cc -std=c11 -O2 -Wall -Wextra -Werror -Iclient/include -I"$PQ_INCLUDEDIR" \
+	-o "$run/agent" test/demo/agent.c client/libmnemo.a -L"$PQ_LIBDIR" -lpq \
+	$(pkg-config --cflags --libs json-c libcurl)
 
+psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
+	-c "DROP EXTENSION IF EXISTS mnemo CASCADE" -c "CREATE EXTENSION mnemo"
+
+if [ -n "${OPENAI_API_KEY:-}" ]; then
+	echo "provider: OpenAI (OPENAI_API_KEY is set${OPENAI_BASE_URL:+, OPENAI_BASE_URL $OPENAI_BASE_URL})"
+elif [ -n "${ANTHROPIC_API_KEY:-}" ]; then
+	echo "provider: Anthropic (ANTHROPIC_API_KEY is set${ANTHROPIC_BASE_URL:+, ANTHROPIC_BASE_URL $ANTHROPIC_BASE_URL})"
+else
+	echo "no provider key set: using the bundled local test server (test/provider_server,"
+	echo "replies scripted in test/demo/demo.script); set OPENAI_API_KEY or ANTHROPIC_API_KEY"
+	echo "to run the same session against a real model"
+	rm -f "$run/port"
+	test/provider_server/provider-server --script test/demo/demo.script --port-file "$run/port" \
+		--log "$run/requests.log" --quiet &
+	srv_pid=$!
+	for _ in $(seq 200); do [ -s "$run/port" ] && break; sleep 0.05; done
+	[ -s "$run/port" ] || { echo "the provider test server did not start" >&2; exit 1; }
+	unset ANTHROPIC_BASE_URL
+	export OPENAI_BASE_URL=http://127.0.0.1:$(cat "$run/port")/v1
+	export OPENAI_API_KEY=demo-local-key
+fi
+
+step "1. a scripted agent session (test/demo/agent.c): three user turns, tools run locally, replies streamed"
+"$run/agent" run "$run/sent.json" | tee "$run/agent.out"
+sid=$(tail -n 1 "$run/agent.out")
+
+step "2. the session's stored messages (mnemo show $sid)"
+client/mnemo show "$sid"
+
+step "3. its context as build_context returns it (mnemo context $sid --budget 100000)"
+client/mnemo context "$sid" --budget 100000
+
+step "4. compaction by hand: prune the stale tool outputs, commit a summary over the earlier turns"
+"$run/agent" compact "$sid"
+echo
+client/mnemo context "$sid" --budget 100000
+
+step "5. the SQL API underneath (test/demo.sql, a session of its own)"
 out=$(psql -X -q -f test/demo.sql 2>&1) || { echo "$out"; exit 1; }
 echo "$out"
-grep -q "OK: every message sent is in the log" <<<"$out"
+grep -q "OK: every message of the SQL session is in the log" <<<"$out"
+
+step "6. the check: every message sent and received is in the log, compacted or not"
+"$run/agent" check "$sid" "$run/sent.json"

@@ -1,10 +1,10 @@
--- The mnemo demo session: every write of the store API, then the proof that
--- nothing was lost.  Run by test/demo.sh on its private cluster.
+-- The SQL API under the demo agent: every write of the store, a compaction
+-- race lost cleanly, the append-only guard, then the proof that nothing was
+-- lost.  Run by test/demo.sh after the agent session, in the same database
+-- (the extension is already created there).
 \set ON_ERROR_STOP on
 \pset footer off
 SET client_min_messages = warning;
-DROP EXTENSION IF EXISTS mnemo CASCADE;
-CREATE EXTENSION mnemo;
 
 \echo '== a session'
 SELECT id, agent, system_prompt FROM mnemo.create_session('demo', model_id => 'gpt-4o',
@@ -29,7 +29,7 @@ SELECT seq FROM mnemo.append_messages('demo', '[
     {"role":"assistant","id":"a2","parts":[{"type":"text","text":"The hot path: append_message, append_messages, append_part."}]}]');
 
 \echo '== the log'
-SELECT seq, role, jsonb_pretty(parts) AS parts FROM mnemo.get_messages_with_parts('demo');
+SELECT seq, role, parts::text AS parts FROM mnemo.get_messages_with_parts('demo');
 
 \echo '== the tool output goes stale: tombstone it (the content stays)'
 SELECT mnemo.tombstone_part('call1') > 0 AS tombstoned;
@@ -66,5 +66,5 @@ SELECT content->>'output' AS tool_output_still_stored, compacted_at IS NOT NULL 
   FROM mnemo.message_parts WHERE id = 'call1';
 SELECT CASE WHEN (SELECT count(*) FROM mnemo.get_messages('demo')) = 5
              AND (SELECT content->>'output' FROM mnemo.message_parts WHERE id = 'call1') = '262 src/append.c'
-            THEN 'OK: every message sent is in the log'
+            THEN 'OK: every message of the SQL session is in the log'
             ELSE 'FAILED: messages missing' END AS check;

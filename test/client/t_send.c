@@ -13,12 +13,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <json-c/json.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -796,6 +799,64 @@ cancel_thread(void *arg)
 	return NULL;
 }
 
+/* A listener whose accept queue is full: connections hang in SYN_SENT. */
+static int
+full_listener(int *port, int *fds, int nfds)
+{
+	struct sockaddr_in a;
+	socklen_t	len = sizeof(a);
+	int			l = socket(AF_INET, SOCK_STREAM, 0);
+	int			i;
+
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (l < 0 || bind(l, (struct sockaddr *) &a, sizeof(a)) != 0 || listen(l, 0) != 0 ||
+		getsockname(l, (struct sockaddr *) &a, &len) != 0)
+		bail_out("listener: %s", strerror(errno));
+	*port = ntohs(a.sin_port);
+	for (i = 0; i < nfds; i++)
+	{
+		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+		connect(fds[i], (struct sockaddr *) &a, sizeof(a));
+	}
+	sleep_ms(100);
+	return l;
+}
+
+static void
+test_connect_timeout(mnemo_store *st)
+{
+	mnemo_turn_options o = {0};
+	mnemo_turn *t = NULL;
+	char		url[64];
+	int			fds[4];
+	int			port,
+				l,
+				i,
+				rc;
+	int64_t		t0;
+
+	l = full_listener(&port, fds, 4);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", port);
+	o.provider = "openai";
+	o.base_url = url;
+	o.api_key = KEY;
+	o.model = "gpt-4o-mini";
+	o.connect_timeout_ms = 300;
+	o.max_retries = -1;
+	session(st, "connect", "openai", "gpt-4o-mini");
+	t0 = now_ms();
+	rc = mnemo_session_send(st, "connect", &o, "anyone?", NULL, 0, NULL, NULL, &t);
+	is_int(rc, MNEMO_ERR_TIMEOUT, "connect timeout: TIMEOUT (%s)", mnemo_errmsg(st));
+	ok(now_ms() - t0 < 2000, "connect timeout: after about connect_timeout_ms (%lld ms)",
+	   (long long) (now_ms() - t0));
+	ok(t == NULL, "connect timeout: no turn");
+	for (i = 0; i < 4; i++)
+		close(fds[i]);
+	close(l);
+}
+
 static void
 test_cancel(mnemo_store *st)
 {
@@ -1084,6 +1145,7 @@ main(void)
 	test_retries(st);
 	test_failures(st, "openai", "gpt-4o-mini");
 	test_failures(st, "anthropic", "claude-test");
+	test_connect_timeout(st);
 	test_cancel(st);
 	test_doom_loop(st);
 	test_thresholds(st);

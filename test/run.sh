@@ -309,7 +309,7 @@ main() {
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi
 	if wanted providers; then tap_script providers test/provider_server/test.sh; fi
-	if wanted fuzz && [ -f test/fuzz/run.sh ]; then tap_script fuzz test/fuzz/run.sh; fi
+	if wanted fuzz; then tap_script fuzz test/fuzz/run.sh; fi
 	if wanted bench; then bench_smoke; fi
 	completed=1
 }

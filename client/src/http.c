@@ -22,7 +22,6 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <curl/curl.h>
-#include <libpq-events.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,8 +44,6 @@ typedef struct mn_http
 	atomic_int	status;			/* of the last response */
 } mn_http;
 
-static int	http_event_proc(PGEventId id, void *info, void *pass);
-
 static void
 http_free(mn_http *h)
 {
@@ -59,26 +56,17 @@ http_free(mn_http *h)
 	free(h);
 }
 
-/* The transport lives and dies with the libpq connection. */
-static int
-http_event_proc(PGEventId id, void *info, void *pass)
+void
+mn_http_free(mnemo_store *st)
 {
-	(void) pass;
-	if (id == PGEVT_CONNDESTROY)
-	{
-		PGEventConnDestroy *e = info;
-
-		http_free(PQinstanceData(e->conn, http_event_proc));
-	}
-	return 1;
+	http_free(st->http);
+	st->http = NULL;
 }
 
 static mn_http *
 http_get(const mnemo_store *st)
 {
-	if (st == NULL || st->conn == NULL)
-		return NULL;
-	return PQinstanceData(st->conn, http_event_proc);
+	return st == NULL ? NULL : st->http;
 }
 
 int
@@ -101,12 +89,7 @@ mn_http_begin(mnemo_store *st)
 			http_free(h);
 			return mn_fail(st, MNEMO_ERR_NOMEM, "could not create a libcurl handle");
 		}
-		if (!PQregisterEventProc(st->conn, http_event_proc, "mnemo_http", NULL) ||
-			!PQsetInstanceData(st->conn, http_event_proc, h))
-		{
-			http_free(h);
-			return mn_fail(st, MNEMO_ERR_NOMEM, "could not attach the transport to the connection");
-		}
+		st->http = h;
 	}
 	atomic_store(&h->cancel, false);
 	return MNEMO_OK;

@@ -4,11 +4,11 @@
  *		body to a provider, its response body fed to a stream as it arrives.
  *
  * A store's transport (a curl easy handle kept for connection reuse, a
- * multi handle to wait on, the cancel flag and the last HTTP status) hangs
- * off its libpq connection as libpq event instance data, so that it is
- * freed with the connection (mnemo_store_close, or a reconnect) without the
- * store knowing about it, and mnemo_store_cancel() can reach it from
- * another thread through the handle alone.
+ * multi handle to wait on, the cancel flag and the last HTTP status) is
+ * made by the first turn and kept in the store (st->http) until
+ * mnemo_store_close: a reconnect replaces the libpq connection, not the
+ * transport, so mnemo_store_cancel() from another thread reads only the
+ * handle's own field.
  */
 #ifndef MNEMO_HTTP_H
 #define MNEMO_HTTP_H

@@ -28,6 +28,7 @@ typedef struct mn_stmt
 } mn_stmt;
 
 struct mn_events;				/* events.c */
+struct mn_http;					/* http.c */
 struct mn_feed;					/* feed.c */
 
 struct mnemo_store
@@ -48,6 +49,10 @@ struct mnemo_store
 
 	struct mn_events *events;	/* subscriptions; NULL until the first */
 	struct mn_feed *feed;		/* followed sessions; NULL until the first */
+	struct mn_http *http;		/* http.c: the provider transport, NULL
+								 * until the first turn; outlives reconnects,
+								 * so mnemo_store_cancel never reads the
+								 * connection another thread may replace */
 };
 
 /* ---- errors (error.c) ---- */
@@ -143,6 +148,9 @@ void		mn_events_free(mnemo_store *st);
 /* After a reconnect: LISTEN and watch again; the next poll catches up. */
 int			mn_feed_resume(mnemo_store *st);
 void		mn_feed_free(mnemo_store *st);
+
+/* ---- the provider transport (http.c) ---- */
+void		mn_http_free(mnemo_store *st);
 
 /* helper B additions */
 

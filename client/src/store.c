@@ -177,6 +177,7 @@ mnemo_store_close(mnemo_store *st)
 		return;
 	mn_feed_free(st);
 	mn_events_free(st);
+	mn_http_free(st);
 	PQfinish(st->conn);
 	free(st->conninfo);
 	free(st->server_version);

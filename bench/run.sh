@@ -2,23 +2,28 @@
 # make bench: build and install mnemo, build bench/append and bench/context,
 # start a private PostgreSQL cluster in a temporary directory (test/cluster.sh:
 # unix socket only, its settings plus nothing else), create a database with
-# mnemo, run the append benchmark, then the context benchmark, stop the
+# mnemo, run the append benchmark, then the context benchmark, then the send
+# benchmark (libmnemo and test/provider_server built for it), stop the
 # cluster and remove it.
 #
-#   bash bench/run.sh [append|context|all]   or   BENCH=context make bench
+#   bash bench/run.sh [append|context|send|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_SECONDS  append: seconds per timed run      (default 2)
 #   BENCH_ROUNDS   append: rounds per configuration   (default 6)
 #   BENCH_WARMUP   append: untimed messages/client    (default 200)
 #   BENCH_SIZES    context: session sizes, messages   (default 1000,100000,1000000)
 #   BENCH_CALLS    context: timed calls per size      (default 200)
+#   BENCH_SEND_CALLS   send: timed calls per reply size (default BENCH_CALLS,
+#                  else 200)
+#   BENCH_SEND_TOKENS  send: reply sizes, tokens (default 50,500,5000)
+#   BENCH_SEND_CHUNKS  send: the server's writes, event or all (default event)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|all]" >&2; exit 2 ;;
+append|context|send|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -31,6 +36,14 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/commo
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
+if [ "$which" = send ] || [ "$which" = all ]; then
+	make -s -C client >/dev/null
+	make -s -C test/provider_server >/dev/null
+	# shellcheck disable=SC2046 # flag lists
+	cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include bench/send.c \
+		bench/common.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
+		$(pkg-config --libs json-c libcurl) -o bench/send
+fi
 
 dir=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
 cleanup() {
@@ -47,15 +60,23 @@ psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION mnemo" >/dev/null
 echo "cluster:    private, test/cluster.sh defaults (initdb + shared_buffers=256MB, fsync=on), socket $dir"
 echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (before; other work on the host skews the figures)"
 echo "cpu:        $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
-if [ "$which" != context ]; then
+if [ "$which" = append ] || [ "$which" = all ]; then
 	cmd=(bench/append --seconds "${BENCH_SECONDS:-2}" --rounds "${BENCH_ROUNDS:-6}"
 		--warmup "${BENCH_WARMUP:-200}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi
-if [ "$which" != append ]; then
+if [ "$which" = context ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
 	cmd=(bench/context --sizes "${BENCH_SIZES:-1000,100000,1000000}" --calls "${BENCH_CALLS:-200}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = send ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	cmd=(bench/send --server test/provider_server/provider-server
+		--tokens "${BENCH_SEND_TOKENS:-50,500,5000}" --calls "${BENCH_SEND_CALLS:-${BENCH_CALLS:-200}}"
+		--chunks "${BENCH_SEND_CHUNKS:-event}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

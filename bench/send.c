@@ -1,0 +1,306 @@
+/*
+ * send.c
+ *		bench/send: the engine's overhead on a chat turn.  For replies of
+ *		50, 500 and 5,000 tokens from the local provider server, the median
+ *		time of mnemo_session_send() against a plain libcurl download of the
+ *		same byte stream (same server, same script, same request, one
+ *		connection kept alive on each side), printed as ratios.
+ *
+ *	bench/send --server PATH [--tokens 50,500,5000] [--calls N] [--warmup N]
+ *	           [--chunks event|all]
+ *
+ * What the ratio measures: SSE parsing, the provider decoder, the part
+ * callbacks, and the persistence and accounting of a turn (user message,
+ * context report and build, assistant row, parts, usage, the soft-threshold
+ * check, the session lock): everything send() does beyond receiving bytes.
+ * Each send goes to a new session (made outside the timed region), so every
+ * request has the same body as the download's.  Calls alternate between the
+ * two, so drift on the host hits both alike.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "common.h"
+#include "mnemo.h"
+
+const char *bench_name = "bench/send";
+
+extern char **environ;
+
+#define SYSTEM_PROMPT "You are a benchmark."
+#define USER_TEXT "Tell me about the store."
+#define KEY "bench-key"
+
+typedef struct server
+{
+	pid_t		pid;
+	char		dir[64];
+	char		url[128];		/* .../v1 */
+} server;
+
+static void
+server_start(server *s, const char *path, int tokens, const char *chunks)
+{
+	char		script[128],
+				port_file[128],
+				buf[32];
+	FILE	   *f;
+	char	   *argv[8];
+	int			waited;
+
+	snprintf(s->dir, sizeof(s->dir), "/tmp/mnemo-bench-send.XXXXXX");
+	if (mkdtemp(s->dir) == NULL)
+		die("mkdtemp: %s", strerror(errno));
+	snprintf(script, sizeof(script), "%s/bench.script", s->dir);
+	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
+	if ((f = fopen(script, "w")) == NULL)
+		die("%s: %s", script, strerror(errno));
+	fprintf(f, "reply\n  text_tokens %d\n  chunks %s\n  repeat forever\n", tokens, chunks);
+	fclose(f);
+	argv[0] = (char *) path;
+	argv[1] = (char *) "--script";
+	argv[2] = script;
+	argv[3] = (char *) "--port-file";
+	argv[4] = port_file;
+	argv[5] = (char *) "--quiet";
+	argv[6] = NULL;
+	if ((errno = posix_spawn(&s->pid, path, NULL, NULL, argv, environ)) != 0)
+		die("starting %s: %s", path, strerror(errno));
+	for (waited = 0; waited < 200; waited++)
+	{
+		if ((f = fopen(port_file, "r")) != NULL)
+		{
+			bool		got = fgets(buf, sizeof(buf), f) != NULL;
+
+			fclose(f);
+			if (got)
+				break;
+		}
+		nanosleep(&(struct timespec) {.tv_nsec = 25000000}, NULL);
+	}
+	if (waited == 200)
+		die("the provider server did not start");
+	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d/v1", atoi(buf));
+}
+
+static void
+server_stop(server *s)
+{
+	char		path[160];
+
+	kill(s->pid, SIGTERM);
+	waitpid(s->pid, NULL, 0);
+	snprintf(path, sizeof(path), "%s/bench.script", s->dir);
+	unlink(path);
+	rmdir(s->dir);
+}
+
+/* ---- the baseline: the same request, the bytes counted and dropped --------- */
+
+static size_t
+sink(char *data, size_t size, size_t n, void *arg)
+{
+	(void) data;
+	*(size_t *) arg += size * n;
+	return size * n;
+}
+
+static double
+download(CURL *curl, size_t *bytes)
+{
+	double		t0 = now_s();
+	CURLcode	rc;
+	long		status = 0;
+
+	*bytes = 0;
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, bytes);
+	if ((rc = curl_easy_perform(curl)) != CURLE_OK)
+		die("download: %s", curl_easy_strerror(rc));
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		die("download: HTTP %ld", status);
+	return now_s() - t0;
+}
+
+/* The body send() makes for a new session's first turn (the server's
+ * request log shows it), so that both sides ask for the same thing. */
+static const char request_body[] =
+	"{\"model\":\"gpt-4o-mini\",\"messages\":[{\"role\":\"system\",\"content\":\"" SYSTEM_PROMPT
+	"\"},{\"role\":\"user\",\"content\":\"" USER_TEXT "\"}],\"max_completion_tokens\":4096,"
+	"\"stream\":true,\"stream_options\":{\"include_usage\":true}}";
+
+/* ---- send ------------------------------------------------------------------ */
+
+typedef struct counts
+{
+	size_t		deltas;
+	size_t		bytes;
+} counts;
+
+static int
+on_part(mnemo_store *st, const mnemo_stream_part *p, void *arg)
+{
+	counts	   *c = arg;
+
+	(void) st;
+	c->deltas++;
+	c->bytes += p->len;
+	return 0;
+}
+
+static double
+send_one(mnemo_store *st, const mnemo_turn_options *opts, counts *c)
+{
+	mnemo_new_session spec = {.provider_id = "openai", .model_id = "gpt-4o-mini",
+	.system_prompt = SYSTEM_PROMPT, .agent = "bench"};
+	mnemo_session *s = NULL;
+	mnemo_turn *turn = NULL;
+	double		t0,
+				t;
+
+	if (mnemo_session_create(st, &spec, &s) != MNEMO_OK)
+		die("session_create: %s", mnemo_errmsg(st));
+	t0 = now_s();
+	if (mnemo_session_send(st, s->id, opts, USER_TEXT, NULL, 0, on_part, c, &turn) != MNEMO_OK)
+		die("send: %s", mnemo_errmsg(st));
+	t = now_s() - t0;
+	if (strcmp(turn->finish_reason, "stop") != 0)
+		die("send: finish reason %s", turn->finish_reason);
+	mnemo_turn_free(turn);
+	mnemo_session_free(s);
+	return t;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *server_path = NULL,
+			   *tokens_list = "50,500,5000",
+			   *chunks = "event";
+	int			calls = 200,
+				warmup = 10;
+	mnemo_store *st;
+	char	   *list,
+			   *tok,
+			   *save = NULL;
+	bool		target_met = true;
+
+	for (int i = 1; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--server") == 0 && i + 1 < argc)
+			server_path = argv[++i];
+		else if (strcmp(argv[i], "--tokens") == 0 && i + 1 < argc)
+			tokens_list = argv[++i];
+		else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
+			calls = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
+			warmup = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--chunks") == 0 && i + 1 < argc)
+			chunks = argv[++i];
+		else
+			die("usage: bench/send --server PATH [--tokens 50,500,5000] [--calls N] [--warmup N] "
+				"[--chunks event|all]");
+	}
+	if (server_path == NULL || calls < 1 || warmup < 0 ||
+		(strcmp(chunks, "event") != 0 && strcmp(chunks, "all") != 0))
+		die("--server PATH is required; --calls >= 1; --chunks event or all");
+	if (mnemo_global_init() != MNEMO_OK)
+		die("libcurl initialisation failed");
+	st = mnemo_store_open(NULL);
+	if (st == NULL || mnemo_errcode(st) != MNEMO_OK)
+		die("connecting: %s", st ? mnemo_errmsg(st) : "out of memory");
+
+	printf("bench/send: %d calls a size (median), %d untimed first, server writes: %s\n",
+		   calls, warmup, strcmp(chunks, "all") == 0 ? "the whole stream at once"
+		   : "one per event, as providers flush");
+	printf("%8s %10s %8s %12s %12s %8s\n", "tokens", "bytes", "deltas", "curl ms", "send ms",
+		   "ratio");
+	list = strdup(tokens_list);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		int			tokens = atoi(tok);
+		server		srv;
+		CURL	   *curl = curl_easy_init();
+		struct curl_slist *headers = NULL;
+		char		url[160];
+		mnemo_turn_options opts = {0};
+		double	   *t_curl = calloc(calls, sizeof(double)),
+				   *t_send = calloc(calls, sizeof(double));
+		size_t		bytes = 0;
+		counts		c = {0};
+		double		mc,
+					ms;
+
+		if (tokens < 1 || curl == NULL || t_curl == NULL || t_send == NULL)
+			die("bad --tokens value %s, or out of memory", tok);
+		server_start(&srv, server_path, tokens, chunks);
+		snprintf(url, sizeof(url), "%s/chat/completions", srv.url);
+		headers = curl_slist_append(headers, "content-type: application/json");
+		headers = curl_slist_append(headers, "authorization: Bearer " KEY);
+		curl_easy_setopt(curl, CURLOPT_URL, url);
+		curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request_body);
+		curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, sink);
+		curl_easy_setopt(curl, CURLOPT_TCP_NODELAY, 1L);
+		opts.provider = "openai";
+		opts.model = "gpt-4o-mini";
+		opts.base_url = srv.url;
+		opts.api_key = KEY;
+
+		for (int i = 0; i < warmup; i++)
+		{
+			download(curl, &bytes);
+			send_one(st, &opts, &c);
+		}
+		for (int i = 0; i < calls; i++)
+		{
+			t_curl[i] = download(curl, &bytes);
+			c.deltas = c.bytes = 0;
+			t_send[i] = send_one(st, &opts, &c);
+		}
+		mc = median(t_curl, calls) * 1e3;
+		ms = median(t_send, calls) * 1e3;
+		printf("%8d %10zu %8zu %12.3f %12.3f %7.2fx\n", tokens, bytes, c.deltas, mc, ms, ms / mc);
+		if (tokens >= 500 && ms / mc > 1.2)
+			target_met = false;
+		fflush(stdout);
+		curl_slist_free_all(headers);
+		curl_easy_cleanup(curl);
+		server_stop(&srv);
+		free(t_curl);
+		free(t_send);
+	}
+	printf("target <= 1.2x at 500 tokens and above: %s\n", target_met ? "met" : "NOT met");
+	free(list);
+	mnemo_store_close(st);
+	mnemo_global_cleanup();
+	return 0;
+}

@@ -16,7 +16,24 @@ step() { printf '\n==== %s\n' "$*"; }
 bash test/deps.sh
 echo "building the extension, libmnemo, the mnemo command and the provider test server..."
 make -s
-make -s install >/dev/null
+# As a normal user PostgreSQL's directories are not writable: the demo then
+# needs the extension installed once by root, with this version's control
+# and SQL files (the library's bytes differ between checkouts: debug paths).
+pkglibdir=$(pg_config --pkglibdir)
+extdir=$(pg_config --sharedir)/extension
+installed_matches() {
+	[ -f "$pkglibdir/mnemo.so" ] || return 1
+	for f in mnemo.control sql/mnemo--*.sql; do
+		cmp -s "$f" "$extdir/$(basename "$f")" || return 1
+	done
+}
+if [ "$(id -u)" = 0 ] || { [ -w "$pkglibdir" ] && [ -w "$extdir" ]; }; then
+	make -s install >/dev/null
+elif ! installed_matches; then
+	echo "make demo: this build of mnemo is not installed into PostgreSQL ($pkglibdir)," >&2
+	echo "and only root may write there: run 'sudo make install' once, then make demo again" >&2
+	exit 1
+fi
 make -s -C client >/dev/null
 make -s -C test/provider_server >/dev/null
 

@@ -90,6 +90,13 @@ reply failing                    # 7: an error event mid-stream
 
 reply recovered                  # 8: the next line still gets its turn
   text "Recovered."
+
+reply interrupted                # 9: stalls until Ctrl-C cancels it
+  text "before" " after"
+  stall at=2 seconds=30
+
+reply after-cancel               # 10: the chat goes on after the cancel
+  text "After the cancel."
 EOF
 
 "$SRV" --script "$work/chat.script" --port-file "$work/port" --log "$work/requests.log" \
@@ -192,6 +199,37 @@ is "$rc" 1 "a turn that fails mid-stream makes the exit status 1"
 is "$(cat "$work/out")" $'Partial\nRecovered.' "what streamed is printed, and the next line gets its turn"
 is "$(psql_q -c "SELECT string_agg(finish_reason, ',' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$sid' AND role = 'assistant' AND seq > 12")" \
 	"error,stop" "the failed reply is stored with finish reason error, the next one normally"
+
+# ---- Ctrl-C cancels the streaming reply, the chat goes on ---------------
+
+# job control: a background job gets SIGINT's default disposition, not the
+# ignore a non-interactive shell gives it
+set -m
+rm -f "$work/in"
+mkfifo "$work/in"
+"$M" chat --session "$sid" <"$work/in" >"$work/int.out" 2>"$work/int.err" &
+chat_pid=$!
+exec 3>"$work/in"
+echo "stall please" >&3
+for _ in $(seq 100); do grep -q "before" "$work/int.out" && break; sleep 0.05; done
+started=$(date +%s)
+kill -INT "$chat_pid"
+echo "go on" >&3
+for _ in $(seq 100); do grep -q "After the cancel." "$work/int.out" && break; sleep 0.05; done
+exec 3>&-
+wait "$chat_pid"
+rc=$?
+chat_pid=
+set +m
+if [ $(($(date +%s) - started)) -lt 10 ]; then
+	ok "Ctrl-C stops a stalled reply at once (not after the server's 30 s)"
+else
+	not_ok "Ctrl-C took $(($(date +%s) - started)) s"
+fi
+is "$rc:$(cat "$work/int.out")" $'1:before\nAfter the cancel.' \
+	"what streamed is printed, the next line gets its turn, and the exit status says a turn failed"
+is "$(psql_q -c "SELECT string_agg(m.finish_reason || ':' || coalesce(p.content->>'text', ''), ',' ORDER BY m.seq) FROM mnemo.messages m LEFT JOIN mnemo.message_parts p ON p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$sid' AND m.role = 'assistant' AND m.seq > 16")" \
+	"cancelled:before,stop:After the cancel." "the cancelled reply is stored with what streamed, finish reason cancelled"
 
 # ---- a dead turn is marked interrupted on resume ------------------------
 

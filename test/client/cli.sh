@@ -10,7 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
 M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
-CLAUDE_DIR=${MNEMO_CLAUDE_DIR:-../shared/data/transcripts/kimi-cli-claude-code}
+CLAUDE_DIR=${MNEMO_CLAUDE_DIR:-test/data/claude-code}
 SMALL=$CLAUDE_DIR/bf/3a8bd70c3e/1/full.jsonl
 LARGE=$CLAUDE_DIR/29/77bc73228c/1/full.jsonl
 work=$(mktemp -d /tmp/mnemo-cli.XXXXXX)

@@ -32,7 +32,8 @@ typedef struct mn_buf
 	bool		oom;
 } mn_buf;
 
-void		mn_buf_put(mn_buf *b, const char *s, size_t len);
+/* false once out of memory */
+bool		mn_buf_put(mn_buf *b, const char *s, size_t len);
 void		mn_buf_puts(mn_buf *b, const char *s);
 void		mn_buf_put_i64(mn_buf *b, int64_t v);
 

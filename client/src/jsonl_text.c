@@ -49,14 +49,16 @@ reserve(mn_buf *b, size_t more)
 	return true;
 }
 
-void
+bool
 mn_buf_put(mn_buf *b, const char *s, size_t len)
 {
 	if (!reserve(b, len))
-		return;
-	memcpy(b->data + b->len, s, len);
+		return false;
+	if (len > 0)
+		memcpy(b->data + b->len, s, len);
 	b->len += len;
 	b->data[b->len] = '\0';
+	return true;
 }
 
 void

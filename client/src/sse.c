@@ -17,67 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonl.h"
 #include "stream.h"
-
-/* ------------------------------------------------------------------------
- * A growable byte buffer, NUL-terminated once anything was put in it
- * ------------------------------------------------------------------------ */
-
-typedef struct sbuf
-{
-	char	   *p;
-	size_t		len;
-	size_t		cap;
-} sbuf;
-
-static bool
-sbuf_reserve(sbuf *b, size_t more)
-{
-	size_t		cap;
-	char	   *grown;
-
-	if (more > SIZE_MAX / 2 - b->len)
-		return false;
-	if (b->len + more + 1 <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 128;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	grown = realloc(b->p, cap);
-	if (grown == NULL)
-		return false;
-	b->p = grown;
-	b->cap = cap;
-	return true;
-}
-
-static bool
-sbuf_put(sbuf *b, const char *s, size_t n)
-{
-	if (!sbuf_reserve(b, n))
-		return false;
-	if (n > 0)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return true;
-}
-
-static void
-sbuf_reset(sbuf *b)
-{
-	b->len = 0;
-	if (b->p != NULL)
-		b->p[0] = '\0';
-}
-
-static void
-sbuf_free(sbuf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
 
 /* ========================================================================
  * The SSE parser
@@ -97,13 +38,13 @@ struct mn_sse
 	bool		in_line;		/* bytes of an unfinished line were seen */
 	bool		in_comment;		/* ... and it is a comment, being skipped */
 
-	sbuf		line;			/* the unfinished line, if not a comment */
-	sbuf		data;			/* the data buffer, each line + LF */
-	sbuf		type;			/* the event type buffer */
-	sbuf		id;				/* the last event ID buffer */
+	mn_buf		line;			/* the unfinished line, if not a comment */
+	mn_buf		data;			/* the data buffer, each line + LF */
+	mn_buf		type;			/* the event type buffer */
+	mn_buf		id;				/* the last event ID buffer */
 	bool		id_changed;		/* id was set since the last dispatch */
-	sbuf		last_id;		/* the last event ID string */
-	sbuf		scratch;		/* a line with invalid UTF-8, repaired */
+	mn_buf		last_id;		/* the last event ID string */
+	mn_buf		scratch;		/* a line with invalid UTF-8, repaired */
 	int64_t		retry;
 };
 
@@ -128,12 +69,12 @@ mn_sse_free(mn_sse *p)
 {
 	if (p == NULL)
 		return;
-	sbuf_free(&p->line);
-	sbuf_free(&p->data);
-	sbuf_free(&p->type);
-	sbuf_free(&p->id);
-	sbuf_free(&p->last_id);
-	sbuf_free(&p->scratch);
+	mn_buf_free(&p->line);
+	mn_buf_free(&p->data);
+	mn_buf_free(&p->type);
+	mn_buf_free(&p->id);
+	mn_buf_free(&p->last_id);
+	mn_buf_free(&p->scratch);
 	free(p);
 }
 
@@ -153,7 +94,7 @@ mn_sse_retry(const mn_sse *p)
 const char *
 mn_sse_last_id(const mn_sse *p)
 {
-	return p->last_id.len > 0 ? p->last_id.p : "";
+	return p->last_id.len > 0 ? p->last_id.data : "";
 }
 
 bool
@@ -228,7 +169,7 @@ utf8_repair(mn_sse *p, const unsigned char *s, size_t n)
 	static const char fffd[3] = {(char) 0xEF, (char) 0xBF, (char) 0xBD};
 	size_t		i = 0;
 
-	sbuf_reset(&p->scratch);
+	mn_buf_reset(&p->scratch);
 	while (i < n)
 	{
 		size_t		good = utf8_valid_prefix(s + i, n - i);
@@ -238,7 +179,7 @@ utf8_repair(mn_sse *p, const unsigned char *s, size_t n)
 		size_t		need,
 					k;
 
-		if (!sbuf_put(&p->scratch, (const char *) s + i, good))
+		if (!mn_buf_put(&p->scratch, (const char *) s + i, good))
 			return false;
 		i += good;
 		if (i == n)
@@ -269,7 +210,7 @@ utf8_repair(mn_sse *p, const unsigned char *s, size_t n)
 			hi = 0xBF;
 			i++;
 		}
-		if (!sbuf_put(&p->scratch, fffd, sizeof(fffd)))
+		if (!mn_buf_put(&p->scratch, fffd, sizeof(fffd)))
 			return false;
 	}
 	return true;
@@ -283,26 +224,26 @@ sse_dispatch(mn_sse *p)
 
 	if (p->id_changed)
 	{
-		sbuf_reset(&p->last_id);
-		if (!sbuf_put(&p->last_id, p->id.p ? p->id.p : "", p->id.len))
+		mn_buf_reset(&p->last_id);
+		if (!mn_buf_put(&p->last_id, p->id.data ? p->id.data : "", p->id.len))
 			return MN_SSE_NOMEM;
 		p->id_changed = false;
 	}
 	if (p->data.len == 0)
 	{
-		sbuf_reset(&p->type);
+		mn_buf_reset(&p->type);
 		return 0;
 	}
 	/* the LF after the last data line is not part of the data */
-	p->data.p[--p->data.len] = '\0';
-	ev.type = p->type.len > 0 ? p->type.p : "message";
+	p->data.data[--p->data.len] = '\0';
+	ev.type = p->type.len > 0 ? p->type.data : "message";
 	ev.type_len = p->type.len > 0 ? p->type.len : strlen("message");
-	ev.data = p->data.p;
+	ev.data = p->data.data;
 	ev.len = p->data.len;
 	ev.id = mn_sse_last_id(p);
 	rc = p->cb != NULL ? p->cb(p->arg, &ev) : 0;
-	sbuf_reset(&p->data);
-	sbuf_reset(&p->type);
+	mn_buf_reset(&p->data);
+	mn_buf_reset(&p->type);
 	return rc;
 }
 
@@ -334,7 +275,7 @@ sse_line(mn_sse *p, const char *s, size_t n)
 	{
 		if (!utf8_repair(p, (const unsigned char *) s, n))
 			return MN_SSE_NOMEM;
-		s = p->scratch.p;
+		s = p->scratch.data;
 		n = p->scratch.len;
 	}
 	if (n > p->max_event || p->data.len + p->type.len > p->max_event - n)
@@ -361,21 +302,21 @@ sse_line(mn_sse *p, const char *s, size_t n)
 
 	if (flen == 4 && memcmp(s, "data", 4) == 0)
 	{
-		if (!sbuf_put(&p->data, value, vlen) || !sbuf_put(&p->data, "\n", 1))
+		if (!mn_buf_put(&p->data, value, vlen) || !mn_buf_put(&p->data, "\n", 1))
 			return MN_SSE_NOMEM;
 	}
 	else if (flen == 5 && memcmp(s, "event", 5) == 0)
 	{
-		sbuf_reset(&p->type);
-		if (!sbuf_put(&p->type, value, vlen))
+		mn_buf_reset(&p->type);
+		if (!mn_buf_put(&p->type, value, vlen))
 			return MN_SSE_NOMEM;
 	}
 	else if (flen == 2 && memcmp(s, "id", 2) == 0)
 	{
 		if (memchr(value, '\0', vlen) == NULL)
 		{
-			sbuf_reset(&p->id);
-			if (!sbuf_put(&p->id, value, vlen))
+			mn_buf_reset(&p->id);
+			if (!mn_buf_put(&p->id, value, vlen))
 				return MN_SSE_NOMEM;
 			p->id_changed = true;
 		}
@@ -420,7 +361,7 @@ sse_partial(mn_sse *p, const char *s, size_t n)
 	if (n > p->max_event ||
 		p->line.len + p->data.len + p->type.len > p->max_event - n)
 		return MN_SSE_TOO_LARGE;
-	if (!sbuf_put(&p->line, s, n))
+	if (!mn_buf_put(&p->line, s, n))
 		return MN_SSE_NOMEM;
 	return 0;
 }
@@ -442,8 +383,8 @@ sse_line_end(mn_sse *p, const char *s, size_t n)
 	p->in_line = false;
 	if (rc != 0)
 		return rc;
-	rc = sse_line(p, p->line.p ? p->line.p : "", p->line.len);
-	sbuf_reset(&p->line);
+	rc = sse_line(p, p->line.data ? p->line.data : "", p->line.len);
+	mn_buf_reset(&p->line);
 	return rc;
 }
 

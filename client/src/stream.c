@@ -18,59 +18,8 @@
 
 #include <json-c/json.h>
 
+#include "jsonl.h"
 #include "stream.h"
-
-/* ------------------------------------------------------------------------
- * A growable byte buffer, NUL-terminated once anything was put in it
- * ------------------------------------------------------------------------ */
-
-typedef struct sbuf
-{
-	char	   *p;
-	size_t		len;
-	size_t		cap;
-} sbuf;
-
-static bool
-sbuf_reserve(sbuf *b, size_t more)
-{
-	size_t		cap;
-	char	   *grown;
-
-	if (more > SIZE_MAX / 2 - b->len)
-		return false;
-	if (b->len + more + 1 <= b->cap)
-		return true;
-	cap = b->cap ? b->cap : 128;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	grown = realloc(b->p, cap);
-	if (grown == NULL)
-		return false;
-	b->p = grown;
-	b->cap = cap;
-	return true;
-}
-
-static bool
-sbuf_put(sbuf *b, const char *s, size_t n)
-{
-	if (!sbuf_reserve(b, n))
-		return false;
-	if (n > 0)
-		memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-	return true;
-}
-
-static void
-sbuf_free(sbuf *b)
-{
-	free(b->p);
-	b->p = NULL;
-	b->len = b->cap = 0;
-}
 
 static char *
 dup_n(const char *s, size_t n)
@@ -377,7 +326,7 @@ struct mn_tool
 	int64_t		pindex;
 	char	   *id;
 	char	   *name;
-	sbuf		input;
+	mn_buf		input;
 	char	   *def_input;		/* JSON text, or NULL */
 	size_t		def_len;
 	bool		started;		/* TOOL_START delivered */
@@ -491,7 +440,7 @@ mn_stream_free(mn_stream *s)
 
 		free(t->id);
 		free(t->name);
-		sbuf_free(&t->input);
+		mn_buf_free(&t->input);
 		free(t->def_input);
 		free(t);
 	}
@@ -814,7 +763,7 @@ tool_start(mn_stream *s, mn_tool *t)
 	{
 		/* what came before the name, at once */
 		d.kind = MN_DELTA_TOOL_INPUT;
-		d.text = t->input.p;
+		d.text = t->input.data;
 		d.len = t->input.len;
 		return mn_stream_emit(s, &d);
 	}
@@ -937,7 +886,7 @@ mn_stream_tool_input(mn_stream *s, mn_tool *t, const char *frag, size_t len)
 		return mn_stream_fail(s, MN_STREAM_ERR_TOO_LARGE, MN_ERRCLASS_OTHER, NULL, NULL,
 							  "a tool call's input is larger than %zu bytes",
 							  s->max_tool_input);
-	if (!sbuf_put(&t->input, frag, len))
+	if (!mn_buf_put(&t->input, frag, len))
 		return nomem(s);
 	if (!t->started)
 		return 0;
@@ -972,9 +921,9 @@ mn_stream_tool_end(mn_stream *s, mn_tool *t)
 	if (!t->started && (rc = tool_start(s, t)) != 0)
 		return rc;
 	t->open = false;
-	if (!blank(t->input.p, t->input.len))
+	if (!blank(t->input.data, t->input.len))
 	{
-		text = t->input.p;
+		text = t->input.data;
 		len = t->input.len;
 	}
 	else if (t->def_input != NULL && !blank(t->def_input, t->def_len))
@@ -997,7 +946,7 @@ mn_stream_tool_end(mn_stream *s, mn_tool *t)
 	rc = mn_stream_emit(s, &d);
 	json_object_put(obj);
 	/* a finished call keeps only its id and name */
-	sbuf_free(&t->input);
+	mn_buf_free(&t->input);
 	free(t->def_input);
 	t->def_input = NULL;
 	return rc;

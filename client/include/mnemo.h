@@ -825,10 +825,10 @@ MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_o
  *	3. the context comes from mnemo.build_context with the budget
  *	   usable = context_limit - max_output_tokens - compaction_output_budget
  *	   - the system prompt's tokens;
- *	4. the assistant row is appended (no parts) before the reply streams:
- *	   when the provider has accepted the request (a 2xx status), so that a
- *	   request refused (401, 429 after the retries, ...) or never answered
- *	   leaves the user turn alone;
+ *	4. the assistant row is appended (no parts) and committed with the user
+ *	   turn, before the provider is called, as the seed does: a request
+ *	   refused (401, 429 after the retries, ...) or never answered leaves it
+ *	   empty with finish reason "error";
  *	5. the reply streams: each text / reasoning delta and each completed tool
  *	   call reaches on_part as it arrives; the parts are appended as they
  *	   complete;
@@ -841,6 +841,8 @@ MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_o
  * While a turn streams, the session is held with an advisory lock, so that
  * mnemo_session_load() in any process can tell a dead turn (an assistant
  * message without finish reason and without its lock) from a live one.
+ * A turn's statements go in four round trips (libpq pipeline mode) and two
+ * commits: steps 1 to 4 in one transaction, 6 with the last part in another.
  * ------------------------------------------------------------------------ */
 
 /* libcurl's global initialisation: call once before any thread sends, and

@@ -116,56 +116,91 @@ mnemo_context_items_get(mnemo_store *st, const char *session_id, mnemo_context_i
 	return items_result(st, mn_exec(st, &items_stmt, params), out);
 }
 
+int
+mn_context_build_call(mnemo_store *st, const char *session_id, int budget_tokens, mn_call *call)
+{
+	if (session_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	call->stmt = &build_stmt;
+	call->params[0] = session_id;
+	/* a negative budget is sent: the server's 22023 names it */
+	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	return MNEMO_OK;
+}
+
+int
+mn_context_of(mnemo_store *st, mn_call *call, mnemo_context **out)
+{
+	PGresult   *res = call->res;
+
+	call->res = NULL;
+	return context_result(st, res, out);
+}
+
 MNEMO_API int
 mnemo_context_build(mnemo_store *st, const char *session_id, int budget_tokens,
 					mnemo_context **out)
 {
-	char		budget[24];
-	const char *params[2];
+	mn_call		call = {0};
 	int			rc;
 
 	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
-					   "session id and out are required")) != MNEMO_OK)
-		return rc;
-	params[0] = session_id;
-	/* a negative budget is sent: the server's 22023 names it */
-	params[1] = mn_i64_param(budget, budget_tokens);
-	return context_result(st, mn_exec(st, &build_stmt, params), out);
+					   "session id and out are required")) == MNEMO_OK &&
+		(rc = mn_context_build_call(st, session_id, budget_tokens, &call)) == MNEMO_OK &&
+		(rc = mn_call_run(st, &call)) == MNEMO_OK)
+		rc = mn_context_of(st, &call, out);
+	mn_call_clear(&call);
+	return rc;
+}
+
+int
+mn_context_report_call(mnemo_store *st, const char *session_id, int budget_tokens,
+					   mn_call *call)
+{
+	if (session_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	call->stmt = &report_stmt;
+	call->params[0] = session_id;
+	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	return MNEMO_OK;
+}
+
+int
+mn_context_report_of(mnemo_store *st, mn_call *call, mnemo_context_budget *out)
+{
+	PGresult   *res = call->res;
+	int			rc = MNEMO_OK;
+
+	call->res = NULL;
+	if (PQntuples(res) != 1)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "context_report returned %d rows", PQntuples(res));
+	else
+	{
+		out->budget_tokens = (int) mn_get_i64(res, 0, mn_col(res, "budget_tokens"));
+		out->summary_tokens = mn_get_i64(res, 0, mn_col(res, "summary_tokens"));
+		out->included_items = (int) mn_get_i64(res, 0, mn_col(res, "included_items"));
+		out->included_tokens = mn_get_i64(res, 0, mn_col(res, "included_tokens"));
+		out->omitted_items = (int) mn_get_i64(res, 0, mn_col(res, "omitted_items"));
+		out->omitted_tokens = mn_get_i64(res, 0, mn_col(res, "omitted_tokens"));
+	}
+	PQclear(res);
+	return rc;
 }
 
 MNEMO_API int
 mnemo_context_report(mnemo_store *st, const char *session_id, int budget_tokens,
 					 mnemo_context_budget *out)
 {
-	char		budget[24];
-	const char *params[2];
-	PGresult   *res;
+	mn_call		call = {0};
 	int			rc;
 
 	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
-					   "session id and out are required")) != MNEMO_OK)
-		return rc;
-	params[0] = session_id;
-	params[1] = mn_i64_param(budget, budget_tokens);
-	res = mn_exec(st, &report_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1)
-	{
-		/* the count is read before the result is freed */
-		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "context_report returned %d rows",
-					 PQntuples(res));
-		PQclear(res);
-		return rc;
-	}
-	out->budget_tokens = (int) mn_get_i64(res, 0, mn_col(res, "budget_tokens"));
-	out->summary_tokens = mn_get_i64(res, 0, mn_col(res, "summary_tokens"));
-	out->included_items = (int) mn_get_i64(res, 0, mn_col(res, "included_items"));
-	out->included_tokens = mn_get_i64(res, 0, mn_col(res, "included_tokens"));
-	out->omitted_items = (int) mn_get_i64(res, 0, mn_col(res, "omitted_items"));
-	out->omitted_tokens = mn_get_i64(res, 0, mn_col(res, "omitted_tokens"));
-	PQclear(res);
-	return MNEMO_OK;
+					   "session id and out are required")) == MNEMO_OK &&
+		(rc = mn_context_report_call(st, session_id, budget_tokens, &call)) == MNEMO_OK &&
+		(rc = mn_call_run(st, &call)) == MNEMO_OK)
+		rc = mn_context_report_of(st, &call, out);
+	mn_call_clear(&call);
+	return rc;
 }
 
 MNEMO_API int

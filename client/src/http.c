@@ -12,8 +12,8 @@
  *
  * Status >= 400: the body is collected (bounded) and read with
  * mn_http_error_parse(); nothing reaches the stream.  A 2xx response is
- * "accepted" when its headers end: the caller writes its assistant row
- * then, so a refused request leaves no row behind.
+ * "accepted" when its headers end: from then on a failure is the turn's
+ * (its stream began), before it the request's.
  *
  * The API key goes into one request header and nowhere else; the
  * provider's error message is searched for it and the key replaced, since
@@ -133,7 +133,7 @@ typedef enum abort_reason
 	ABORT_NONE = 0,
 	ABORT_CANCEL,
 	ABORT_IDLE,
-	ABORT_CALLER				/* on_accept or the stream's callback */
+	ABORT_CALLER				/* the stream's callback */
 } abort_reason;
 
 typedef struct transfer
@@ -143,7 +143,6 @@ typedef struct transfer
 	int64_t		last_byte_ms;
 	int			status;
 	bool		accepted;
-	int			accept_rc;
 	bool		body_seen;
 	abort_reason abort;
 	/* status >= 400 */
@@ -232,16 +231,8 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 			t->status = (int) code;
 			atomic_store(&t->h->status, (int) code);
 		}
-		if (code >= 200 && code < 300 && !t->accepted)
-		{
+		if (code >= 200 && code < 300)
 			t->accepted = true;
-			if (t->post->on_accept != NULL &&
-				(t->accept_rc = t->post->on_accept(t->post->arg)) != MNEMO_OK)
-			{
-				t->abort = ABORT_CALLER;
-				return 0;
-			}
-		}
 	}
 	return len;
 }
@@ -537,7 +528,7 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 		*accepted = t.accepted;
 
 		if (t.abort == ABORT_CALLER)
-			rc = t.accept_rc != MNEMO_OK ? t.accept_rc : mn_stream_stop_value(post->stream);
+			rc = mn_stream_stop_value(post->stream);
 		else if (t.abort == ABORT_CANCEL)
 			rc = mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
 		else if (t.abort == ABORT_IDLE)

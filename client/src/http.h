@@ -31,14 +31,6 @@ typedef struct mn_http_post
 	int			idle_timeout_ms;	/* > 0: no byte for this long fails */
 	int			max_retries;	/* >= 0 */
 	mn_stream  *stream;			/* receives a 2xx body */
-
-	/*
-	 * Called once when a response's headers say 2xx, before its first body
-	 * byte reaches the stream.  Non-zero (a mnemo_err) stops the transfer
-	 * and is returned, with the handle's error as the callback left it.
-	 */
-	int			(*on_accept) (void *arg);
-	void	   *arg;
 } mn_http_post;
 
 /*
@@ -50,9 +42,9 @@ typedef struct mn_http_post
  * says whether it was complete), else the error, set on the handle:
  * AUTH, HTTP, RATE_LIMITED (the provider's message), NETWORK (could not
  * connect), TIMEOUT (connect or idle), CANCELLED (mnemo_store_cancel), STREAM
- * (the connection dropped mid-body), NOMEM, or what on_accept or the
- * stream's callback returned to stop it (mn_stream_stop_value).
- * *accepted says whether on_accept was called.
+ * (the connection dropped mid-body), NOMEM, or what the stream's callback
+ * returned to stop it (mn_stream_stop_value).  *accepted says whether a
+ * response's headers said 2xx: the stream began.
  */
 int			mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted);
 

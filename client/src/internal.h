@@ -81,12 +81,70 @@ int			mn_code_of_sqlstate(const char *sqlstate);
  */
 PGresult   *mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params);
 
+/*
+ * A call: a statement with its parameters and, once run, its result.  The
+ * parameters may point into the call itself (num, heap, json), so a call is
+ * filled where it will run and never copied.  Modules that take part in a
+ * batch export a builder (mn_<what>_call) and a reader of the result.
+ */
+#define MN_CALL_PARAMS 9
+typedef struct mn_call
+{
+	const mn_stmt *stmt;
+	const char *params[MN_CALL_PARAMS];
+	char		num[2][32];		/* numeric parameters' text */
+	char	   *heap;			/* a malloc'd parameter, freed by mn_call_clear */
+	struct json_object *json;	/* a JSON parameter's object, put likewise */
+	bool		sync;			/* mn_exec_batch: a transaction ends after it */
+	PGresult   *res;			/* the result, once run; NULL if it failed */
+} mn_call;
+
+/*
+ * Run calls in one round trip (libpq pipeline mode).  The calls up to each
+ * sync point (a call with sync set, and the last) run as one transaction,
+ * unless the batch opened one with BEGIN: then it stays open after the
+ * batch.  MNEMO_OK when every call succeeded.  Otherwise the first failure's
+ * error is set on the handle, the failed call's transaction is rolled back
+ * (an open one ended with ROLLBACK), the other calls of that transaction are
+ * skipped, and the calls that succeeded keep their results: session-level
+ * effects, such as an advisory lock, outlive the rollback.
+ */
+int			mn_exec_batch(mnemo_store *st, mn_call *calls, size_t n);
+/* Run one call alone (mn_exec): MNEMO_OK with call->res set, or the error. */
+int			mn_call_run(mnemo_store *st, mn_call *call);
+/* Release what a call holds: its result and its parameters' storage. */
+void		mn_call_clear(mn_call *call);
 /* Run a constant command with no parameters (BEGIN, COMMIT, LISTEN mnemo);
  * MNEMO_OK or the error, set on the handle. */
 int			mn_exec_command(mnemo_store *st, const char *sql);
 
 /* Forget the prepared statements (after the connection was replaced). */
 void		mn_stmt_reset(mnemo_store *st);
+
+/*
+ * The calls a chat turn batches (send.c), each with the reader of its
+ * result.  A builder fills *call in place (see mn_call) and returns
+ * MNEMO_OK or the argument error; a reader takes call->res, leaving NULL.
+ */
+int			mn_message_append_call(mnemo_store *st, const char *session_id,
+								   const mnemo_new_message *msg, mn_call *call);
+int			mn_message_ref_of(mnemo_store *st, mn_call *call, mnemo_message_ref *ref);
+int			mn_message_update_tokens_call(mnemo_store *st, const char *message_id,
+										  const mnemo_tokens *tokens, double cost,
+										  const char *finish_reason, mn_call *call);
+/* The assistant messages, with their parts, of the context build_context
+ * assembles within budget_tokens, in context order. */
+int			mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tokens,
+									 mn_call *call);
+int			mn_messages_of(mnemo_store *st, mn_call *call, mnemo_messages **out);
+int			mn_part_append_call(mnemo_store *st, const char *message_id,
+								const mnemo_new_part *part, mn_call *call);
+int			mn_context_build_call(mnemo_store *st, const char *session_id, int budget_tokens,
+								  mn_call *call);
+int			mn_context_of(mnemo_store *st, mn_call *call, mnemo_context **out);
+int			mn_context_report_call(mnemo_store *st, const char *session_id, int budget_tokens,
+								   mn_call *call);
+int			mn_context_report_of(mnemo_store *st, mn_call *call, mnemo_context_budget *out);
 
 /* ---- values (convert.c) ---- */
 

@@ -71,6 +71,15 @@ static const mn_stmt get_by_ids_stmt = {
 	1
 };
 
+/* what a turn sends structured: the assistant messages in the context */
+static const mn_stmt context_messages_stmt = {
+	"mnemo_context_messages",
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids(ARRAY("
+	"SELECT item_id FROM mnemo.build_context($1::text, $2::integer) "
+	"WHERE item_type = 'message' AND role = 'assistant'))",
+	2
+};
+
 static const mn_stmt history_stmt = {
 	"mnemo_history",
 	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.history($1::text, $2::integer)",
@@ -96,47 +105,58 @@ ref_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_message_ref *r
 	return mn_id_copy(st, PQgetvalue(res, row, id_col), "message", ref->id);
 }
 
+int
+mn_message_append_call(mnemo_store *st, const char *session_id, const mnemo_new_message *msg,
+					   mn_call *call)
+{
+	if (session_id == NULL || msg == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and message are required");
+	if (msg->role == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message role is required");
+	if ((call->json = mn_parts_to_json(st, msg->parts, msg->n_parts)) == NULL)
+		return st->errcode;
+	call->stmt = &append_stmt;
+	call->params[0] = session_id;
+	call->params[1] = msg->role;
+	call->params[2] = mn_json_text(st, call->json);
+	call->params[3] = msg->id;
+	call->params[4] = msg->agent;
+	call->params[5] = msg->model_id;
+	call->params[6] = msg->provider_id;
+	call->params[7] = msg->run_id;
+	call->params[8] = msg->is_summary ? "true" : "false";
+	return call->params[2] != NULL ? MNEMO_OK : st->errcode;
+}
+
+int
+mn_message_ref_of(mnemo_store *st, mn_call *call, mnemo_message_ref *ref)
+{
+	PGresult   *res = call->res;
+	int			rc;
+
+	call->res = NULL;
+	if (PQntuples(res) != 1)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_message returned %d rows", PQntuples(res));
+	else
+		rc = ref_from_row(st, res, 0, ref);
+	PQclear(res);
+	return rc;
+}
+
 MNEMO_API int
 mnemo_message_append(mnemo_store *st, const char *session_id,
 					 const mnemo_new_message *msg, mnemo_message_ref *ref)
 {
-	struct json_object *parts;
-	const char *params[9];
-	PGresult   *res;
+	mn_call		call = {0};
 	mnemo_message_ref got;
 	int			rc;
 
-	if ((rc = mn_begin(st, session_id != NULL && msg != NULL,
-					   "session id and message are required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, true, NULL)) != MNEMO_OK)
 		return rc;
-	if (msg->role == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message role is required");
-	parts = mn_parts_to_json(st, msg->parts, msg->n_parts);
-	if (parts == NULL)
-		return st->errcode;
-	params[0] = session_id;
-	params[1] = msg->role;
-	params[2] = mn_json_text(st, parts);
-	params[3] = msg->id;
-	params[4] = msg->agent;
-	params[5] = msg->model_id;
-	params[6] = msg->provider_id;
-	params[7] = msg->run_id;
-	params[8] = msg->is_summary ? "true" : "false";
-	if (params[2] == NULL)
-	{
-		json_object_put(parts);
-		return st->errcode;
-	}
-	res = mn_exec(st, &append_stmt, params);
-	json_object_put(parts);
-	if (res == NULL)
-		return st->errcode;
-	if (PQntuples(res) != 1)
-		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_message returned %d rows", PQntuples(res));
-	else
-		rc = ref_from_row(st, res, 0, &got);
-	PQclear(res);
+	if ((rc = mn_message_append_call(st, session_id, msg, &call)) == MNEMO_OK &&
+		(rc = mn_call_run(st, &call)) == MNEMO_OK)
+		rc = mn_message_ref_of(st, &call, &got);
+	mn_call_clear(&call);
 	if (rc != MNEMO_OK)
 		return rc;
 	if (ref != NULL)
@@ -240,37 +260,45 @@ float_param(char *buf, size_t size, double v)
 	return buf;
 }
 
-MNEMO_API int
-mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
-							const mnemo_tokens *tokens, double cost,
-							const char *finish_reason)
+int
+mn_message_update_tokens_call(mnemo_store *st, const char *message_id, const mnemo_tokens *tokens,
+							  double cost, const char *finish_reason, mn_call *call)
 {
-	char		tokens_json[256];
-	char		cost_text[64];
-	const char *params[4];
-	PGresult   *res;
-	int			rc;
-
-	if ((rc = mn_begin(st, message_id != NULL, "message id is required")) != MNEMO_OK)
-		return rc;
+	if (message_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id is required");
+	if ((call->heap = malloc(256)) == NULL)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	if (tokens != NULL)
-		snprintf(tokens_json, sizeof(tokens_json),
+		snprintf(call->heap, 256,
 				 "{\"input\":%" PRId64 ",\"output\":%" PRId64 ",\"cache_read\":%" PRId64
 				 ",\"cache_write\":%" PRId64 ",\"reasoning\":%" PRId64 "}",
 				 tokens->input, tokens->output, tokens->cache_read, tokens->cache_write,
 				 tokens->reasoning);
 	else
-		strcpy(tokens_json, "{}");	/* no key: every count stays */
-	params[0] = message_id;
-	params[1] = tokens_json;
+		strcpy(call->heap, "{}");	/* no key: every count stays */
+	call->stmt = &update_tokens_stmt;
+	call->params[0] = message_id;
+	call->params[1] = call->heap;
 	/* not (cost < 0): a NaN is kept out too, as "keep the stored cost" */
-	params[2] = cost >= 0 ? float_param(cost_text, sizeof(cost_text), cost) : NULL;
-	params[3] = finish_reason;
-	res = mn_exec(st, &update_tokens_stmt, params);
-	if (res == NULL)
-		return st->errcode;
-	PQclear(res);
+	call->params[2] = cost >= 0 ? float_param(call->num[0], sizeof(call->num[0]), cost) : NULL;
+	call->params[3] = finish_reason;
 	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
+							const mnemo_tokens *tokens, double cost,
+							const char *finish_reason)
+{
+	mn_call		call = {0};
+	int			rc;
+
+	if ((rc = mn_begin(st, true, NULL)) == MNEMO_OK &&
+		(rc = mn_message_update_tokens_call(st, message_id, tokens, cost, finish_reason,
+											&call)) == MNEMO_OK)
+		rc = mn_call_run(st, &call);
+	mn_call_clear(&call);
+	return rc;
 }
 
 static int
@@ -281,6 +309,27 @@ message_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
 
 /* The rows of res as a new list; res is cleared. */
 MN_LIST_RESULT(messages_result, mnemo_messages, message_from_row, mnemo_messages_free)
+
+int
+mn_messages_of(mnemo_store *st, mn_call *call, mnemo_messages **out)
+{
+	PGresult   *res = call->res;
+
+	call->res = NULL;
+	return messages_result(st, res, out);
+}
+
+int
+mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tokens,
+						 mn_call *call)
+{
+	if (session_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
+	call->stmt = &context_messages_stmt;
+	call->params[0] = session_id;
+	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	return MNEMO_OK;
+}
 
 /*
  * The single message row of res as a new message; res is cleared.  A row

@@ -42,34 +42,38 @@ static const mn_stmt get_stmt = {
 	1
 };
 
+int
+mn_part_append_call(mnemo_store *st, const char *message_id, const mnemo_new_part *part,
+					mn_call *call)
+{
+	if (message_id == NULL || part == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id and part are required");
+	if ((call->json = mn_part_to_json(st, part)) == NULL)
+		return st->errcode;
+	call->stmt = &append_stmt;
+	call->params[0] = message_id;
+	call->params[1] = mn_json_text(st, call->json);
+	return call->params[1] != NULL ? MNEMO_OK : st->errcode;
+}
+
 MNEMO_API int
 mnemo_part_append(mnemo_store *st, const char *message_id, const mnemo_new_part *part,
 				  int *part_index)
 {
-	struct json_object *obj;
-	const char *params[2];
-	PGresult   *res;
+	mn_call		call = {0};
 	int64_t		index;
 	int			rc;
 
-	if ((rc = mn_begin(st, message_id != NULL && part != NULL,
-					   "message id and part are required")) != MNEMO_OK)
-		return rc;
-	obj = mn_part_to_json(st, part);
-	if (obj == NULL)
-		return st->errcode;
-	params[0] = message_id;
-	params[1] = mn_json_text(st, obj);
-	if (params[1] == NULL)
+	if ((rc = mn_begin(st, true, NULL)) == MNEMO_OK &&
+		(rc = mn_part_append_call(st, message_id, part, &call)) == MNEMO_OK &&
+		(rc = mn_call_run(st, &call)) == MNEMO_OK)
 	{
-		json_object_put(obj);
-		return st->errcode;
+		rc = mn_i64_result(st, call.res, "part_index", "append_part returned no part index", &index);
+		call.res = NULL;
+		if (rc == MNEMO_OK && part_index != NULL)
+			*part_index = (int) index;
 	}
-	res = mn_exec(st, &append_stmt, params);
-	json_object_put(obj);
-	rc = mn_i64_result(st, res, "part_index", "append_part returned no part index", &index);
-	if (rc == MNEMO_OK && part_index != NULL)
-		*part_index = (int) index;
+	mn_call_clear(&call);
 	return rc;
 }
 

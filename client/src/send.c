@@ -35,6 +35,7 @@
 
 #include "http.h"
 #include "internal.h"
+#include "jsonl.h"
 #include "stream.h"
 
 /* 'mnem': the first key of mnemo's advisory locks, kept apart from others */
@@ -52,42 +53,6 @@ static const mn_stmt try_lock_stmt = {
 	"mnemo_turn_try_lock",
 	"SELECT pg_try_advisory_lock($1::int4, hashtext($2::text)) AS locked", 2
 };
-
-/* ---- small buffers --------------------------------------------------------- */
-
-typedef struct sbuf
-{
-	char	   *data;
-	size_t		len;
-	size_t		cap;
-} sbuf;
-
-static bool
-sbuf_add(sbuf *b, const char *s, size_t n)
-{
-	if (b->len + n + 1 > b->cap)
-	{
-		size_t		cap = b->cap ? b->cap : 256;
-		char	   *d;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		if ((d = realloc(b->data, cap)) == NULL)
-			return false;
-		b->data = d;
-		b->cap = cap;
-	}
-	memcpy(b->data + b->len, s, n);
-	b->len += n;
-	b->data[b->len] = '\0';
-	return true;
-}
-
-static const char *
-sbuf_str(const sbuf *b)
-{
-	return b->data ? b->data : "";
-}
 
 /* Keep the first error across the cleanup calls that clear it. */
 typedef struct saved_error
@@ -307,7 +272,7 @@ part_signature(const mnemo_part *p)
 static bool
 add_tool_turn(req_build *b, const mnemo_message *m, bool with_reasoning)
 {
-	sbuf		text = {0};
+	mn_buf		text = {0};
 	mn_req_tool_call *calls;
 	mn_req_message *rm;
 	size_t		i,
@@ -331,8 +296,8 @@ add_tool_turn(req_build *b, const mnemo_message *m, bool with_reasoning)
 
 		if (strcmp(p->type, "text") == 0 && p->text != NULL)
 		{
-			if ((text.len > 0 && !sbuf_add(&text, "\n", 1)) ||
-				!sbuf_add(&text, p->text, strlen(p->text)))
+			if ((text.len > 0 && !mn_buf_put(&text, "\n", 1)) ||
+				!mn_buf_put(&text, p->text, strlen(p->text)))
 			{
 				free(text.data);
 				return false;
@@ -423,15 +388,15 @@ has_tool_calls(const mnemo_message *m)
 static char *
 assistant_text(const mnemo_message *m)
 {
-	sbuf		b = {0};
+	mn_buf		b = {0};
 	size_t		i;
 
 	for (i = 0; i < m->n_parts; i++)
 		if (strcmp(m->parts[i].type, "text") == 0 && m->parts[i].text != NULL &&
 			*m->parts[i].text != '\0')
 		{
-			if ((b.len > 0 && !sbuf_add(&b, "\n", 1)) ||
-				!sbuf_add(&b, m->parts[i].text, strlen(m->parts[i].text)))
+			if ((b.len > 0 && !mn_buf_put(&b, "\n", 1)) ||
+				!mn_buf_put(&b, m->parts[i].text, strlen(m->parts[i].text)))
 			{
 				free(b.data);
 				return NULL;
@@ -441,52 +406,72 @@ assistant_text(const mnemo_message *m)
 }
 
 /*
+ * The assistant message of context entry e among msgs (the context's
+ * assistant messages, in context order, *next the one expected), or NULL
+ * when msgs lacks it: a compaction that swapped between the two reads.
+ */
+static const mnemo_message *
+find_message(const mnemo_messages *msgs, const mnemo_context_entry *e, size_t *next)
+{
+	size_t		i;
+
+	if (msgs == NULL)
+		return NULL;
+	if (*next < msgs->count && strcmp(msgs->items[*next].id, e->item_id) == 0)
+		return &msgs->items[(*next)++];
+	for (i = 0; i < msgs->count; i++)
+		if (strcmp(msgs->items[i].id, e->item_id) == 0)
+			return &msgs->items[i];
+	return NULL;
+}
+
+/*
  * The provider's messages for the assembled context: summaries as
  * assistant text (the seed's ContextBuilder), user-side messages as their
  * rendered content, assistant messages as their text and, with tool calls,
  * the calls and their results.  Empty messages (a turn that died before
- * its first word) are left out: both APIs refuse them.
+ * its first word, or whose request was refused) are left out: both APIs
+ * refuse them.
  */
 static int
 build_messages(mnemo_store *st, const mnemo_context *ctx, const mnemo_messages *msgs,
 			   mn_provider provider, req_build *b)
 {
 	size_t		i,
-				k = 0;
+				next = 0;
 
 	for (i = 0; i < ctx->count; i++)
 	{
 		const mnemo_context_entry *e = &ctx->items[i];
+		const mnemo_message *m = NULL;
 		mn_req_message *rm;
 
-		if (strcmp(e->item_type, "message") == 0)
+		if (strcmp(e->item_type, "message") == 0 && e->role != NULL &&
+			strcmp(e->role, "assistant") == 0)
+			m = find_message(msgs, e, &next);
+		if (m != NULL && !m->is_summary)
 		{
-			const mnemo_message *m = &msgs->items[k++];
+			char	   *text;
 
-			if (strcmp(m->role, "assistant") == 0 && !m->is_summary)
+			if (has_tool_calls(m))
 			{
-				char	   *text;
-
-				if (has_tool_calls(m))
-				{
-					if (!add_tool_turn(b, m, provider == MN_PROVIDER_ANTHROPIC))
-						return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-					continue;
-				}
-				if ((text = assistant_text(m)) == NULL)
-					continue;
-				if (req_keep(b, text) == NULL || (rm = req_add(b)) == NULL)
+				if (!add_tool_turn(b, m, provider == MN_PROVIDER_ANTHROPIC))
 					return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-				rm->role = MN_REQ_ASSISTANT;
-				rm->text = text;
 				continue;
 			}
+			if ((text = assistant_text(m)) == NULL)
+				continue;
+			if (req_keep(b, text) == NULL || (rm = req_add(b)) == NULL)
+				return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			rm->role = MN_REQ_ASSISTANT;
+			rm->text = text;
+			continue;
 		}
 		if (e->content == NULL || *e->content == '\0')
 			continue;
 		if ((rm = req_add(b)) == NULL)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		rm->role = strcmp(e->role, "assistant") == 0 ? MN_REQ_ASSISTANT : MN_REQ_USER;
+		rm->role = e->role != NULL && strcmp(e->role, "assistant") == 0 ? MN_REQ_ASSISTANT : MN_REQ_USER;
 		rm->text = e->content;
 	}
 	return MNEMO_OK;
@@ -502,42 +487,31 @@ typedef struct turn_state
 	mnemo_turn *turn;
 	mnemo_part_fn on_part;
 	void	   *arg;
+	bool		locked;			/* the session's turn lock is held */
 	bool		row;			/* the assistant row exists */
 	int64_t		row_seq;
+	bool		accepted;		/* the provider accepted the request */
 	/* the text or reasoning part being streamed */
 	bool		open;
 	mn_delta_kind open_kind;
 	int			open_block;
-	sbuf		part;
+	mn_buf		part;
 	char	   *signature;
-	sbuf		text;			/* the whole reply's text */
+	mn_buf		text;			/* the whole reply's text */
 	size_t		cap_calls;
 } turn_state;
 
+/*
+ * The text or reasoning part in progress: appended at once when a later
+ * part begins, or, at the end of the stream, made into `into`, a call of
+ * the turn's last batch (into->stmt stays NULL when there is none).
+ */
 static int
-on_accept(void *arg)
-{
-	turn_state *ts = arg;
-	mnemo_new_message msg = {0};
-	mnemo_message_ref ref;
-	int			rc;
-
-	msg.role = "assistant";
-	msg.model_id = ts->cfg->model;
-	msg.provider_id = ts->cfg->provider_name;
-	if ((rc = mnemo_message_append(ts->st, ts->session_id, &msg, &ref)) != MNEMO_OK)
-		return rc;
-	memcpy(ts->turn->message_id, ref.id, sizeof(ref.id));
-	ts->row_seq = ref.seq;
-	ts->row = true;
-	return MNEMO_OK;
-}
-
-/* Append the text or reasoning part in progress. */
-static int
-flush_part(turn_state *ts)
+flush_part(turn_state *ts, mn_call *into)
 {
 	mnemo_new_part p = MNEMO_NEW_PART_INIT;
+	mn_call		now = {0};
+	mn_call    *call = into != NULL ? into : &now;
 	json_object *o = NULL;
 	int			rc;
 
@@ -562,9 +536,12 @@ flush_part(turn_state *ts)
 	}
 	p.type = ts->open_kind == MN_DELTA_REASONING ? "reasoning" : "text";
 	p.text = ts->part.data;
-	rc = mnemo_part_append(ts->st, ts->turn->message_id, &p, NULL);
+	rc = mn_part_append_call(ts->st, ts->turn->message_id, &p, call);
 	json_object_put(o);
-	ts->part.len = 0;
+	if (rc == MNEMO_OK && into == NULL)
+		rc = mn_call_run(ts->st, call);
+	mn_call_clear(&now);
+	mn_buf_reset(&ts->part);
 	free(ts->signature);
 	ts->signature = NULL;
 	return rc;
@@ -633,7 +610,7 @@ on_delta(void *arg, const mn_delta *d)
 		case MN_DELTA_REFUSAL:
 		case MN_DELTA_REASONING:
 			if (ts->open && (ts->open_kind != kind || ts->open_block != d->block) &&
-				(rc = flush_part(ts)) != MNEMO_OK)
+				(rc = flush_part(ts, NULL)) != MNEMO_OK)
 				return rc;
 			if (!ts->open)
 			{
@@ -641,8 +618,8 @@ on_delta(void *arg, const mn_delta *d)
 				ts->open_kind = kind;
 				ts->open_block = d->block;
 			}
-			if (!sbuf_add(&ts->part, d->text, d->len) ||
-				(kind == MN_DELTA_TEXT && !sbuf_add(&ts->text, d->text, d->len)))
+			if (!mn_buf_put(&ts->part, d->text, d->len) ||
+				(kind == MN_DELTA_TEXT && !mn_buf_put(&ts->text, d->text, d->len)))
 				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
 			if (ts->on_part != NULL)
 			{
@@ -661,9 +638,9 @@ on_delta(void *arg, const mn_delta *d)
 				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
 			return MNEMO_OK;
 		case MN_DELTA_TOOL_START:
-			return flush_part(ts);
+			return flush_part(ts, NULL);
 		case MN_DELTA_TOOL_END:
-			if ((rc = flush_part(ts)) != MNEMO_OK)
+			if ((rc = flush_part(ts, NULL)) != MNEMO_OK)
 				return rc;
 			if (d->input_valid)
 				return add_tool_call(ts, d, d->text);
@@ -700,16 +677,10 @@ cost_of(const mnemo_turn_options *o, const char *model, const mnemo_tokens *t)
 }
 
 /* The assembled context's size: what a turn would send, summaries too. */
-static int
-context_size(mnemo_store *st, const char *sid, int budget, int64_t *size)
+static int64_t
+context_size(const mnemo_context_budget *r)
 {
-	mnemo_context_budget r;
-	int			rc;
-
-	if ((rc = mnemo_context_report(st, sid, budget, &r)) != MNEMO_OK)
-		return rc;
-	*size = r.summary_tokens + r.included_tokens + r.omitted_tokens;
-	return MNEMO_OK;
+	return r->summary_tokens + r->included_tokens + r->omitted_tokens;
 }
 
 /*
@@ -777,55 +748,189 @@ check_doom_loop(mnemo_store *st, const char *sid, const turn_cfg *c, turn_state 
 
 /* ---- the turn -------------------------------------------------------------- */
 
-static int
-lock_session(mnemo_store *st, const mn_stmt *stmt, const char *sid, bool *got)
-{
-	const char *params[2] = {MN_TURN_LOCK_SPACE, sid};
-	PGresult   *res = mn_exec(st, stmt, params);
+static const mn_stmt begin_stmt = {"mnemo_begin", "BEGIN", 0};
+static const mn_stmt commit_stmt = {"mnemo_commit", "COMMIT", 0};
 
-	if (res == NULL)
-		return st->errcode;
-	if (got != NULL)
-		*got = PQntuples(res) == 1 && strcmp(PQgetvalue(res, 0, 0), "t") == 0;
-	PQclear(res);
-	return MNEMO_OK;
+static void
+lock_call(mn_call *call, const mn_stmt *stmt, const char *sid)
+{
+	call->stmt = stmt;
+	call->params[0] = MN_TURN_LOCK_SPACE;
+	call->params[1] = sid;
 }
 
 static int
-stream_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const turn_cfg *c,
-			const mnemo_session *s, turn_state *ts)
+lock_session(mnemo_store *st, const mn_stmt *stmt, const char *sid, bool *got)
 {
-	mnemo_context *ctx = NULL;
-	mnemo_messages *msgs = NULL;
+	mn_call		call = {0};
+	int			rc;
+
+	lock_call(&call, stmt, sid);
+	if ((rc = mn_call_run(st, &call)) == MNEMO_OK && got != NULL)
+		*got = PQntuples(call.res) == 1 && strcmp(PQgetvalue(call.res, 0, 0), "t") == 0;
+	mn_call_clear(&call);
+	return rc;
+}
+
+static void
+clear_calls(mn_call *calls, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		mn_call_clear(&calls[i]);
+}
+
+/* The turn's context: what build_context assembles, and its assistant
+ * messages with their parts, to send tool calls structured. */
+typedef struct turn_context
+{
+	mnemo_context *ctx;
+	mnemo_messages *msgs;
+} turn_context;
+
+static int
+context_of(mnemo_store *st, mn_call *build, mn_call *messages, turn_context *tc)
+{
+	int			rc;
+
+	mnemo_context_free(tc->ctx);
+	mnemo_messages_free(tc->msgs);
+	tc->ctx = NULL;
+	tc->msgs = NULL;
+	if ((rc = mn_context_of(st, build, &tc->ctx)) != MNEMO_OK)
+		return rc;
+	return mn_messages_of(st, messages, &tc->msgs);
+}
+
+/*
+ * Steps 1 to 3 in two round trips and one commit: the turn lock; then, in
+ * one transaction, the user message, the context's size and the context;
+ * then the assistant row and the commit, so that the user turn and the row
+ * are durable before the provider is called.  Over the hard threshold the
+ * user turn is committed alone, the blocking compaction hook runs, and the
+ * context is read again before the row is written.
+ */
+static int
+begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const turn_cfg *c,
+		   const mnemo_new_message *user, turn_state *ts, turn_context *tc)
+{
+	mn_call		a[6] = {{0}};
+	mn_call		b[2] = {{0}};
+	mnemo_new_message row = {0};
+	mnemo_message_ref user_ref = {0},
+				row_ref;
+	mnemo_context_budget report;
+	size_t		na = 0,
+				i_user = 0,
+				i_report,
+				i_build;
+	bool		in_txn = false;
+	int64_t		size;
+	int			rc;
+
+	lock_call(&a[na++], &lock_stmt, sid);
+	a[na++].stmt = &begin_stmt;
+	if (user != NULL && (rc = mn_message_append_call(st, sid, user, &a[i_user = na++])) != MNEMO_OK)
+		goto done;
+	if ((rc = mn_context_report_call(st, sid, c->available, &a[i_report = na++])) != MNEMO_OK ||
+		(rc = mn_context_build_call(st, sid, c->available, &a[i_build = na++])) != MNEMO_OK ||
+		(rc = mn_context_messages_call(st, sid, c->available, &a[na++])) != MNEMO_OK)
+		goto done;
+	rc = mn_exec_batch(st, a, na);
+	ts->locked = a[0].res != NULL;
+	if (rc != MNEMO_OK)
+		goto done;
+	in_txn = true;
+	if ((user != NULL && (rc = mn_message_ref_of(st, &a[i_user], &user_ref)) != MNEMO_OK) ||
+		(rc = mn_context_report_of(st, &a[i_report], &report)) != MNEMO_OK ||
+		(rc = context_of(st, &a[i_build], &a[i_build + 1], tc)) != MNEMO_OK)
+		goto done;
+	if (user != NULL)
+		memcpy(ts->turn->user_message_id, user_ref.id, sizeof(user_ref.id));
+	size = context_size(&report);
+
+	row.role = "assistant";
+	row.model_id = c->model;
+	row.provider_id = c->provider_name;
+	if (size > c->available && o->compact != NULL)
+	{
+		int			hook;
+
+		b[0].stmt = &commit_stmt;
+		rc = mn_call_run(st, &b[0]);
+		in_txn = false;
+		if (rc != MNEMO_OK)
+			goto done;
+		if (user != NULL)
+			mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, user_ref.id, user_ref.seq, NULL, false);
+		user = NULL;
+		if ((hook = o->compact(st, sid, true, o->compact_arg)) != 0)
+		{
+			rc = mn_fail(st, MNEMO_ERR_CANCELLED,
+						 "the compaction hook failed (%d) with the context over its budget (%lld of %d tokens)",
+						 hook, (long long) size, c->available);
+			goto done;
+		}
+		clear_calls(a, na);
+		clear_calls(b, 2);
+		if ((rc = mn_context_build_call(st, sid, c->available, &a[0])) != MNEMO_OK ||
+			(rc = mn_context_messages_call(st, sid, c->available, &a[1])) != MNEMO_OK ||
+			(rc = mn_exec_batch(st, a, 2)) != MNEMO_OK ||
+			(rc = context_of(st, &a[0], &a[1], tc)) != MNEMO_OK ||
+			(rc = mn_message_append_call(st, sid, &row, &b[0])) != MNEMO_OK ||
+			(rc = mn_call_run(st, &b[0])) != MNEMO_OK)
+			goto done;
+	}
+	else
+	{
+		if ((rc = mn_message_append_call(st, sid, &row, &b[0])) != MNEMO_OK)
+			goto done;
+		b[1].stmt = &commit_stmt;
+		rc = mn_exec_batch(st, b, 2);
+		in_txn = false;			/* committed, or rolled back by the batch */
+		if (rc != MNEMO_OK)
+			goto done;
+	}
+	if ((rc = mn_message_ref_of(st, &b[0], &row_ref)) != MNEMO_OK)
+		goto done;
+	if (user != NULL)
+		mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, user_ref.id, user_ref.seq, NULL, false);
+	memcpy(ts->turn->message_id, row_ref.id, sizeof(row_ref.id));
+	ts->row_seq = row_ref.seq;
+	ts->row = true;
+	mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, row_ref.id, row_ref.seq, NULL, false);
+
+done:
+	if (in_txn)
+	{
+		/* a result could not be read: nothing of the turn is kept */
+		saved_error se = {0};
+
+		save_error(st, rc, &se);
+		mn_exec_command(st, "ROLLBACK");
+		rc = restore_error(st, &se);
+	}
+	clear_calls(a, na);
+	clear_calls(b, 2);
+	return rc;
+}
+
+/* Steps 4 to 6: the request for the context, and its stream.  Deltas reach
+ * on_delta, which calls on_part and appends each part that completes before
+ * the last. */
+static int
+stream_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
+			const mnemo_session *s, const turn_context *tc, turn_state *ts, mn_stream *stream)
+{
 	req_build	b = {0};
 	mn_request	req = {0};
 	mn_http_post post = {0};
-	mn_stream  *stream = NULL;
 	char	   *body = NULL;
 	char	   *why = NULL;
 	size_t		body_len = 0;
-	const char **ids = NULL;
-	size_t		n_ids = 0,
-				i;
-	bool		accepted = false;
 	int			rc;
 
-	/* 3. the context, and its message items with their parts */
-	if ((rc = mnemo_context_build(st, sid, c->available, &ctx)) != MNEMO_OK)
-		return rc;
-	if (ctx->count > 0 && (ids = calloc(ctx->count, sizeof(*ids))) == NULL)
-	{
-		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	if ((rc = build_messages(st, tc->ctx, tc->msgs, c->provider, &b)) != MNEMO_OK)
 		goto done;
-	}
-	for (i = 0; i < ctx->count; i++)
-		if (strcmp(ctx->items[i].item_type, "message") == 0)
-			ids[n_ids++] = ctx->items[i].item_id;
-	if (n_ids > 0 && (rc = mnemo_messages_get_by_ids(st, ids, n_ids, &msgs)) != MNEMO_OK)
-		goto done;
-	if ((rc = build_messages(st, ctx, msgs, c->provider, &b)) != MNEMO_OK)
-		goto done;
-
 	req.model = c->model;
 	req.system = s->system_prompt;
 	req.messages = b.msgs;
@@ -839,13 +944,7 @@ stream_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const
 			: mn_fail(st, rc, "%s", why ? why : "bad request");
 		goto done;
 	}
-	if ((stream = mn_stream_new(c->provider, NULL, on_delta, ts)) == NULL)
-	{
-		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		goto done;
-	}
 
-	/* 4, 5. the assistant row when the provider accepts; deltas as they come */
 	post.provider = c->provider;
 	post.url = c->url;
 	post.api_key = c->api_key;
@@ -855,9 +954,7 @@ stream_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const
 	post.idle_timeout_ms = c->idle_ms;
 	post.max_retries = c->retries;
 	post.stream = stream;
-	post.on_accept = on_accept;
-	post.arg = ts;
-	rc = mn_http_send(st, &post, &accepted);
+	rc = mn_http_send(st, &post, &ts->accepted);
 	if (rc == MNEMO_OK)
 	{
 		mn_stream_state state = mn_stream_end(stream);
@@ -877,46 +974,80 @@ stream_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const
 		else if (state == MN_STREAM_INTERRUPTED)
 			rc = mn_fail(st, MNEMO_ERR_STREAM, "the stream ended before its last event");
 	}
-	if (ts->row)
-	{
-		/* what streamed is kept, whatever ended the stream */
-		saved_error se = {0};
-		mnemo_tokens tok = {0};
-		const char *finish;
-		const char *raw = NULL;
-		int			rc2;
-
-		if (rc != MNEMO_OK)
-			save_error(st, rc, &se);
-		rc2 = flush_part(ts);
-		mn_stream_usage(stream, &tok);
-		ts->turn->tokens = tok;
-		ts->turn->cost = cost_of(o, c->model, &tok);
-		if (rc == MNEMO_OK)
-			finish = mn_finish_name(mn_stream_finish(stream, &raw));
-		else
-			finish = rc == MNEMO_ERR_CANCELLED ? "cancelled" : "error";
-		if (finish == NULL)
-			finish = "stop";
-		if ((ts->turn->finish_reason = strdup(finish)) == NULL && rc == MNEMO_OK)
-			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		if (rc2 == MNEMO_OK)
-			rc2 = mnemo_message_update_tokens(st, ts->turn->message_id, &tok, ts->turn->cost, finish);
-		if (rc != MNEMO_OK)
-			rc = restore_error(st, &se);
-		else
-			rc = rc2;
-	}
 
 done:
-	mn_stream_free(stream);
 	free(body);
 	free(why);
 	req_free(&b);
-	free(ids);
-	mnemo_messages_free(msgs);
-	mnemo_context_free(ctx);
 	return rc;
+}
+
+/*
+ * Step 6's writes in one round trip: the last part, then usage, cost and
+ * finish reason, committed together; then, in a second transaction, the
+ * context's size for the soft threshold and the unlock.  What streamed is
+ * kept whatever ended the stream (rc, the stream's outcome): the finish
+ * reason is then "error" or "cancelled".  *size is -1 when unread.
+ */
+static int
+finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, turn_state *ts,
+			mn_stream *stream, int rc, int64_t *size)
+{
+	mn_call		d[4] = {{0}};
+	saved_error se = {0};
+	mnemo_tokens tok = {0};
+	mnemo_context_budget report;
+	const char *finish;
+	const char *raw = NULL;
+	size_t		nd = 0,
+				i_report;
+	int			rc2,
+				rc3;
+
+	*size = -1;
+	if (rc != MNEMO_OK)
+		save_error(st, rc, &se);
+	rc2 = flush_part(ts, &d[nd]);
+	if (d[nd].stmt != NULL)
+		nd++;
+	if (stream != NULL)
+		mn_stream_usage(stream, &tok);
+	ts->turn->tokens = tok;
+	ts->turn->cost = cost_of(o, c->model, &tok);
+	if (rc == MNEMO_OK)
+		finish = mn_finish_name(mn_stream_finish(stream, &raw));
+	else
+		finish = rc == MNEMO_ERR_CANCELLED ? "cancelled" : "error";
+	if (finish == NULL)
+		finish = "stop";
+	if ((ts->turn->finish_reason = strdup(finish)) == NULL && rc2 == MNEMO_OK)
+		rc2 = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	if (rc2 == MNEMO_OK)
+		rc2 = mn_message_update_tokens_call(st, ts->turn->message_id, &tok, ts->turn->cost, finish,
+											&d[nd++]);
+	if (rc2 != MNEMO_OK)
+	{
+		/* the row keeps no finish reason: the next load marks it */
+		clear_calls(d, nd);
+		nd = 0;
+	}
+	else
+		d[nd - 1].sync = true;
+	rc3 = mn_context_report_call(st, ts->session_id, c->available, &d[i_report = nd++]);
+	lock_call(&d[nd++], &unlock_stmt, ts->session_id);
+	if (rc3 == MNEMO_OK)
+		rc3 = mn_exec_batch(st, d, nd);
+	ts->locked = d[nd - 1].res == NULL;
+	if (rc3 == MNEMO_OK)
+		rc3 = mn_context_report_of(st, &d[i_report], &report);
+	if (rc3 == MNEMO_OK)
+		*size = context_size(&report);
+	else if (rc2 == MNEMO_OK)
+		rc2 = rc3;
+	clear_calls(d, nd);
+	if (rc != MNEMO_OK)
+		return restore_error(st, &se);
+	return rc2;
 }
 
 static int
@@ -924,54 +1055,41 @@ run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const tu
 		 const mnemo_session *s, const char *text, const mnemo_new_part *parts, size_t n_parts,
 		 turn_state *ts)
 {
+	mnemo_new_message user = {0};
+	mnemo_new_part p = MNEMO_NEW_PART_INIT;
+	turn_context tc = {0};
+	mn_stream  *stream = NULL;
 	int64_t		size;
 	int			rc;
 
-	/* 1. the user turn is durable before anything else */
-	if (text != NULL || n_parts > 0)
+	user.role = "user";
+	if (text != NULL)
 	{
-		mnemo_new_message msg = {0};
-		mnemo_new_part p = MNEMO_NEW_PART_INIT;
-		mnemo_message_ref ref;
-
-		msg.role = "user";
-		if (text != NULL)
-		{
-			p.type = "text";
-			p.text = text;
-			msg.parts = &p;
-			msg.n_parts = 1;
-		}
-		else
-		{
-			msg.parts = parts;
-			msg.n_parts = n_parts;
-		}
-		if ((rc = mnemo_message_append(st, sid, &msg, &ref)) != MNEMO_OK)
-			return rc;
-		memcpy(ts->turn->user_message_id, ref.id, sizeof(ref.id));
+		p.type = "text";
+		p.text = text;
+		user.parts = &p;
+		user.n_parts = 1;
+	}
+	else
+	{
+		user.parts = parts;
+		user.n_parts = n_parts;
 	}
 
-	/* 2. over the hard threshold, compaction first (blocking) */
-	if ((rc = context_size(st, sid, c->available, &size)) != MNEMO_OK)
-		return rc;
-	if (size > c->available && o->compact != NULL)
-	{
-		int			hook = o->compact(st, sid, true, o->compact_arg);
+	/* 1 to 3: the user turn, the hard threshold, the context, the row */
+	if ((rc = begin_turn(st, sid, o, c, text != NULL || n_parts > 0 ? &user : NULL, ts,
+						 &tc)) != MNEMO_OK)
+		goto done;
 
-		if (hook != 0)
-			return mn_fail(st, MNEMO_ERR_CANCELLED,
-						   "the compaction hook failed (%d) with the context over its budget (%lld of %d tokens)",
-						   hook, (long long) size, c->available);
-	}
-
-	/* 3 to 6 */
-	if ((rc = stream_turn(st, sid, o, c, s, ts)) != MNEMO_OK)
-		return rc;
+	/* 4 to 6 */
+	if ((stream = mn_stream_new(c->provider, NULL, on_delta, ts)) == NULL)
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	else
+		rc = stream_turn(st, o, c, s, &tc, ts, stream);
+	if ((rc = finish_turn(st, o, c, ts, stream, rc, &size)) != MNEMO_OK)
+		goto done;
 
 	/* 7. over the soft threshold, compaction in the background */
-	if ((rc = context_size(st, sid, c->available, &size)) != MNEMO_OK)
-		return rc;
 	if ((double) size > c->soft * c->available)
 	{
 		ts->turn->compaction_triggered = true;
@@ -982,7 +1100,24 @@ run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const tu
 	}
 
 	/* 8. the doom loop */
-	return check_doom_loop(st, sid, c, ts);
+	rc = check_doom_loop(st, sid, c, ts);
+
+done:
+	if (ts->locked)
+	{
+		saved_error se = {0};
+		int			rc2;
+
+		if (rc != MNEMO_OK)
+			save_error(st, rc, &se);
+		rc2 = lock_session(st, &unlock_stmt, sid, NULL);
+		ts->locked = false;
+		rc = rc != MNEMO_OK ? restore_error(st, &se) : rc2;
+	}
+	mn_stream_free(stream);
+	mnemo_context_free(tc.ctx);
+	mnemo_messages_free(tc.msgs);
+	return rc;
 }
 
 MNEMO_API int
@@ -995,9 +1130,7 @@ mnemo_session_send(mnemo_store *st, const char *session_id, const mnemo_turn_opt
 	mnemo_session *s = NULL;
 	turn_cfg	c = {0};
 	turn_state	ts = {0};
-	saved_error se = {0};
-	int			rc,
-				rc2;
+	int			rc;
 
 	if (turn != NULL)
 		*turn = NULL;
@@ -1021,29 +1154,19 @@ mnemo_session_send(mnemo_store *st, const char *session_id, const mnemo_turn_opt
 	ts.on_part = on_part;
 	ts.arg = arg;
 
-	if ((rc = lock_session(st, &lock_stmt, session_id, NULL)) != MNEMO_OK)
-		goto out;
 	rc = run_turn(st, session_id, o, &c, s, text, parts, n_parts, &ts);
-	if (rc != MNEMO_OK)
-		save_error(st, rc, &se);
-	rc2 = lock_session(st, &unlock_stmt, session_id, NULL);
-	if (rc != MNEMO_OK)
-		rc = restore_error(st, &se);
-	else
-		rc = rc2;
-
-	if (ts.turn != NULL && (ts.turn->text = strdup(sbuf_str(&ts.text))) == NULL && rc == MNEMO_OK)
+	if ((ts.turn->text = strdup(ts.text.data ? ts.text.data : "")) == NULL && rc == MNEMO_OK)
 		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	/* a turn that began streaming is the caller's, also when it failed */
-	if (turn != NULL && ts.row && ts.turn->text != NULL)
+	/* a turn whose stream began is the caller's, also when it failed */
+	if (turn != NULL && ts.accepted && ts.turn->text != NULL)
 	{
 		*turn = ts.turn;
 		ts.turn = NULL;
 	}
 out:
 	mnemo_turn_free(ts.turn);
-	free(ts.part.data);
-	free(ts.text.data);
+	mn_buf_free(&ts.part);
+	mn_buf_free(&ts.text);
 	free(ts.signature);
 	free(c.url);
 	free(c.model);

@@ -13,9 +13,15 @@
  * A prepared statement can also vanish without a reconnect (DISCARD ALL by a
  * pooler between two transactions): when the server says so outside a
  * transaction block, the statement is prepared again and run once more.
+ *
+ * mn_exec_batch() sends several calls in one round trip, in libpq's pipeline
+ * mode: a chat turn's writes and reads cost one network wait, and the writes
+ * up to a sync point one commit, instead of one of each per statement.
  */
 #include <stdlib.h>
 #include <string.h>
+
+#include <json.h>
 
 #include "internal.h"
 
@@ -131,6 +137,144 @@ mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params)
 		PQclear(res);
 		return NULL;
 	}
+}
+
+/* Read the next result of a pipeline: the call's own, then the NULL that
+ * ends it (a sync point's result has no NULL after it). */
+static PGresult *
+next_result(PGconn *conn, bool is_sync)
+{
+	PGresult   *res = PQgetResult(conn);
+	PGresult   *extra;
+
+	if (res == NULL || is_sync)
+		return res;
+	while ((extra = PQgetResult(conn)) != NULL)
+		PQclear(extra);
+	return res;
+}
+
+/*
+ * One pass over the batch: send everything, then read every result, so that
+ * the connection leaves pipeline mode in step whatever happened.  The first
+ * failure is recorded on the handle and its index put in *failed.
+ */
+static int
+run_pipeline(mnemo_store *st, mn_call *calls, size_t n, size_t *failed)
+{
+	PGconn	   *conn = st->conn;
+	int			rc = MNEMO_OK;
+	size_t		i;
+
+	*failed = n;
+	if (PQenterPipelineMode(conn) != 1)
+		return mn_fail_result(st, NULL);
+	for (i = 0; i < n; i++)
+	{
+		const mn_stmt *stmt = calls[i].stmt;
+
+		if (PQsendQueryPrepared(conn, stmt->name, stmt->nparams, calls[i].params,
+								NULL, NULL, 0) != 1 ||
+			((calls[i].sync || i == n - 1) && PQpipelineSync(conn) != 1))
+		{
+			rc = mn_fail_result(st, NULL);
+			*failed = i;
+			PQexitPipelineMode(conn);
+			return rc;
+		}
+	}
+	for (i = 0; i < n; i++)
+	{
+		PGresult   *res = next_result(conn, false);
+
+		if (res != NULL && ok_status(res))
+			calls[i].res = res;
+		else
+		{
+			/* the server skips the rest of a failed transaction's calls
+			 * (PGRES_PIPELINE_ABORTED): the first failure is the story */
+			if (rc == MNEMO_OK)
+			{
+				rc = mn_fail_result(st, res);
+				*failed = i;
+			}
+			PQclear(res);
+			if (res == NULL && PQstatus(conn) == CONNECTION_BAD)
+				return rc;
+		}
+		if (calls[i].sync || i == n - 1)
+		{
+			res = next_result(conn, true);
+			if (res == NULL || PQresultStatus(res) != PGRES_PIPELINE_SYNC)
+			{
+				if (rc == MNEMO_OK)
+				{
+					rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "a pipeline lost step with its results");
+					*failed = i;
+				}
+				PQclear(res);
+				return rc;
+			}
+			PQclear(res);
+		}
+	}
+	if (PQexitPipelineMode(conn) != 1 && rc == MNEMO_OK)
+		rc = mn_fail_result(st, NULL);
+	return rc;
+}
+
+int
+mn_exec_batch(mnemo_store *st, mn_call *calls, size_t n)
+{
+	size_t		i,
+				failed;
+
+	for (int attempt = 0;; attempt++)
+	{
+		int			rc;
+
+		if (!connected(st))
+			return st->errcode;
+		for (i = 0; i < n; i++)
+			if (!is_prepared(st, calls[i].stmt) && prepare(st, calls[i].stmt) != MNEMO_OK)
+				return st->errcode;
+		rc = run_pipeline(st, calls, n, &failed);
+		if (rc == MNEMO_OK)
+			return MNEMO_OK;
+		/* a transaction a failed call left open and aborted is ended, so
+		 * that the connection is usable; what it wrote is gone */
+		if (PQstatus(st->conn) == CONNECTION_OK &&
+			PQpipelineStatus(st->conn) == PQ_PIPELINE_OFF &&
+			PQtransactionStatus(st->conn) == PQTRANS_INERROR)
+			PQclear(PQexec(st->conn, "ROLLBACK"));
+		if (attempt == 0 && failed == 0 && strcmp(st->sqlstate, "26000") == 0 &&
+			PQtransactionStatus(st->conn) == PQTRANS_IDLE)
+		{
+			/* the statements vanished (DISCARD ALL), nothing ran: again */
+			for (i = 0; i < n; i++)
+				forget(st, calls[i].stmt);
+			continue;
+		}
+		return rc;
+	}
+}
+
+int
+mn_call_run(mnemo_store *st, mn_call *call)
+{
+	call->res = mn_exec(st, call->stmt, call->params);
+	return call->res != NULL ? MNEMO_OK : st->errcode;
+}
+
+void
+mn_call_clear(mn_call *call)
+{
+	PQclear(call->res);
+	call->res = NULL;
+	json_object_put(call->json);
+	call->json = NULL;
+	free(call->heap);
+	call->heap = NULL;
 }
 
 int

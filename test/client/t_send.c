@@ -685,8 +685,18 @@ test_retries(mnemo_store *st)
 	   "401: the message names the status, not the key (%s)", mnemo_errmsg(st));
 	is_int(mnemo_http_status(st), 401, "401: mnemo_http_status");
 	m = messages(st, "retry");
-	ok(strcmp(last_message(m)->role, "user") == 0 && strcmp(last_message(m)->parts[0].text, "five") == 0,
-	   "401: the user turn is stored and nothing after it");
+	{
+		const mnemo_message *u = m->count >= 2 ? &m->items[m->count - 2] : NULL;
+		const mnemo_message *a = last_message(m);
+
+		ok(u != NULL && strcmp(u->role, "user") == 0 && u->n_parts == 1 &&
+		   strcmp(u->parts[0].text, "five") == 0,
+		   "401: the user turn is stored");
+		ok(a != NULL && strcmp(a->role, "assistant") == 0 && a->n_parts == 0 &&
+		   a->finish_reason != NULL && strcmp(a->finish_reason, "error") == 0,
+		   "401: the assistant row written before the call is empty, finish reason error (%s)",
+		   a && a->finish_reason ? a->finish_reason : "none");
+	}
 	mnemo_messages_free(m);
 	raw = slurp(s.log);
 	ok(strstr(raw, "sk-wrong") == NULL, "401: the key is not in the request log");
@@ -700,7 +710,8 @@ test_retries(mnemo_store *st)
 	rc = mnemo_session_send(st, "retry", &o, "six", NULL, 0, NULL, NULL, &t);
 	is_int(rc, MNEMO_ERR_NO_PROVIDER, "no key: NO_PROVIDER");
 	m = messages(st, "retry");
-	ok(strcmp(last_message(m)->parts[0].text, "five") == 0, "no key: nothing written");
+	ok(m->count >= 2 && strcmp(last_message(m)->role, "assistant") == 0 &&
+	   strcmp(m->items[m->count - 2].parts[0].text, "five") == 0, "no key: nothing written");
 	mnemo_messages_free(m);
 
 	/* nothing listening */

@@ -225,6 +225,10 @@ anthropic_event(mn_stream *s, void *state, const mn_sse_event *ev)
 {
 	const char *name = NULL;
 	struct json_object *obj;
+	struct mn_buf *scratch;
+	const char *text;
+	size_t		tlen;
+	int			block;
 	int			rc = 0;
 
 	(void) state;
@@ -233,6 +237,9 @@ anthropic_event(mn_stream *s, void *state, const mn_sse_event *ev)
 			name = known[i];
 	if (name == NULL)
 		return 0;				/* ping, and event types newer than this code */
+	if (strcmp(name, "content_block_delta") == 0 && (scratch = mn_stream_text_scratch(s)) != NULL &&
+		mn_text_chunk_anthropic(ev->data, ev->len, scratch, &block, &text, &tlen))
+		return mn_stream_chunk_text(s, block, text, tlen);
 
 	obj = mn_stream_parse_json(s, ev->data, ev->len, false);
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))

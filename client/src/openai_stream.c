@@ -245,6 +245,9 @@ openai_event(mn_stream *s, void *state, const mn_sse_event *ev)
 	struct json_object *obj;
 	struct json_object *choices;
 	struct json_object *usage;
+	struct mn_buf *scratch;
+	const char *text;
+	size_t		tlen;
 	int			rc = 0;
 
 	/* Chat Completions names no events; a named one is someone else's,
@@ -260,6 +263,11 @@ openai_event(mn_stream *s, void *state, const mn_sse_event *ev)
 		return 0;				/* an empty keep-alive event */
 	if (len == 6 && memcmp(data, "[DONE]", 6) == 0 && !error_event)
 		return mn_stream_terminal(s);
+
+	/* the plain text chunk, once the first chunk has started the reply */
+	if (!error_event && mn_stream_started(s) && (scratch = mn_stream_text_scratch(s)) != NULL &&
+		mn_text_chunk_openai(ev->data, ev->len, scratch, &text, &tlen))
+		return mn_stream_chunk_text(s, 0, text, tlen);
 
 	obj = mn_stream_parse_json(s, ev->data, ev->len, false);
 	if (obj == NULL || !json_object_is_type(obj, json_type_object))

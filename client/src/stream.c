@@ -354,6 +354,10 @@ struct mn_stream
 	size_t		cap_tools;
 	int			nstarted;		/* TOOL_STARTs delivered: the next number */
 
+	bool		json_only;		/* no text-chunk path */
+	mn_buf		scratch;		/* its unescaped text */
+	size_t		chunks;			/* events it read */
+
 	bool		started;		/* START was delivered, or can no longer be */
 	bool		delivered;		/* a delta was */
 	bool		has_usage;
@@ -413,6 +417,7 @@ mn_stream_new(mn_provider provider, const mn_stream_limits *limits,
 		: DEFAULT_MAX_TOOL_INPUT;
 	s->max_tool_calls = limits && limits->max_tool_calls ? limits->max_tool_calls
 		: DEFAULT_MAX_TOOL_CALLS;
+	s->json_only = limits && limits->json_only;
 	s->sse = mn_sse_new(s->max_event, stream_on_event, s);
 	s->tok = json_tokener_new_ex(64);
 	s->dstate = dec->create();
@@ -445,6 +450,7 @@ mn_stream_free(mn_stream *s)
 		free(t);
 	}
 	free(s->tools);
+	mn_buf_free(&s->scratch);
 	free(s->raw_finish);
 	free(s->err_message);
 	free(s->err_type);
@@ -562,6 +568,31 @@ mn_stream_parse_json(mn_stream *s, const char *text, size_t len, bool strict)
 			return NULL;
 		}
 	return obj;
+}
+
+mn_buf *
+mn_stream_text_scratch(mn_stream *s)
+{
+	return s->json_only ? NULL : &s->scratch;
+}
+
+bool
+mn_stream_started(const mn_stream *s)
+{
+	return s->started;
+}
+
+int
+mn_stream_chunk_text(mn_stream *s, int block, const char *text, size_t len)
+{
+	s->chunks++;
+	return mn_stream_text(s, MN_DELTA_TEXT, block, text, len);
+}
+
+size_t
+mn_stream_chunk_count(const mn_stream *s)
+{
+	return s->chunks;
 }
 
 /* Hand a delta to the callback; a non-zero answer stops the stream. */

@@ -300,6 +300,8 @@ typedef struct mn_stream_limits
 	size_t		max_event;		/* one SSE event; 0: MN_SSE_DEFAULT_MAX_EVENT */
 	size_t		max_tool_input; /* one tool call's input; 0: 16 MiB */
 	size_t		max_tool_calls; /* tool calls in one reply; 0: 1024 */
+	bool		json_only;		/* every event through json-c, none through
+								 * text_chunk.c: the fuzzers' reference */
 } mn_stream_limits;
 
 typedef enum mn_stream_state
@@ -388,6 +390,26 @@ extern const mn_decoder mn_anthropic_decoder;	/* anthropic_stream.c */
  * blanks around it; a new reference, or NULL when it is not. */
 struct json_object *mn_stream_parse_json(mn_stream *s, const char *text, size_t len,
 										 bool strict);
+
+/*
+ * The chunk that only adds text, recognised without json-c (text_chunk.c):
+ * true with its text (in scratch, NUL-terminated) and, for Anthropic, its
+ * block; false for anything else, which
+ * the decoder then parses.
+ */
+struct mn_buf;
+bool		mn_text_chunk_openai(const char *data, size_t len, struct mn_buf *scratch,
+								 const char **text, size_t *tlen);
+bool		mn_text_chunk_anthropic(const char *data, size_t len, struct mn_buf *scratch,
+									int *block, const char **text, size_t *tlen);
+
+/* For the decoders: the scratch buffer of the text-chunk path, or NULL when
+ * the stream is json_only; whether START was delivered (or can no longer
+ * be); the text of a chunk read that way, counted.  The count is for tests. */
+struct mn_buf *mn_stream_text_scratch(mn_stream *s);
+bool		mn_stream_started(const mn_stream *s);
+int			mn_stream_chunk_text(mn_stream *s, int block, const char *text, size_t len);
+size_t		mn_stream_chunk_count(const mn_stream *s);
 
 /* Deliver a delta (START, TEXT, REASONING, REASONING_SIGNATURE, REFUSAL,
  * USAGE); empty text is not delivered. */

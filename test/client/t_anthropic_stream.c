@@ -564,6 +564,7 @@ main(void)
 {
 	for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++)
 		check_golden(&goldens[i], 2000 + (uint32_t) i);
+	check_text_chunks("anthropic_text", 2);
 	test_stop_reasons();
 	test_accessors();
 	test_odd_events();

@@ -831,6 +831,7 @@ main(void)
 {
 	for (size_t i = 0; i < sizeof(goldens) / sizeof(goldens[0]); i++)
 		check_golden(&goldens[i], 1000 + (uint32_t) i);
+	check_text_chunks("openai_text", 2);
 	test_accessors();
 	test_stop();
 	test_limits();

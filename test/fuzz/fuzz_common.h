@@ -200,11 +200,12 @@ fuzz_hash(const uint8_t *data, size_t size)
 }
 
 /* Decode data fed in chunks: mode 0 whole, 1 byte by byte, 2 chunks of
- * sizes drawn from seed.  The transcript (malloc'd). */
+ * sizes drawn from seed, 3 whole with every event through json-c (no
+ * text-chunk path).  The transcript (malloc'd). */
 static MAYBE_UNUSED char *
 fuzz_decode(mn_provider provider, const uint8_t *data, size_t size, int mode, uint32_t seed)
 {
-	mn_stream_limits lim = {FUZZ_MAX_EVENT, FUZZ_MAX_TOOL_INPUT, FUZZ_MAX_TOOL_CALLS};
+	mn_stream_limits lim = {FUZZ_MAX_EVENT, FUZZ_MAX_TOOL_INPUT, FUZZ_MAX_TOOL_CALLS, mode == 3};
 	checker		c;
 	mn_stream  *s;
 	size_t		at = 0;
@@ -218,7 +219,7 @@ fuzz_decode(mn_provider provider, const uint8_t *data, size_t size, int mode, ui
 	rec_put(&c.r, "", 0);
 	while (at < size)
 	{
-		size_t		n = mode == 0 ? size : mode == 1 ? 1 : 1 + lcg_next(&seed) % 97;
+		size_t		n = mode == 0 || mode == 3 ? size : mode == 1 ? 1 : 1 + lcg_next(&seed) % 97;
 
 		if (n > size - at)
 			n = size - at;
@@ -253,6 +254,11 @@ fuzz_stream(mn_provider provider, const uint8_t *data, size_t size)
 	other = fuzz_decode(provider, data, size, 2, seed);
 	if (strcmp(whole, other) != 0)
 		fuzz_fail("decoded in chunks, the deltas differ from the whole input's");
+	free(other);
+	/* the text-chunk path reads what json-c reads */
+	other = fuzz_decode(provider, data, size, 3, seed);
+	if (strcmp(whole, other) != 0)
+		fuzz_fail("decoded with json-c alone, the deltas differ from the text-chunk path's");
 	free(other);
 	if (size <= 4096)
 	{

@@ -11,7 +11,8 @@
  *		/tmp/make_corpus test/fuzz/corpus
  *
  * Inputs a fuzz run found crashing are kept beside them as crash-<what>,
- * written by hand; this program leaves them alone.
+ * and the near misses of the text-chunk path (text_chunk.c) as
+ * text-chunk-shapes, written by hand; this program leaves them alone.
  */
 #include <stdio.h>
 

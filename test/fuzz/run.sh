@@ -73,7 +73,7 @@ fi
 
 # ---- each target ------------------------------------------------------------
 
-srcs="client/src/sse.c client/src/stream.c client/src/openai_stream.c client/src/anthropic_stream.c
+srcs="client/src/sse.c client/src/stream.c client/src/openai_stream.c client/src/anthropic_stream.c client/src/text_chunk.c
 	client/src/jsonl_text.c"
 for t in $targets; do
 	bin=$work/$t

@@ -970,6 +970,13 @@ check_golden(const golden *g, uint32_t seed)
 	got = decode_whole(f->provider, f->bytes, f->len);
 	is_str(got, g->want, "%s: %s", f->name, g->why);
 	free(got);
+	{
+		mn_stream_limits json_only = {.json_only = true};
+
+		got = decode_cuts(f->provider, &json_only, f->bytes, f->len, NULL, 0, 0, NULL);
+		is_str(got, g->want, "%s: the same with every event read by json-c", f->name);
+		free(got);
+	}
 
 	bad = check_chunkings(f->provider, f->bytes, f->len, g->want, 50, seed, &tried);
 	ok(bad == NULL, "%s: the same deltas byte by byte, split in two at each of %zu bytes, "
@@ -991,6 +998,35 @@ check_golden(const golden *g, uint32_t seed)
 		free(bad);
 		free(got);
 		free(v);
+	}
+}
+
+/* The plain text chunks of a text reply ("Hel", "lo") take the path
+ * without json-c (text_chunk.c), and none does when the stream is
+ * json_only; check_golden checks that both paths give the same deltas, the
+ * fuzzers the same on any input. */
+static MAYBE_UNUSED void
+check_text_chunks(const char *fixture_name, size_t want)
+{
+	const fixture *f = fixture_named(fixture_name);
+
+	if (f == NULL)
+		bail_out("no fixture named %s", fixture_name);
+	for (int json_only = 0; json_only <= 1; json_only++)
+	{
+		mn_stream_limits lim = {.json_only = json_only};
+		rec			r = {0};
+		mn_stream  *s = mn_stream_new(f->provider, &lim, rec_delta, &r);
+
+		if (s == NULL)
+			bail_out("mn_stream_new failed");
+		mn_stream_feed(s, f->bytes, f->len);
+		mn_stream_end(s);
+		is_int((int) mn_stream_chunk_count(s), json_only ? 0 : (int) want,
+			   "%s%s: %zu text chunks read without json-c", f->name,
+			   json_only ? ", json_only" : "", json_only ? (size_t) 0 : want);
+		mn_stream_free(s);
+		free(r.p);
 	}
 }
 

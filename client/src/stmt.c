@@ -154,6 +154,20 @@ next_result(PGconn *conn, bool is_sync)
 	return res;
 }
 
+/* Leave pipeline mode after a failure midway: a sync, then every result
+ * up to it.  A broken connection is left as it is (a reconnect replaces it). */
+static void
+leave_pipeline(PGconn *conn)
+{
+	int			guard = 0;
+
+	if (PQpipelineStatus(conn) == PQ_PIPELINE_OFF || PQstatus(conn) != CONNECTION_OK)
+		return;
+	PQpipelineSync(conn);
+	while (PQexitPipelineMode(conn) != 1 && PQstatus(conn) == CONNECTION_OK && guard++ < 100000)
+		PQclear(PQgetResult(conn));
+}
+
 /*
  * One pass over the batch: send everything, then read every result, so that
  * the connection leaves pipeline mode in step whatever happened.  The first
@@ -179,7 +193,7 @@ run_pipeline(mnemo_store *st, mn_call *calls, size_t n, size_t *failed)
 		{
 			rc = mn_fail_result(st, NULL);
 			*failed = i;
-			PQexitPipelineMode(conn);
+			leave_pipeline(conn);
 			return rc;
 		}
 	}
@@ -200,7 +214,7 @@ run_pipeline(mnemo_store *st, mn_call *calls, size_t n, size_t *failed)
 			}
 			PQclear(res);
 			if (res == NULL && PQstatus(conn) == CONNECTION_BAD)
-				return rc;
+				return rc;		/* nothing more will come */
 		}
 		if (calls[i].sync || i == n - 1)
 		{
@@ -213,6 +227,7 @@ run_pipeline(mnemo_store *st, mn_call *calls, size_t n, size_t *failed)
 					*failed = i;
 				}
 				PQclear(res);
+				leave_pipeline(conn);
 				return rc;
 			}
 			PQclear(res);
@@ -253,6 +268,7 @@ mn_exec_batch(mnemo_store *st, mn_call *calls, size_t n)
 			/* the statements vanished (DISCARD ALL), nothing ran: again */
 			for (i = 0; i < n; i++)
 				forget(st, calls[i].stmt);
+			mn_clear_error(st);
 			continue;
 		}
 		return rc;

@@ -211,14 +211,22 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 		if (end != v && ms >= 0)
 			t->retry_after_ms = (int64_t) ms;
 	}
-	else if (header_value(p, len, "retry-after", v, sizeof(v)))
+	else if (header_value(p, len, "retry-after", v, sizeof(v)) && t->retry_after_ms < 0)
 	{
+		/* seconds, or an HTTP-date (RFC 9110 10.2.3); retry-after-ms is
+		 * the finer of the two and wins when both came */
 		char	   *end;
 		double		s = strtod(v, &end);
+		time_t		when;
 
-		/* retry-after-ms is the finer of the two: it wins when both came */
-		if (end != v && *end == '\0' && s >= 0 && t->retry_after_ms < 0)
+		if (end != v && *end == '\0' && s >= 0)
 			t->retry_after_ms = (int64_t) (s * 1000);
+		else if ((when = curl_getdate(v, NULL)) != (time_t) -1)
+		{
+			double		ahead = difftime(when, time(NULL));
+
+			t->retry_after_ms = ahead > 0 ? (int64_t) (ahead * 1000) : 0;
+		}
 	}
 	else if (header_value(p, len, "x-should-retry", v, sizeof(v)))
 		t->should_retry = strcasecmp(v, "true") == 0 ? 1 : strcasecmp(v, "false") == 0 ? 0 : -1;
@@ -500,6 +508,19 @@ retryable(const transfer *t)
 	return r;
 }
 
+/*
+ * A failure before any response that a new attempt may get past: nothing
+ * listening, a name that did not resolve, a connection closed or reset
+ * before the status line (a restarting server or proxy), as the providers'
+ * own SDKs retry them.  A TLS or protocol failure is not transient.
+ */
+static bool
+retryable_network(CURLcode res)
+{
+	return res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST ||
+		res == CURLE_GOT_NOTHING || res == CURLE_SEND_ERROR || res == CURLE_RECV_ERROR;
+}
+
 int
 mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 {
@@ -543,8 +564,19 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 			rc = mn_fail(st, MNEMO_ERR_STREAM, "the connection to the provider broke mid-stream: %s",
 						 curl_easy_strerror(res));
 		else if (res != CURLE_OK)
+		{
+			if (attempt < post->max_retries && retryable_network(res))
+			{
+				int64_t		ms = backoff_ms(&t, attempt);
+
+				free(t.errbody);
+				if (!wait_ms(h, ms))
+					return mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
+				continue;
+			}
 			rc = mn_fail(st, MNEMO_ERR_NETWORK, "could not reach the provider: %s",
 						 curl_easy_strerror(res));
+		}
 		else if (t.status >= 300 || !t.accepted)
 		{
 			if (attempt < post->max_retries && retryable(&t))

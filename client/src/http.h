@@ -35,8 +35,10 @@ typedef struct mn_http_post
 
 /*
  * POST, retrying 429 / 5xx / 529 before the first body byte (not 429
- * insufficient_quota) up to max_retries times with exponential backoff
- * honouring retry-after-ms, then retry-after (capped at 60 s).
+ * insufficient_quota), and a connection that failed before any response
+ * (refused, unresolved, closed or reset), up to max_retries times with
+ * exponential backoff honouring retry-after-ms, then retry-after in seconds
+ * or as an HTTP-date (capped at 60 s).
  *
  * Returns MNEMO_OK when a 2xx body was read to its end (the stream's state
  * says whether it was complete), else the error, set on the handle:

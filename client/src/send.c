@@ -606,6 +606,28 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
 	return MNEMO_OK;
 }
 
+/*
+ * Append a text delta, each NUL byte as U+FFFD: PostgreSQL's text and jsonb
+ * cannot hold U+0000, and a C string would end at it with the rest of the
+ * reply lost.  on_part still gets the bytes as they came.
+ */
+static bool
+put_text(mn_buf *b, const char *s, size_t n)
+{
+	const char *nul;
+
+	while ((nul = memchr(s, '\0', n)) != NULL)
+	{
+		size_t		k = (size_t) (nul - s);
+
+		if (!mn_buf_put(b, s, k) || !mn_buf_put(b, "\xEF\xBF\xBD", 3))
+			return false;
+		s += k + 1;
+		n -= k + 1;
+	}
+	return mn_buf_put(b, s, n);
+}
+
 static int
 on_delta(void *arg, const mn_delta *d)
 {
@@ -627,8 +649,8 @@ on_delta(void *arg, const mn_delta *d)
 				ts->open_kind = kind;
 				ts->open_block = d->block;
 			}
-			if (!mn_buf_put(&ts->part, d->text, d->len) ||
-				(kind == MN_DELTA_TEXT && !mn_buf_put(&ts->text, d->text, d->len)))
+			if (!put_text(&ts->part, d->text, d->len) ||
+				(kind == MN_DELTA_TEXT && !put_text(&ts->text, d->text, d->len)))
 				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
 			if (ts->on_part != NULL)
 			{

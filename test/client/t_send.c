@@ -81,8 +81,9 @@ slurp(const char *path)
 	return buf;
 }
 
+/* A provider server with this script, on port (0: any free one). */
 static void
-server_start(server *s, const char *script)
+server_start_on(server *s, const char *script, int port)
 {
 	const char *bin = getenv("MNEMO_PROVIDER_SERVER");
 	FILE	   *f;
@@ -105,8 +106,11 @@ server_start(server *s, const char *script)
 		bail_out("fork: %s", strerror(errno));
 	if (s->pid == 0)
 	{
+		char		port_arg[16];
+
+		snprintf(port_arg, sizeof(port_arg), "%d", port);
 		execl(bin, bin, "--script", s->script, "--port-file", s->portfile, "--log", s->log,
-			  "--key", KEY, "--quiet", (char *) NULL);
+			  "--key", KEY, "--quiet", "--port", port_arg, (char *) NULL);
 		_exit(127);
 	}
 	for (until = now_ms() + 10000; now_ms() < until; sleep_ms(20))
@@ -121,6 +125,12 @@ server_start(server *s, const char *script)
 	if (s->port <= 0)
 		bail_out("the provider server did not start");
 	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d", s->port);
+}
+
+static void
+server_start(server *s, const char *script)
+{
+	server_start_on(s, script, 0);
 }
 
 static void
@@ -596,6 +606,25 @@ test_thinking(mnemo_store *st)
 	server_stop(&s);
 }
 
+typedef struct restarter
+{
+	server	   *s;
+	const char *script;
+	int			port;
+} restarter;
+
+/* Start the server on the port the turn is refused on, 200 ms in: during
+ * the first retry's wait (0.5 s and more). */
+static void *
+restart_thread(void *arg)
+{
+	restarter  *r = arg;
+
+	sleep_ms(200);
+	server_start_on(r->s, r->script, r->port);
+	return NULL;
+}
+
 static void
 test_retries(mnemo_store *st)
 {
@@ -719,6 +748,92 @@ test_retries(mnemo_store *st)
 	o.max_retries = -1;
 	rc = mnemo_session_send(st, "retry", &o, "seven", NULL, 0, NULL, NULL, &t);
 	is_int(rc, MNEMO_ERR_NETWORK, "no server: NETWORK (%s)", mnemo_errmsg(st));
+
+	/* retry-after as an HTTP-date, two seconds ahead */
+	{
+		char		date[64];
+		char		script[256];
+		time_t		when = time(NULL) + 2;
+
+		strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", gmtime(&when));
+		snprintf(script, sizeof(script),
+				 "reply\n  error 429\n  header \"retry-after: %s\"\nreply\n  text \"ok after the date\"\n",
+				 date);
+		server_start(&s, script);
+		options(&o, &s, "openai", url, sizeof(url));
+		rc = mnemo_session_send(st, "retry", &o, "date", NULL, 0, NULL, NULL, &t);
+		is_int(rc, MNEMO_OK, "429 with an HTTP-date retry-after: retried and succeeded (%s)",
+			   mnemo_errmsg(st));
+		mnemo_turn_free(t);
+		t = NULL;
+		log = log_read(&s, &n);
+		if (n == 2)
+		{
+			t0 = json_object_get_int64(jpath(log[0], "t_ms"));
+			t1 = json_object_get_int64(jpath(log[1], "t_ms"));
+			ok(t1 - t0 >= 900 && t1 - t0 < 2600, "429: waited until the date (%lld ms, %s)",
+			   (long long) (t1 - t0), date);
+		}
+		else
+			ok(0, "429 with an HTTP-date: two requests (%d)", n);
+		log_free(log, n);
+		server_stop(&s);
+	}
+
+	/* a refused connection is retried: the server comes up during the wait */
+	{
+		restarter	r;
+		pthread_t	th;
+
+		server_start(&s, "reply\n  text \"never asked\"\n");
+		r.port = s.port;
+		server_stop(&s);
+		r.s = &s;
+		r.script = "reply\n  text \"ok after the refusal\"\n";
+		options(&o, &s, "openai", url, sizeof(url));
+		snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1", r.port);
+		if (pthread_create(&th, NULL, restart_thread, &r) != 0)
+			bail_out("pthread_create");
+		rc = mnemo_session_send(st, "retry", &o, "refused", NULL, 0, NULL, NULL, &t);
+		pthread_join(th, NULL);
+		is_int(rc, MNEMO_OK, "connection refused, then a server: retried and succeeded (%s)",
+			   mnemo_errmsg(st));
+		is_str(t ? t->text : NULL, "ok after the refusal", "refused: the reply of the retry");
+		mnemo_turn_free(t);
+		t = NULL;
+		log = log_read(&s, &n);
+		is_int(n, 1, "refused: the server saw one request");
+		log_free(log, n);
+		server_stop(&s);
+	}
+}
+
+/* U+0000 in a reply: on_part gets it, the store keeps U+FFFD there and
+ * the rest of the text after it. */
+static void
+test_nul(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	collected	c = {0};
+	mnemo_messages *m;
+	int			rc;
+
+	session(st, "nul", "openai", "gpt-4o-mini");
+	server_start(&s, "reply\n  text \"before\\u0000after\" \" end\"\n");
+	options(&o, &s, "openai", url, sizeof(url));
+	rc = mnemo_session_send(st, "nul", &o, "go", NULL, 0, on_part, &c, &t);
+	is_int(rc, MNEMO_OK, "a reply holding U+0000 (%s)", mnemo_errmsg(st));
+	ok(c.len == 16 && memcmp(c.text, "before\0after end", 16) == 0, "on_part got the NUL as it came");
+	is_str(t ? t->text : NULL, "before\xEF\xBF\xBD" "after end", "the turn's text has U+FFFD for it");
+	m = messages(st, "nul");
+	is_str(last_message(m)->n_parts == 1 ? last_message(m)->parts[0].text : NULL,
+		   "before\xEF\xBF\xBD" "after end", "the stored part keeps the text after it");
+	mnemo_messages_free(m);
+	mnemo_turn_free(t);
+	server_stop(&s);
 }
 
 typedef struct failure_case
@@ -1154,6 +1269,7 @@ main(void)
 	test_tools(st, "anthropic", "claude-test");
 	test_thinking(st);
 	test_retries(st);
+	test_nul(st);
 	test_failures(st, "openai", "gpt-4o-mini");
 	test_failures(st, "anthropic", "claude-test");
 	test_connect_timeout(st);

@@ -210,7 +210,7 @@ void		mn_feed_free(mnemo_store *st);
 /* ---- the provider transport (http.c) ---- */
 void		mn_http_free(mnemo_store *st);
 
-/* helper B additions */
+/* ---- specs as JSON (specs.c) ---- */
 
 /* The JSON array of parts a message spec carries (specs.c), or NULL with
  * the handle's error set (INVALID_ARGUMENT, FORMAT, NOMEM). */
@@ -228,17 +228,13 @@ mn_str_into(const PGresult *res, int row, int col, char **dst)
 	return *dst != NULL || PQgetisnull(res, row, col);
 }
 
-/* end of helper B additions */
-
-/* helper C additions */
+/* ---- event names (events.c) ---- */
 
 /* The event type a notification's "event" names (summary_committed is
  * MNEMO_EVENT_COMPACTION_COMPLETED), or -1 if none (events.c). */
 int			mn_event_type_of_name(const char *name);
 
-/* end of helper C additions */
-
-/* helper A additions */
+/* ---- parts read back (convert.c) ---- */
 
 /*
  * What mnemo_part.content holds, by where the part was read from (see the
@@ -262,10 +258,7 @@ int			mn_event_type_of_name(const char *name);
 int			mn_parts_set_message_id(mnemo_store *st, mnemo_part *parts, size_t n,
 									const char *message_id);
 
-/* end of helper A additions */
-
-/* shared list and row helpers */
-/* All in lists.c. */
+/* ---- list and row helpers (lists.c) ---- */
 
 /*
  * Start a public call: a NULL handle is INVALID_ARGUMENT (there is nowhere
@@ -349,6 +342,5 @@ int			mn_id_copy(mnemo_store *st, const char *id, const char *what,
  * a NULL id is INVALID_ARGUMENT ("<what>[i] is NULL"). */
 char	   *mn_id_array(mnemo_store *st, const char *const *ids, size_t n, const char *what);
 
-/* end of shared list and row helpers */
 
 #endif							/* MNEMO_INTERNAL_H */

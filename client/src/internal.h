@@ -156,6 +156,15 @@ int64_t		mn_get_i64(const PGresult *res, int row, int col);	/* 0 for NULL */
 bool		mn_get_bool(const PGresult *res, int row, int col);
 double		mn_get_f64(const PGresult *res, int row, int col);
 
+/* Column col of row as a malloc'd string in *dst (NULL for SQL NULL); false
+ * only when out of memory. */
+static inline bool
+mn_str_into(const PGresult *res, int row, int col, char **dst)
+{
+	*dst = mn_get_str(res, row, col);
+	return *dst != NULL || PQgetisnull(res, row, col);
+}
+
 /* Text of an integer / bool parameter in buf (at least 24 bytes). */
 const char *mn_i64_param(char *buf, int64_t v);
 
@@ -218,15 +227,6 @@ struct json_object *mn_parts_to_json(mnemo_store *st, const mnemo_new_part *part
 
 /* The compact JSON text of obj, owned by obj; NULL with NOMEM set. */
 const char *mn_json_text(mnemo_store *st, struct json_object *obj);
-
-/* Column col of row as a malloc'd string in *dst (NULL for SQL NULL); false
- * only when out of memory. */
-static inline bool
-mn_str_into(const PGresult *res, int row, int col, char **dst)
-{
-	*dst = mn_get_str(res, row, col);
-	return *dst != NULL || PQgetisnull(res, row, col);
-}
 
 /* ---- event names (events.c) ---- */
 

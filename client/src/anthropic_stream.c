@@ -59,16 +59,6 @@ finish_of(const char *raw)
 	return MN_FINISH_OTHER;
 }
 
-static int64_t
-count(struct json_object *obj, const char *key)
-{
-	int64_t		v;
-
-	if (!mn_js_int(obj, key, &v))
-		return -1;
-	return v < 0 ? 0 : v;
-}
-
 /* message_start's and message_delta's usage: whatever counts it has. */
 static int
 usage(mn_stream *s, struct json_object *u)
@@ -77,10 +67,10 @@ usage(mn_stream *s, struct json_object *u)
 
 	if (u == NULL)
 		return 0;
-	t.input = count(u, "input_tokens");
-	t.output = count(u, "output_tokens");
-	t.cache_read = count(u, "cache_read_input_tokens");
-	t.cache_write = count(u, "cache_creation_input_tokens");
+	t.input = mn_js_count(u, "input_tokens");
+	t.output = mn_js_count(u, "output_tokens");
+	t.cache_read = mn_js_count(u, "cache_read_input_tokens");
+	t.cache_write = mn_js_count(u, "cache_creation_input_tokens");
 	t.reasoning = -1;
 	if (t.input < 0 && t.output < 0 && t.cache_read < 0 && t.cache_write < 0)
 		return 0;

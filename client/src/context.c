@@ -124,7 +124,7 @@ mn_context_build_call(mnemo_store *st, const char *session_id, int budget_tokens
 	call->stmt = &build_stmt;
 	call->params[0] = session_id;
 	/* a negative budget is sent: the server's 22023 names it */
-	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	call->params[1] = mn_i64_param(call->num, budget_tokens);
 	return MNEMO_OK;
 }
 
@@ -161,7 +161,7 @@ mn_context_report_call(mnemo_store *st, const char *session_id, int budget_token
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
 	call->stmt = &report_stmt;
 	call->params[0] = session_id;
-	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	call->params[1] = mn_i64_param(call->num, budget_tokens);
 	return MNEMO_OK;
 }
 

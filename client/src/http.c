@@ -548,6 +548,15 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 		curl_slist_free_all(headers);
 		*accepted = t.accepted;
 
+		/* before the reply began, a failure that may pass is tried again */
+		if (t.abort == ABORT_NONE && !t.accepted && attempt < post->max_retries &&
+			(res != CURLE_OK ? retryable_network(res) : retryable(&t)))
+		{
+			free(t.errbody);
+			if (!wait_ms(h, backoff_ms(&t, attempt)))
+				return mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
+			continue;
+		}
 		if (t.abort == ABORT_CALLER)
 			rc = mn_stream_stop_value(post->stream);
 		else if (t.abort == ABORT_CANCEL)
@@ -564,32 +573,10 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 			rc = mn_fail(st, MNEMO_ERR_STREAM, "the connection to the provider broke mid-stream: %s",
 						 curl_easy_strerror(res));
 		else if (res != CURLE_OK)
-		{
-			if (attempt < post->max_retries && retryable_network(res))
-			{
-				int64_t		ms = backoff_ms(&t, attempt);
-
-				free(t.errbody);
-				if (!wait_ms(h, ms))
-					return mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
-				continue;
-			}
 			rc = mn_fail(st, MNEMO_ERR_NETWORK, "could not reach the provider: %s",
 						 curl_easy_strerror(res));
-		}
 		else if (t.status >= 300 || !t.accepted)
-		{
-			if (attempt < post->max_retries && retryable(&t))
-			{
-				int64_t		ms = backoff_ms(&t, attempt);
-
-				free(t.errbody);
-				if (!wait_ms(h, ms))
-					return mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
-				continue;
-			}
 			rc = http_error(st, &t);
-		}
 		else
 			rc = MNEMO_OK;
 		free(t.errbody);

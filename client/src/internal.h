@@ -92,7 +92,7 @@ typedef struct mn_call
 {
 	const mn_stmt *stmt;
 	const char *params[MN_CALL_PARAMS];
-	char		num[2][32];		/* numeric parameters' text */
+	char		num[32];		/* a numeric parameter's text */
 	char	   *heap;			/* a malloc'd parameter, freed by mn_call_clear */
 	struct json_object *json;	/* a JSON parameter's object, put likewise */
 	bool		sync;			/* mn_exec_batch: a transaction ends after it */

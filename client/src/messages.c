@@ -71,7 +71,9 @@ static const mn_stmt get_by_ids_stmt = {
 	1
 };
 
-/* what a turn sends structured: the assistant messages in the context */
+/* what a turn sends structured: the assistant messages in the context
+ * (build_context runs again inside, so that the turn's first round trip
+ * brings them with the context rather than a second one after it) */
 static const mn_stmt context_messages_stmt = {
 	"mnemo_context_messages",
 	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids(ARRAY("
@@ -280,7 +282,7 @@ mn_message_update_tokens_call(mnemo_store *st, const char *message_id, const mne
 	call->params[0] = message_id;
 	call->params[1] = call->heap;
 	/* not (cost < 0): a NaN is kept out too, as "keep the stored cost" */
-	call->params[2] = cost >= 0 ? float_param(call->num[0], sizeof(call->num[0]), cost) : NULL;
+	call->params[2] = cost >= 0 ? float_param(call->num, sizeof(call->num), cost) : NULL;
 	call->params[3] = finish_reason;
 	return MNEMO_OK;
 }
@@ -327,7 +329,7 @@ mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tok
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
 	call->stmt = &context_messages_stmt;
 	call->params[0] = session_id;
-	call->params[1] = mn_i64_param(call->num[0], budget_tokens);
+	call->params[1] = mn_i64_param(call->num, budget_tokens);
 	return MNEMO_OK;
 }
 

@@ -74,28 +74,17 @@ finish_of(const char *raw, bool refusal)
 	return MN_FINISH_OTHER;
 }
 
-/* A count, clamped at 0; -1 (keep) when absent. */
-static int64_t
-count(struct json_object *obj, const char *key)
-{
-	int64_t		v;
-
-	if (!mn_js_int(obj, key, &v))
-		return -1;
-	return v < 0 ? 0 : v;
-}
-
 static int
 usage_chunk(mn_stream *s, struct json_object *usage)
 {
 	mnemo_tokens u;
-	int64_t		prompt = count(usage, "prompt_tokens");
-	int64_t		cached = count(mn_js_obj(usage, "prompt_tokens_details"), "cached_tokens");
+	int64_t		prompt = mn_js_count(usage, "prompt_tokens");
+	int64_t		cached = mn_js_count(mn_js_obj(usage, "prompt_tokens_details"), "cached_tokens");
 
-	u.output = count(usage, "completion_tokens");
+	u.output = mn_js_count(usage, "completion_tokens");
 	if (prompt < 0 && u.output < 0)
 		return 0;				/* nothing we can use */
-	u.reasoning = count(mn_js_obj(usage, "completion_tokens_details"), "reasoning_tokens");
+	u.reasoning = mn_js_count(mn_js_obj(usage, "completion_tokens_details"), "reasoning_tokens");
 	u.cache_write = -1;
 	if (prompt >= 0)
 	{

@@ -497,7 +497,6 @@ typedef struct turn_state
 	mnemo_part_fn on_part;
 	void	   *arg;
 	bool		locked;			/* the session's turn lock is held */
-	bool		row;			/* the assistant row exists */
 	int64_t		row_seq;
 	bool		accepted;		/* the provider accepted the request */
 	/* the text or reasoning part being streamed */
@@ -927,7 +926,6 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 		mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, user_ref.id, user_ref.seq, NULL, false);
 	memcpy(ts->turn->message_id, row_ref.id, sizeof(row_ref.id));
 	ts->row_seq = row_ref.seq;
-	ts->row = true;
 	mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, row_ref.id, row_ref.seq, NULL, false);
 
 done:

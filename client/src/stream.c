@@ -288,6 +288,16 @@ mn_js_int(struct json_object *obj, const char *key, int64_t *out)
 	return false;
 }
 
+int64_t
+mn_js_count(struct json_object *obj, const char *key)
+{
+	int64_t		v;
+
+	if (!mn_js_int(obj, key, &v))
+		return -1;
+	return v < 0 ? 0 : v;
+}
+
 char *
 mn_js_text(struct json_object *obj, const char *key)
 {

@@ -484,6 +484,10 @@ struct json_object *mn_js_arr(struct json_object *obj, const char *key);
  * false when absent or not one. */
 bool		mn_js_int(struct json_object *obj, const char *key, int64_t *out);
 
+/* A usage count: an integer member clamped at 0, -1 (keep the last) when
+ * absent or not an integer. */
+int64_t		mn_js_count(struct json_object *obj, const char *key);
+
 /* A member as text: a string as is, a number in decimal, NULL for absent,
  * null or anything else; malloc'd, or NULL (also when out of memory). */
 char	   *mn_js_text(struct json_object *obj, const char *key);

@@ -3,6 +3,7 @@
 #
 #   bash test/run.sh          (what `make test` runs)
 #
+# 0. install the Debian packages that are missing (test/deps.sh);
 # 1. build with extension warnings as errors (make PG_CFLAGS=-Werror) and
 #    make install (as root into the system PostgreSQL 15);
 # 2. start a private cluster (test/cluster.sh) in a fresh temporary
@@ -300,6 +301,12 @@ bench_smoke() {
 
 main() {
 	work=$(mktemp -d /tmp/mnemo-test-work.XXXXXX)
+	# a fresh Debian machine as root: install what is missing (a no-op when
+	# all is there; as another user it names what to install and stops)
+	if ! bash test/deps.sh; then
+		fail "packages: test/deps.sh"
+		abort
+	fi
 	build
 	start_cluster
 	if wanted regress; then regress; fi

@@ -18,6 +18,9 @@ PG_CONFIG   ?= pg_config
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
+# the version is compiled in (mnemo.version()), so a new default_version rebuilds
+$(OBJS): mnemo.control
+
 # libmnemo and the mnemo command build with their own plain Makefile, so the
 # extension build never needs json-c (see client/Makefile).
 .PHONY: client client-install client-clean

@@ -39,7 +39,7 @@ extern "C" {
 
 /* The library's version; the soname and mnemo.pc are scraped from these. */
 #define MNEMO_VERSION_MAJOR 0
-#define MNEMO_VERSION_MINOR 1
+#define MNEMO_VERSION_MINOR 2
 #define MNEMO_VERSION_PATCH 0
 
 #if defined(MNEMO_BUILDING_LIBRARY) && defined(__GNUC__)

@@ -1,0 +1,589 @@
+/* mnemo 0.2.0: append-only storage engine for LLM agent sessions */
+
+\echo Use "CREATE EXTENSION mnemo" to load this file. \quit
+
+/* ------------------------------------------------------------------------
+ * Tables
+ *
+ * Every key leads with session_id (file_references aside), so the data set
+ * can be distributed by session.  Times are unix milliseconds.  Rows are
+ * written only through the functions below; mnemo._guard refuses the rest.
+ * There are no foreign keys: the functions check existence under the session
+ * row lock they already hold, and an RI trigger per append would double the
+ * work on the hot path.
+ * ------------------------------------------------------------------------ */
+
+CREATE TABLE mnemo.sessions (
+    id              text PRIMARY KEY,
+    parent_id       text,
+    created_at      bigint NOT NULL,
+    updated_at      bigint NOT NULL,
+    model_id        text NOT NULL DEFAULT '',
+    provider_id     text NOT NULL DEFAULT '',
+    agent           text NOT NULL DEFAULT 'default',
+    title           text,
+    is_active       boolean NOT NULL DEFAULT true,
+    metadata        jsonb,
+    system_prompt   text NOT NULL DEFAULT '',
+    state           jsonb NOT NULL DEFAULT '{}',
+    watched         boolean NOT NULL DEFAULT false,
+    last_seq        bigint NOT NULL DEFAULT 0,
+    last_position   bigint NOT NULL DEFAULT 0,
+    -- creation order: created_at is in ms, and sessions made in one ms must
+    -- still list newest first whatever their ids
+    ordinal         bigserial NOT NULL
+);
+COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock';
+-- list_sessions: newest first, optionally among one parent's children.
+CREATE INDEX sessions_ordinal_idx ON mnemo.sessions (ordinal);
+CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, ordinal) WHERE parent_id IS NOT NULL;
+
+CREATE TABLE mnemo.messages (
+    session_id          text NOT NULL,
+    seq                 bigint NOT NULL,
+    id                  text NOT NULL,
+    role                text NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    created_at          bigint NOT NULL,
+    agent               text NOT NULL DEFAULT 'default',
+    model_id            text NOT NULL DEFAULT '',
+    provider_id         text NOT NULL DEFAULT '',
+    run_id              text,
+    is_summary          boolean NOT NULL DEFAULT false,
+    tokens_input        bigint NOT NULL DEFAULT 0,
+    tokens_output       bigint NOT NULL DEFAULT 0,
+    tokens_cache_read   bigint NOT NULL DEFAULT 0,
+    tokens_cache_write  bigint NOT NULL DEFAULT 0,
+    tokens_reasoning    bigint NOT NULL DEFAULT 0,
+    cost                double precision NOT NULL DEFAULT 0,
+    finish_reason       text,
+    PRIMARY KEY (session_id, seq)
+);
+COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense per session, in commit order';
+-- get_message(id) and duplicate detection; ids are unique across sessions.
+CREATE UNIQUE INDEX messages_id_key ON mnemo.messages (id);
+-- last_summary: only summary rows enter this index.
+CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, seq) WHERE is_summary;
+
+CREATE TABLE mnemo.message_parts (
+    session_id      text NOT NULL,
+    message_id      text NOT NULL,
+    part_index      integer NOT NULL,
+    id              text NOT NULL,
+    part_type       text NOT NULL,
+    content         jsonb NOT NULL,
+    tool_name       text,
+    tool_call_id    text,
+    tool_state      text CHECK (tool_state IN ('pending', 'running', 'completed', 'error')),
+    compacted_at    bigint,
+    started_at      bigint,
+    completed_at    bigint,
+    token_estimate  integer NOT NULL DEFAULT 0,
+    PRIMARY KEY (session_id, message_id, part_index)
+);
+COMMENT ON TABLE mnemo.message_parts IS 'the parts of each message; content is immutable, status columns change through update_part_status and tombstone_part';
+-- update_part_status(part_id), tombstone_part(part_id) and duplicate detection.
+CREATE UNIQUE INDEX message_parts_id_key ON mnemo.message_parts (id);
+
+CREATE TABLE mnemo.context_items (
+    session_id  text NOT NULL,
+    position    bigint NOT NULL,
+    item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
+    item_id     text NOT NULL,
+    -- the item's message seq: assembly reads the messages by primary key
+    seq         bigint NOT NULL,
+    created_at  bigint NOT NULL,
+    PRIMARY KEY (session_id, position),
+    -- an item is in a session's context at most once; swap finds items by id
+    UNIQUE (session_id, item_id)
+);
+COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now; a swap replaces a span with one summary row at its smallest position';
+
+CREATE TABLE mnemo.summary_nodes (
+    session_id      text NOT NULL,
+    id              text NOT NULL,
+    kind            text NOT NULL CHECK (kind IN ('leaf', 'condensed')),
+    level           integer NOT NULL CHECK (level BETWEEN 1 AND 3),
+    token_count     integer NOT NULL DEFAULT 0,
+    seq_start       bigint NOT NULL,
+    seq_end         bigint NOT NULL,
+    created_at      bigint NOT NULL,
+    superseded_by   text,
+    PRIMARY KEY (session_id, id)
+);
+COMMENT ON TABLE mnemo.summary_nodes IS 'the compaction DAG: one node per summary message, over messages (leaf) or nodes (condensed); seq_start..seq_end is the span of original messages it covers';
+
+CREATE TABLE mnemo.summary_edges (
+    session_id  text NOT NULL,
+    summary_id  text NOT NULL,
+    ordinal     integer NOT NULL,
+    item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
+    item_id     text NOT NULL,
+    PRIMARY KEY (session_id, summary_id, ordinal)
+);
+COMMENT ON TABLE mnemo.summary_edges IS 'provenance: which message or node each summary node covers, in order';
+-- "which summary covers this item": an index lookup
+CREATE INDEX summary_edges_item_idx ON mnemo.summary_edges (session_id, item_id);
+
+CREATE TABLE mnemo.file_references (
+    content_id          text PRIMARY KEY,
+    path                text NOT NULL,
+    file_type           text NOT NULL DEFAULT 'unknown',
+    token_count         integer NOT NULL DEFAULT 0,
+    exploration_summary text NOT NULL DEFAULT '',
+    created_at          bigint NOT NULL,
+    -- store order, renewed by every store: "most recent" within one ms
+    ordinal             bigserial NOT NULL
+);
+COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large files: one row per sha256 content id';
+-- get_file_reference_by_path.  A hash index: paths may be longer than a
+-- btree entry allows, and the few rows of one path are sorted after the fetch.
+CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
+
+/* pg_dump includes the rows of these tables; see README "Backups". */
+SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.messages', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.message_parts', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions_ordinal_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
+
+/* ------------------------------------------------------------------------
+ * Result types
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.message_ref AS (id text, seq bigint);
+COMMENT ON TYPE mnemo.message_ref IS 'what an append returns: the message id and its seq in the session';
+
+CREATE TYPE mnemo.message_with_parts AS (
+    id                  text,
+    session_id          text,
+    seq                 bigint,
+    role                text,
+    created_at          bigint,
+    agent               text,
+    model_id            text,
+    provider_id         text,
+    run_id              text,
+    is_summary          boolean,
+    tokens_input        bigint,
+    tokens_output       bigint,
+    tokens_cache_read   bigint,
+    tokens_cache_write  bigint,
+    tokens_reasoning    bigint,
+    cost                double precision,
+    finish_reason       text,
+    parts               jsonb
+);
+COMMENT ON TYPE mnemo.message_with_parts IS 'a message row with its parts as a jsonb array in part_index order';
+
+CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigint);
+
+CREATE TYPE mnemo.expansion AS (
+    depth       integer,
+    summary_id  text,
+    item_type   text,
+    item_id     text,
+    seq         bigint,
+    role        text,
+    parts       jsonb
+);
+COMMENT ON TYPE mnemo.expansion IS 'one item a summary node covers: the node (summary_id), the item, and the item''s message with its parts';
+
+CREATE TYPE mnemo.context_entry AS (
+    "position"  bigint,
+    item_type   text,
+    item_id     text,
+    role        text,
+    content     text,
+    tokens      integer
+);
+COMMENT ON TYPE mnemo.context_entry IS 'one message of an assembled context: its rendered content and token estimate';
+
+CREATE TYPE mnemo.context_budget AS (
+    budget_tokens   integer,
+    summary_tokens  bigint,
+    included_items  integer,
+    included_tokens bigint,
+    omitted_items   integer,
+    omitted_tokens  bigint
+);
+COMMENT ON TYPE mnemo.context_budget IS 'what build_context keeps and leaves out of a session''s context view for a budget';
+
+/* ------------------------------------------------------------------------
+ * Append-only guard
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo._guard() RETURNS trigger
+    LANGUAGE c AS 'MODULE_PATHNAME', 'mnemo_guard';
+REVOKE ALL ON FUNCTION mnemo._guard() FROM PUBLIC;
+COMMENT ON FUNCTION mnemo._guard() IS 'refuses writes to mnemo tables that do not come from mnemo functions (SQLSTATE MN005)';
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts',
+                             'context_items', 'summary_nodes', 'summary_edges',
+                             'file_references']
+    LOOP
+        EXECUTE format('CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON mnemo.%I
+                        FOR EACH ROW EXECUTE FUNCTION mnemo._guard()', t);
+        EXECUTE format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON mnemo.%I
+                        FOR EACH STATEMENT EXECUTE FUNCTION mnemo._guard()', t);
+    END LOOP;
+END
+$$;
+
+/* ------------------------------------------------------------------------
+ * Utilities
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.version() RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE STRICT
+    AS 'MODULE_PATHNAME', 'mnemo_version';
+COMMENT ON FUNCTION mnemo.version() IS 'version of the loaded mnemo library';
+
+CREATE FUNCTION mnemo.new_id(prefix text) RETURNS text
+    LANGUAGE c VOLATILE PARALLEL RESTRICTED
+    AS 'MODULE_PATHNAME', 'mnemo_new_id';
+COMMENT ON FUNCTION mnemo.new_id(text) IS 'a time-ordered unique id: prefix, underscore, 26 Crockford base32 characters (48-bit ms time, 80 random bits)';
+
+CREATE FUNCTION mnemo.estimate_tokens(text text) RETURNS integer
+    LANGUAGE c IMMUTABLE PARALLEL SAFE STRICT
+    AS 'MODULE_PATHNAME', 'mnemo_estimate_tokens';
+COMMENT ON FUNCTION mnemo.estimate_tokens(text) IS 'the one token estimator: 0 for empty text, otherwise max(1, characters / 4)';
+
+/* ------------------------------------------------------------------------
+ * Sessions
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.create_session(
+    id text DEFAULT NULL,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '')
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_create_session';
+COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text) IS 'creates a session (id generated when NULL); MN004 if the id exists, MN001 if parent_id does not';
+
+CREATE FUNCTION mnemo.get_session(id text) RETURNS mnemo.sessions
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_session';
+COMMENT ON FUNCTION mnemo.get_session(text) IS 'the session row; MN001 if it does not exist';
+
+CREATE FUNCTION mnemo.get_or_create_session(
+    id text,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '')
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_or_create_session';
+COMMENT ON FUNCTION mnemo.get_or_create_session(text, text, text, text, text, text, jsonb, text) IS 'the existing session with this id, or a new one created with the other arguments; safe against concurrent callers';
+
+CREATE FUNCTION mnemo.list_sessions(
+    parent_id text DEFAULT NULL,
+    active_only boolean DEFAULT true,
+    "limit" integer DEFAULT 100,
+    "offset" integer DEFAULT 0)
+    RETURNS SETOF mnemo.sessions
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_list_sessions';
+COMMENT ON FUNCTION mnemo.list_sessions(text, boolean, integer, integer) IS 'sessions newest first, optionally only the children of parent_id and only active ones';
+
+CREATE FUNCTION mnemo.soft_delete_session(id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_soft_delete_session';
+COMMENT ON FUNCTION mnemo.soft_delete_session(text) IS 'marks a session inactive; its rows stay readable and further appends fail with MN012';
+
+CREATE FUNCTION mnemo.purge_session(id text) RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_purge_session';
+COMMENT ON FUNCTION mnemo.purge_session(text) IS 'deletes a session and every row it owns (right to erasure); returns the number of messages deleted';
+REVOKE ALL ON FUNCTION mnemo.purge_session(text) FROM PUBLIC;
+
+CREATE FUNCTION mnemo.watch(session_id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_watch';
+COMMENT ON FUNCTION mnemo.watch(text) IS 'committed writes on this session send NOTIFY mnemo (with mnemo.notify = watched)';
+
+CREATE FUNCTION mnemo.unwatch(session_id text) RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_unwatch';
+COMMENT ON FUNCTION mnemo.unwatch(text) IS 'stops the notifications that watch started';
+
+/* ------------------------------------------------------------------------
+ * Appends
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.append_message(
+    session_id text,
+    role text,
+    parts jsonb,
+    id text DEFAULT NULL,
+    agent text DEFAULT NULL,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL,
+    run_id text DEFAULT NULL,
+    is_summary boolean DEFAULT false)
+    RETURNS mnemo.message_ref
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_message';
+COMMENT ON FUNCTION mnemo.append_message(text, text, jsonb, text, text, text, text, text, boolean) IS 'stores a message, its parts and (unless is_summary) its context item in one call; returns its id and seq';
+
+CREATE FUNCTION mnemo.append_messages(session_id text, messages jsonb)
+    RETURNS SETOF mnemo.message_ref
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_messages';
+COMMENT ON FUNCTION mnemo.append_messages(text, jsonb) IS 'appends a JSON array of messages ({"role", "parts", optional "id", "agent", "model_id", "provider_id", "run_id"}) atomically';
+
+CREATE FUNCTION mnemo.append_part(message_id text, part jsonb) RETURNS integer
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_append_part';
+COMMENT ON FUNCTION mnemo.append_part(text, jsonb) IS 'adds one part to a message (streaming) and returns its part_index';
+
+/* ------------------------------------------------------------------------
+ * Status changes and tombstones
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.update_part_status(
+    part_id text,
+    tool_state text DEFAULT NULL,
+    compacted_at bigint DEFAULT NULL,
+    started_at bigint DEFAULT NULL,
+    completed_at bigint DEFAULT NULL,
+    output text DEFAULT NULL,
+    error_message text DEFAULT NULL)
+    RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_update_part_status';
+COMMENT ON FUNCTION mnemo.update_part_status(text, text, bigint, bigint, bigint, text, text) IS 'changes a part''s status fields (NULL leaves a field as it is); output and error_message are merged into its content';
+
+CREATE FUNCTION mnemo.update_message_tokens(
+    message_id text,
+    tokens jsonb,
+    cost double precision DEFAULT NULL,
+    finish_reason text DEFAULT NULL)
+    RETURNS void
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_update_message_tokens';
+COMMENT ON FUNCTION mnemo.update_message_tokens(text, jsonb, double precision, text) IS 'records token usage ({"input","output","cache_read","cache_write","reasoning"}), cost and finish reason on a message';
+
+CREATE FUNCTION mnemo.tombstone_part(part_id text) RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_tombstone_part';
+COMMENT ON FUNCTION mnemo.tombstone_part(text) IS 'sets compacted_at on a part and returns it; a second call returns the first value';
+
+/* ------------------------------------------------------------------------
+ * Context view
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.swap_context_items(session_id text, remove_item_ids text[], summary_id text)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_swap_context_items';
+COMMENT ON FUNCTION mnemo.swap_context_items(text, text[], text) IS 'atomically replaces the named context items with one summary item at their smallest position, which it returns; MN006 and no change if any id is not in context';
+
+CREATE FUNCTION mnemo.build_context(session_id text, budget_tokens integer)
+    RETURNS SETOF mnemo.context_entry
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_build_context';
+COMMENT ON FUNCTION mnemo.build_context(text, integer) IS 'the assembled context in position order: every summary, then the newest messages that fit the budget, rendered as the seed''s ContextBuilder renders them';
+
+CREATE FUNCTION mnemo.context_report(session_id text, budget_tokens integer)
+    RETURNS mnemo.context_budget
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_context_report';
+COMMENT ON FUNCTION mnemo.context_report(text, integer) IS 'what build_context keeps and leaves out for this budget: counts and tokens';
+
+/* ------------------------------------------------------------------------
+ * The summary DAG
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.commit_summary(
+    session_id text,
+    summary_id text,
+    content text,
+    token_count integer,
+    remove_item_ids text[],
+    kind text DEFAULT 'leaf',
+    level integer DEFAULT 1,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context';
+
+CREATE FUNCTION mnemo.expand_summary(summary_id text, recursive boolean DEFAULT false)
+    RETURNS SETOF mnemo.expansion
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_expand_summary';
+COMMENT ON FUNCTION mnemo.expand_summary(text, boolean) IS 'what a summary node covers, in order; with recursive, down through the DAG to the original messages, depth first';
+
+CREATE FUNCTION mnemo.summary_nodes(session_id text, include_superseded boolean DEFAULT false)
+    RETURNS SETOF mnemo.summary_nodes
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_summary_nodes';
+COMMENT ON FUNCTION mnemo.summary_nodes(text, boolean) IS 'the session''s summary DAG nodes in span order, without superseded ones unless asked';
+
+/* ------------------------------------------------------------------------
+ * Reads
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.get_message(id text) RETURNS mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_message';
+COMMENT ON FUNCTION mnemo.get_message(text) IS 'one message row; MN002 if it does not exist';
+
+CREATE FUNCTION mnemo.get_messages(session_id text, since_message_id text DEFAULT NULL)
+    RETURNS SETOF mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages';
+COMMENT ON FUNCTION mnemo.get_messages(text, text) IS 'a session''s messages in seq order, optionally only those after since_message_id';
+
+CREATE FUNCTION mnemo.get_parts(message_id text) RETURNS SETOF mnemo.message_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_parts';
+COMMENT ON FUNCTION mnemo.get_parts(text) IS 'a message''s parts in part_index order; MN002 if the message does not exist';
+
+CREATE FUNCTION mnemo.get_messages_with_parts(session_id text, since_message_id text DEFAULT NULL)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts';
+COMMENT ON FUNCTION mnemo.get_messages_with_parts(text, text) IS 'a session''s messages with their parts, in seq order, in one call';
+
+CREATE FUNCTION mnemo.get_messages_with_parts_by_ids(ids text[])
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts_by_ids';
+COMMENT ON FUNCTION mnemo.get_messages_with_parts_by_ids(text[]) IS 'the named messages with their parts, in the order given; MN002 if one does not exist';
+
+CREATE FUNCTION mnemo.history(session_id text, "limit" integer DEFAULT NULL)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_history';
+COMMENT ON FUNCTION mnemo.history(text, integer) IS 'the last "limit" messages of a session (all when NULL) with their parts, oldest first';
+
+CREATE FUNCTION mnemo.get_context_items(session_id text)
+    RETURNS SETOF mnemo.context_item
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_context_items';
+COMMENT ON FUNCTION mnemo.get_context_items(text) IS 'the session''s context view in position order';
+
+CREATE FUNCTION mnemo.last_summary(session_id text) RETURNS mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_last_summary';
+COMMENT ON FUNCTION mnemo.last_summary(text) IS 'the session''s most recent summary message, or NULL';
+
+/* ------------------------------------------------------------------------
+ * File references
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.store_file_reference(
+    content_id text,
+    path text,
+    file_type text DEFAULT 'unknown',
+    token_count integer DEFAULT 0,
+    exploration_summary text DEFAULT '')
+    RETURNS mnemo.file_references
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_store_file_reference';
+COMMENT ON FUNCTION mnemo.store_file_reference(text, text, text, integer, text) IS 'inserts or replaces the file reference with this content id';
+
+CREATE FUNCTION mnemo.get_file_reference(content_id text) RETURNS mnemo.file_references
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_file_reference';
+COMMENT ON FUNCTION mnemo.get_file_reference(text) IS 'the file reference with this content id, or NULL';
+
+CREATE FUNCTION mnemo.get_file_reference_by_path(path text) RETURNS mnemo.file_references
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_file_reference_by_path';
+COMMENT ON FUNCTION mnemo.get_file_reference_by_path(text) IS 'the most recently stored file reference for a path, or NULL';
+
+/* ------------------------------------------------------------------------
+ * Pruning and search
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.search_hit AS (
+    message_id  text,
+    seq         bigint,
+    role        text,
+    in_context  boolean,
+    snippet     text,
+    rank        real
+);
+COMMENT ON TYPE mnemo.search_hit IS 'one message found by search_history: where it is, whether it is still in context, a snippet and its rank';
+
+-- search_history: full-text search over every part ever appended.  The
+-- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
+-- The first 100,000 characters of a part are indexed, without runs of 255 or
+-- more non-blank characters: a tsvector is limited to 1 MB and a word to
+-- 2 KB, and an append must never fail or warn because of its search entry.
+CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
+    to_tsvector('simple'::regconfig, regexp_replace(left(
+        coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
+        || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
+        || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
+        || ' ' || coalesce(content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')));
+
+CREATE FUNCTION mnemo.prune_tool_outputs(
+    session_id text,
+    protect_tokens integer DEFAULT 40000,
+    minimum_tokens integer DEFAULT 20000,
+    protected_tools text[] DEFAULT '{skill}')
+    RETURNS integer
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_prune_tool_outputs';
+COMMENT ON FUNCTION mnemo.prune_tool_outputs(text, integer, integer, text[]) IS 'tombstones completed tool outputs in the context view older than the two latest user turns and newer than the last summary, beyond the newest protect_tokens, if more than minimum_tokens would go; returns the number of parts tombstoned';
+
+CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50)
+    RETURNS SETOF mnemo.search_hit
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_search_history';
+COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';

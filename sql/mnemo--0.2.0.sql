@@ -139,6 +139,175 @@ COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large file
 -- btree entry allows, and the few rows of one path are sorted after the fetch.
 CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
 
+-- search_history: full-text search over every part ever appended.  The
+-- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
+-- The first 100,000 characters of a part are indexed, without runs of 255 or
+-- more non-blank characters: a tsvector is limited to 1 MB and a word to
+-- 2 KB, and an append must never fail or warn because of its search entry.
+CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
+    to_tsvector('simple'::regconfig, regexp_replace(left(
+        coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
+        || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
+        || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
+        || ' ' || coalesce(content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')));
+
+/* ------------------------------------------------------------------------
+ * The hash-partitioned layout (doc/scale-out.md)
+ *
+ * With mnemo.partitions = N (> 0) in the session that runs CREATE EXTENSION,
+ * every table that has a session column is rebuilt here as a table
+ * hash-partitioned by it into N partitions, <table>_p0 .. <table>_p<N-1>.
+ * PostgreSQL then holds the schema to Citus's rules: every unique key must
+ * include the session column, and each statement that filters by one session
+ * is pruned to one partition (test/partitioned/). Tables without a session
+ * column (file_references) stay as they are: under Citus they are reference
+ * tables.
+ *
+ * The rebuild is derived from the catalog, not from a copy of the
+ * definitions above: columns, defaults, CHECK constraints and comments
+ * (LIKE ... INCLUDING ALL), then the keys and indexes, triggers, row-level
+ * security and its policies, grants and sequence ownership of the table it
+ * replaces.  It must run here, after the tables and their indexes and before
+ * anything depends on a table (a function returning its row type would be
+ * dropped with it, so the DROP below refuses instead): after install a table
+ * cannot become partitioned in place.
+ * ------------------------------------------------------------------------ */
+
+-- The column that names a row's session: session_id, and for the sessions
+-- table itself its key, id.  NULL for tables that are not per session.  The
+-- partitioned layout partitions by it and mnemo.distribute() distributes by it.
+CREATE FUNCTION mnemo._session_column(tab regclass) RETURNS name
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    SELECT a.attname
+      FROM pg_attribute a
+     WHERE a.attrelid = tab AND NOT a.attisdropped
+       AND (a.attname = 'session_id' OR (tab = 'mnemo.sessions'::regclass AND a.attname = 'id'))
+     ORDER BY a.attname = 'session_id' DESC
+     LIMIT 1
+$$;
+COMMENT ON FUNCTION mnemo._session_column(regclass) IS 'the column a table is partitioned and distributed by: session_id, or id for mnemo.sessions; NULL for tables that are not per session';
+
+DO $$
+DECLARE
+    modulus integer := coalesce(nullif(current_setting('mnemo.partitions', true), ''), '0')::integer;
+    ext oid := (SELECT oid FROM pg_extension WHERE extname = 'mnemo');
+    t record;
+    r record;
+    key name;
+    tmp text;
+    i integer;
+    rebuild text[];
+    stmt text;
+BEGIN
+    IF modulus = 0 THEN
+        RETURN;
+    END IF;
+    IF modulus < 0 THEN
+        RAISE EXCEPTION 'mnemo.partitions must be 0 or more, not %', modulus
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR t IN
+        SELECT c.oid, c.relname, c.relrowsecurity, c.relforcerowsecurity, c.relacl, c.relowner
+          FROM pg_class c
+          JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                          AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext
+                          AND d.deptype = 'e'
+         WHERE c.relkind = 'r' AND c.relnamespace = 'mnemo'::regnamespace
+         ORDER BY c.relname
+    LOOP
+        key := mnemo._session_column(t.oid);
+        CONTINUE WHEN key IS NULL;
+        tmp := t.relname || '_partitioned';
+        -- what LIKE does not carry over, read before the old table goes
+        SELECT array_agg(s.sql ORDER BY s.ord) INTO rebuild FROM (
+            SELECT 1 AS ord, format('ALTER TABLE mnemo.%I ADD CONSTRAINT %I %s',
+                                    t.relname, c.conname, pg_get_constraintdef(c.oid)) AS sql
+              FROM pg_constraint c
+             WHERE c.conrelid = t.oid AND c.contype IN ('p', 'u', 'x')
+            UNION ALL
+            SELECT 2, pg_get_indexdef(i.indexrelid)
+              FROM pg_index i
+             WHERE i.indrelid = t.oid
+               AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid
+                                                              AND c.conrelid = t.oid)
+            UNION ALL
+            SELECT 3, format('COMMENT ON INDEX mnemo.%I IS %L', ic.relname, obj_description(ic.oid, 'pg_class'))
+              FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+             WHERE i.indrelid = t.oid AND obj_description(ic.oid, 'pg_class') IS NOT NULL
+            UNION ALL
+            SELECT 3, format('COMMENT ON TABLE mnemo.%I IS %L', t.relname, obj_description(t.oid, 'pg_class'))
+             WHERE obj_description(t.oid, 'pg_class') IS NOT NULL
+            UNION ALL
+            SELECT 4, pg_get_triggerdef(tg.oid)
+              FROM pg_trigger tg
+             WHERE tg.tgrelid = t.oid AND NOT tg.tgisinternal
+            UNION ALL
+            SELECT 5, format('CREATE POLICY %I ON mnemo.%I AS %s FOR %s TO %s%s%s',
+                             p.polname, t.relname,
+                             CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
+                             CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT'
+                                           WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+                             (SELECT string_agg(CASE WHEN rid = 0 THEN 'PUBLIC'
+                                                     ELSE quote_ident(rid::regrole::text) END, ', ')
+                                FROM unnest(p.polroles) AS rid),
+                             ' USING (' || pg_get_expr(p.polqual, p.polrelid) || ')',
+                             ' WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
+              FROM pg_policy p
+             WHERE p.polrelid = t.oid
+            UNION ALL
+            SELECT 6, format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t.relname)
+             WHERE t.relrowsecurity
+            UNION ALL
+            SELECT 6, format('ALTER TABLE mnemo.%I FORCE ROW LEVEL SECURITY', t.relname)
+             WHERE t.relforcerowsecurity
+            UNION ALL
+            SELECT 7, format('GRANT %s ON mnemo.%I TO %s%s', a.privilege_type, t.relname,
+                             CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END,
+                             CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+              FROM aclexplode(t.relacl) a
+             WHERE a.grantee <> t.relowner
+            UNION ALL
+            SELECT 7, format('GRANT %s (%I) ON mnemo.%I TO %s%s', a.privilege_type, att.attname, t.relname,
+                             CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END,
+                             CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+              FROM pg_attribute att, aclexplode(att.attacl) a
+             WHERE att.attrelid = t.oid AND att.attacl IS NOT NULL AND a.grantee <> t.relowner
+        ) AS s;
+
+        EXECUTE format('CREATE TABLE mnemo.%I (LIKE mnemo.%I INCLUDING ALL EXCLUDING INDEXES) PARTITION BY HASH (%I)',
+                       tmp, t.relname, key);
+        -- serial columns: their sequences move to the new table
+        FOR r IN
+            SELECT d.objid::regclass AS seq, a.attname
+              FROM pg_depend d
+              JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+              JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+             WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+               AND d.refobjid = t.oid AND d.deptype = 'a'
+        LOOP
+            EXECUTE format('ALTER SEQUENCE %s OWNED BY mnemo.%I.%I', r.seq, tmp, r.attname);
+        END LOOP;
+        EXECUTE format('DROP TABLE mnemo.%I', t.relname);
+        EXECUTE format('ALTER TABLE mnemo.%I RENAME TO %I', tmp, t.relname);
+        FOR i IN 0 .. modulus - 1 LOOP
+            EXECUTE format('CREATE TABLE mnemo.%I PARTITION OF mnemo.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                           t.relname || '_p' || i, t.relname, modulus, i);
+            EXECUTE format('COMMENT ON TABLE mnemo.%I IS %L', t.relname || '_p' || i,
+                           format('the rows of mnemo.%s whose %s hashes to %s of %s', t.relname, key, i, modulus));
+            -- only through the parent, where its policies apply
+            IF t.relrowsecurity THEN
+                EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t.relname || '_p' || i);
+            END IF;
+        END LOOP;
+        FOREACH stmt IN ARRAY coalesce(rebuild, '{}') LOOP
+            EXECUTE stmt;
+        END LOOP;
+    END LOOP;
+END
+$$;
+
 /* pg_dump includes the rows of these tables; see README "Backups". */
 SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.messages', '');
@@ -558,18 +727,6 @@ CREATE TYPE mnemo.search_hit AS (
 );
 COMMENT ON TYPE mnemo.search_hit IS 'one message found by search_history: where it is, whether it is still in context, a snippet and its rank';
 
--- search_history: full-text search over every part ever appended.  The
--- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
--- The first 100,000 characters of a part are indexed, without runs of 255 or
--- more non-blank characters: a tsvector is limited to 1 MB and a word to
--- 2 KB, and an append must never fail or warn because of its search entry.
-CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
-    to_tsvector('simple'::regconfig, regexp_replace(left(
-        coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
-        || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
-        || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
-        || ' ' || coalesce(content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')));
-
 CREATE FUNCTION mnemo.prune_tool_outputs(
     session_id text,
     protect_tokens integer DEFAULT 40000,
@@ -587,3 +744,62 @@ CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" intege
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_search_history';
 COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';
+
+/* ------------------------------------------------------------------------
+ * Scale-out with Citus (doc/scale-out.md)
+ * ------------------------------------------------------------------------ */
+
+CREATE FUNCTION mnemo.distribute() RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    ext oid := (SELECT oid FROM pg_extension WHERE extname = 'mnemo');
+    t record;
+    f record;
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
+        RAISE EXCEPTION 'mnemo.distribute() needs the citus extension in this database'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'On the Citus coordinator: CREATE EXTENSION citus, add the worker nodes, then call mnemo.distribute() once, before the tables fill up (see doc/scale-out.md).';
+    END IF;
+    -- the tables, sessions first: the others join its colocation group, so
+    -- one session's rows of every table live in one shard group
+    FOR t IN
+        SELECT c.oid::regclass AS rel, mnemo._session_column(c.oid) AS key
+          FROM pg_class c
+          JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+                          AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext
+                          AND d.deptype = 'e'
+         WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+         ORDER BY c.oid <> 'mnemo.sessions'::regclass, c.relname
+    LOOP
+        IF t.key IS NULL THEN
+            PERFORM pg_catalog.create_reference_table(t.rel);
+        ELSIF t.rel = 'mnemo.sessions'::regclass THEN
+            PERFORM pg_catalog.create_distributed_table(t.rel, t.key, colocate_with => 'none');
+        ELSE
+            PERFORM pg_catalog.create_distributed_table(t.rel, t.key, colocate_with => 'mnemo.sessions');
+        END IF;
+    END LOOP;
+    -- every function that acts on one session: called on the coordinator,
+    -- it runs on the node holding that session's shards, also inside a
+    -- transaction block (force_delegation: Citus then refuses a statement
+    -- that leaves the session's shards, which test/partitioned proves none does)
+    FOR f IN
+        SELECT p.oid::regprocedure AS fn
+          FROM pg_proc p
+          JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                          AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext
+                          AND d.deptype = 'e'
+         WHERE p.proargnames[1] = 'session_id'
+         ORDER BY p.proname
+    LOOP
+        PERFORM pg_catalog.create_distributed_function(f.fn, 'session_id',
+                                                       colocate_with => 'mnemo.sessions',
+                                                       force_delegation => true);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION mnemo.distribute() IS 'with Citus: distributes every session table by session, colocated with mnemo.sessions, makes file_references a reference table and delegates every function whose first argument is session_id to the node of that session; 55000 without the citus extension';
+REVOKE ALL ON FUNCTION mnemo.distribute() FROM PUBLIC;

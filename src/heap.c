@@ -65,6 +65,12 @@ MnemoHeapInsert(const char *table, const char *const *columns, Datum *values, bo
 						table)));
 
 	rel = table_open(relid, RowExclusiveLock);
+	/* no storage of its own: the executor's tuple routing is needed */
+	if (rel->rd_rel->relkind != RELKIND_RELATION)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("partitioned \"mnemo.%s\" is not supported by mnemo's appends",
+						table)));
 	desc = RelationGetDescr(rel);
 	for (i = 0; i < desc->natts && columns[i]; i++)
 		if (strcmp(NameStr(TupleDescAttr(desc, i)->attname), columns[i]) != 0)

@@ -16,6 +16,9 @@ PG_MODULE_MAGIC;
 
 int			mnemo_notify_mode = MNEMO_NOTIFY_WATCHED;
 
+/* read by the install script only (sql/mnemo--*.sql, doc/scale-out.md) */
+static int	mnemo_partitions = 0;
+
 static const struct config_enum_entry notify_options[] = {
 	{"off", MNEMO_NOTIFY_OFF, false},
 	{"watched", MNEMO_NOTIFY_WATCHED, false},
@@ -38,6 +41,16 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("mnemo.partitions",
+							"Hash partitions per table for CREATE EXTENSION mnemo (0: plain tables).",
+							"Read when the extension is created: each table with a session column "
+							"is then partitioned by it, the layout on which the test suite "
+							"proves that every call touches one partition (doc/scale-out.md).",
+							&mnemo_partitions,
+							0, 0, 1024,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("mnemo");
 }
 

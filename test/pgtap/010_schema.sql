@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(191);
+SELECT plan(198);
 
 --
 -- tables
@@ -151,7 +151,9 @@ INSERT INTO fns VALUES
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),
   ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable'),
   ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
-  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable');
+  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable'),
+  ('_session_column', '{regclass}', 'name', 'stable'),
+  ('distribute', '{}', 'void', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
 SELECT has_function('mnemo', name, args, format('function mnemo.%s(%s) exists', name, array_to_string(args, ', ')))
@@ -179,14 +181,20 @@ SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef
 $$, 'no mnemo function is SECURITY DEFINER');
-SELECT is_empty($$
+-- the Citus set-up and the catalog rule it shares with the partitioned
+-- layout only run catalog queries and Citus calls: plpgsql and sql
+SELECT set_eq($$
     SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
      WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname <> 'c'
-$$, 'every mnemo function is native C');
+$$, ARRAY['mnemo.distribute()', 'mnemo._session_column(regclass)'],
+   'every mnemo function is native C but distribute and _session_column');
 SELECT is_empty($$
-    SELECT p.oid::regprocedure::text FROM pg_proc p
-     WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosrc <> 'mnemo' || '_' || ltrim(p.proname, '_')
+    SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname = 'c'
+       AND p.prosrc <> 'mnemo' || '_' || ltrim(p.proname, '_')
 $$, 'every C function uses the explicit symbol mnemo_<name>');
+SELECT ok(NOT has_function_privilege('public', 'mnemo.distribute()', 'EXECUTE'),
+          'PUBLIC may not execute mnemo.distribute');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND obj_description(p.oid, 'pg_proc') IS NULL

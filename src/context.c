@@ -101,36 +101,13 @@ static SPIPlanPtr context_plan;
 	"SELECT c.position, c.item_type, c.item_id, m.role, " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = c.session_id AND n.id = c.item_id) END, " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
 	"p.part_type, p.content, p.compacted_at " \
 	"FROM mnemo.context_items c " \
 	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
 	"ON p.session_id = c.session_id AND p.message_id = c.item_id " \
 	"WHERE c.session_id = $1 ORDER BY c.position, p.part_index"
-
-/*
- * MnemoPrepare, but the plan is always the generic one.  The statement has
- * the same best shape for every session, so a custom plan would only add
- * planning to every call, and a session's own statistics could lead it back
- * to a hash join over the whole session.  Kept for the life of the backend;
- * the plan cache replans it on its own after DDL.
- */
-static void
-PrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan;
-
-	if (*slot != NULL)
-		return;
-	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed for \"%s\": %s",
-			 sql, SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	*slot = plan;
-}
 
 /*
  * Close the last entry: its content is complete, so its tokens are known.
@@ -288,7 +265,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	options.dest = &receiver.pub;
 
 	SPI_connect();
-	PrepareGeneric(&context_plan, CONTEXT_SQL, 1, types);
+	MnemoPrepare(&context_plan, CONTEXT_SQL, 1, types);
 
 	/*
 	 * Planned without sequential scans.  context_items holds the views of

@@ -50,16 +50,19 @@ extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
 extern int64 MnemoNowMs(void);
 
 /*
- * reads.c, context.c: the parts of message m as a jsonb array in part_index
+ * reads.c, summary.c: the parts of message m as a jsonb array in part_index
  * order, each part its content with the live status columns laid over it.
+ * SESSION is m's session as the statement knows it, a parameter where it can
+ * be ($1): compared with m.session_id the subquery is correlated, and reads
+ * every partition (every shard) of message_parts.
  */
-#define MNEMO_PARTS_JSON \
+#define MNEMO_PARTS_JSON(session) \
 	"coalesce((SELECT jsonb_agg(p.content || jsonb_strip_nulls(jsonb_build_object(" \
 	"'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state, " \
 	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
 	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
-	"WHERE p.session_id = m.session_id AND p.message_id = m.id), '[]')"
+	"WHERE p.session_id = " session " AND p.message_id = m.id), '[]')"
 
 /* heap.c */
 extern void MnemoHeapInsert(const char *table, const char *const *columns, Datum *values,

@@ -19,12 +19,12 @@
 
 #include "mnemo.h"
 
-/* The columns of mnemo.message_with_parts, over messages m. */
-#define MESSAGE_WITH_PARTS \
+/* The columns of mnemo.message_with_parts, over messages m of session SESSION. */
+#define MESSAGE_WITH_PARTS(session) \
 	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
 	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
 	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
-	"m.finish_reason, " MNEMO_PARTS_JSON
+	"m.finish_reason, " MNEMO_PARTS_JSON(session)
 
 static SPIPlanPtr message_plan;
 static SPIPlanPtr since_plan;
@@ -116,7 +116,7 @@ Datum
 mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &with_parts_plan,
-					   "SELECT " MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+					   "SELECT " MESSAGE_WITH_PARTS("$1") " FROM mnemo.messages m "
 					   "WHERE m.session_id = $1 AND m.seq > $2 ORDER BY m.seq");
 }
 
@@ -167,7 +167,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	values[0] = PointerGetDatum(ids);
 	SPI_connect();
 	MnemoPrepare(&by_ids_plan,
-				 "SELECT " MESSAGE_WITH_PARTS " FROM unnest($1) WITH ORDINALITY AS u(id, ord) "
+				 "SELECT " MESSAGE_WITH_PARTS("m.session_id") " FROM unnest($1) WITH ORDINALITY AS u(id, ord) "
 				 "JOIN mnemo.messages m ON m.id = u.id ORDER BY u.ord",
 				 1, types);
 	if (MnemoExecute(by_ids_plan, values, NULL, true, 0) != (uint64) nids)
@@ -209,7 +209,7 @@ mnemo_history(PG_FUNCTION_ARGS)
 	SPI_connect();
 	MnemoCheckSessionExists(session_id);
 	MnemoPrepare(&history_plan,
-				 "SELECT * FROM (SELECT " MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+				 "SELECT * FROM (SELECT " MESSAGE_WITH_PARTS("$1") " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 ORDER BY m.seq DESC LIMIT $2) h ORDER BY h.seq",
 				 2, types);
 	MnemoExecute(history_plan, values, nulls, true, 0);

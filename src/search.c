@@ -91,7 +91,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 				 "            FROM mnemo.message_parts p "
 				 "            WHERE p.session_id = $1 AND " SEARCH_TSV " @@ " SEARCH_QUERY
 				 "            ORDER BY p.message_id, rank DESC, p.part_index) h "
-				 "      JOIN mnemo.messages m ON m.id = h.message_id "
+				 "      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id "
 				 "      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t "
 				 "ORDER BY t.rank DESC, t.seq DESC",
 				 3, types);

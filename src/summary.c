@@ -101,7 +101,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
 				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)) "
 				 "FROM mnemo.context_items c "
-				 "JOIN mnemo.messages m ON m.id = c.item_id "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
 				 "WHERE c.session_id = $1 AND c.item_id = ANY ($3)",
 				 7, types);
@@ -145,7 +145,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, item_id) "
 				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
 				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id "
-				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.id = u.id "
+				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = u.id",
 				 7, types);
 	MnemoExecute(edges_plan, values, NULL, false, 0);
@@ -199,7 +199,7 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 				 "    ON e.session_id = $1 AND e.summary_id = t.item_id "
 				 "  WHERE $3 AND t.item_type = 'summary') "
 				 "SELECT t.depth, t.summary_id, t.item_type, t.item_id, m.seq, m.role, "
-				 MNEMO_PARTS_JSON " "
+				 MNEMO_PARTS_JSON("$1") " "
 				 "FROM t JOIN mnemo.messages m ON m.session_id = $1 AND m.id = t.item_id "
 				 "ORDER BY t.path",
 				 3, types);

@@ -97,23 +97,22 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool i
 
 	/* the statements below run read-write: they must see what committed while we waited */
 	MnemoPrepare(&summary_plan,
-				 "SELECT m.is_summary, m.session_id = $1, "
+				 "SELECT m.is_summary, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
 				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq "
-				 "FROM mnemo.messages m WHERE m.id = $3",
+				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
 				 3, types);
-	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 ||
-		!MnemoGetBool(0, 1) || !MnemoGetBool(0, 2))
+	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 || !MnemoGetBool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": \"%s\" is not a summary message of the session",
 						session_id, summary_id)));
-	if (MnemoGetBool(0, 3))
+	if (MnemoGetBool(0, 2))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
-	summary_seq = MnemoGetInt64(0, 4, NULL);
+	summary_seq = MnemoGetInt64(0, 3, NULL);
 
 	if (!items_checked)
 		MnemoCheckInContext(session_id, ids);

@@ -93,15 +93,20 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
 
+	/*
+	 * No CASE around the merge: with output and error_message NULL it strips
+	 * to {} and leaves content as it was, and Citus refuses a write whose
+	 * CASE or COALESCE holds a function that is not IMMUTABLE
+	 * (jsonb_build_object is STABLE).
+	 */
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "
 				 "tool_state = coalesce($2, tool_state), "
 				 "compacted_at = coalesce(compacted_at, $3), "
 				 "started_at = coalesce($4, started_at), "
 				 "completed_at = coalesce($5, completed_at), "
-				 "content = CASE WHEN $6 IS NULL AND $7 IS NULL THEN content "
-				 "ELSE content || jsonb_strip_nulls(jsonb_build_object("
-				 "'output', $6::text, 'error_message', $7::text)) END "
+				 "content = content || jsonb_strip_nulls(jsonb_build_object("
+				 "'output', $6::text, 'error_message', $7::text)) "
 				 "WHERE id = $1 RETURNING session_id",
 				 7, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)

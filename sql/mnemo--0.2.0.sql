@@ -304,6 +304,20 @@ BEGIN
         FOREACH stmt IN ARRAY coalesce(rebuild, '{}') LOOP
             EXECUTE stmt;
         END LOOP;
+        -- a partition's index is named for its parent's, <index>_p<i>, as a
+        -- Citus shard's is <index>_<shard id>: an error naming it names the
+        -- key it violated
+        FOR r IN
+            SELECT child.relname AS child, parent.relname || '_p' || substring(part.relname FROM '[0-9]+$') AS name
+              FROM pg_inherits inh
+              JOIN pg_class child ON child.oid = inh.inhrelid
+              JOIN pg_class parent ON parent.oid = inh.inhparent AND parent.relkind = 'I'
+              JOIN pg_index x ON x.indexrelid = child.oid
+              JOIN pg_class part ON part.oid = x.indrelid
+              JOIN pg_inherits pinh ON pinh.inhrelid = part.oid AND pinh.inhparent = format('mnemo.%I', t.relname)::regclass
+        LOOP
+            EXECUTE format('ALTER INDEX mnemo.%I RENAME TO %I', r.child, r.name);
+        END LOOP;
     END LOOP;
 END
 $$;

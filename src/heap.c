@@ -108,8 +108,7 @@ MnemoHeapInsert(const char *table, const char *const *columns, Datum *values, bo
 		MnemoWriting = saved;
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name &&
-			strcmp(edata->constraint_name, id_index) == 0)
+		if (MnemoViolates(edata, id_index))
 		{
 			/* re-thrown at once as our own error: the transaction aborts as it would */
 			FlushErrorState();

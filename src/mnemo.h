@@ -48,6 +48,7 @@ extern Datum MnemoRequireArg(FunctionCallInfo fcinfo, int argno, const char *nam
 extern char *MnemoRequireTextArg(FunctionCallInfo fcinfo, int argno, const char *name);
 extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
 extern int64 MnemoNowMs(void);
+extern bool MnemoViolates(const ErrorData *edata, const char *key);
 
 /*
  * reads.c, summary.c: the parts of message m as a jsonb array in part_index

@@ -214,3 +214,31 @@ MnemoNowMs(void)
 	return now / 1000 +
 		(int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
 }
+
+/*
+ * Whether edata is a unique violation of the key named key: of its index, or
+ * of the index a partition (<key>_p<i>, doc/scale-out.md) or a Citus shard
+ * (<key>_<shard id>) holds for it.
+ */
+bool
+MnemoViolates(const ErrorData *edata, const char *key)
+{
+	size_t		len = strlen(key);
+	const char *rest;
+
+	if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION || edata->constraint_name == NULL ||
+		strncmp(edata->constraint_name, key, len) != 0)
+		return false;
+	rest = edata->constraint_name + len;
+	if (*rest == '\0')
+		return true;
+	if (*rest++ != '_')
+		return false;
+	if (*rest == 'p')
+		rest++;
+	if (*rest == '\0')
+		return false;
+	while (*rest >= '0' && *rest <= '9')
+		rest++;
+	return *rest == '\0';
+}

@@ -28,6 +28,147 @@ CREATE FUNCTION mnemo._session_column(tab regclass) RETURNS name
      LIMIT 1
 $$;
 COMMENT ON FUNCTION mnemo._session_column(regclass) IS 'the column a table is partitioned and distributed by: session_id, or id for mnemo.sessions; NULL for tables that are not per session';
+
+-- Rebuild table tab, empty and with nothing depending on its row type, as a
+-- table hash-partitioned by its session column into tab_p0 .. tab_p<N-1>,
+-- with what it had: columns, defaults, CHECK constraints and comments (LIKE
+-- ... INCLUDING ALL), then owner, keys and indexes, triggers, row-level
+-- security and its policies, grants and serial sequences, all read from the
+-- catalog.  A partition's index is named for its parent's, <index>_p<i>, as a
+-- Citus shard's is <index>_<shard id>: an error naming it names the key it
+-- violated (MnemoViolates).  Partitions have row-level security without a
+-- policy where the table has it: they are read through the table.
+CREATE FUNCTION mnemo._partition_by_session(tab regclass, modulus integer) RETURNS void
+    LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    t record;
+    r record;
+    key name := mnemo._session_column(tab);
+    tmp text;
+    i integer;
+    rebuild text[];
+    stmt text;
+BEGIN
+    IF key IS NULL THEN
+        RAISE EXCEPTION 'table % has no session column', tab
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF modulus IS NULL OR modulus < 1 THEN
+        RAISE EXCEPTION 'a table is partitioned into 1 or more partitions, not %', modulus
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT c.oid, c.relname, n.nspname, c.relrowsecurity, c.relforcerowsecurity, c.relacl, c.relowner
+      INTO t
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.oid = tab;
+    tmp := t.relname || '_partitioned';
+    -- what LIKE does not carry over, read before the table goes
+    SELECT array_agg(s.sql ORDER BY s.ord) INTO rebuild FROM (
+        SELECT 1 AS ord, format('ALTER TABLE %I.%I ADD CONSTRAINT %I %s',
+                                t.nspname, t.relname, c.conname, pg_get_constraintdef(c.oid)) AS sql
+          FROM pg_constraint c
+         WHERE c.conrelid = t.oid AND c.contype IN ('p', 'u', 'x')
+        UNION ALL
+        SELECT 2, pg_get_indexdef(i.indexrelid)
+          FROM pg_index i
+         WHERE i.indrelid = t.oid
+           AND NOT EXISTS (SELECT FROM pg_constraint c WHERE c.conindid = i.indexrelid
+                                                          AND c.conrelid = t.oid)
+        UNION ALL
+        SELECT 3, format('COMMENT ON INDEX %I.%I IS %L', t.nspname, ic.relname,
+                         obj_description(ic.oid, 'pg_class'))
+          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+         WHERE i.indrelid = t.oid AND obj_description(ic.oid, 'pg_class') IS NOT NULL
+        UNION ALL
+        SELECT 3, format('COMMENT ON TABLE %I.%I IS %L', t.nspname, t.relname,
+                         obj_description(t.oid, 'pg_class'))
+         WHERE obj_description(t.oid, 'pg_class') IS NOT NULL
+        UNION ALL
+        SELECT 4, pg_get_triggerdef(tg.oid)
+          FROM pg_trigger tg
+         WHERE tg.tgrelid = t.oid AND NOT tg.tgisinternal
+        UNION ALL
+        SELECT 5, format('CREATE POLICY %I ON %I.%I AS %s FOR %s TO %s%s%s',
+                         p.polname, t.nspname, t.relname,
+                         CASE WHEN p.polpermissive THEN 'PERMISSIVE' ELSE 'RESTRICTIVE' END,
+                         CASE p.polcmd WHEN 'r' THEN 'SELECT' WHEN 'a' THEN 'INSERT'
+                                       WHEN 'w' THEN 'UPDATE' WHEN 'd' THEN 'DELETE' ELSE 'ALL' END,
+                         (SELECT string_agg(CASE WHEN rid = 0 THEN 'PUBLIC'
+                                                 ELSE quote_ident(rid::regrole::text) END, ', ')
+                            FROM unnest(p.polroles) AS rid),
+                         ' USING (' || pg_get_expr(p.polqual, p.polrelid) || ')',
+                         ' WITH CHECK (' || pg_get_expr(p.polwithcheck, p.polrelid) || ')')
+          FROM pg_policy p
+         WHERE p.polrelid = t.oid
+        UNION ALL
+        SELECT 6, format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.nspname, t.relname)
+         WHERE t.relrowsecurity
+        UNION ALL
+        SELECT 6, format('ALTER TABLE %I.%I FORCE ROW LEVEL SECURITY', t.nspname, t.relname)
+         WHERE t.relforcerowsecurity
+        UNION ALL
+        SELECT 7, format('GRANT %s ON %I.%I TO %s%s', a.privilege_type, t.nspname, t.relname,
+                         CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END,
+                         CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+          FROM aclexplode(t.relacl) a
+         WHERE a.grantee <> t.relowner
+        UNION ALL
+        SELECT 7, format('GRANT %s (%I) ON %I.%I TO %s%s', a.privilege_type, att.attname,
+                         t.nspname, t.relname,
+                         CASE WHEN a.grantee = 0 THEN 'PUBLIC' ELSE quote_ident(a.grantee::regrole::text) END,
+                         CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END)
+          FROM pg_attribute att, aclexplode(att.attacl) a
+         WHERE att.attrelid = t.oid AND att.attacl IS NOT NULL AND a.grantee <> t.relowner
+    ) AS s;
+
+    EXECUTE format('CREATE TABLE %I.%I (LIKE %I.%I INCLUDING ALL EXCLUDING INDEXES) PARTITION BY HASH (%I)',
+                   t.nspname, tmp, t.nspname, t.relname, key);
+    EXECUTE format('ALTER TABLE %I.%I OWNER TO %s', t.nspname, tmp, t.relowner::regrole);
+    -- serial columns: their sequences move to the new table
+    FOR r IN
+        SELECT d.objid::regclass AS seq, a.attname
+          FROM pg_depend d
+          JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+          JOIN pg_attribute a ON a.attrelid = d.refobjid AND a.attnum = d.refobjsubid
+         WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass
+           AND d.refobjid = t.oid AND d.deptype = 'a'
+    LOOP
+        EXECUTE format('ALTER SEQUENCE %s OWNED BY %I.%I.%I', r.seq, t.nspname, tmp, r.attname);
+    END LOOP;
+    EXECUTE format('DROP TABLE %I.%I', t.nspname, t.relname);
+    EXECUTE format('ALTER TABLE %I.%I RENAME TO %I', t.nspname, tmp, t.relname);
+    FOR i IN 0 .. modulus - 1 LOOP
+        EXECUTE format('CREATE TABLE %I.%I PARTITION OF %I.%I FOR VALUES WITH (MODULUS %s, REMAINDER %s)',
+                       t.nspname, t.relname || '_p' || i, t.nspname, t.relname, modulus, i);
+        EXECUTE format('ALTER TABLE %I.%I OWNER TO %s', t.nspname, t.relname || '_p' || i, t.relowner::regrole);
+        EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.nspname, t.relname || '_p' || i,
+                       format('the rows of %s whose %s hashes to %s of %s', t.relname, key, i, modulus));
+        IF t.relrowsecurity THEN
+            EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.nspname, t.relname || '_p' || i);
+        END IF;
+    END LOOP;
+    FOREACH stmt IN ARRAY coalesce(rebuild, '{}') LOOP
+        EXECUTE stmt;
+    END LOOP;
+    FOR r IN
+        SELECT child.relname AS child, parent.relname || '_p' || substring(part.relname FROM '[0-9]+$') AS name
+          FROM pg_inherits inh
+          JOIN pg_class child ON child.oid = inh.inhrelid
+          JOIN pg_class parent ON parent.oid = inh.inhparent AND parent.relkind = 'I'
+          JOIN pg_index x ON x.indexrelid = child.oid
+          JOIN pg_class part ON part.oid = x.indrelid
+          JOIN pg_inherits pinh ON pinh.inhrelid = part.oid
+         WHERE pinh.inhparent = format('%I.%I', t.nspname, t.relname)::regclass
+    LOOP
+        EXECUTE format('ALTER INDEX %I.%I RENAME TO %I', t.nspname, r.child, r.name);
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION mnemo._partition_by_session(regclass, integer) IS 'rebuilds an empty table, on which nothing depends, as a table hash-partitioned by its session column, with its keys, indexes, triggers, policies and grants; run by CREATE EXTENSION with mnemo.partitions > 0';
+REVOKE ALL ON FUNCTION mnemo._partition_by_session(regclass, integer) FROM PUBLIC;
+
 CREATE FUNCTION mnemo.distribute() RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp

@@ -38,6 +38,7 @@ get_file_reference          file_references is a reference table
 get_file_reference_by_path  file_references is a reference table
 distribute       the Citus set-up itself
 _session_column  reads the catalog
+_partition_by_session  the partitioned layout's set-up
 _guard           trigger function
 "
 

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(198);
+SELECT plan(201);
 
 --
 -- tables
@@ -158,6 +158,7 @@ INSERT INTO fns VALUES
   ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
   ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
+  ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
   ('distribute', '{}', 'void', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
@@ -186,13 +187,14 @@ SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef
 $$, 'no mnemo function is SECURITY DEFINER');
--- the Citus set-up and the catalog rule it shares with the partitioned
--- layout only run catalog queries and Citus calls: plpgsql and sql
+-- the Citus set-up, the partitioned layout's rebuild and the catalog rule
+-- they share only run catalog queries, DDL and Citus calls: plpgsql and sql
 SELECT set_eq($$
     SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
      WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname <> 'c'
-$$, ARRAY['mnemo.distribute()', 'mnemo._session_column(regclass)'],
-   'every mnemo function is native C but distribute and _session_column');
+$$, ARRAY['mnemo.distribute()', 'mnemo._session_column(regclass)',
+         'mnemo._partition_by_session(regclass,integer)'],
+   'every mnemo function is native C but distribute, _session_column and _partition_by_session');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
      WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname = 'c'

@@ -317,15 +317,15 @@ setup_client(Client *c, enum variant v, int sync_off, int no)
 	{
 		prepare(c->conn, "ins_message",
 				"INSERT INTO bench.messages (session_id, seq, id, role, created_at, agent, "
-				"model_id, provider_id, run_id, is_summary) "
-				"VALUES ($1, $2, $3, $4, $5, 'default', '', '', NULL, false)");
+				"model_id, provider_id, run_id, is_summary, tenant) "
+				"VALUES ($1, $2, $3, $4, $5, 'default', '', '', NULL, false, current_user)");
 		prepare(c->conn, "ins_part",
 				"INSERT INTO bench.message_parts (session_id, message_id, part_index, id, "
-				"part_type, content, tool_name, tool_call_id, tool_state, token_estimate) "
-				"VALUES ($1, $2, 0, $3, 'text', $4::jsonb, NULL, NULL, NULL, $5)");
+				"part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
+				"VALUES ($1, $2, 0, $3, 'text', $4::jsonb, NULL, NULL, NULL, $5, current_user)");
 		prepare(c->conn, "ins_context",
 				"INSERT INTO bench.context_items (session_id, position, item_type, item_id, "
-				"seq, created_at) VALUES ($1, $2, 'message', $3, $2, $4)");
+				"seq, created_at, tenant) VALUES ($1, $2, 'message', $3, $2, $4, current_user)");
 	}
 	else
 	{

@@ -11,11 +11,8 @@ SELECT c.relname, mnemo._session_column(c.oid) AS distribution_column
  WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
  ORDER BY c.relname;
 
--- the functions it would delegate by their session_id argument
-SELECT p.oid::regprocedure AS delegated
-  FROM pg_proc p
- WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proargnames[1] = 'session_id'
- ORDER BY p.proname;
+-- the functions it would delegate, by the argument that names the session
+SELECT fn AS delegated, session_arg FROM mnemo._session_functions() ORDER BY fn::text;
 
 -- only the superuser who sets up the cluster runs it
 SELECT has_function_privilege('public', 'mnemo.distribute()', 'EXECUTE') AS public_may_distribute;

@@ -29,6 +29,26 @@ CREATE FUNCTION mnemo._session_column(tab regclass) RETURNS name
 $$;
 COMMENT ON FUNCTION mnemo._session_column(regclass) IS 'the column a table is partitioned and distributed by: session_id, or id for mnemo.sessions; NULL for tables that are not per session';
 
+-- The functions that act on one session, and the argument that names it:
+-- session_id, or the id of a *_session function.  One with a parent_id
+-- reads a second session (the parent) and is left out.  mnemo.distribute()
+-- delegates these to the session's node; test/partitioned/pruning.sh proves
+-- each stays in its session's partitions.
+CREATE FUNCTION mnemo._session_functions() RETURNS TABLE (fn regprocedure, session_arg name)
+    LANGUAGE sql STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+    SELECT p.oid::regprocedure, p.proargnames[1]
+      FROM pg_proc p
+      JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                      AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+      JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+     WHERE p.proargnames[1] = 'session_id'
+        OR (p.proargnames[1] = 'id' AND p.proname LIKE '%\_session'
+            AND NOT 'parent_id' = ANY (p.proargnames))
+$$;
+COMMENT ON FUNCTION mnemo._session_functions() IS 'the functions that act on one session and the argument naming it: what mnemo.distribute() delegates';
+
 -- Rebuild table tab, empty and with nothing depending on its row type, as a
 -- table hash-partitioned by its session column into tab_p0 .. tab_p<N-1>,
 -- with what it had: columns, defaults, CHECK constraints and comments (LIKE
@@ -36,8 +56,10 @@ COMMENT ON FUNCTION mnemo._session_column(regclass) IS 'the column a table is pa
 -- security and its policies, grants and serial sequences, all read from the
 -- catalog.  A partition's index is named for its parent's, <index>_p<i>, as a
 -- Citus shard's is <index>_<shard id>: an error naming it names the key it
--- violated (MnemoViolates).  Partitions have row-level security without a
--- policy where the table has it: they are read through the table.
+-- violated.  Partitions have row-level security without a
+-- policy, whatever the table has or is given later: a role granted SELECT on
+-- every table of the schema still reads rows only through the table, under
+-- its policies.
 CREATE FUNCTION mnemo._partition_by_session(tab regclass, modulus integer) RETURNS void
     LANGUAGE plpgsql VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -145,9 +167,7 @@ BEGIN
         EXECUTE format('ALTER TABLE %I.%I OWNER TO %s', t.nspname, t.relname || '_p' || i, t.relowner::regrole);
         EXECUTE format('COMMENT ON TABLE %I.%I IS %L', t.nspname, t.relname || '_p' || i,
                        format('the rows of %s whose %s hashes to %s of %s', t.relname, key, i, modulus));
-        IF t.relrowsecurity THEN
-            EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.nspname, t.relname || '_p' || i);
-        END IF;
+        EXECUTE format('ALTER TABLE %I.%I ENABLE ROW LEVEL SECURITY', t.nspname, t.relname || '_p' || i);
     END LOOP;
     FOREACH stmt IN ARRAY coalesce(rebuild, '{}') LOOP
         EXECUTE stmt;
@@ -206,20 +226,12 @@ BEGIN
     -- it runs on the node holding that session's shards, also inside a
     -- transaction block (force_delegation: Citus then refuses a statement
     -- that leaves the session's shards, which test/partitioned proves none does)
-    FOR f IN
-        SELECT p.oid::regprocedure AS fn
-          FROM pg_proc p
-          JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
-                          AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext
-                          AND d.deptype = 'e'
-         WHERE p.proargnames[1] = 'session_id'
-         ORDER BY p.proname
-    LOOP
-        PERFORM pg_catalog.create_distributed_function(f.fn, 'session_id',
+    FOR f IN SELECT * FROM mnemo._session_functions() ORDER BY fn::text LOOP
+        PERFORM pg_catalog.create_distributed_function(f.fn, f.session_arg,
                                                        colocate_with => 'mnemo.sessions',
                                                        force_delegation => true);
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION mnemo.distribute() IS 'with Citus: distributes every session table by session, colocated with mnemo.sessions, makes file_references a reference table and delegates every function whose first argument is session_id to the node of that session; 55000 without the citus extension';
+COMMENT ON FUNCTION mnemo.distribute() IS 'with Citus: distributes every session table by session, colocated with mnemo.sessions, makes the tables without a session column reference tables and delegates every function of mnemo._session_functions() to the node of its session; 55000 without the citus extension';
 REVOKE ALL ON FUNCTION mnemo.distribute() FROM PUBLIC;

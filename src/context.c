@@ -79,6 +79,7 @@ typedef struct ContextReceiver
 	int			maxentries;
 	StringInfoData contents;
 	int			content_start;	/* of the last entry, in contents */
+	const char *session_id;
 } ContextReceiver;
 
 static SPIPlanPtr context_plan;
@@ -102,11 +103,11 @@ static SPIPlanPtr context_plan;
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
-	"p.part_type, p.content, p.compacted_at " \
+	"p.part_type, p.content, p.compacted_at, c.tenant " \
 	"FROM mnemo.context_items c " \
-	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.seq = c.seq " \
+	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
-	"ON p.session_id = c.session_id AND p.message_id = c.item_id " \
+	"ON p.session_id = $1 AND p.message_id = c.item_id " \
 	"WHERE c.session_id = $1 ORDER BY c.position, p.part_index"
 
 /*
@@ -171,6 +172,15 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		}
 		e->tokens = e->is_summary && !no_node ? DatumGetInt32(node_tokens) : -1;
 		r->content_start = r->contents.len;
+		/*
+		 * Items carry their session's tenant: a session the caller may not
+		 * see is a missing one, before anything of it is rendered.
+		 */
+		if (r->nentries == 1 &&
+			!MnemoTenantVisible(TextDatumGetCString(slot_getattr(slot, 9, &isnull))))
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+					 errmsg("session \"%s\" does not exist", r->session_id)));
 	}
 
 	type = slot_getattr(slot, 6, &no_part);
@@ -235,6 +245,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	int			rc;
 	int			n;
 	int			i;
+	MnemoCall	call;
 
 	if (budget < 0)
 		ereport(ERROR,
@@ -249,6 +260,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	receiver.pub.rDestroy = ContextDestroy;
 	receiver.pub.mydest = DestNone;
 	receiver.callcxt = callcxt;
+	receiver.session_id = session_id;
 	receiver.rowcxt = AllocSetContextCreate(callcxt, "mnemo context part",
 											ALLOCSET_DEFAULT_SIZES);
 	receiver.maxentries = 256;
@@ -264,7 +276,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	options.read_only = true;
 	options.dest = &receiver.pub;
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoPrepare(&context_plan, CONTEXT_SQL, 1, types);
 
 	/*
@@ -292,8 +304,8 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	 * tells an empty session from a missing one.
 	 */
 	if (receiver.nentries == 0)
-		MnemoCheckSessionExists(session_id);
-	SPI_finish();
+		MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoFinish(&call);
 	MemoryContextDelete(receiver.rowcxt);
 
 	entries = receiver.entries;

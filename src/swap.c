@@ -79,7 +79,8 @@ MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
  * the summary's position.
  */
 int64
-MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool items_checked)
+MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids, const char *summary_id,
+		  bool items_checked)
 {
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[3];
@@ -130,11 +131,11 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool i
 
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, "
-				 "created_at) VALUES ($1, $2, 'summary', $3, $4, $5)",
-				 5, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID});
+				 "created_at, tenant) VALUES ($1, $2, 'summary', $3, $4, $5, $6)",
+				 6, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID});
 	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(summary_seq),
-				 Int64GetDatum(MnemoNowMs())},
+				 Int64GetDatum(MnemoNowMs()), CStringGetTextDatum(tenant)},
 				 NULL, false, 0);
 	return position;
 }
@@ -173,12 +174,13 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
 	MnemoSessionLock lock;
+	MnemoCall	call;
 	int64		position;
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
-	position = MnemoSwap(session_id, ids, summary_id, false);
-	MnemoNotify(lock.watched, "context_swapped", session_id, summary_id, -1);
-	SPI_finish();
+	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, false);
+	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
+	MnemoFinish(&call);
 	PG_RETURN_INT64(position);
 }

@@ -38,8 +38,9 @@ get_file_reference          file_references is a reference table
 get_file_reference_by_path  file_references is a reference table
 distribute       the Citus set-up itself
 _session_column  reads the catalog
+_session_functions  reads the catalog
 _partition_by_session  the partitioned layout's set-up
-_guard           trigger function
+tenant_visible   no table: the row-level security policies' test
 "
 
 seed=$(cat <<'SQL'
@@ -76,21 +77,21 @@ watch	pr_a	SELECT mnemo.watch('pr_a')
 unwatch	pr_a	SELECT mnemo.unwatch('pr_a')
 append_message	pr_a	SELECT mnemo.append_message('pr_a', 'user', '[{"type":"text","text":"more"}]')
 append_messages	pr_a	SELECT mnemo.append_messages('pr_a', '[{"role":"user","parts":[{"type":"text","text":"more"}]}]')
-append_part	pr_a	SELECT mnemo.append_part('pr_m6', '{"type":"text","text":"more"}')
-update_part_status	pr_a	SELECT mnemo.update_part_status('pr_t1', tool_state => 'error', error_message => 'boom')
-update_message_tokens	pr_a	SELECT mnemo.update_message_tokens('pr_m6', '{"input": 3, "output": 4}', 0.5, 'stop')
-tombstone_part	pr_a	SELECT mnemo.tombstone_part('pr_t1')
+append_part	pr_a	SELECT mnemo.append_part('pr_a', 'pr_m6', '{"type":"text","text":"more"}')
+update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'error', error_message => 'boom')
+update_message_tokens	pr_a	SELECT mnemo.update_message_tokens('pr_a', 'pr_m6', '{"input": 3, "output": 4}', 0.5, 'stop')
+tombstone_part	pr_a	SELECT mnemo.tombstone_part('pr_a', 'pr_t1')
 swap_context_items	pr_a	SELECT mnemo.swap_context_items('pr_a', ARRAY['pr_m3', 'pr_m4'], 'pr_x1')
 build_context	pr_a	SELECT count(*) FROM mnemo.build_context('pr_a', 1000)
 context_report	pr_a	SELECT mnemo.context_report('pr_a', 1000)
 commit_summary	pr_a	SELECT mnemo.commit_summary('pr_a', 'pr_s2', 'three and four', 6, ARRAY['pr_m3', 'pr_m4'])
-expand_summary	pr_a	SELECT count(*) FROM mnemo.expand_summary('pr_s1', true)
+expand_summary	pr_a	SELECT count(*) FROM mnemo.expand_summary('pr_a', 'pr_s1', true)
 summary_nodes	pr_a	SELECT count(*) FROM mnemo.summary_nodes('pr_a', true)
-get_message	pr_a	SELECT mnemo.get_message('pr_m1')
+get_message	pr_a	SELECT mnemo.get_message('pr_a', 'pr_m1')
 get_messages	pr_a	SELECT count(*) FROM mnemo.get_messages('pr_a', 'pr_m1')
-get_parts	pr_a	SELECT count(*) FROM mnemo.get_parts('pr_m2')
+get_parts	pr_a	SELECT count(*) FROM mnemo.get_parts('pr_a', 'pr_m2')
 get_messages_with_parts	pr_a	SELECT count(*) FROM mnemo.get_messages_with_parts('pr_a')
-get_messages_with_parts_by_ids	pr_a	SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids(ARRAY['pr_m2', 'pr_m1'])
+get_messages_with_parts_by_ids	pr_a	SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('pr_a', ARRAY['pr_m2', 'pr_m1'])
 history	pr_a	SELECT count(*) FROM mnemo.history('pr_a', 2)
 get_context_items	pr_a	SELECT count(*) FROM mnemo.get_context_items('pr_a')
 last_summary	pr_a	SELECT mnemo.last_summary('pr_a')
@@ -120,12 +121,13 @@ SQL
 		     END { print "]" }'
 }
 
-# check_plans JSON SESSIONS: one line per statement that touches more than
-# one partition of a table, one line if the call touched a partition that
-# does not hold one of SESSIONS (comma-separated ids), one per function that
-# Citus would refuse in a write; nothing when the call passes.
+# check_plans JSON SESSIONS [FUNCTION]: one line per statement that touches
+# more than one partition of a table, one line if the call touched a
+# partition that does not hold one of SESSIONS (comma-separated ids), one per
+# function that Citus would refuse in a write, one per write to a reference
+# table if FUNCTION is delegated; nothing when the call passes.
 check_plans() {
-	psql -X -q -tA -v ON_ERROR_STOP=1 -v plans="$1" -v sessions="$2" <<'SQL'
+	psql -X -q -tA -v ON_ERROR_STOP=1 -v plans="$1" -v sessions="$2" -v function="${3:-}" <<'SQL'
 CREATE TEMP TABLE touched AS
   WITH plan AS (
     SELECT s.n, s.p->>'Query Text' AS query, s.p
@@ -152,6 +154,17 @@ SELECT format('the call touches %s, not only the partitions of session %s',
         WHERE satisfies_hash_partition('mnemo.sessions'::regclass, b[1]::integer, b[2]::integer, s.id))
 HAVING count(*) > 0;
 SELECT 'no statement of the call read or wrote a mnemo table' WHERE NOT EXISTS (SELECT FROM touched);
+-- a delegated call (force_delegation) may not leave its session's shards:
+-- no write to a table without a session column, which Citus replicates to
+-- every node (citusdata/citus#5634)
+SELECT format('statement %s writes %s, which has no session column (a reference table under Citus): '
+              '%s is delegated with force_delegation', s.n, c.relname, :'function')
+  FROM jsonb_array_elements(:'plans'::jsonb) WITH ORDINALITY AS s(p, n)
+ CROSS JOIN LATERAL jsonb_path_query(s.p, 'strict $.**?(@."Node Type" == "ModifyTable")."Relation Name"') AS r(name)
+  JOIN pg_class c ON c.relname = r.name #>> '{}' AND c.relnamespace = 'mnemo'::regnamespace
+ WHERE mnemo._session_column(c.oid) IS NULL
+   AND EXISTS (SELECT FROM mnemo._session_functions() f
+                WHERE f.fn::oid::regproc::text = 'mnemo.' || :'function');
 -- Citus evaluates a write's functions that are not IMMUTABLE before routing
 -- it, and refuses them where they depend on rows: inside CASE or COALESCE
 -- and in RETURNING.  The spans of a write statement's text in CASE ... END,
@@ -226,7 +239,7 @@ check_call() {
 		sed 's/^/#   /' "$tmp/plans.err" | head -n 5
 		return
 	fi
-	out=$(check_plans "$json" "$sessions" 2>&1) || true
+	out=$(check_plans "$json" "$sessions" "${name%%/*}" 2>&1) || true
 	if [ -z "$out" ]; then
 		ok "$name: one partition per call, routable writes"
 	else
@@ -266,6 +279,16 @@ case $out in
 	;;
 esac
 
+# and a delegated call that writes a reference table
+out=$(check_plans '[{"Query Text": "INSERT INTO mnemo.tenants VALUES ($1, $2)", "Plan": {"Node Type": "ModifyTable", "Relation Name": "tenants"}}]' pr_a watch 2>&1 || true)
+case $out in
+*"writes tenants, which has no session column"*) ok "a delegated call that writes a reference table is caught" ;;
+*)
+	not_ok "a delegated call that writes a reference table is caught"
+	echo "#   got: $out"
+	;;
+esac
+
 while IFS=$'\t' read -r name sessions sql; do
 	[ -n "$name" ] && check_call "$name" "$sessions" "$sql"
 done <<<"$calls"
@@ -279,5 +302,8 @@ missing=$(val "SELECT coalesce(string_agg(DISTINCT p.proname, ', '), '')
                  JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
                 WHERE p.proname <> ALL (string_to_array('$called,$listed', ','))")
 is "$missing" "" "every mnemo function is checked here or listed as not per session"
+unchecked=$(val "SELECT coalesce(string_agg(f.fn::text, ', '), '') FROM mnemo._session_functions() f
+                  WHERE f.fn::oid::regproc::text <> ALL (SELECT 'mnemo.' || unnest(string_to_array('$called', ',')))")
+is "$unchecked" "" "every function distribute() delegates is checked here"
 
 summary pruning

@@ -11,7 +11,7 @@
 #    the man page every exit status of client/cli/cli.h;
 # 2. doc/sql.md names every function (but the internal _ ones) and table of
 #    the install script of the default version; doc/c-api.md every function
-#    the public headers export;
+#    the public headers export; README.md stays under 1,000 lines;
 # 3. every relative link of README.md, CONTRIBUTING.md and doc/*.md points
 #    to a file that exists.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -142,6 +142,15 @@ if [ -n "$api" ] && [ ${#missing[@]} -eq 0 ]; then
 	ok "doc/c-api.md documents every function of client/include ($(wc -w <<<"$api"))"
 else
 	not_ok "doc/c-api.md documents every function of client/include; missing: ${missing[*]:-none found}"
+fi
+
+# the README is for users; the references live in doc/ (issue 12: about
+# 1,000 lines at most)
+lines=$(wc -l <README.md)
+if [ "$lines" -le 1000 ]; then
+	ok "README.md is at most 1,000 lines ($lines)"
+else
+	not_ok "README.md is at most 1,000 lines ($lines): move reference material to doc/"
 fi
 
 # ---- 3. links ----------------------------------------------------------------

@@ -13,7 +13,9 @@
 #    $(pkg-config --cflags --libs mnemo) and -std=c11 -Wall -Wextra -Werror,
 #    against that install, and run in a fresh database of its own.  An
 #    example checks its own results and exits non-zero on a wrong one.
-#    examples/NAME.script, when there is one, is played by the local
+#    Each is also built against the sanitized static library and run under
+#    ASan, LeakSanitizer and UBSan: an example must not leak what it teaches
+#    to free.  examples/NAME.script, when there is one, is played by the local
 #    provider server (test/provider_server), which the example reaches
 #    through OPENAI_BASE_URL; each examples/NAME.sql runs in psql
 #    (ON_ERROR_STOP) and ends with DO blocks that ASSERT its results;
@@ -78,6 +80,35 @@ if compgen -G "examples/*.script" >/dev/null &&
 	tail -n 20 "$tmp/server-build.log" | sed 's/^/#   /'
 fi
 
+# run_example NAME OUT COMMAND...: run a built example in a fresh database
+# of its own, with the provider server when it has a script; its exit status.
+run_example() {
+	local name=$1 out=$2 rc=0 script=examples/$1.script
+	shift 2
+	if [ -f "$script" ] && ! start_server "$script"; then
+		echo "the provider server playing $script did not start" >"$out"
+		stop_server
+		return 1
+	fi
+	exdb=example_$name
+	fresh_db "$exdb"
+	psql -X -q -v ON_ERROR_STOP=1 -d "$exdb" -c "CREATE EXTENSION mnemo"
+	PGDATABASE=$exdb timeout -k 5 120 "$@" >"$out" 2>&1 || rc=$?
+	stop_server
+	dropdb --if-exists "$exdb" >/dev/null 2>&1 || true
+	return "$rc"
+}
+
+# The sanitized library test/client/run.sh uses (built here if missing), so
+# that an example which leaks, or teaches a leak, fails.
+SANFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+asan_lib=client/build-asan/libmnemo.a
+if ! make -s -C client SANITIZE=1 >"$tmp/asan-build.log" 2>&1 || [ ! -f "$asan_lib" ]; then
+	not_ok "the ASan+UBSan build of libmnemo (make -C client SANITIZE=1)"
+	tail -n 20 "$tmp/asan-build.log" | sed 's/^/#   /'
+	asan_lib=
+fi
+
 for src in "${examples[@]}"; do
 	name=$(basename "$src" .c)
 	bin=$tmp/$name
@@ -95,18 +126,8 @@ for src in "${examples[@]}"; do
 		head -n 30 "$tmp/$name.cc.log" | sed 's/^/#   /'
 		continue
 	fi
-	script=examples/$name.script
-	if [ -f "$script" ] && ! start_server "$script"; then
-		not_ok "examples/$name.c: the provider server playing $script starts"
-		stop_server
-		continue
-	fi
-	exdb=example_$name
-	fresh_db "$exdb"
-	psql -X -q -v ON_ERROR_STOP=1 -d "$exdb" -c "CREATE EXTENSION mnemo"
 	rc=0
-	PGDATABASE=$exdb LD_LIBRARY_PATH=$prefix/lib timeout -k 5 120 "$bin" >"$tmp/$name.out" 2>&1 || rc=$?
-	stop_server
+	LD_LIBRARY_PATH=$prefix/lib run_example "$name" "$tmp/$name.out" "$bin" || rc=$?
 	if [ "$rc" -eq 0 ]; then
 		ok "examples/$name.c runs against the test cluster and its checks hold"
 		head -n 12 "$tmp/$name.out" | sed 's/^/#   /'
@@ -114,7 +135,29 @@ for src in "${examples[@]}"; do
 		not_ok "examples/$name.c runs against the test cluster and its checks hold (exit status $rc)"
 		tail -n 30 "$tmp/$name.out" | sed 's/^/#   /'
 	fi
-	dropdb --if-exists "$exdb" >/dev/null 2>&1 || true
+
+	[ -n "$asan_lib" ] || continue
+	# shellcheck disable=SC2046,SC2086 # flag lists
+	if ! cc -std=c11 -g -O1 -Wall -Wextra -Werror $SANFLAGS -Iclient/include -o "$bin.asan" "$src" \
+		"$asan_lib" -L"$(pg_config --libdir)" -lpq $(pkg-config --libs json-c libcurl) -pthread \
+		>"$tmp/$name.asan.cc.log" 2>&1; then
+		not_ok "examples/$name.c compiles with ASan and UBSan"
+		head -n 30 "$tmp/$name.asan.cc.log" | sed 's/^/#   /'
+		continue
+	fi
+	logdir=$tmp/san-$name
+	mkdir -p "$logdir"
+	rc=0
+	ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:log_path=$logdir/asan" \
+		UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:log_path=$logdir/ubsan" \
+		run_example "$name" "$tmp/$name.asan.out" "$bin.asan" || rc=$?
+	if [ "$rc" -eq 0 ] && ! compgen -G "$logdir/*" >/dev/null; then
+		ok "examples/$name.c runs under ASan, LeakSanitizer and UBSan with no report"
+	else
+		not_ok "examples/$name.c runs under ASan, LeakSanitizer and UBSan with no report (exit status $rc)"
+		tail -n 10 "$tmp/$name.asan.out" | sed 's/^/#   /'
+		cat "$logdir"/* 2>/dev/null | head -n 40 | sed 's/^/#   /'
+	fi
 done
 
 # the SQL examples: psql stops at the first error, and each ends with checks

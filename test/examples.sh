@@ -160,6 +160,20 @@ for src in "${examples[@]}"; do
 	fi
 done
 
+# doc/c-api.md's static link, as it is written there
+if [ -n "$installed" ]; then
+	# shellcheck disable=SC2016 # expanded by the inner sh, as a user types it
+	if PKG_CONFIG_PATH=$prefix/lib/pkgconfig sh -c 'cc -std=c11 -Wall -Wextra -Werror -o "$1" "$2" \
+		$(pkg-config --cflags mnemo) "$(pkg-config --variable=libdir mnemo)/libmnemo.a" \
+		$(pkg-config --libs libpq json-c libcurl)' sh "$tmp/quickstart.static" examples/quickstart.c \
+		>"$tmp/static.cc.log" 2>&1 && run_example quickstart "$tmp/static.out" "$tmp/quickstart.static"; then
+		ok "examples/quickstart.c links the static libmnemo.a as doc/c-api.md says, and runs"
+	else
+		not_ok "examples/quickstart.c links the static libmnemo.a as doc/c-api.md says, and runs"
+		cat "$tmp/static.cc.log" "$tmp/static.out" 2>/dev/null | tail -n 20 | sed 's/^/#   /'
+	fi
+fi
+
 # the SQL examples: psql stops at the first error, and each ends with checks
 for src in examples/*.sql; do
 	[ -f "$src" ] || continue

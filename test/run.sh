@@ -19,6 +19,11 @@
 #                   and test/partitioned/pruning.sh: every call of a
 #                   function that acts on one session touches one partition
 #      client       test/client/run.sh DIR, if it exists (hook below)
+#      examples     test/examples.sh DIR: examples/*.c built against an
+#                   install of libmnemo and run; the README's copies of them
+#      docs         test/docs.sh: the man page (renders, installed where man
+#                   finds it, names every command and option) and the
+#                   references (every SQL and C function documented)
 #      concurrency  test/concurrency.sh DIR
 #      crash        test/crash.sh DIR (crashes and restarts the cluster)
 #      backup       test/backup.sh DIR
@@ -35,8 +40,8 @@
 #
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
-# build): regress, pgtap, partitioned, client, concurrency, crash, backup,
-# providers, fuzz, bench.
+# build): regress, pgtap, partitioned, client, examples, docs, concurrency,
+# crash, backup, providers, fuzz, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -340,6 +345,8 @@ main() {
 	if wanted pgtap; then pgtap; fi
 	if wanted partitioned; then partitioned; fi
 	if wanted client; then client; fi
+	if wanted examples; then shell_test examples; fi
+	if wanted docs; then shell_test docs; fi
 	if wanted concurrency; then shell_test concurrency; fi
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi

@@ -125,12 +125,6 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
 
-	/*
-	 * No CASE around the merge: with output and error_message NULL it strips
-	 * to {} and leaves content as it was, and Citus refuses a write whose
-	 * CASE or COALESCE holds a function that is not IMMUTABLE
-	 * (jsonb_build_object is STABLE).
-	 */
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "
 				 "tool_state = coalesce($3, tool_state), "

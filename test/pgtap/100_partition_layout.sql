@@ -1,4 +1,4 @@
--- 080_partition_layout: mnemo._partition_by_session, which CREATE EXTENSION
+-- 100_partition_layout: mnemo._partition_by_session, which CREATE EXTENSION
 -- runs on every session table when mnemo.partitions > 0 (doc/scale-out.md),
 -- on a scratch table that has one of everything the rebuild must carry over:
 -- owner, serial, default, CHECK, comments, keys, indexes, a trigger,

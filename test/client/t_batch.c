@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "../../client/src/internal.h"
+#include "../../client/src/core/internal.h"
 #include "tap.h"
 #include "helpers.h"
 

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "../../client/src/core/internal.h"
+#include "../../client/src/store/store.h"
 #include "tap.h"
 #include "helpers.h"
 

@@ -74,12 +74,13 @@ fi
 # ---- each target ------------------------------------------------------------
 
 srcs="client/src/stream/sse.c client/src/stream/stream.c client/src/stream/openai_stream.c
-	client/src/stream/anthropic_stream.c client/src/stream/text_chunk.c client/src/core/json_text.c"
+	client/src/stream/anthropic_stream.c client/src/stream/text_chunk.c client/src/core/buf.c
+	client/src/core/json.c client/src/core/text.c"
 for t in $targets; do
 	bin=$work/$t
 	corpus=test/fuzz/corpus/$t
 	# shellcheck disable=SC2086,SC2046 # flag lists
-	if ! "$cc" $FLAGS $WARN -Iclient/include -Iclient/src/core -Iclient/src/stream -Iclient/src/transcript -I"$(pg_config --includedir)" $(pkg-config --cflags json-c) \
+	if ! "$cc" $FLAGS $WARN -Iclient/include -Iclient/src -I"$(pg_config --includedir)" $(pkg-config --cflags json-c) \
 		-o "$bin" "test/fuzz/$t.c" $srcs $(pkg-config --libs json-c) >"$work/$t.cc.log" 2>&1; then
 		not_ok "$t: builds with $cc -fsanitize=fuzzer,address,undefined"
 		head -n 40 "$work/$t.cc.log" | comment

@@ -42,10 +42,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "http.h"
-#include "internal.h"
-#include "jsonl.h"
-#include "stream.h"
+#include "core/json.h"
+#include "events/events.h"
+#include "store/store.h"
+#include "stream/http.h"
+#include "stream/stream.h"
 
 /* 'mnem': the first key of mnemo's advisory locks, kept apart from others */
 #define MN_TURN_LOCK_SPACE "1835951469"

@@ -14,16 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
-
-static int64_t
-unix_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
+#include "store/store.h"
 
 MNEMO_API void
 mnemo_turn_free(mnemo_turn *turn)
@@ -54,7 +45,7 @@ mnemo_session_tool_start(mnemo_store *st, const char *part_id)
 	if ((rc = mn_begin(st, part_id != NULL, "mnemo_session_tool_start: part_id is required")) != MNEMO_OK)
 		return rc;
 	s.tool_state = "running";
-	s.started_at = unix_ms();
+	s.started_at = mn_unix_ms();
 	return mnemo_part_update_status(st, part_id, &s);
 }
 
@@ -68,7 +59,7 @@ mnemo_session_tool_result(mnemo_store *st, const char *part_id, const char *outp
 					   "mnemo_session_tool_result: part_id and output are required")) != MNEMO_OK)
 		return rc;
 	s.tool_state = is_error ? "error" : "completed";
-	s.completed_at = unix_ms();
+	s.completed_at = mn_unix_ms();
 	if (is_error)
 		s.error_message = output;
 	else

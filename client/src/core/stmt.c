@@ -23,7 +23,7 @@
 
 #include <json.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static bool
 is_prepared(const mnemo_store *st, const mn_stmt *stmt)
@@ -312,4 +312,28 @@ void
 mn_stmt_reset(mnemo_store *st)
 {
 	st->n_prepared = 0;
+}
+
+int
+mn_rollback(mnemo_store *st)
+{
+	int			code = st->errcode;
+	char	   *msg = st->errmsg;
+	char		sqlstate[6];
+
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	st->errmsg = NULL;
+	(void) mn_exec_command(st, "ROLLBACK");
+	mn_clear_error(st);
+	st->errcode = code;
+	st->errmsg = msg;
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	return code;
+}
+
+const char *
+mn_i64_param(char *buf, int64_t v)
+{
+	snprintf(buf, 24, "%" PRId64, v);
+	return buf;
 }

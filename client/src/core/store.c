@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/core.h"
 
 static const mn_stmt extversion_stmt = {
 	"mnemo_store_extversion",
@@ -175,9 +175,8 @@ mnemo_store_close(mnemo_store *st)
 {
 	if (st == NULL)
 		return;
-	mn_feed_free(st);
-	mn_events_free(st);
-	mn_http_free(st);
+	while (st->n_attached > 0)
+		st->attached[--st->n_attached]->release(st);
 	PQfinish(st->conn);
 	free(st->conninfo);
 	free(st->server_version);
@@ -196,7 +195,22 @@ mnemo_store_reconnect(mnemo_store *st)
 	mn_clear_error(st);
 	if ((rc = connect_and_check(st)) != MNEMO_OK)
 		return rc;
-	return mn_feed_resume(st);
+	for (size_t i = 0; i < st->n_attached; i++)
+		if (st->attached[i]->resume != NULL &&
+			(rc = st->attached[i]->resume(st)) != MNEMO_OK)
+			return rc;
+	return MNEMO_OK;
+}
+
+void
+mn_attach(mnemo_store *st, const mn_attachment *a)
+{
+	for (size_t i = 0; i < st->n_attached; i++)
+		if (st->attached[i] == a)
+			return;
+	/* a fixed table: one slot per room that keeps state, never more */
+	if (st->n_attached < MN_MAX_ATTACHMENTS)
+		st->attached[st->n_attached++] = a;
 }
 
 MNEMO_API const char *

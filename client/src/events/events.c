@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "events/events.h"
 
 typedef struct mn_sub
 {
@@ -66,6 +66,10 @@ static const char *const event_names[MNEMO_EVENT_TYPE_COUNT_] = {
 	[MNEMO_EVENT_CONTEXT_SWAPPED] = "context_swapped",
 	[MNEMO_EVENT_PARTS_PRUNED] = "parts_pruned",
 };
+
+static void events_release(mnemo_store *st);
+
+static const mn_attachment events_attachment = {events_release, NULL};
 
 MNEMO_API const char *
 mnemo_event_name(mnemo_event_type type)
@@ -172,6 +176,7 @@ mnemo_event_subscribe(mnemo_store *st, mnemo_event_type type, mnemo_event_fn fn,
 		if (st->events == NULL)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 		st->events->next_id = 1;
+		mn_attach(st, &events_attachment);
 	}
 	ev = st->events;
 	if (ev->next_id == INT_MAX)
@@ -247,8 +252,8 @@ mnemo_event_failures(const mnemo_store *st)
 	return st != NULL && st->events != NULL ? st->events->failures : 0;
 }
 
-void
-mn_events_free(mnemo_store *st)
+static void
+events_release(mnemo_store *st)
 {
 	if (st == NULL || st->events == NULL)
 		return;

@@ -42,7 +42,7 @@
 
 #include <json.h>
 
-#include "internal.h"
+#include "events/events.h"
 
 /* Messages read per catch-up query. */
 #define MN_FEED_PAGE "500"
@@ -81,11 +81,17 @@ static const mn_stmt page_stmt = {
 	2
 };
 
+static int	feed_resume(mnemo_store *st);
+static void feed_release(mnemo_store *st);
+
+/* Followed sessions are listened for again on every new connection. */
+static const mn_attachment feed_attachment = {feed_release, feed_resume};
+
 static struct mn_feed *
 ensure_feed(mnemo_store *st)
 {
-	if (st->feed == NULL)
-		st->feed = calloc(1, sizeof(struct mn_feed));
+	if (st->feed == NULL && (st->feed = calloc(1, sizeof(struct mn_feed))) != NULL)
+		mn_attach(st, &feed_attachment);
 	return st->feed;
 }
 
@@ -164,8 +170,8 @@ resume(mnemo_store *st)
 	return MNEMO_OK;
 }
 
-int
-mn_feed_resume(mnemo_store *st)
+static int
+feed_resume(mnemo_store *st)
 {
 	if (st == NULL || st->feed == NULL)
 		return MNEMO_OK;
@@ -173,8 +179,8 @@ mn_feed_resume(mnemo_store *st)
 	return resume(st);
 }
 
-void
-mn_feed_free(mnemo_store *st)
+static void
+feed_release(mnemo_store *st)
 {
 	if (st == NULL || st->feed == NULL)
 		return;
@@ -357,15 +363,6 @@ drain(mnemo_store *st, int *delivered)
 	return MNEMO_OK;
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Wait until the socket is readable or wait_ms (< 0: forever) has passed. */
 static int
 wait_socket(mnemo_store *st, int wait_ms)
@@ -385,7 +382,7 @@ wait_socket(mnemo_store *st, int wait_ms)
 static int
 poll_loop(mnemo_store *st, int timeout_ms, int *delivered)
 {
-	int64_t		deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+	int64_t		deadline = timeout_ms > 0 ? mn_now_ms() + timeout_ms : 0;
 	int			rc;
 
 	/*
@@ -410,7 +407,7 @@ poll_loop(mnemo_store *st, int timeout_ms, int *delivered)
 			return MNEMO_OK;
 		if (timeout_ms > 0)
 		{
-			int64_t		left = deadline - now_ms();
+			int64_t		left = deadline - mn_now_ms();
 
 			if (left <= 0)
 				return MNEMO_OK;

@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 static const mn_stmt items_stmt = {
 	"mnemo_context_items_get",

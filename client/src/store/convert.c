@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 /* ------------------------------------------------------------------------
  * Columns and parameters
@@ -130,13 +130,6 @@ mn_get_f64(const PGresult *res, int row, int col)
 	if (PQgetisnull(res, row, col))
 		return 0;
 	return parse_f64(PQgetvalue(res, row, col), &v) ? v : 0;
-}
-
-const char *
-mn_i64_param(char *buf, int64_t v)
-{
-	snprintf(buf, 24, "%" PRId64, v);
-	return buf;
 }
 
 /*

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 #define FILE_COLUMNS "content_id, path, file_type, token_count, exploration_summary, created_at"
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 int
 mn_begin(mnemo_store *st, bool args_ok, const char *required)

@@ -20,7 +20,8 @@
 
 #include <json.h>
 
-#include "internal.h"
+#include "events/events.h"
+#include "store/store.h"
 
 #define MESSAGE_COLUMNS \
 	"session_id, seq, id, role, created_at, agent, model_id, provider_id, run_id, " \

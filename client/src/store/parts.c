@@ -12,7 +12,7 @@
 
 #include <json.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 static const mn_stmt append_stmt = {
 	"mnemo_part_append",

@@ -8,7 +8,7 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 static const mn_stmt prune_stmt = {
 	"mnemo_prune_tool_outputs",

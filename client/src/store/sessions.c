@@ -10,7 +10,8 @@
  */
 #include <stdlib.h>
 
-#include "internal.h"
+#include "events/events.h"
+#include "store/store.h"
 
 #define SESSION_COLUMNS \
 	"id, parent_id, created_at, updated_at, model_id, provider_id, agent, title, " \

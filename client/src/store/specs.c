@@ -23,7 +23,7 @@
 
 #include <json.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 #ifndef JSON_TOKENER_VALIDATE_UTF8
 #define JSON_TOKENER_VALIDATE_UTF8 0

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 /*
  * new_id is volatile, so the subquery is evaluated once and not pulled up:

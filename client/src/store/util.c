@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 static const mn_stmt new_id_stmt = {
 	"mnemo_new_id",

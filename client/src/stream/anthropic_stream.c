@@ -24,7 +24,8 @@
 
 #include <json-c/json.h>
 
-#include "stream.h"
+#include "core/json.h"
+#include "stream/stream.h"
 
 typedef struct anthropic_state
 {

@@ -29,7 +29,7 @@
 #include <strings.h>
 #include <time.h>
 
-#include "http.h"
+#include "stream/http.h"
 
 #define MAX_ERROR_BODY (64 * 1024)
 #define MAX_RETRY_WAIT_MS 60000
@@ -56,12 +56,14 @@ http_free(mn_http *h)
 	free(h);
 }
 
-void
-mn_http_free(mnemo_store *st)
+static void
+http_release(mnemo_store *st)
 {
 	http_free(st->http);
 	st->http = NULL;
 }
+
+static const mn_attachment http_attachment = {http_release, NULL};
 
 static mn_http *
 http_get(const mnemo_store *st)
@@ -90,6 +92,7 @@ mn_http_begin(mnemo_store *st)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "could not create a libcurl handle");
 		}
 		st->http = h;
+		mn_attach(st, &http_attachment);
 	}
 	atomic_store(&h->cancel, false);
 	return MNEMO_OK;
@@ -154,15 +157,6 @@ typedef struct transfer
 	int			should_retry;	/* -1 none, 0 false, 1 true */
 } transfer;
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* A header's value if the line is "name: value", trimmed into buf. */
 static bool
 header_value(const char *line, size_t len, const char *name, char *buf, size_t bufsize)
@@ -195,7 +189,7 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 	char		v[64];
 	long		code = 0;
 
-	t->last_byte_ms = now_ms();
+	t->last_byte_ms = mn_now_ms();
 	if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
 	{
 		/* a new response (after a 100 Continue, say): forget the last's */
@@ -251,7 +245,7 @@ on_body(char *p, size_t size, size_t nmemb, void *arg)
 	transfer   *t = arg;
 	size_t		len = size * nmemb;
 
-	t->last_byte_ms = now_ms();
+	t->last_byte_ms = mn_now_ms();
 	if (atomic_load(&t->h->cancel))
 	{
 		t->abort = ABORT_CANCEL;
@@ -373,7 +367,7 @@ run(transfer *t)
 	CURLMsg    *msg;
 	int			queued;
 
-	t->last_byte_ms = now_ms();
+	t->last_byte_ms = mn_now_ms();
 	if (curl_multi_add_handle(h->multi, h->easy) != CURLM_OK)
 		return CURLE_OUT_OF_MEMORY;
 	for (;;)
@@ -392,7 +386,7 @@ run(transfer *t)
 			t->abort = ABORT_CANCEL;
 			break;
 		}
-		idle = now_ms() - t->last_byte_ms;
+		idle = mn_now_ms() - t->last_byte_ms;
 		if (idle >= t->post->idle_timeout_ms)
 		{
 			t->abort = ABORT_IDLE;
@@ -448,7 +442,7 @@ backoff_ms(const transfer *t, int attempt)
 	{
 		ms = (int64_t) BASE_BACKOFF_MS << (attempt < 10 ? attempt : 10);
 		/* up to a quarter more, so that clients refused together spread out */
-		ms += now_ms() % (ms / 4 + 1);
+		ms += mn_now_ms() % (ms / 4 + 1);
 	}
 	return ms > MAX_RETRY_WAIT_MS ? MAX_RETRY_WAIT_MS : ms;
 }
@@ -457,10 +451,10 @@ backoff_ms(const transfer *t, int attempt)
 static bool
 wait_ms(mn_http *h, int64_t ms)
 {
-	int64_t		until = now_ms() + ms;
+	int64_t		until = mn_now_ms() + ms;
 	int64_t		left;
 
-	while ((left = until - now_ms()) > 0)
+	while ((left = until - mn_now_ms()) > 0)
 	{
 		if (atomic_load(&h->cancel))
 			return false;

@@ -16,8 +16,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "internal.h"
-#include "stream.h"
+#include "core/core.h"
+#include "stream/stream.h"
 
 typedef struct mn_http_post
 {

@@ -37,7 +37,8 @@
 
 #include <json-c/json.h>
 
-#include "stream.h"
+#include "core/json.h"
+#include "stream/stream.h"
 
 /* The slots of calls that come without an index. */
 #define NO_INDEX		(-1)

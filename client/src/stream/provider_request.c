@@ -18,8 +18,8 @@
 
 #include <json-c/json.h>
 
-#include "jsonl.h"
-#include "stream.h"
+#include "core/json.h"
+#include "stream/stream.h"
 
 /* ------------------------------------------------------------------------
  * Checking caller JSON

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonl.h"
-#include "stream.h"
+#include "core/json.h"
+#include "stream/stream.h"
 
 /* ========================================================================
  * The SSE parser
@@ -247,17 +247,6 @@ sse_dispatch(mn_sse *p)
 	return rc;
 }
 
-static bool
-all_digits(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
-
 /* One complete line, without its terminator. */
 static int
 sse_line(mn_sse *p, const char *s, size_t n)
@@ -323,7 +312,7 @@ sse_line(mn_sse *p, const char *s, size_t n)
 	}
 	else if (flen == 5 && memcmp(s, "retry", 5) == 0)
 	{
-		if (all_digits(value, vlen))
+		if (mn_all_digits(value, vlen))
 		{
 			int64_t		ms = 0;
 

@@ -18,33 +18,8 @@
 
 #include <json-c/json.h>
 
-#include "jsonl.h"
-#include "stream.h"
-
-static char *
-dup_n(const char *s, size_t n)
-{
-	char	   *d = malloc(n + 1);
-
-	if (d != NULL)
-	{
-		if (n > 0)
-			memcpy(d, s, n);
-		d[n] = '\0';
-	}
-	return d;
-}
-
-static bool
-all_digits(const char *s, size_t n)
-{
-	if (n == 0)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		if (s[i] < '0' || s[i] > '9')
-			return false;
-	return true;
-}
+#include "core/json.h"
+#include "stream/stream.h"
 
 /* ========================================================================
  * Names
@@ -218,112 +193,9 @@ mn_errclass_of(int status, const char *type, const char *code, const char *messa
 	if (eq(type, "api_error") || eq(type, "server_error") ||
 		eq(type, "InternalServerError"))
 		return MN_ERRCLASS_SERVER;
-	if (code != NULL && strlen(code) == 3 && all_digits(code, 3))
+	if (code != NULL && strlen(code) == 3 && mn_all_digits(code, 3))
 		return class_of_status(atoi(code));
 	return MN_ERRCLASS_OTHER;
-}
-
-/* ========================================================================
- * JSON helpers for the decoders
- * ======================================================================== */
-
-const char *
-mn_js_str(struct json_object *obj, const char *key, size_t *len)
-{
-	struct json_object *v;
-
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
-		!json_object_is_type(v, json_type_string))
-		return NULL;
-	if (len != NULL)
-		*len = (size_t) json_object_get_string_len(v);
-	return json_object_get_string(v);
-}
-
-struct json_object *
-mn_js_obj(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
-		!json_object_is_type(v, json_type_object))
-		return NULL;
-	return v;
-}
-
-struct json_object *
-mn_js_arr(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
-		!json_object_is_type(v, json_type_array))
-		return NULL;
-	return v;
-}
-
-bool
-mn_js_int(struct json_object *obj, const char *key, int64_t *out)
-{
-	struct json_object *v;
-
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v))
-		return false;
-	if (json_object_is_type(v, json_type_int))
-	{
-		*out = json_object_get_int64(v);
-		return true;
-	}
-	if (json_object_is_type(v, json_type_double))
-	{
-		double		d = json_object_get_double(v);
-
-		/* 12.0 is 12; a fraction or a value beyond int64 is not a count */
-		if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (int64_t) d)
-		{
-			*out = (int64_t) d;
-			return true;
-		}
-	}
-	return false;
-}
-
-int64_t
-mn_js_count(struct json_object *obj, const char *key)
-{
-	int64_t		v;
-
-	if (!mn_js_int(obj, key, &v))
-		return -1;
-	return v < 0 ? 0 : v;
-}
-
-char *
-mn_js_text(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-	const char *s;
-	size_t		len;
-
-	if (obj == NULL || !json_object_object_get_ex(obj, key, &v))
-		return NULL;
-	if (json_object_is_type(v, json_type_string))
-	{
-		s = json_object_get_string(v);
-		len = (size_t) json_object_get_string_len(v);
-	}
-	else if (json_object_is_type(v, json_type_int) ||
-			 json_object_is_type(v, json_type_double))
-	{
-		/* as the server wrote it (json-c keeps the text of a parsed number) */
-		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
-		if (s == NULL)
-			return NULL;
-		len = strlen(s);
-	}
-	else
-		return NULL;
-	return dup_n(s, len);
 }
 
 /* ========================================================================
@@ -695,7 +567,7 @@ mn_stream_set_finish(mn_stream *s, mn_finish f, const char *raw)
 		return 0;
 	if (f == MN_FINISH_STOP && s->ntools > 0)
 		f = MN_FINISH_TOOL_CALLS;
-	s->raw_finish = dup_n(raw ? raw : "", raw ? strlen(raw) : 0);
+	s->raw_finish = mn_strndup(raw ? raw : "", raw ? strlen(raw) : 0);
 	if (s->raw_finish == NULL)
 		return mn_stream_fail(s, MN_STREAM_ERR_NOMEM, MN_ERRCLASS_OTHER, NULL, NULL,
 							  "out of memory");
@@ -746,9 +618,9 @@ mn_stream_fail(mn_stream *s, mn_stream_err kind, mn_errclass errclass,
 		va_end(ap);
 	}
 	if (type != NULL)
-		s->err_type = dup_n(type, strlen(type));
+		s->err_type = mn_strndup(type, strlen(type));
 	if (code != NULL)
-		s->err_code = dup_n(code, strlen(code));
+		s->err_code = mn_strndup(code, strlen(code));
 	s->err.kind = kind;
 	s->err.errclass = errclass;
 	/* out of memory for the text: the error still gets through */
@@ -793,7 +665,7 @@ tool_start(mn_stream *s, mn_tool *t)
 
 		snprintf(id, sizeof(id), "call_%d", t->ordinal);
 		free(t->id);
-		if ((t->id = dup_n(id, strlen(id))) == NULL)
+		if ((t->id = mn_strndup(id, strlen(id))) == NULL)
 			return nomem(s);
 	}
 	t->started = true;
@@ -854,8 +726,8 @@ mn_stream_tool_open(mn_stream *s, int64_t provider_index, const char *id,
 	t->ordinal = -1;
 	t->pindex = provider_index;
 	t->open = true;
-	t->id = dup_n("", 0);
-	t->name = dup_n("", 0);
+	t->id = mn_strndup("", 0);
+	t->name = mn_strndup("", 0);
 	if (t->id == NULL || t->name == NULL)
 	{
 		free(t->id);
@@ -875,7 +747,7 @@ mn_stream_tool_set(mn_stream *s, mn_tool *t, const char *id, const char *name)
 		return 1;
 	if (id != NULL && id[0] != '\0' && t->id[0] == '\0' && !t->started)
 	{
-		char	   *d = dup_n(id, strlen(id));
+		char	   *d = mn_strndup(id, strlen(id));
 
 		if (d == NULL)
 			return nomem(s);
@@ -884,7 +756,7 @@ mn_stream_tool_set(mn_stream *s, mn_tool *t, const char *id, const char *name)
 	}
 	if (name != NULL && name[0] != '\0' && t->name[0] == '\0' && !t->started)
 	{
-		char	   *d = dup_n(name, strlen(name));
+		char	   *d = mn_strndup(name, strlen(name));
 
 		if (d == NULL)
 			return nomem(s);
@@ -906,7 +778,7 @@ mn_stream_tool_default_input(mn_stream *s, mn_tool *t, const char *json, size_t 
 		return mn_stream_fail(s, MN_STREAM_ERR_TOO_LARGE, MN_ERRCLASS_OTHER, NULL, NULL,
 							  "a tool call's input is larger than %zu bytes",
 							  s->max_tool_input);
-	if ((d = dup_n(json, len)) == NULL)
+	if ((d = mn_strndup(json, len)) == NULL)
 		return nomem(s);
 	free(t->def_input);
 	t->def_input = d;

@@ -470,28 +470,6 @@ int			mn_stream_tool_end(mn_stream *s, mn_tool *t);
 /* End every open call, in order of first appearance. */
 int			mn_stream_tools_end_all(mn_stream *s);
 
-/* ---- JSON reading helpers for the decoders (stream.c) ---- */
-
-/* The member key of obj as a string (NULL when absent, null or not a
- * string); *len (may be NULL) gets its length. */
-const char *mn_js_str(struct json_object *obj, const char *key, size_t *len);
-
-/* The member as an object / array (NULL when absent or another type). */
-struct json_object *mn_js_obj(struct json_object *obj, const char *key);
-struct json_object *mn_js_arr(struct json_object *obj, const char *key);
-
-/* An integer member (a JSON number with no fraction, in int64 range);
- * false when absent or not one. */
-bool		mn_js_int(struct json_object *obj, const char *key, int64_t *out);
-
-/* A usage count: an integer member clamped at 0, -1 (keep the last) when
- * absent or not an integer. */
-int64_t		mn_js_count(struct json_object *obj, const char *key);
-
-/* A member as text: a string as is, a number in decimal, NULL for absent,
- * null or anything else; malloc'd, or NULL (also when out of memory). */
-char	   *mn_js_text(struct json_object *obj, const char *key);
-
 /* The class of a provider error from its type, code and HTTP status (0 for a
  * mid-stream error). */
 mn_errclass mn_errclass_of(int status, const char *type, const char *code,

@@ -20,8 +20,8 @@
  */
 #include <string.h>
 
-#include "jsonl.h"
-#include "stream.h"
+#include "core/json.h"
+#include "stream/stream.h"
 
 typedef struct cursor
 {

@@ -46,7 +46,7 @@
 
 #include <json.h>
 
-#include "jsonl.h"
+#include "transcript/transcript.h"
 
 /* A tool call waiting for its result. */
 typedef struct pending_call
@@ -91,8 +91,8 @@ put_json_string(mn_import_part *p, const char *key, struct json_object *v)
 	return !p->members.oom;
 }
 
-bool
-mn_claude_code_detect(struct json_object *obj)
+static bool
+cc_detect(struct json_object *obj)
 {
 	return get_string(obj, "type") != NULL;
 }
@@ -680,5 +680,5 @@ cc_finish(mn_import *imp, void *state)
 }
 
 const mn_reader mn_claude_code_reader = {
-	"claude-code", cc_create, cc_line, cc_finish, cc_sent, cc_destroy
+	"claude-code", cc_detect, cc_create, cc_line, cc_finish, cc_sent, cc_destroy
 };

@@ -27,7 +27,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include "transcript/transcript.h"
 
 /* Messages fetched at a time: the client holds one page, whatever the
  * session's length. */
@@ -215,7 +215,7 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 		return rc;
 	params[0] = session_id;
 	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
-		return mn_jsonl_rollback(st);
+		return mn_rollback(st);
 	PQclear(res);
 	do
 	{
@@ -240,7 +240,7 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 	} while (rc == MNEMO_OK && rows == EXPORT_PAGE);
 	mn_buf_free(&line);
 	if (res == NULL || rc != MNEMO_OK)
-		return mn_jsonl_rollback(st);
+		return mn_rollback(st);
 	if ((rc = mn_exec_command(st, "COMMIT")) != MNEMO_OK)
 		return rc;
 	errno = 0;

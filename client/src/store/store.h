@@ -1,128 +1,24 @@
 /*
- * internal.h
- *		What the files of libmnemo share and nothing outside it sees.
+ * store.h
+ *		The typed wrappers of the SQL API: what store/ shares inside itself
+ *		and gives the rooms above it (chat/, transcript/).
  *
- * The store handle, the statement runner and the row converters.  A module
- * of the library (one file per concept: sessions.c, messages.c, ...) declares
- * its SQL as static const mn_stmt values beside the functions that use them
- * and runs them with mn_exec(): each is prepared once per connection, on
- * first use, and again after a reconnect.  Errors are set on the handle with
- * mn_fail() or mapped from a server result by mn_exec() itself, so a public
- * call's error path is "return mn_fail(...)" or "return st->errcode".
+ * Owns: store/ (one file per concept of the SQL API: sessions.c,
+ * messages.c, parts.c, context.c, summary.c, search.c, files.c, util.c;
+ * and what they share: convert.c and part_json.c, rows to structs; specs.c,
+ * specs to JSON; lists.c, results to lists; free.c, releasing rows).
+ * May call: core/ and events/ (a write publishes its event after the
+ * server answered).  Never calls stream/, chat/ or transcript/.
  */
-#ifndef MNEMO_INTERNAL_H
-#define MNEMO_INTERNAL_H
+#ifndef MNEMO_STORE_H
+#define MNEMO_STORE_H
 
-#include <libpq-fe.h>
-
-#include "mnemo.h"
+#include "core/core.h"
 
 struct json_object;
 
-/* A parameterised statement, prepared once per connection by name. */
-typedef struct mn_stmt
-{
-	const char *name;			/* unique in the library: "mnemo_<what>" */
-	const char *sql;			/* $1..$n, never built from arguments */
-	int			nparams;
-} mn_stmt;
-
-struct mn_events;				/* events.c */
-struct mn_http;					/* http.c */
-struct mn_feed;					/* feed.c */
-
-struct mnemo_store
-{
-	PGconn	   *conn;
-	char	   *conninfo;		/* as given, "" for the environment */
-	char	   *server_version;	/* mnemo.version(), after a good connect */
-
-	/* the last error */
-	int			errcode;
-	char	   *errmsg;			/* malloc'd; NULL reads as "" */
-	char		sqlstate[6];
-
-	/* statements prepared on this connection (reset by a reconnect) */
-	const mn_stmt **prepared;
-	size_t		n_prepared;
-	size_t		cap_prepared;
-
-	struct mn_events *events;	/* subscriptions; NULL until the first */
-	struct mn_feed *feed;		/* followed sessions; NULL until the first */
-	struct mn_http *http;		/* http.c: the provider transport, NULL
-								 * until the first turn; outlives reconnects,
-								 * so mnemo_store_cancel never reads the
-								 * connection another thread may replace */
-};
-
-/* ---- errors (error.c) ---- */
-
-/* Record an error on the handle and return code (printf-style message). */
-int			mn_fail(mnemo_store *st, int code, const char *fmt,...)
-			__attribute__((format(printf, 3, 4)));
-
-/* Clear the last error: every public call starts with it. */
-void		mn_clear_error(mnemo_store *st);
-
-/* Map a failed result (or a broken connection when res is NULL) to the
- * handle's error and return the code. */
-int			mn_fail_result(mnemo_store *st, const PGresult *res);
-
-/* The mnemo_err of a SQLSTATE. */
-int			mn_code_of_sqlstate(const char *sqlstate);
-
-/* ---- statements (stmt.c) ---- */
-
 /*
- * Run stmt with text parameters (NULL is SQL NULL), preparing it first if
- * this connection has not.  Returns the result (PGRES_TUPLES_OK or
- * PGRES_COMMAND_OK), which the caller PQclear()s, or NULL with the error set
- * on the handle.
- */
-PGresult   *mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params);
-
-/*
- * A call: a statement with its parameters and, once run, its result.  The
- * parameters may point into the call itself (num, heap, json), so a call is
- * filled where it will run and never copied.  Modules that take part in a
- * batch export a builder (mn_<what>_call) and a reader of the result.
- */
-#define MN_CALL_PARAMS 9
-typedef struct mn_call
-{
-	const mn_stmt *stmt;
-	const char *params[MN_CALL_PARAMS];
-	char		num[32];		/* a numeric parameter's text */
-	char	   *heap;			/* a malloc'd parameter, freed by mn_call_clear */
-	struct json_object *json;	/* a JSON parameter's object, put likewise */
-	bool		sync;			/* mn_exec_batch: a transaction ends after it */
-	PGresult   *res;			/* the result, once run; NULL if it failed */
-} mn_call;
-
-/*
- * Run calls in one round trip (libpq pipeline mode).  The calls up to each
- * sync point (a call with sync set, and the last) run as one transaction,
- * unless the batch opened one with BEGIN: then it stays open after the
- * batch.  MNEMO_OK when every call succeeded.  Otherwise the first failure's
- * error is set on the handle, the failed call's transaction is rolled back
- * (an open one ended with ROLLBACK), the other calls of that transaction are
- * skipped, and the calls that succeeded keep their results: session-level
- * effects, such as an advisory lock, outlive the rollback.
- */
-int			mn_exec_batch(mnemo_store *st, mn_call *calls, size_t n);
-/* Run one call alone (mn_exec): MNEMO_OK with call->res set, or the error. */
-int			mn_call_run(mnemo_store *st, mn_call *call);
-/* Release what a call holds: its result and its parameters' storage. */
-void		mn_call_clear(mn_call *call);
-/* Run a constant command with no parameters (BEGIN, COMMIT, LISTEN mnemo);
- * MNEMO_OK or the error, set on the handle. */
-int			mn_exec_command(mnemo_store *st, const char *sql);
-
-/* Forget the prepared statements (after the connection was replaced). */
-void		mn_stmt_reset(mnemo_store *st);
-
-/*
- * The calls a chat turn batches (send.c), each with the reader of its
+ * The calls a chat turn batches (chat/), each with the reader of its
  * result.  A builder fills *call in place (see mn_call) and returns
  * MNEMO_OK or the argument error; a reader takes call->res, leaving NULL.
  */
@@ -165,9 +61,6 @@ mn_str_into(const PGresult *res, int row, int col, char **dst)
 	return *dst != NULL || PQgetisnull(res, row, col);
 }
 
-/* Text of an integer / bool parameter in buf (at least 24 bytes). */
-const char *mn_i64_param(char *buf, int64_t v);
-
 /* A PostgreSQL text[] literal of the items, malloc'd; NULL if out of memory
  * (the handle's error is then set). */
 char	   *mn_text_array(mnemo_store *st, const char *const *items, size_t n);
@@ -204,20 +97,6 @@ void		mn_session_clear(mnemo_session *s);
 void		mn_part_clear(mnemo_part *p);
 void		mn_message_clear(mnemo_message *m);
 
-/* ---- events (events.c) and the feed (feed.c) ---- */
-
-/* Publish on the handle (the library's own writes use it). */
-void		mn_emit(mnemo_store *st, mnemo_event_type type, const char *session_id,
-					const char *id, int64_t seq, const char *data, bool remote);
-
-void		mn_events_free(mnemo_store *st);
-
-/* After a reconnect: LISTEN and watch again; the next poll catches up. */
-int			mn_feed_resume(mnemo_store *st);
-void		mn_feed_free(mnemo_store *st);
-
-/* ---- the provider transport (http.c) ---- */
-void		mn_http_free(mnemo_store *st);
 
 /* ---- specs as JSON (specs.c) ---- */
 
@@ -227,12 +106,6 @@ struct json_object *mn_parts_to_json(mnemo_store *st, const mnemo_new_part *part
 
 /* The compact JSON text of obj, owned by obj; NULL with NOMEM set. */
 const char *mn_json_text(mnemo_store *st, struct json_object *obj);
-
-/* ---- event names (events.c) ---- */
-
-/* The event type a notification's "event" names (summary_committed is
- * MNEMO_EVENT_COMPACTION_COMPLETED), or -1 if none (events.c). */
-int			mn_event_type_of_name(const char *name);
 
 /* ---- parts read back (convert.c) ---- */
 
@@ -343,4 +216,4 @@ int			mn_id_copy(mnemo_store *st, const char *id, const char *what,
 char	   *mn_id_array(mnemo_store *st, const char *const *ids, size_t n, const char *what);
 
 
-#endif							/* MNEMO_INTERNAL_H */
+#endif							/* MNEMO_STORE_H */

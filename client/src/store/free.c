@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "store/store.h"
 
 void
 mn_session_clear(mnemo_session *s)

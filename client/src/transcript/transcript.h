@@ -1,84 +1,33 @@
 /*
- * jsonl.h
- *		What the JSONL transcript files of libmnemo share: export.c,
- *		import.c (the driver and the reader of mnemo's own export),
- *		claude_code.c (the reader of Claude Code session logs) and
- *		jsonl_text.c (JSON text in and out).
+ * transcript.h
+ *		Transcripts: mnemo's JSONL export, and the import that reads it
+ *		and Claude Code session logs.
+ *
+ * Owns: transcript/ (export.c; import.c, the driver: lines in, format
+ * detected, one transaction; import_batch.c, the builder a reader pushes
+ * messages to and the batches it sends; mnemo_reader.c and claude_code.c,
+ * one reader each).
+ * May call: store/, events/, core/.
+ *
+ * A reader is an mn_reader: the driver hands it every parsed line and it
+ * pushes the messages it builds through the mn_import_* functions below.
+ * Readers never call each other, and the driver knows them only through its
+ * table of readers, so a new format is one file and one line there.
  *
  * JSON values that the user wrote (part contents, tool inputs) travel as
  * text, cut out of the input line and pasted into what is sent, never
- * through json-c's numbers: json-c turns an integer beyond 64 bits into
- * another number, and an import must store what the file says.  json-c
- * parses every line first, so the cutting below only ever walks valid JSON.
+ * through json-c's numbers (core/json.h); json-c parses every line first,
+ * so the cutting only ever walks valid JSON.
  */
-#ifndef MNEMO_JSONL_H
-#define MNEMO_JSONL_H
+#ifndef MNEMO_TRANSCRIPT_H
+#define MNEMO_TRANSCRIPT_H
 
-#include "internal.h"
+#include "core/json.h"
+#include "store/store.h"
 
 struct json_object;
 
-/* ---- JSON text (jsonl_text.c) ---- */
-
-/*
- * A growable buffer.  A failed growth sets oom and every later write does
- * nothing, so a writer checks once, at the end.
- */
-typedef struct mn_buf
-{
-	char	   *data;			/* NUL-terminated when len > 0 */
-	size_t		len;
-	size_t		cap;
-	bool		oom;
-} mn_buf;
-
-/* false once out of memory */
-bool		mn_buf_put(mn_buf *b, const char *s, size_t len);
-void		mn_buf_puts(mn_buf *b, const char *s);
-void		mn_buf_put_i64(mn_buf *b, int64_t v);
-
-/* The shortest decimal that reads back as v ('.' whatever the locale);
- * v must be finite. */
-void		mn_buf_put_double(mn_buf *b, double v);
-
-/* s as a JSON string literal, escaped the way PostgreSQL prints jsonb. */
-void		mn_buf_put_jstr(mn_buf *b, const char *s, size_t len);
-void		mn_buf_reset(mn_buf *b);
-void		mn_buf_free(mn_buf *b);
-
-/* A piece of a JSON text that json-c has already accepted. */
-typedef struct mn_span
-{
-	const char *p;
-	size_t		len;
-} mn_span;
-
-/*
- * Walk the members of the object (or the elements of the array) at span:
- * *pos starts at 0; each call gives the next key (the quoted token, for
- * mn_json_key_is) and value, false at the end.
- */
-bool		mn_json_next_member(mn_span obj, size_t *pos, mn_span *key, mn_span *value);
-bool		mn_json_next_element(mn_span arr, size_t *pos, mn_span *value);
-
-/* Whether the quoted key token means name (escapes decoded). */
-bool		mn_json_key_is(mn_span key, const char *name);
-
-/* The value of the last member named key (json-c keeps the last of a
- * repeated key too); false when there is none. */
-bool		mn_json_member(mn_span obj, const char *key, mn_span *value);
-
-/* The index-th element of the array; false when there is none. */
-bool		mn_json_element(mn_span arr, size_t index, mn_span *value);
-
-/* Whether s[0..len) is valid UTF-8 (PostgreSQL refuses anything else). */
-bool		mn_utf8_valid(const char *s, size_t len);
-
 /* ---- the import (import.c) ---- */
-
-/* Roll back the transaction after a failure and return the failure's code,
- * keeping its message and SQLSTATE rather than the rollback's. */
-int			mn_jsonl_rollback(mnemo_store *st);
 
 /* A part being built: the members of its JSON object, without the braces. */
 typedef struct mn_import_part
@@ -120,6 +69,8 @@ typedef struct mn_import mn_import;
 typedef struct mn_reader
 {
 	const char *name;
+	/* whether the first non-empty line, a JSON object, is of this format */
+	bool		(*detect) (struct json_object *first);
 	void	   *(*create) (void);	/* NULL: out of memory */
 	int			(*line) (mn_import *imp, void *state, int64_t lineno,
 						 const char *text, size_t len, struct json_object *obj);
@@ -186,10 +137,12 @@ int			mn_import_push(mn_import *imp, mn_import_msg *m);
 /* Tell the caller a record was left out (options.skipped). */
 void		mn_import_skipped(mn_import *imp, int64_t line, const char *kind);
 
-/* The Claude Code reader (claude_code.c). */
+/* Send what is pushed and not sent yet (creating the session first when
+ * no batch was sent); MNEMO_OK or the error, set on the handle. */
+int			mn_import_flush(mn_import *imp);
+
+/* The readers (mnemo_reader.c, claude_code.c); import.c lists them. */
+extern const mn_reader mn_mnemo_reader;
 extern const mn_reader mn_claude_code_reader;
 
-/* Whether a first record looks like a Claude Code log line. */
-bool		mn_claude_code_detect(struct json_object *obj);
-
-#endif							/* MNEMO_JSONL_H */
+#endif							/* MNEMO_TRANSCRIPT_H */

@@ -1,177 +1,23 @@
 /*
- * jsonl_text.c
- *		JSON text for the transcript files: a buffer that writes it, and a
- *		walker that cuts values out of a line json-c has already accepted.
+ * json.c
+ *		The one JSON helper set of libmnemo: a walker that cuts values out
+ *		of JSON text without re-serialising them, and getters for json-c
+ *		objects.
  *
- * Strings are escaped as PostgreSQL prints jsonb (escape_json): \" \\ \b
- * \f \n \r \t, other control characters as \u00xx, everything else as is,
- * so an exported line looks like the server's own output.  The walker does
- * not validate: it trusts that its input is one valid JSON value, which
- * json-c has checked, and never reads past the span it is given.
+ * JSON values a user wrote (part contents, tool inputs) travel as text, cut
+ * out of their input and pasted into what is sent, never through json-c's
+ * numbers: json-c turns an integer beyond 64 bits into another number, and
+ * the extension promises that a part reads back exactly as appended.  The
+ * walker does not validate what it walks: its input is either one value
+ * json-c has accepted or the server's own jsonb output, and it never reads
+ * past the span it is given.
  */
-#include <locale.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonl.h"
+#include <json-c/json.h>
 
-/* ------------------------------------------------------------------------
- * The buffer
- * ------------------------------------------------------------------------ */
-
-static bool
-reserve(mn_buf *b, size_t more)
-{
-	size_t		cap;
-	char	   *grown;
-
-	if (b->oom)
-		return false;
-	if (b->len + more + 1 <= b->cap)
-		return true;
-	if (more > SIZE_MAX / 2 - b->len)
-	{
-		b->oom = true;
-		return false;
-	}
-	cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	grown = realloc(b->data, cap);
-	if (grown == NULL)
-	{
-		b->oom = true;
-		return false;
-	}
-	b->data = grown;
-	b->cap = cap;
-	return true;
-}
-
-bool
-mn_buf_put(mn_buf *b, const char *s, size_t len)
-{
-	if (!reserve(b, len))
-		return false;
-	if (len > 0)
-		memcpy(b->data + b->len, s, len);
-	b->len += len;
-	b->data[b->len] = '\0';
-	return true;
-}
-
-void
-mn_buf_puts(mn_buf *b, const char *s)
-{
-	mn_buf_put(b, s, strlen(s));
-}
-
-void
-mn_buf_put_i64(mn_buf *b, int64_t v)
-{
-	char		tmp[24];
-	int			n = snprintf(tmp, sizeof(tmp), "%lld", (long long) v);
-
-	mn_buf_put(b, tmp, (size_t) n);
-}
-
-void
-mn_buf_put_double(mn_buf *b, double v)
-{
-	char		tmp[64];
-	const char *point = localeconv()->decimal_point;
-	int			prec;
-	int			n = 0;
-	char	   *p;
-
-	/* the fewest digits that read back as the same double */
-	for (prec = 1; prec <= 17; prec++)
-	{
-		n = snprintf(tmp, sizeof(tmp), "%.*g", prec, v);
-		if (strtod(tmp, NULL) == v)
-			break;
-	}
-	if (point != NULL && point[0] != '\0' && strcmp(point, ".") != 0 &&
-		(p = strstr(tmp, point)) != NULL)
-	{
-		size_t		plen = strlen(point);
-
-		*p = '.';
-		memmove(p + 1, p + plen, strlen(p + plen) + 1);
-		n = (int) strlen(tmp);
-	}
-	mn_buf_put(b, tmp, (size_t) n);
-}
-
-void
-mn_buf_put_jstr(mn_buf *b, const char *s, size_t len)
-{
-	size_t		start = 0;
-	size_t		i;
-
-	mn_buf_put(b, "\"", 1);
-	for (i = 0; i < len; i++)
-	{
-		unsigned char c = (unsigned char) s[i];
-		const char *esc = NULL;
-		char		u[8];
-
-		switch (c)
-		{
-			case '"':
-				esc = "\\\"";
-				break;
-			case '\\':
-				esc = "\\\\";
-				break;
-			case '\b':
-				esc = "\\b";
-				break;
-			case '\f':
-				esc = "\\f";
-				break;
-			case '\n':
-				esc = "\\n";
-				break;
-			case '\r':
-				esc = "\\r";
-				break;
-			case '\t':
-				esc = "\\t";
-				break;
-			default:
-				if (c < 0x20)
-				{
-					snprintf(u, sizeof(u), "\\u%04x", c);
-					esc = u;
-				}
-				break;
-		}
-		if (esc == NULL)
-			continue;
-		mn_buf_put(b, s + start, i - start);
-		mn_buf_puts(b, esc);
-		start = i + 1;
-	}
-	mn_buf_put(b, s + start, len - start);
-	mn_buf_put(b, "\"", 1);
-}
-
-void
-mn_buf_reset(mn_buf *b)
-{
-	b->len = 0;
-	if (b->data != NULL)
-		b->data[0] = '\0';
-}
-
-void
-mn_buf_free(mn_buf *b)
-{
-	free(b->data);
-	memset(b, 0, sizeof(*b));
-}
+#include "core/json.h"
 
 /* ------------------------------------------------------------------------
  * The walker
@@ -417,42 +263,105 @@ mn_json_element(mn_span arr, size_t index, mn_span *value)
 	return false;
 }
 
-bool
-mn_utf8_valid(const char *s, size_t len)
+/* ========================================================================
+ * Reading json-c objects
+ * ======================================================================== */
+
+const char *
+mn_js_str(struct json_object *obj, const char *key, size_t *len)
 {
-	const unsigned char *p = (const unsigned char *) s;
-	size_t		i = 0;
+	struct json_object *v;
 
-	while (i < len)
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+		!json_object_is_type(v, json_type_string))
+		return NULL;
+	if (len != NULL)
+		*len = (size_t) json_object_get_string_len(v);
+	return json_object_get_string(v);
+}
+
+struct json_object *
+mn_js_obj(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+		!json_object_is_type(v, json_type_object))
+		return NULL;
+	return v;
+}
+
+struct json_object *
+mn_js_arr(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v) ||
+		!json_object_is_type(v, json_type_array))
+		return NULL;
+	return v;
+}
+
+bool
+mn_js_int(struct json_object *obj, const char *key, int64_t *out)
+{
+	struct json_object *v;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v))
+		return false;
+	if (json_object_is_type(v, json_type_int))
 	{
-		unsigned char c = p[i];
-		size_t		n;
-		unsigned long cp;
-
-		if (c < 0x80)
-		{
-			i++;
-			continue;
-		}
-		if ((c & 0xE0) == 0xC0)
-			n = 1, cp = c & 0x1F;
-		else if ((c & 0xF0) == 0xE0)
-			n = 2, cp = c & 0x0F;
-		else if ((c & 0xF8) == 0xF0)
-			n = 3, cp = c & 0x07;
-		else
-			return false;
-		for (size_t k = 1; k <= n; k++)
-		{
-			if (i + k >= len || (p[i + k] & 0xC0) != 0x80)
-				return false;
-			cp = (cp << 6) | (p[i + k] & 0x3F);
-		}
-		/* overlong forms, surrogates and beyond U+10FFFF */
-		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
-			(cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-			return false;
-		i += n + 1;
+		*out = json_object_get_int64(v);
+		return true;
 	}
-	return true;
+	if (json_object_is_type(v, json_type_double))
+	{
+		double		d = json_object_get_double(v);
+
+		/* 12.0 is 12; a fraction or a value beyond int64 is not a count */
+		if (d >= -9.2e18 && d <= 9.2e18 && d == (double) (int64_t) d)
+		{
+			*out = (int64_t) d;
+			return true;
+		}
+	}
+	return false;
+}
+
+int64_t
+mn_js_count(struct json_object *obj, const char *key)
+{
+	int64_t		v;
+
+	if (!mn_js_int(obj, key, &v))
+		return -1;
+	return v < 0 ? 0 : v;
+}
+
+char *
+mn_js_text(struct json_object *obj, const char *key)
+{
+	struct json_object *v;
+	const char *s;
+	size_t		len;
+
+	if (obj == NULL || !json_object_object_get_ex(obj, key, &v))
+		return NULL;
+	if (json_object_is_type(v, json_type_string))
+	{
+		s = json_object_get_string(v);
+		len = (size_t) json_object_get_string_len(v);
+	}
+	else if (json_object_is_type(v, json_type_int) ||
+			 json_object_is_type(v, json_type_double))
+	{
+		/* as the server wrote it (json-c keeps the text of a parsed number) */
+		s = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
+		if (s == NULL)
+			return NULL;
+		len = strlen(s);
+	}
+	else
+		return NULL;
+	return mn_strndup(s, len);
 }

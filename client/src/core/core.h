@@ -160,6 +160,22 @@ int			mn_exec_command(mnemo_store *st, const char *sql);
 /* Forget the prepared statements (after the connection was replaced). */
 void		mn_stmt_reset(mnemo_store *st);
 
+/* An error set aside while cleanup calls (which clear the handle's error)
+ * run, to be put back after them. */
+typedef struct mn_saved_error
+{
+	int			code;
+	char	   *msg;
+	char		sqlstate[6];
+} mn_saved_error;
+
+/* Take the handle's error (its code is code) into *e, leaving none set. */
+void		mn_error_save(mnemo_store *st, int code, mn_saved_error *e);
+
+/* Put the saved error back on the handle, replacing any later one, and
+ * return its code. */
+int			mn_error_restore(mnemo_store *st, mn_saved_error *e);
+
 /* Roll back the open transaction after a failure and return the failure's
  * code, keeping its message and SQLSTATE rather than the rollback's. */
 int			mn_rollback(mnemo_store *st);

@@ -260,3 +260,24 @@ mn_fail_result(mnemo_store *st, const PGresult *res)
 	set_error(st, code, msg, sqlstate);
 	return code;
 }
+
+void
+mn_error_save(mnemo_store *st, int code, mn_saved_error *e)
+{
+	e->code = code;
+	e->msg = st->errmsg;
+	memcpy(e->sqlstate, st->sqlstate, sizeof(e->sqlstate));
+	st->errmsg = NULL;
+	mn_clear_error(st);
+}
+
+int
+mn_error_restore(mnemo_store *st, mn_saved_error *e)
+{
+	mn_clear_error(st);
+	st->errcode = e->code;
+	st->errmsg = e->msg;
+	memcpy(st->sqlstate, e->sqlstate, sizeof(st->sqlstate));
+	e->msg = NULL;
+	return e->code;
+}

@@ -317,20 +317,12 @@ mn_stmt_reset(mnemo_store *st)
 int
 mn_rollback(mnemo_store *st)
 {
-	int			code = st->errcode;
-	char	   *msg = st->errmsg;
-	char		sqlstate[6];
+	mn_saved_error e;
 
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	st->errmsg = NULL;
+	mn_error_save(st, st->errcode, &e);
 	(void) mn_exec_command(st, "ROLLBACK");
-	mn_clear_error(st);
-	st->errcode = code;
-	st->errmsg = msg;
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	return code;
+	return mn_error_restore(st, &e);
 }
-
 const char *
 mn_i64_param(char *buf, int64_t v)
 {

@@ -74,7 +74,7 @@ fi
 # ---- each target ------------------------------------------------------------
 
 srcs="client/src/stream/sse.c client/src/stream/stream.c client/src/stream/openai_stream.c
-	client/src/stream/anthropic_stream.c client/src/stream/text_chunk.c client/src/core/buf.c
+	client/src/stream/anthropic_stream.c client/src/stream/text_chunk.c client/src/stream/names.c client/src/core/buf.c
 	client/src/core/json.c client/src/core/text.c"
 for t in $targets; do
 	bin=$work/$t

@@ -194,6 +194,10 @@ int64_t		mn_unix_ms(void);
 /* A malloc'd NUL-terminated copy of s[0..n); NULL when out of memory. */
 char	   *mn_strndup(const char *s, size_t n);
 
+/* text[0..len) as a strict decimal integer into *v; false if it is not one
+ * or out of range. */
+bool		mn_parse_i64(const char *text, size_t len, int64_t *v);
+
 /* Whether s[0..n) is one or more ASCII digits. */
 bool		mn_all_digits(const char *s, size_t n);
 

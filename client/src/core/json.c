@@ -263,6 +263,229 @@ mn_json_element(mn_span arr, size_t index, mn_span *value)
 	return false;
 }
 
+/* The end of the string token at i (its opening quote), or 0 when the
+ * string is not terminated within s. */
+static size_t
+string_end(mn_span s, size_t i)
+{
+	for (i++; i < s.len; i++)
+	{
+		if (s.p[i] == '\\')
+			i++;
+		else if (s.p[i] == '"')
+			return i + 1;
+	}
+	return 0;
+}
+
+bool
+mn_json_well_formed(mn_span s)
+{
+	enum
+	{
+		VALUE, VALUE_OR_CLOSE, KEY, KEY_OR_CLOSE, AFTER
+	}			expect = VALUE;
+	char		small[64];
+	char	   *stack = small;
+	size_t		depth = 0,
+				cap = sizeof(small),
+				i = 0,
+				j;
+	bool		ok = false;
+
+	for (;;)
+	{
+		char		c;
+
+		i = skip_ws(s, i);
+		if (i >= s.len)
+		{
+			ok = depth == 0 && expect == AFTER;
+			break;
+		}
+		c = s.p[i];
+		if (expect == AFTER)
+		{
+			char		top = depth > 0 ? stack[depth - 1] : 0;
+
+			if (top != 0 && c == ',')
+				expect = top == '{' ? KEY : VALUE;
+			else if (top != 0 && c == (top == '{' ? '}' : ']'))
+				depth--;
+			else
+				break;			/* text after the value, or a wrong close */
+			i++;
+		}
+		else if (expect == KEY || expect == KEY_OR_CLOSE)
+		{
+			if (c == '}' && expect == KEY_OR_CLOSE)
+			{
+				depth--;
+				expect = AFTER;
+				i++;
+				continue;
+			}
+			if (c != '"' || (j = string_end(s, i)) == 0)
+				break;
+			i = skip_ws(s, j);
+			if (i >= s.len || s.p[i] != ':')
+				break;
+			i++;
+			expect = VALUE;
+		}
+		else if (c == ']' && expect == VALUE_OR_CLOSE)
+		{
+			depth--;
+			expect = AFTER;
+			i++;
+		}
+		else if (c == '{' || c == '[')
+		{
+			if (depth == cap)
+			{
+				char	   *grown = malloc(cap * 2);
+
+				if (grown == NULL)
+					break;
+				memcpy(grown, stack, depth);
+				if (stack != small)
+					free(stack);
+				stack = grown;
+				cap *= 2;
+			}
+			stack[depth++] = c;
+			expect = c == '{' ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
+			i++;
+		}
+		else if (c == '"')
+		{
+			if ((j = string_end(s, i)) == 0)
+				break;
+			i = j;
+			expect = AFTER;
+		}
+		else if (strchr(",:]}", c) != NULL)
+			break;
+		else
+		{
+			/* a number or a literal: up to a delimiter */
+			while (i < s.len && strchr(",:]} \t\r\n", s.p[i]) == NULL)
+				i++;
+			expect = AFTER;
+		}
+	}
+	if (stack != small)
+		free(stack);
+	return ok;
+}
+
+static void
+put_utf8(char **out, unsigned long cp)
+{
+	unsigned char *o = (unsigned char *) *out;
+
+	if (cp < 0x80)
+		*o++ = (unsigned char) cp;
+	else if (cp < 0x800)
+	{
+		*o++ = (unsigned char) (0xC0 | (cp >> 6));
+		*o++ = (unsigned char) (0x80 | (cp & 0x3F));
+	}
+	else if (cp < 0x10000)
+	{
+		*o++ = (unsigned char) (0xE0 | (cp >> 12));
+		*o++ = (unsigned char) (0x80 | ((cp >> 6) & 0x3F));
+		*o++ = (unsigned char) (0x80 | (cp & 0x3F));
+	}
+	else
+	{
+		*o++ = (unsigned char) (0xF0 | (cp >> 18));
+		*o++ = (unsigned char) (0x80 | ((cp >> 12) & 0x3F));
+		*o++ = (unsigned char) (0x80 | ((cp >> 6) & 0x3F));
+		*o++ = (unsigned char) (0x80 | (cp & 0x3F));
+	}
+	*out = (char *) o;
+}
+
+char *
+mn_json_unescape(mn_span s, bool *malformed)
+{
+	const char *p = s.p + 1;
+	const char *end = s.p + s.len - 1;
+	char	   *out;
+	char	   *o;
+
+	*malformed = s.len < 2 || s.p[0] != '"' || s.p[s.len - 1] != '"';
+	if (*malformed)
+		return NULL;
+	/* an escape never decodes to more bytes than it takes */
+	if ((out = malloc(s.len)) == NULL)
+		return NULL;
+	o = out;
+	while (p < end)
+	{
+		long		cp,
+					lo;
+
+		if (*p != '\\')
+		{
+			*o++ = *p++;
+			continue;
+		}
+		p++;
+		switch (*p++)
+		{
+			case '"':
+				*o++ = '"';
+				break;
+			case '\\':
+				*o++ = '\\';
+				break;
+			case '/':
+				*o++ = '/';
+				break;
+			case 'b':
+				*o++ = '\b';
+				break;
+			case 'f':
+				*o++ = '\f';
+				break;
+			case 'n':
+				*o++ = '\n';
+				break;
+			case 'r':
+				*o++ = '\r';
+				break;
+			case 't':
+				*o++ = '\t';
+				break;
+			case 'u':
+				if (end - p < 4 || (cp = hex4(p)) < 0)
+					goto bad;
+				p += 4;
+				if (cp >= 0xD800 && cp < 0xDC00 && end - p >= 6 && p[0] == '\\' &&
+					p[1] == 'u' && (lo = hex4(p + 2)) >= 0xDC00 && lo < 0xE000)
+				{
+					cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+					p += 6;
+				}
+				if (cp == 0 || (cp >= 0xD800 && cp < 0xE000))
+					goto bad;
+				put_utf8(&o, (unsigned long) cp);
+				break;
+			default:
+				goto bad;
+		}
+	}
+	*o = '\0';
+	return out;
+
+bad:
+	free(out);
+	*malformed = true;
+	return NULL;
+}
+
 /* ========================================================================
  * Reading json-c objects
  * ======================================================================== */

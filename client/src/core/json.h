@@ -71,6 +71,21 @@ bool		mn_json_member(mn_span obj, const char *key, mn_span *value);
 /* The index-th element of the array; false when there is none. */
 bool		mn_json_element(mn_span arr, size_t index, mn_span *value);
 
+/*
+ * Whether s holds one JSON value whose structure the walker can trust:
+ * strings terminated, brackets matched, members "key": value, commas
+ * between items, nothing after the value.  Numbers and literals are not
+ * checked.  For text no parser has accepted (the server's jsonb output).
+ */
+bool		mn_json_well_formed(mn_span s);
+
+/*
+ * The decoded text of the JSON string token s (quotes included), malloc'd;
+ * \u0000 and lone surrogates are malformed, as PostgreSQL's text cannot hold
+ * them.  NULL when *malformed, or else when out of memory.
+ */
+char	   *mn_json_unescape(mn_span s, bool *malformed);
+
 /* ---- json-c objects (json.c) ---- */
 
 /* The member key of obj as a string (NULL when absent, null or not a

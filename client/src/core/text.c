@@ -3,6 +3,7 @@
  *		Byte-level tests and copies of text: the one digits test, UTF-8
  *		validity, a counted copy.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -70,5 +71,24 @@ mn_utf8_valid(const char *s, size_t len)
 			return false;
 		i += n + 1;
 	}
+	return true;
+}
+
+bool
+mn_parse_i64(const char *text, size_t len, int64_t *v)
+{
+	char		buf[32];
+	char	   *end;
+	long long	n;
+
+	if (len == 0 || len >= sizeof(buf))
+		return false;
+	memcpy(buf, text, len);
+	buf[len] = '\0';
+	errno = 0;
+	n = strtoll(buf, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*v = (int64_t) n;
 	return true;
 }

@@ -81,6 +81,10 @@ int			mn_message_from_row(mnemo_store *st, const PGresult *res, int row,
 int			mn_part_from_row(mnemo_store *st, const PGresult *res, int row,
 							 mnemo_part *out);	/* mnemo.message_parts */
 
+/* Read a part's stored content (the JSON object text) into part's type,
+ * text, tool fields and error message (part_json.c). */
+int			mn_part_scan(mnemo_store *st, const char *content, mnemo_part *part);
+
 /* Parse a jsonb array of parts (message_with_parts.parts). */
 int			mn_parts_from_json(mnemo_store *st, const char *json, size_t *n,
 							   mnemo_part **parts);

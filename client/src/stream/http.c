@@ -7,7 +7,7 @@
  * the connection to the provider is reused) inside the store's multi
  * handle: the loop below waits with curl_multi_poll() in steps of at most
  * 100 ms, which lets it enforce the idle timeout to the step and lets
- * mnemo_store_cancel() wake it at once with curl_multi_wakeup() (the two
+ * mnemo_turn_cancel() wake it at once with curl_multi_wakeup() (the two
  * calls libcurl allows from another thread).
  *
  * Status >= 400: the body is collected (bounded) and read with
@@ -99,7 +99,7 @@ mn_http_begin(mnemo_store *st)
 }
 
 MNEMO_API void
-mnemo_store_cancel(mnemo_store *st)
+mnemo_turn_cancel(mnemo_store *st)
 {
 	mn_http    *h = http_get(st);
 
@@ -107,6 +107,12 @@ mnemo_store_cancel(mnemo_store *st)
 		return;
 	atomic_store(&h->cancel, true);
 	curl_multi_wakeup(h->multi);
+}
+
+MNEMO_API void
+mnemo_store_cancel(mnemo_store *st)
+{
+	mnemo_turn_cancel(st);
 }
 
 MNEMO_API int

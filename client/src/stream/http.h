@@ -7,7 +7,7 @@
  * multi handle to wait on, the cancel flag and the last HTTP status) is
  * made by the first turn and kept in the store (st->http) until
  * mnemo_store_close: a reconnect replaces the libpq connection, not the
- * transport, so mnemo_store_cancel() from another thread reads only the
+ * transport, so mnemo_turn_cancel() from another thread reads only the
  * handle's own field.
  */
 #ifndef MNEMO_HTTP_H
@@ -43,7 +43,7 @@ typedef struct mn_http_post
  * Returns MNEMO_OK when a 2xx body was read to its end (the stream's state
  * says whether it was complete), else the error, set on the handle:
  * AUTH, HTTP, RATE_LIMITED (the provider's message), NETWORK (could not
- * connect), TIMEOUT (connect or idle), CANCELLED (mnemo_store_cancel), STREAM
+ * connect), TIMEOUT (connect or idle), CANCELLED (mnemo_turn_cancel), STREAM
  * (the connection dropped mid-body), NOMEM, or what the stream's callback
  * returned to stop it (mn_stream_stop_value).  *accepted says whether a
  * response's headers said 2xx: the stream began.

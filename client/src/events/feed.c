@@ -42,6 +42,7 @@
 
 #include <json.h>
 
+#include "core/json.h"
 #include "events/events.h"
 
 /* Messages read per catch-up query. */
@@ -259,16 +260,6 @@ catch_up_all(mnemo_store *st, int *delivered)
 	return MNEMO_OK;
 }
 
-static const char *
-json_str(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 /*
  * One notification.  Anything we do not understand is ignored: every role
  * may NOTIFY on channel mnemo, and a newer extension may send new events.
@@ -292,9 +283,9 @@ handle(mnemo_store *st, const char *payload, int *delivered)
 		return MNEMO_OK;
 	if (!json_object_is_type(obj, json_type_object))
 		goto done;
-	name = json_str(obj, "event");
-	session_id = json_str(obj, "session_id");
-	id = json_str(obj, "id");
+	name = mn_js_str(obj, "event", NULL);
+	session_id = mn_js_str(obj, "session_id", NULL);
+	id = mn_js_str(obj, "id", NULL);
 	if (json_object_object_get_ex(obj, "seq", &v) && json_object_is_type(v, json_type_int))
 		seq = json_object_get_int64(v);
 	type = mn_event_type_of_name(name);

@@ -7,7 +7,7 @@
  * way to name "a list of T" once; so the helpers take the sizes and a
  * converter that sees its item through void *, and the typed glue (storing
  * the items in the list, freeing it with its own free function) is the one
- * MN_LIST_RESULT macro of internal.h.  No list struct is ever accessed
+ * MN_LIST_RESULT macro of store.h.  No list struct is ever accessed
  * through another struct type.
  */
 #include <stdlib.h>

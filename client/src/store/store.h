@@ -111,7 +111,7 @@ struct json_object *mn_parts_to_json(mnemo_store *st, const mnemo_new_part *part
 /* The compact JSON text of obj, owned by obj; NULL with NOMEM set. */
 const char *mn_json_text(mnemo_store *st, struct json_object *obj);
 
-/* ---- parts read back (convert.c) ---- */
+/* ---- parts read back (convert.c, part_json.c) ---- */
 
 /*
  * What mnemo_part.content holds, by where the part was read from (see the

@@ -7,7 +7,7 @@
  * (tool schemas, tool inputs the model produced earlier) is checked by
  * json-c and then copied as written, so a number json-c would round (an
  * integer beyond 64 bits, a long decimal) reaches the provider unchanged,
- * as it reaches the database elsewhere in libmnemo (jsonl_text.c).
+ * as it reaches the database elsewhere in libmnemo (core/json.c).
  */
 #include <math.h>
 #include <stdarg.h>

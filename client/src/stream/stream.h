@@ -19,7 +19,15 @@
  *		mn_stream_free(s);
  *
  * The request side (provider_request.c) builds the exact JSON body of a
- * turn for each provider and reads the JSON body of an HTTP error response.
+ * turn for each provider, and http_error.c reads the JSON body of an HTTP
+ * error response.
+ *
+ * Owns: stream/ (sse.c, stream.c, names.c, openai_stream.c,
+ * anthropic_stream.c, text_chunk.c, provider_request.c, http_error.c; and
+ * the transport, http.c, declared in http.h).  May call: core/ only (the
+ * buffer and JSON helpers of core/json.h; http.c the handle's errors):
+ * nothing here knows the SQL API, so the decoders and the SSE parser build
+ * and are fuzzed without a database.
  *
  * All symbols are internal (mn_ prefix, hidden).  Nothing is thread-safe:
  * one stream belongs to one transfer.  Every string the stream hands out is

@@ -73,17 +73,6 @@ oom(mn_import *imp)
 	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 }
 
-/* obj[key] when it is a string, else NULL. */
-static const char *
-get_string(struct json_object *obj, const char *key)
-{
-	struct json_object *v;
-
-	if (!json_object_object_get_ex(obj, key, &v) || !json_object_is_type(v, json_type_string))
-		return NULL;
-	return json_object_get_string(v);
-}
-
 static bool
 put_json_string(mn_import_part *p, const char *key, struct json_object *v)
 {
@@ -94,7 +83,7 @@ put_json_string(mn_import_part *p, const char *key, struct json_object *v)
 static bool
 cc_detect(struct json_object *obj)
 {
-	return get_string(obj, "type") != NULL;
+	return mn_js_str(obj, "type", NULL) != NULL;
 }
 
 static void *
@@ -165,7 +154,7 @@ describe(mn_import *imp, cc_state *cc, struct json_object *rec)
 		{"version", "version"}, {"slug", "slug"}
 	};
 	mn_import_session *s = &imp->session;
-	const char *sid = get_string(rec, "sessionId");
+	const char *sid = mn_js_str(rec, "sessionId", NULL);
 	mn_buf		meta = {0};
 
 	if (cc->described || sid == NULL)
@@ -257,7 +246,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 static int
 tool_result(mn_import *imp, cc_state *cc, int64_t line, struct json_object *block, mn_span text)
 {
-	const char *call_id = get_string(block, "tool_use_id");
+	const char *call_id = mn_js_str(block, "tool_use_id", NULL);
 	struct json_object *content = NULL;
 	struct json_object *flag;
 	mn_span		content_text = {NULL, 0};
@@ -326,7 +315,7 @@ message_of(mn_import *imp, int64_t line, struct json_object *rec, mn_span text,
 		!mn_json_member(text, "message", msg_text))
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
 					   "line %" PRId64 ": a %s record without a \"message\" object", line,
-					   get_string(rec, "type"));
+					   mn_js_str(rec, "type", NULL));
 	return MNEMO_OK;
 }
 
@@ -370,7 +359,7 @@ user_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
 	for (size_t i = 0; i < json_object_array_length(content); i++)
 	{
 		struct json_object *block = json_object_array_get_idx(content, i);
-		const char *type = json_object_is_type(block, json_type_object) ? get_string(block, "type") : NULL;
+		const char *type = json_object_is_type(block, json_type_object) ? mn_js_str(block, "type", NULL) : NULL;
 		mn_span		block_text = {NULL, 0};
 		mn_import_part *p;
 		struct json_object *v;
@@ -417,7 +406,7 @@ user_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
 			mn_buf		label = {0};
 
 			if (json_object_object_get_ex(block, "source", &v))
-				media = get_string(v, "media_type");
+				media = mn_js_str(v, "media_type", NULL);
 			mn_buf_puts(&label, "[image: ");
 			mn_buf_puts(&label, media ? media : "unknown");
 			mn_buf_puts(&label, "]");
@@ -477,7 +466,7 @@ assistant_block(mn_import *imp, cc_state *cc, int64_t line, size_t i,
 				struct json_object *block, mn_span block_text)
 {
 	mn_import_msg *m = cc->held;
-	const char *type = json_object_is_type(block, json_type_object) ? get_string(block, "type") : NULL;
+	const char *type = json_object_is_type(block, json_type_object) ? mn_js_str(block, "type", NULL) : NULL;
 	struct json_object *v = NULL;
 	mn_import_part *p;
 	mn_span		raw;
@@ -510,8 +499,8 @@ assistant_block(mn_import *imp, cc_state *cc, int64_t line, size_t i,
 	}
 	else if (strcmp(type, "tool_use") == 0)
 	{
-		const char *name = get_string(block, "name");
-		const char *call_id = get_string(block, "id");
+		const char *name = mn_js_str(block, "name", NULL);
+		const char *call_id = mn_js_str(block, "id", NULL);
 		int			rc;
 
 		if (name == NULL || call_id == NULL)
@@ -560,8 +549,8 @@ assistant_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object 
 
 	if ((rc = message_of(imp, line, rec, text, &msg, &msg_text)) != MNEMO_OK)
 		return rc;
-	api_id = get_string(msg, "id");
-	model = get_string(msg, "model");
+	api_id = mn_js_str(msg, "id", NULL);
+	model = mn_js_str(msg, "model", NULL);
 
 	/* a new response: the one held is complete */
 	if (cc->held == NULL || api_id == NULL || cc->held_api_id == NULL ||
@@ -631,7 +620,7 @@ assistant_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object 
 			}
 		}
 	}
-	if ((stop = get_string(msg, "stop_reason")) != NULL)
+	if ((stop = mn_js_str(msg, "stop_reason", NULL)) != NULL)
 	{
 		free(cc->held->finish_reason);
 		if (!mn_import_strdup(stop, &cc->held->finish_reason))
@@ -650,7 +639,7 @@ cc_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 	struct json_object *v;
 	int			rc;
 
-	if (!json_object_is_type(rec, json_type_object) || (type = get_string(rec, "type")) == NULL)
+	if (!json_object_is_type(rec, json_type_object) || (type = mn_js_str(rec, "type", NULL)) == NULL)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
 					   "line %" PRId64 ": a Claude Code record must be a JSON object with a \"type\"",
 					   line);
@@ -666,8 +655,8 @@ cc_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 	if (strcmp(type, "assistant") == 0)
 		return assistant_record(imp, cc, line, rec, whole);
 	if (strcmp(type, "summary") == 0 && imp->session.title == NULL && !imp->created &&
-		get_string(rec, "summary") != NULL &&
-		!mn_import_strdup(get_string(rec, "summary"), &imp->session.title))
+		mn_js_str(rec, "summary", NULL) != NULL &&
+		!mn_import_strdup(mn_js_str(rec, "summary", NULL), &imp->session.title))
 		return oom(imp);
 	mn_import_skipped(imp, line, type);
 	return MNEMO_OK;

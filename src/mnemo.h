@@ -87,6 +87,7 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id);
+extern void MnemoCheckSessionActive(const char *session_id);
 
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id,

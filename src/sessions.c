@@ -29,6 +29,7 @@ static SPIPlanPtr lock_plan;
 static SPIPlanPtr insert_plan;
 static SPIPlanPtr select_plan;
 static SPIPlanPtr exists_plan;
+static SPIPlanPtr active_plan;
 static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
@@ -88,6 +89,31 @@ MnemoCheckSessionExists(const char *session_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
+}
+
+/*
+ * MN001 unless session_id exists, MN012 if it is inactive: for the writes
+ * that do not take the session lock (status, tokens, tombstones).  Reads
+ * with a fresh snapshot, to see a soft delete that committed while the
+ * caller waited for its row.  Must be called inside SPI.
+ */
+void
+MnemoCheckSessionActive(const char *session_id)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+
+	MnemoPrepare(&active_plan, "SELECT is_active FROM mnemo.sessions WHERE id = $1", 1, types);
+	values[0] = CStringGetTextDatum(session_id);
+	if (MnemoExecute(active_plan, values, NULL, false, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+				 errmsg("session \"%s\" does not exist", session_id)));
+	if (!MnemoGetBool(0, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
+				 errmsg("session \"%s\" is inactive", session_id),
+				 errhint("It was soft-deleted; its messages stay readable.")));
 }
 
 /*

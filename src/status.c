@@ -109,6 +109,8 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
 				 errmsg("part \"%s\" does not exist", part_id)));
 	session_id = MnemoGetText(0, 1, NULL);
+	/* the error undoes the update: nothing is written to an inactive session */
+	MnemoCheckSessionActive(session_id);
 	MnemoNotify(MnemoSessionWatched(session_id), "part_updated", session_id, part_id, -1);
 	SPI_finish();
 	PG_RETURN_VOID();
@@ -135,6 +137,7 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 	JsonbValue	v;
 	JsonbIteratorToken tok;
 	char	   *session_id;
+	int64		seq;
 	int			i;
 
 	if (!JB_ROOT_IS_OBJECT(tokens))
@@ -204,8 +207,10 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
 				 errmsg("message \"%s\" does not exist", message_id)));
 	session_id = MnemoGetText(0, 1, NULL);
-	MnemoNotify(MnemoSessionWatched(session_id), "message_updated", session_id, message_id,
-				MnemoGetInt64(0, 2, NULL));
+	seq = MnemoGetInt64(0, 2, NULL);
+	/* the error undoes the update: nothing is written to an inactive session */
+	MnemoCheckSessionActive(session_id);
+	MnemoNotify(MnemoSessionWatched(session_id), "message_updated", session_id, message_id, seq);
 	SPI_finish();
 	PG_RETURN_VOID();
 }

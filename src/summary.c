@@ -86,7 +86,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum(MnemoNowMs());
 
 	SPI_connect();
-	MnemoLockSession(session_id, 1, 0, false, &lock);
+	MnemoLockSession(session_id, 1, 0, true, &lock);
 	MnemoCheckInContext(session_id, ids);
 
 	/*

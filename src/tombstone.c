@@ -39,6 +39,8 @@ mnemo_tombstone_part(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" does not exist", part_id)));
 	compacted_at = MnemoGetInt64(0, 1, NULL);
 	session_id = MnemoGetText(0, 2, NULL);
+	/* the error undoes the update: nothing is written to an inactive session */
+	MnemoCheckSessionActive(session_id);
 	MnemoNotify(MnemoSessionWatched(session_id), "part_updated", session_id, part_id, -1);
 	SPI_finish();
 	PG_RETURN_INT64(compacted_at);

@@ -29,7 +29,12 @@
 #        pg_restore -e --single-transaction --data-only --disable-triggers -d new dump.custom
 #      (--disable-triggers runs ALTER TABLE ... DISABLE TRIGGER ALL around
 #      each COPY and enables the triggers again.)
-#   All three need a superuser (session_replication_role, disabling the
+#   4. custom format, plain:
+#        pg_restore -e -d new dump.custom
+#      The guard lets a top-level COPY FROM insert into a table that was
+#      empty when the COPY began, which is how pg_restore loads each table
+#      into the extension it has just created (see src/guard.c).
+#   The first three need a superuser (session_replication_role, disabling the
 #   guard), as does CREATE EXTENSION mnemo itself.
 #
 # For each, every row of every table in schema mnemo is compared between the
@@ -200,6 +205,18 @@ test_custom_replica() {
 	works "$new" custom
 }
 
+# A plain pg_restore -d, no settings: each table is loaded by one COPY into
+# the empty table CREATE EXTENSION made, which the guard lets through.
+test_custom_plain() {
+	local new=mnemo_restored_plain_restore
+	fresh_db "$new"
+	check "pg_restore -d: exits 0 without any setting" pg_restore -e -d "$new" "$tmp/dump.custom"
+	compare "$new" pg_restore
+	works "$new" pg_restore
+	is "$(sqlstate_of "$new" "COPY mnemo.file_references (content_id, path, created_at) FROM PROGRAM 'echo x,/x,0' WITH (FORMAT csv)")" MN005 \
+		"pg_restore: a later COPY into the restored (non-empty) table is refused (MN005)"
+}
+
 test_custom_disable_triggers() {
 	local new=mnemo_restored_triggers
 	fresh_db "$new"
@@ -216,6 +233,7 @@ main() {
 	check_source
 	test_plain
 	test_custom_replica
+	test_custom_plain
 	test_custom_disable_triggers
 	summary backup
 }

@@ -126,7 +126,20 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 							 int64 max);
 extern void MnemoCheckToolState(const char *state, const char *where);
 
-/* render.c: the one textual rendering of a part, for estimates and context */
+/*
+ * The deepest nesting of arrays and objects a part (or session metadata) may
+ * have, the part object itself being level 1; the client checks the same
+ * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.
+ */
+#define MNEMO_MAX_JSON_DEPTH 512
+extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
+
+/*
+ * render.c: the one textual rendering of a part, for estimates and context.
+ * A tool's input, output or error renders at most MNEMO_RENDER_VALUE_MAX
+ * bytes of itself, then a marker of what was cut.
+ */
+#define MNEMO_RENDER_VALUE_MAX 65536
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);
 

@@ -110,6 +110,39 @@ MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where, int64 m
 }
 
 /*
+ * 22023 if jb nests arrays and objects deeper than MNEMO_MAX_JSON_DEPTH (jb
+ * itself at level 1).  Every level of a jsonb container takes at least a
+ * header and a JEntry (8 bytes), so a small value cannot be too deep and is
+ * not walked: the hot path walks only large parts.
+ */
+void
+MnemoCheckJsonDepth(Jsonb *jb, const char *where)
+{
+	JsonbIterator *it;
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	int			depth = 0;
+
+	if (VARSIZE(jb) - VARHDRSZ < 8 * MNEMO_MAX_JSON_DEPTH)
+		return;
+	it = JsonbIteratorInit(&jb->root);
+	while ((tok = JsonbIteratorNext(&it, &v, false)) != WJB_DONE)
+	{
+		if (tok == WJB_BEGIN_ARRAY || tok == WJB_BEGIN_OBJECT)
+		{
+			if (++depth > MNEMO_MAX_JSON_DEPTH)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s nests deeper than %d levels", where, MNEMO_MAX_JSON_DEPTH),
+						 errdetail("Arrays and objects may nest %d levels deep, the outermost "
+								   "counting as 1.", MNEMO_MAX_JSON_DEPTH)));
+		}
+		else if (tok == WJB_END_ARRAY || tok == WJB_END_OBJECT)
+			depth--;
+	}
+}
+
+/*
  * Validate one element of a parts array and fill *out.  v is an element as
  * returned by getIthJsonbValueFromContainer.  where names the element in
  * errors ("parts[2]").  Allocates in the current memory context.
@@ -167,6 +200,7 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	}
 
 	out->content = JsonbValueToJsonb(v);
+	MnemoCheckJsonDepth(out->content, where);
 	estimate = (int32) MnemoJsonbCount(obj, "token_estimate", where, PG_INT32_MAX);
 	if (estimate < 0)
 	{

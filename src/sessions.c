@@ -154,6 +154,8 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("session metadata must be a JSON object")));
+	if (!PG_ARGISNULL(6))
+		MnemoCheckJsonDepth(PG_GETARG_JSONB_P(6), "session metadata");
 
 	values[0] = CStringGetTextDatum(id);
 	nulls[0] = ' ';

@@ -127,8 +127,8 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 extern void MnemoCheckToolState(const char *state, const char *where);
 
 /*
- * The deepest nesting of arrays and objects a part (or session metadata) may
- * have, the part object itself being level 1; the client checks the same
+ * How deep a part (or session metadata) may nest: the part object is level
+ * 1, a scalar in it level 2 (json-c's count); the client checks the same
  * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.
  */
 #define MNEMO_MAX_JSON_DEPTH 512

@@ -113,20 +113,26 @@ on_part(mnemo_store *st, const mnemo_stream_part *p, void *arg)
 	(void) st;
 	if (strcmp(p->type, "text") == 0)
 	{
-		if (p->len > 0 && fwrite(p->delta, 1, p->len, stdout) != p->len)
-			cs->write_failed = true;
+		if (p->len > 0)
+		{
+			cli_put_text(stdout, p->delta, p->len, false);
+			if (ferror(stdout))
+				cs->write_failed = true;
+		}
 		if (p->len > 0)
 			cs->at_line_start = p->delta[p->len - 1] == '\n';
 		/* the point of streaming: each delta shows as it arrives */
 		fflush(stdout);
 	}
 	else if (strcmp(p->type, "reasoning") == 0)
-		fwrite(p->delta, 1, p->len, stderr);
+		cli_put_text(stderr, p->delta, p->len, false);
 	else if (strcmp(p->type, "tool") == 0)
 	{
 		if (!cs->at_line_start)
 			fputc('\n', stdout);
-		fprintf(stdout, "[tool %s ", p->tool_name ? p->tool_name : "?");
+		fputs("[tool ", stdout);
+		cli_put_line(stdout, p->tool_name ? p->tool_name : "?");
+		fputc(' ', stdout);
 		cli_put_line(stdout, p->tool_input ? p->tool_input : "{}");
 		fputs("]\n", stdout);
 		fflush(stdout);

@@ -49,8 +49,8 @@
 #define BATCH_MESSAGES 256
 #define BATCH_BYTES (1024 * 1024)
 
-/* json-c's default nesting limit (32) is below what tool inputs reach. */
-#define JSON_DEPTH 1024
+/* A line holds its parts two levels down (the message, its parts array). */
+#define JSON_DEPTH (MNEMO_MAX_JSON_DEPTH + 2)
 
 static const mn_stmt append_stmt = {
 	"mnemo_import_append",

@@ -10,6 +10,7 @@
  * json-c has checked, and never reads past the span it is given.
  */
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,6 +86,12 @@ mn_buf_put_double(mn_buf *b, double v)
 	int			n = 0;
 	char	   *p;
 
+	/* JSON has no NaN nor Infinity */
+	if (!isfinite(v))
+	{
+		mn_buf_put(b, "null", 4);
+		return;
+	}
 	/* the fewest digits that read back as the same double */
 	for (prec = 1; prec <= 17; prec++)
 	{

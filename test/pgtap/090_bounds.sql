@@ -1,6 +1,7 @@
 -- 090_bounds: bounded input, bounded rendering (issue 13; doc/limits.md).
 --  * JSON nesting: a part (and session metadata) nests at most 512 levels,
---    the part object itself being level 1; 513 is 22023.  The client checks
+--    the part object being level 1 and every array, object or scalar inside
+--    one level deeper (json-c's count); 513 is 22023.  The client checks
 --    the same number (test/client/t_bounds.c).
 --  * Rendering is linear in the content: JSON renders compactly, and a tool's
 --    input, output and error each render at most 65,536 bytes then a marker;
@@ -11,12 +12,12 @@
 --  * expand_summary on a deep chain of condensations: the exact items, in
 --    depth-first order.
 BEGIN;
-SELECT plan(30);
+SELECT plan(31);
 
--- a tool part nesting exactly n levels: the part (1), its input (2), then arrays
+-- a tool part nesting exactly n levels: the part (1), its input (2), arrays, a number
 CREATE FUNCTION pg_temp.nested_part(n int) RETURNS jsonb LANGUAGE sql AS $$
     SELECT ('{"type": "tool", "tool_name": "deep", "tool_call_id": "c", "input": {"x": '
-            || repeat('[', n - 2) || '1' || repeat(']', n - 2) || '}}')::jsonb
+            || repeat('[', n - 3) || '1' || repeat(']', n - 3) || '}}')::jsonb
 $$;
 CREATE FUNCTION pg_temp.depth(j jsonb) RETURNS int LANGUAGE sql AS $$
     WITH RECURSIVE t(v, d) AS (
@@ -25,8 +26,7 @@ CREATE FUNCTION pg_temp.depth(j jsonb) RETURNS int LANGUAGE sql AS $$
         SELECT c.v, t.d + 1 FROM t, LATERAL (
             SELECT value FROM jsonb_array_elements(CASE jsonb_typeof(t.v) WHEN 'array' THEN t.v END)
             UNION ALL
-            SELECT value FROM jsonb_each(CASE jsonb_typeof(t.v) WHEN 'object' THEN t.v END)) AS c(v)
-        WHERE jsonb_typeof(c.v) IN ('array', 'object'))
+            SELECT value FROM jsonb_each(CASE jsonb_typeof(t.v) WHEN 'object' THEN t.v END)) AS c(v))
     SELECT max(d) FROM t
 $$;
 
@@ -34,6 +34,7 @@ $$;
 -- nesting
 --
 SELECT is(pg_temp.depth(pg_temp.nested_part(512)), 512, 'the helper builds a part 512 levels deep');
+SELECT is(pg_temp.depth('{"type": "text", "text": "hi"}'), 2, 'a text part is 2 levels deep (json-c''s count)');
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_b') $$, 'a session');
 SELECT lives_ok($$ SELECT mnemo.append_message('tap_b', 'assistant', jsonb_build_array(pg_temp.nested_part(512)),
                                                id => 'tap_b_deep') $$,
@@ -75,7 +76,7 @@ RESET session_replication_role;
 SELECT cmp_ok((SELECT length(content) FROM mnemo.build_context('tap_r', 1000000)), '<', 25000,
               'a 24 KB tool input nested 12,000 deep renders to under 25 KB (was 576 MB)');
 SELECT is((SELECT content FROM mnemo.build_context('tap_r', 1000000)),
-          E'[Tool: deep]\nInput: {"x": ' || repeat('[', 11998) || '1' || repeat(']', 11998) || E'}\n[/Tool]',
+          E'[Tool: deep]\nInput: {"x": ' || repeat('[', 11997) || '1' || repeat(']', 11997) || E'}\n[/Tool]',
           'compactly, whole (it is under the cap)');
 
 SELECT lives_ok($$ SELECT mnemo.append_message('tap_r', 'tool', jsonb_build_array(jsonb_build_object(

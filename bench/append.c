@@ -1,56 +1,53 @@
 /*
  * bench/append.c
- *		Append throughput of mnemo.append_message() against a hand-written
- *		raw-libpq baseline doing the same writes, measured in one process on
- *		one cluster (issue 2, item 9).
+ *		mnemo's write and load paths against the table a team would write by
+ *		hand instead, measured side by side in one run on one cluster.
  *
- * Per message, both sides store the same three rows:
- *   baseline  BEGIN; three prepared INSERTs (message, its part, its context
- *             item) into bench.messages / bench.message_parts /
- *             bench.context_items; COMMIT.  Those tables are created here as
- *             (LIKE mnemo.<table> INCLUDING ALL): same columns, defaults,
- *             checks and indexes, no append-only guard trigger.  Like any
- *             application it makes its own ids (same shape and length as
- *             mnemo's: prefix, '_', 26 base32 characters, time-ordered) and
- *             its own seq/position: every client owns its session, so a
- *             client-side counter per session is correct here (an app sharing
- *             a session between writers would need a lock, which mnemo has).
- *             token_estimate is computed client-side as characters / 4.
- *   mnemo     one prepared `SELECT * FROM mnemo.append_message($1, $2,
- *             $3::jsonb)` per message, autocommit.
- * The part object sent is byte-for-byte the same in both (mnemo gets it in
- * a one-element parts array, and stores it as the baseline does).
+ * The plain side is what a user writes with libpq without mnemo:
  *
- * Configurations: 1 and 8 clients (one thread and one connection each, each
- * client its own session), synchronous_commit on and off (SET per
- * connection); plus mnemo with SET mnemo.notify = 'all' at 8 clients, off
- * (no listener: NOTIFY's cost is serialising every notifying commit).  The
- * other mnemo runs leave mnemo.notify at its default, watched, on unwatched
- * sessions, so they send nothing.
- * Each configuration runs ROUNDS rounds; a round runs each variant for
- * SECONDS seconds in turn, in ABBA order (baseline, mnemo[, mnemo+notify],
- * then reversed in the next round), so slow drift (table growth, autovacuum,
- * the disk's fsync latency, which varies a lot on a VM) hits all variants
- * alike; many short rounds beat few long ones for that.  Every
- * run starts from a CHECKPOINT on fresh sessions after a per-connection
- * warm-up (plans prepared, caches warm) that is not timed.  A variant's rate
- * is its messages over its timed seconds summed over the rounds.
+ *   messages(id bigserial primary key, session_id text, seq int, role text,
+ *            content text, created_at timestamptz default now(),
+ *            unique (session_id, seq))
  *
- * Usage: bench/append [--seconds S] [--rounds R] [--warmup N] [--only CLIENTS:on|off]
- * (--only runs one configuration, for profiling.)
- * Connects with the PG* environment variables; the database must have the
- * mnemo extension.  Drops and recreates schema bench.
+ * one transaction per turn (BEGIN, one prepared INSERT per message, COMMIT:
+ * four round trips for a user + assistant turn), COPY for bulk loads, and a
+ * plain SELECT ... ORDER BY seq for the history.  The mnemo side stores the
+ * same turn with one mnemo.append_messages() call (one round trip), loads
+ * with mnemo.get_messages_with_parts().  Both get the same content from the
+ * same generator with the same seeds: a user text of about 200 bytes and an
+ * assistant text of about 800; in the "tools" mix every third turn also has
+ * a tool call and a result of about 4 KB (plain: the call's JSON appended to
+ * the assistant row, the result as a third row; mnemo: a completed tool part
+ * holding input and output).
+ *
+ * Measures (each printed as mnemo, plain and mnemo/plain, and written as one
+ * JSON line to --json FILE):
+ *   turns/s       one turn per call, synchronous_commit on and off; the tools
+ *                 mix; 100 messages per call against COPY of 100 rows; W3 =
+ *                 4 connections at once, each its own session.  Medians over
+ *                 --rounds runs, the two sides alternating (ABBA) so drift
+ *                 hits both alike.
+ *   bytes/turn    heap, TOAST and each index of every table a side writes,
+ *                 grown over --turns turns into fresh tables.
+ *   WAL/turn      pg_current_wal_lsn() around the same load, each side alone,
+ *                 each after a CHECKPOINT.
+ *   load          the full history of a session of 2 x --turns messages, every
+ *                 value read; median of --loads calls.
+ *   latency       per-turn p50/p99/p99.9/max over --latency-turns turns.
+ *
+ * Usage: bench/append [--turns N] [--rounds R] [--w3 CLIENTS:TURNS]
+ *                     [--latency-turns N] [--loads N] [--json FILE]
+ * Connects with the PG* environment; the database must have mnemo.  Drops
+ * and recreates schema plain.
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <pthread.h>
-#include <stdarg.h>
-#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <libpq-fe.h>
@@ -59,518 +56,939 @@
 
 const char *bench_name = "bench/append";
 
-#define MAX_CLIENTS 64
-
-enum variant
+enum side
 {
-	BASELINE,
-	MNEMO,
-	MNEMO_NOTIFY,
-	NVARIANTS
+	PLAIN,
+	MNEMO
 };
 
-static const char *const variant_names[NVARIANTS] = {"baseline", "mnemo", "mnemo+notify=all"};
+static int	turns = 1000;
+static int	rounds = 10;
+static int	w3_clients = 4;
+static int	w3_turns = 200;
+static int	latency_turns = 10000;
+static int	loads = 50;
+static FILE *json_out;
+static int	session_counter;
 
-/* One text part of a realistic size (about 400 bytes of text). */
-static const char part_text[] =
-	"I looked at the failing test: the parser keeps the last token of the "
-	"previous line when a comment ends the buffer, so the next statement "
-	"starts one token late. The fix is to reset the lookahead in "
-	"next_line() before returning, and to add a test with a trailing "
-	"comment at end of input. I also checked the other callers of "
-	"next_line(); none depend on the stale lookahead. Shall I apply the "
-	"patch and run the full suite?";
+/* ---- content: the same turns for both sides ---------------------------- */
 
-static char part_json[1024];	/* {"type": "text", "text": part_text} */
-static char parts_json[1040];	/* [part_json]: append_message's parts array */
-static int	part_tokens;		/* characters / 4, as mnemo.estimate_tokens */
-
-static int	seconds = 2;
-static int	rounds = 6;
-static int	warmup = 200;
-
-static atomic_int stop_flag;
-static atomic_int failed;
-static pthread_barrier_t barrier;
-static char run_tag[32];		/* unique per invocation, in session ids */
-static int	run_counter;
-
-typedef struct Client
+typedef struct Turn
 {
-	enum variant variant;
-	PGconn	   *conn;
-	char		session_id[96];
-	long long	seq;			/* baseline: the last seq written */
-	long		count;			/* messages timed */
-	double		end;			/* when its last timed message returned */
-	uint64_t	rng;
-	long long	id_ms;			/* id generator: time of the last id */
-	unsigned char id_rand[10];
-	char		error[1024];
-	pthread_t	thread;
-} Client;
+	char	   *user;
+	char	   *assistant;
+	char	   *tool_input;		/* JSON object, or NULL: no tool this turn */
+	char	   *tool_result;
+	char		call_id[32];
+} Turn;
+
+static const char *const words[] = {
+	"the", "parser", "keeps", "token", "of", "line", "when", "a", "comment",
+	"ends", "buffer", "so", "next", "statement", "starts", "late", "fix",
+	"is", "to", "reset", "lookahead", "before", "returning", "and", "add",
+	"test", "with", "trailing", "input", "checked", "other", "callers",
+	"none", "depend", "on", "stale", "state", "apply", "patch", "run",
+	"suite", "file", "function", "returns", "error", "value", "index",
+	"session", "message", "context", "summary", "tool", "output", "query",
+	"table", "row", "commit", "lock", "page", "cache", "plan", "result",
+	"build", "deploy"
+};
 
 static uint64_t
-xorshift(uint64_t *s)
+next_rand(uint64_t *s)
 {
 	uint64_t	x = *s;
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	return *s = x;
+	*s = x;
+	return x;
+}
+
+/* Words until about len bytes; newline every ~12 words when lines is set. */
+static char *
+gen_text(uint64_t *rng, size_t len, bool lines)
+{
+	char	   *buf = malloc(len + 32);
+	size_t		n = 0;
+	int			w = 0;
+
+	if (!buf)
+		die("out of memory");
+	while (n < len)
+	{
+		const char *word = words[next_rand(rng) % (sizeof(words) / sizeof(words[0]))];
+		size_t		wl = strlen(word);
+
+		memcpy(buf + n, word, wl);
+		n += wl;
+		buf[n++] = (lines && ++w % 12 == 0) ? '\n' : ' ';
+	}
+	buf[n - 1] = '.';
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Turn number i of a session seeded with seed. */
+static void
+gen_turn(Turn *t, uint64_t seed, int i, bool tools)
+{
+	uint64_t	rng = seed * 0x9E3779B97F4A7C15ULL + (uint64_t) i * 0xBF58476D1CE4E5B9ULL + 1;
+
+	t->user = gen_text(&rng, 200, false);
+	t->assistant = gen_text(&rng, 800, false);
+	t->tool_input = NULL;
+	t->tool_result = NULL;
+	if (tools && i % 3 == 2)
+	{
+		char	   *pattern = gen_text(&rng, 16, false);
+
+		t->tool_input = malloc(128);
+		if (!t->tool_input)
+			die("out of memory");
+		snprintf(t->tool_input, 128, "{\"path\": \"src/file_%d.c\", \"pattern\": \"%s\"}", i, pattern);
+		free(pattern);
+		t->tool_result = gen_text(&rng, 4000, true);
+		snprintf(t->call_id, sizeof(t->call_id), "call_%d", i);
+	}
+}
+
+static void
+free_turn(Turn *t)
+{
+	free(t->user);
+	free(t->assistant);
+	free(t->tool_input);
+	free(t->tool_result);
+}
+
+/* Growable string for the JSON and COPY bodies. */
+typedef struct Str
+{
+	char	   *p;
+	size_t		len;
+	size_t		cap;
+} Str;
+
+static void
+str_add(Str *s, const char *src, size_t n)
+{
+	if (s->len + n + 1 > s->cap)
+	{
+		s->cap = (s->len + n + 1) * 2;
+		s->p = realloc(s->p, s->cap);
+		if (!s->p)
+			die("out of memory");
+	}
+	memcpy(s->p + s->len, src, n);
+	s->len += n;
+	s->p[s->len] = '\0';
+}
+
+static void
+str_cat(Str *s, const char *src)
+{
+	str_add(s, src, strlen(src));
+}
+
+/* Generated text holds only words, spaces, '.' and '\n'. */
+static void
+str_json_text(Str *s, const char *text)
+{
+	const char *p;
+
+	str_cat(s, "\"");
+	for (p = text; *p; p++)
+		str_add(s, *p == '\n' ? "\\n" : p, *p == '\n' ? 2 : 1);
+	str_cat(s, "\"");
+}
+
+/* mnemo: the turn as append_messages' jsonb array. */
+static void
+mnemo_batch_add(Str *s, const Turn *t)
+{
+	str_cat(s, s->len == 0 ? "[" : ",");
+	str_cat(s, "{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": ");
+	str_json_text(s, t->user);
+	str_cat(s, "}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": ");
+	str_json_text(s, t->assistant);
+	str_cat(s, "}");
+	if (t->tool_input)
+	{
+		str_cat(s, ", {\"type\": \"tool\", \"tool_name\": \"grep\", \"tool_call_id\": \"");
+		str_cat(s, t->call_id);
+		str_cat(s, "\", \"tool_state\": \"completed\", \"input\": ");
+		str_cat(s, t->tool_input);
+		str_cat(s, ", \"output\": ");
+		str_json_text(s, t->tool_result);
+		str_cat(s, "}");
+	}
+	str_cat(s, "]}");
+}
+
+/* plain: the assistant row's content, the tool call appended as its JSON. */
+static char *
+plain_assistant(const Turn *t)
+{
+	Str			s = {0};
+
+	str_cat(&s, t->assistant);
+	if (t->tool_input)
+	{
+		str_cat(&s, "\n{\"name\": \"grep\", \"id\": \"");
+		str_cat(&s, t->call_id);
+		str_cat(&s, "\", \"input\": ");
+		str_cat(&s, t->tool_input);
+		str_cat(&s, "}");
+	}
+	return s.p;
+}
+
+/* ---- the two sides --------------------------------------------------- */
+
+typedef struct Conn
+{
+	PGconn	   *conn;
+	char		session[64];
+	int			seq;			/* plain: the last seq written */
+	uint64_t	seed;
+} Conn;
+
+static PGresult *
+run_prepared(PGconn *conn, const char *name, int n, const char *const *values)
+{
+	PGresult   *res = PQexecPrepared(conn, name, n, values, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		die("%s: %s", name, PQerrorMessage(conn));
+	return res;
+}
+
+static void
+open_conn(Conn *c, bool sync_on)
+{
+	c->conn = connect_db();
+	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+	prepare(c->conn, "plain_insert",
+			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	prepare(c->conn, "mnemo_append",
+			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
+	prepare(c->conn, "plain_load",
+			"SELECT id, seq, role, content, created_at FROM plain.messages "
+			"WHERE session_id = $1 ORDER BY seq");
+	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_with_parts($1)");
+}
+
+
+static PGresult *
+run_params(PGconn *conn, const char *sql, int n, const char *const *values)
+{
+	PGresult   *res = PQexecParams(conn, sql, n, NULL, values, NULL, NULL, 0);
+	ExecStatusType st = PQresultStatus(res);
+
+	if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
+		die("%s: %s", sql, PQerrorMessage(conn));
+	return res;
+}
+
+/* A fresh session on c for side (mnemo's are created through the API). */
+static void
+new_session(Conn *c, enum side side)
+{
+	snprintf(c->session, sizeof(c->session), "bench_%d_%d_%s", (int) getpid(),
+			 ++session_counter, side == MNEMO ? "m" : "p");
+	c->seq = 0;
+	if (side == MNEMO)
+	{
+		const char *values[1] = {c->session};
+
+		PQclear(run_params(c->conn, "SELECT mnemo.create_session($1)", 1, values));
+	}
 }
 
 /*
- * A client-side id like mnemo.new_id(): prefix, '_', 10 base32 characters of
- * unix milliseconds and 16 of an 80-bit random part that counts up within a
- * millisecond, so ids are unique and time-ordered.
+ * A run's turns, generated and encoded for both sides before any timing:
+ * what is timed is the database work, not the generator.
  */
-static void
-make_id(Client *c, const char *prefix, char *out, size_t outlen)
+typedef struct Load
 {
-	static const char b32[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-	long long	ms = unix_ms();
-	char		enc[27];
+	int			n;
+	char	  **json;			/* mnemo: one append_messages array per turn */
+	char	  **user;			/* plain: the rows' content */
+	char	  **assistant;
+	char	  **tool;			/* NULL where the turn has no tool */
+} Load;
+
+static Load *
+make_load(int n, uint64_t seed, bool tools)
+{
+	Load	   *l = calloc(1, sizeof(Load));
 	int			i;
 
-	if (ms <= c->id_ms)
+	if (!l || !(l->json = calloc(n, sizeof(char *))) || !(l->user = calloc(n, sizeof(char *))) ||
+		!(l->assistant = calloc(n, sizeof(char *))) || !(l->tool = calloc(n, sizeof(char *))))
+		die("out of memory");
+	l->n = n;
+	for (i = 0; i < n; i++)
 	{
-		for (i = 9; i >= 0; i--)
-			if (++c->id_rand[i] != 0)
-				break;
-		ms = c->id_ms;
+		Turn		t;
+		Str			s = {0};
+
+		gen_turn(&t, seed, i, tools);
+		mnemo_batch_add(&s, &t);
+		str_cat(&s, "]");
+		l->json[i] = s.p;
+		l->user[i] = strdup(t.user);
+		l->assistant[i] = plain_assistant(&t);
+		l->tool[i] = t.tool_result ? strdup(t.tool_result) : NULL;
+		free_turn(&t);
+	}
+	return l;
+}
+
+static void
+free_load(Load *l)
+{
+	int			i;
+
+	for (i = 0; i < l->n; i++)
+	{
+		free(l->json[i]);
+		free(l->user[i]);
+		free(l->assistant[i]);
+		free(l->tool[i]);
+	}
+	free(l->json);
+	free(l->user);
+	free(l->assistant);
+	free(l->tool);
+	free(l);
+}
+
+static void
+plain_row(Conn *c, const char *role, const char *content)
+{
+	char		seq[16];
+	const char *values[4] = {c->session, seq, role, content};
+
+	snprintf(seq, sizeof(seq), "%d", ++c->seq);
+	PQclear(run_prepared(c->conn, "plain_insert", 4, values));
+}
+
+/* Turn i of l on side: plain in one transaction of prepared INSERTs. */
+static void
+do_turn(Conn *c, enum side side, const Load *l, int i)
+{
+	if (side == PLAIN)
+	{
+		exec_cmd(c->conn, "BEGIN");
+		plain_row(c, "user", l->user[i]);
+		plain_row(c, "assistant", l->assistant[i]);
+		if (l->tool[i])
+			plain_row(c, "tool", l->tool[i]);
+		exec_cmd(c->conn, "COMMIT");
 	}
 	else
 	{
-		for (i = 0; i < 10; i++)
-			c->id_rand[i] = (unsigned char) xorshift(&c->rng);
-		c->id_ms = ms;
-	}
-	for (i = 9; i >= 0; i--)
-	{
-		enc[i] = b32[ms & 31];
-		ms >>= 5;
-	}
-	for (i = 0; i < 16; i++)
-	{
-		int			bit = i * 5;
-		int			byte = bit / 8;
-		unsigned	v = (unsigned) c->id_rand[byte] << 8;
+		const char *values[2] = {c->session, l->json[i]};
 
-		if (byte + 1 < 10)
-			v |= c->id_rand[byte + 1];
-		enc[10 + i] = b32[(v >> (11 - bit % 8)) & 31];
-	}
-	enc[26] = '\0';
-	snprintf(out, outlen, "%s_%s", prefix, enc);
-}
-
-static int
-check(Client *c, PGresult *res, ExecStatusType want, const char *what)
-{
-	if (PQresultStatus(res) != want)
-	{
-		snprintf(c->error, sizeof(c->error), "%s %s: %s", variant_names[c->variant],
-				 what, PQerrorMessage(c->conn));
-		PQclear(res);
-		return 0;
-	}
-	PQclear(res);
-	return 1;
-}
-
-/* One message the way the baseline app writes it: 5 round trips, 1 commit. */
-static int
-append_baseline(Client *c)
-{
-	char		msg_id[64];
-	char		part_id[64];
-	char		seq[24];
-	char		now[24];
-	char		tokens[16];
-	const char *role;
-	const char *mparams[5];
-	const char *pparams[5];
-	const char *cparams[4];
-
-	c->seq++;
-	role = (c->seq % 2) ? "user" : "assistant";
-	make_id(c, "msg", msg_id, sizeof(msg_id));
-	make_id(c, "part", part_id, sizeof(part_id));
-	snprintf(seq, sizeof(seq), "%lld", c->seq);
-	snprintf(now, sizeof(now), "%lld", unix_ms());
-	snprintf(tokens, sizeof(tokens), "%d", part_tokens);
-
-	mparams[0] = c->session_id;
-	mparams[1] = seq;
-	mparams[2] = msg_id;
-	mparams[3] = role;
-	mparams[4] = now;
-	pparams[0] = c->session_id;
-	pparams[1] = msg_id;
-	pparams[2] = part_id;
-	pparams[3] = part_json;
-	pparams[4] = tokens;
-	cparams[0] = c->session_id;
-	cparams[1] = seq;			/* position: one context item per message */
-	cparams[2] = msg_id;
-	cparams[3] = now;
-
-	if (!check(c, PQexec(c->conn, "BEGIN"), PGRES_COMMAND_OK, "BEGIN"))
-		return 0;
-	if (!check(c, PQexecPrepared(c->conn, "ins_message", 5, mparams, NULL, NULL, 0),
-			   PGRES_COMMAND_OK, "insert message"))
-		return 0;
-	if (!check(c, PQexecPrepared(c->conn, "ins_part", 5, pparams, NULL, NULL, 0),
-			   PGRES_COMMAND_OK, "insert part"))
-		return 0;
-	if (!check(c, PQexecPrepared(c->conn, "ins_context", 4, cparams, NULL, NULL, 0),
-			   PGRES_COMMAND_OK, "insert context item"))
-		return 0;
-	return check(c, PQexec(c->conn, "COMMIT"), PGRES_COMMAND_OK, "COMMIT");
-}
-
-/* One message through mnemo: one round trip; checks the seq it returns. */
-static int
-append_mnemo(Client *c)
-{
-	const char *params[3];
-	PGresult   *res;
-	long long	got;
-
-	c->seq++;
-	params[0] = c->session_id;
-	params[1] = (c->seq % 2) ? "user" : "assistant";
-	params[2] = parts_json;
-	res = PQexecPrepared(c->conn, "append", 3, params, NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-	{
-		snprintf(c->error, sizeof(c->error), "append_message: %s",
-				 PQresultStatus(res) == PGRES_TUPLES_OK ? "not one row" : PQerrorMessage(c->conn));
-		PQclear(res);
-		return 0;
-	}
-	got = atoll(PQgetvalue(res, 0, 1));
-	PQclear(res);
-	if (got != c->seq)
-	{
-		snprintf(c->error, sizeof(c->error), "append_message returned seq %lld, expected %lld",
-				 got, c->seq);
-		return 0;
-	}
-	return 1;
-}
-
-static int
-append_one(Client *c)
-{
-	return c->variant == BASELINE ? append_baseline(c) : append_mnemo(c);
-}
-
-static void *
-client_main(void *arg)
-{
-	Client	   *c = arg;
-	int			i;
-	int			ok = 1;
-
-	for (i = 0; i < warmup && ok; i++)
-		ok = append_one(c);
-	if (!ok)
-		atomic_store(&failed, 1);
-	pthread_barrier_wait(&barrier);
-	while (ok && !atomic_load(&stop_flag) && !atomic_load(&failed))
-	{
-		ok = append_one(c);
-		if (ok)
-			c->count++;
-	}
-	c->end = now_s();
-	if (!ok)
-		atomic_store(&failed, 1);
-	return NULL;
-}
-
-/* Connect and prepare one client of a run, on a fresh session. */
-static void
-setup_client(Client *c, enum variant v, int sync_off, int no)
-{
-	char		sql[256];
-
-	memset(c, 0, sizeof(*c));
-	c->variant = v;
-	c->rng = 0x9E3779B97F4A7C15ULL ^ ((uint64_t) getpid() << 32) ^ (uint64_t) (no + 1) * 7919 ^
-		(uint64_t) run_counter * 104729 ^ (uint64_t) unix_ms();
-	if (c->rng == 0)
-		c->rng = 1;
-	c->id_ms = -1;
-	/* same length for every variant: "bench_<ms>_<run>_<b|m|n>_<client>" */
-	snprintf(c->session_id, sizeof(c->session_id), "bench_%s_%d_%c_%d",
-			 run_tag, run_counter, "bmn"[v], no);
-	c->conn = connect_db();
-	snprintf(sql, sizeof(sql), "SET synchronous_commit = %s", sync_off ? "off" : "on");
-	exec_cmd(c->conn, sql);
-	exec_cmd(c->conn, v == MNEMO_NOTIFY ? "SET mnemo.notify = 'all'" : "SET mnemo.notify = 'watched'");
-
-	if (v == BASELINE)
-	{
-		prepare(c->conn, "ins_message",
-				"INSERT INTO bench.messages (session_id, seq, id, role, created_at, agent, "
-				"model_id, provider_id, run_id, is_summary) "
-				"VALUES ($1, $2, $3, $4, $5, 'default', '', '', NULL, false)");
-		prepare(c->conn, "ins_part",
-				"INSERT INTO bench.message_parts (session_id, message_id, part_index, id, "
-				"part_type, content, tool_name, tool_call_id, tool_state, token_estimate) "
-				"VALUES ($1, $2, 0, $3, 'text', $4::jsonb, NULL, NULL, NULL, $5)");
-		prepare(c->conn, "ins_context",
-				"INSERT INTO bench.context_items (session_id, position, item_type, item_id, "
-				"seq, created_at) VALUES ($1, $2, 'message', $3, $2, $4)");
-	}
-	else
-	{
-		const char *params[1] = {c->session_id};
-		PGresult   *res = PQexecParams(c->conn, "SELECT id FROM mnemo.create_session($1)",
-									   1, NULL, params, NULL, NULL, 0);
-
-		if (PQresultStatus(res) != PGRES_TUPLES_OK)
-			die("create_session: %s", PQerrorMessage(c->conn));
-		PQclear(res);
-		prepare(c->conn, "append", "SELECT * FROM mnemo.append_message($1, $2, $3::jsonb)");
+		PQclear(run_prepared(c->conn, "mnemo_append", 2, values));
 	}
 }
 
-/* One timed run of a variant; returns messages and adds its seconds to *secs. */
-static long
-run_once(PGconn *admin, enum variant v, int nclients, int sync_off, double *secs)
+/* All of l's turns on a fresh session; seconds taken; latencies if asked. */
+static double
+run_turns(Conn *c, enum side side, const Load *l, double *latency)
 {
-	Client		clients[MAX_CLIENTS];
-	double		t0;
-	double		t1 = 0;
-	long		total = 0;
+	double		start;
 	int			i;
 
-	run_counter++;
-	for (i = 0; i < nclients; i++)
-		setup_client(&clients[i], v, sync_off, i);
-	exec_cmd(admin, "CHECKPOINT");
-
-	atomic_store(&stop_flag, 0);
-	pthread_barrier_init(&barrier, NULL, nclients + 1);
-	for (i = 0; i < nclients; i++)
-		if (pthread_create(&clients[i].thread, NULL, client_main, &clients[i]) != 0)
-			die("pthread_create failed");
-	pthread_barrier_wait(&barrier);
-	t0 = now_s();
-	while (now_s() - t0 < seconds && !atomic_load(&failed))
+	new_session(c, side);
+	start = now_s();
+	for (i = 0; i < l->n; i++)
 	{
-		struct timespec tick = {0, 10 * 1000 * 1000};
+		double		t0 = latency ? now_s() : 0;
 
-		nanosleep(&tick, NULL);
+		do_turn(c, side, l, i);
+		if (latency)
+			latency[i] = now_s() - t0;
 	}
-	atomic_store(&stop_flag, 1);
-	for (i = 0; i < nclients; i++)
-	{
-		pthread_join(clients[i].thread, NULL);
-		if (clients[i].error[0])
-			die("client %d: %s", i, clients[i].error);
-		total += clients[i].count;
-		if (clients[i].end > t1)
-			t1 = clients[i].end;
-	}
-	pthread_barrier_destroy(&barrier);
-	for (i = 0; i < nclients; i++)
-		PQfinish(clients[i].conn);
-	*secs += t1 - t0;
-	return total;
+	return now_s() - start;
 }
 
-typedef struct Result
+/* ---- batches: 100 messages per append_messages call vs COPY ---------- */
+
+#define BATCH_TURNS 50			/* 100 messages */
+
+typedef struct Batches
 {
-	long		msgs;
-	double		secs;
-	double		min_rate;
-	double		max_rate;
-} Result;
+	int			n;
+	char	  **json;			/* mnemo: 50 turns in one array */
+	char	  **copy;			/* plain: COPY text rows, seqs from 1 */
+} Batches;
 
 static void
-add_round(Result *r, long msgs, double secs)
+copy_row(Str *s, int seq, const char *role, const char *content)
 {
-	double		rate = msgs / secs;
+	char		head[32];
+	const char *p;
 
-	if (r->msgs == 0 || rate < r->min_rate)
-		r->min_rate = rate;
-	if (r->msgs == 0 || rate > r->max_rate)
-		r->max_rate = rate;
-	r->msgs += msgs;
-	r->secs += secs;
+	snprintf(head, sizeof(head), "\t%d\t%s\t", seq, role);
+	str_cat(s, "SESSION");		/* replaced by the run's session id */
+	str_cat(s, head);
+	for (p = content; *p; p++)
+		str_add(s, *p == '\n' ? "\\n" : p, *p == '\n' ? 2 : 1);
+	str_cat(s, "\n");
+}
+
+static Batches *
+make_batches(int nbatches, uint64_t seed)
+{
+	Batches    *b = calloc(1, sizeof(Batches));
+	int			i,
+				k,
+				seq = 0;
+
+	if (!b || !(b->json = calloc(nbatches, sizeof(char *))) ||
+		!(b->copy = calloc(nbatches, sizeof(char *))))
+		die("out of memory");
+	b->n = nbatches;
+	for (i = 0; i < nbatches; i++)
+	{
+		Str			json = {0},
+					copy = {0};
+
+		for (k = 0; k < BATCH_TURNS; k++)
+		{
+			Turn		t;
+
+			gen_turn(&t, seed, i * BATCH_TURNS + k, false);
+			mnemo_batch_add(&json, &t);
+			copy_row(&copy, ++seq, "user", t.user);
+			copy_row(&copy, ++seq, "assistant", t.assistant);
+			free_turn(&t);
+		}
+		str_cat(&json, "]");
+		b->json[i] = json.p;
+		b->copy[i] = copy.p;
+	}
+	return b;
+}
+
+static void
+free_batches(Batches *b)
+{
+	int			i;
+
+	for (i = 0; i < b->n; i++)
+	{
+		free(b->json[i]);
+		free(b->copy[i]);
+	}
+	free(b->json);
+	free(b->copy);
+	free(b);
+}
+
+/* The COPY data of one batch with this run's session id in each row. */
+static char *
+copy_for_session(const char *data, const char *session)
+{
+	Str			s = {0};
+	const char *p = data,
+			   *q;
+
+	while ((q = strstr(p, "SESSION")) != NULL)
+	{
+		str_add(&s, p, q - p);
+		str_cat(&s, session);
+		p = q + 7;
+	}
+	str_cat(&s, p);
+	return s.p;
+}
+
+/* COPY ... FROM STDIN: the statement, then (after the data) its result. */
+static PGresult *
+exec_ok_copy(PGconn *conn, const char *sql)
+{
+	PGresult   *res = PQexec(conn, sql);
+
+	if (PQresultStatus(res) != PGRES_COPY_IN)
+		die("%s: %s", sql, PQerrorMessage(conn));
+	return res;
+}
+
+static PGresult *
+copy_result(PGconn *conn)
+{
+	PGresult   *res = PQgetResult(conn);
+	PGresult   *extra;
+
+	if (PQresultStatus(res) != PGRES_COMMAND_OK)
+		die("COPY: %s", PQerrorMessage(conn));
+	while ((extra = PQgetResult(conn)) != NULL)
+		PQclear(extra);
+	return res;
 }
 
 static double
-rate_of(const Result *r)
+run_batches(Conn *c, enum side side, const Batches *b)
 {
-	return r->msgs / r->secs;
-}
-
-static void
-print_row(const char *label, const Result *base, const Result *m, double target)
-{
-	double		ratio = rate_of(m) / rate_of(base);
-	char		b[64];
-	char		n[64];
-
-	snprintf(b, sizeof(b), "%6.0f (%.0f-%.0f)", rate_of(base), base->min_rate, base->max_rate);
-	snprintf(n, sizeof(n), "%6.0f (%.0f-%.0f)", rate_of(m), m->min_rate, m->max_rate);
-	if (target > 0)
-		printf("%-28s %-20s %-20s %5.2f  >= %.1f %s\n", label, b, n, ratio, target,
-			   ratio >= target ? "met" : "NOT MET");
-	else
-		printf("%-28s %-20s %-20s %5.2f  (cost of NOTIFY)\n", label, b, n, ratio);
-	fflush(stdout);
-}
-
-static void
-setup_schema(PGconn *admin)
-{
-	exec_cmd(admin, "SET client_min_messages = warning");
-	exec_cmd(admin, "DROP SCHEMA IF EXISTS bench CASCADE");
-	exec_cmd(admin, "CREATE SCHEMA bench");
-	exec_cmd(admin, "CREATE TABLE bench.messages (LIKE mnemo.messages INCLUDING ALL)");
-	exec_cmd(admin, "CREATE TABLE bench.message_parts (LIKE mnemo.message_parts INCLUDING ALL)");
-	exec_cmd(admin, "CREATE TABLE bench.context_items (LIKE mnemo.context_items INCLUDING ALL)");
-}
-
-static void
-print_environment(PGconn *admin, int argc, char **argv)
-{
-	static const char *const settings[] = {
-		"shared_buffers", "fsync", "wal_sync_method", "full_page_writes", "wal_level",
-		"max_wal_size", "checkpoint_timeout", "wal_buffers", "autovacuum", "max_connections",
-		NULL
-	};
+	char	  **data = calloc(b->n, sizeof(char *));
+	double		start,
+				elapsed;
 	int			i;
 
-	print_server(admin, settings);
-	printf("\ncommand: ");
-	for (i = 0; i < argc; i++)
-		printf(" %s", argv[i]);
-	printf("\nmethod:   %d rounds x %d s per variant, interleaved ABBA; %d untimed warm-up messages "
-		   "per client; CHECKPOINT before each run; part JSON %zu bytes, text %zu chars\n",
-		   rounds, seconds, warmup, strlen(part_json), strlen(part_text));
-	printf("baseline: BEGIN; 3 prepared INSERTs; COMMIT (client-side ids, seq, estimate)\n");
-	printf("mnemo:    prepared SELECT * FROM mnemo.append_message($1, $2, $3::jsonb), autocommit\n\n");
+	if (!data)
+		die("out of memory");
+	new_session(c, side);
+	for (i = 0; side == PLAIN && i < b->n; i++)
+		data[i] = copy_for_session(b->copy[i], c->session);
+	start = now_s();
+	for (i = 0; i < b->n; i++)
+	{
+		if (side == MNEMO)
+		{
+			const char *values[2] = {c->session, b->json[i]};
+
+			PQclear(run_prepared(c->conn, "mnemo_append", 2, values));
+			continue;
+		}
+		exec_cmd(c->conn, "BEGIN");
+		PQclear(exec_ok_copy(c->conn, "COPY plain.messages (session_id, seq, role, content) FROM STDIN"));
+		if (PQputCopyData(c->conn, data[i], (int) strlen(data[i])) != 1 ||
+			PQputCopyEnd(c->conn, NULL) != 1)
+			die("COPY: %s", PQerrorMessage(c->conn));
+		PQclear(copy_result(c->conn));
+		exec_cmd(c->conn, "COMMIT");
+	}
+	elapsed = now_s() - start;
+	for (i = 0; i < b->n; i++)
+		free(data[i]);
+	free(data);
+	return elapsed;
+}
+
+/* ---- W3: several connections at once, each its own session ----------- */
+
+typedef struct Worker
+{
+	Conn		c;
+	enum side	side;
+	const Load *load;
+	pthread_barrier_t *barrier;
+	pthread_t	thread;
+} Worker;
+
+static void *
+worker_main(void *arg)
+{
+	Worker	   *w = arg;
+	int			i;
+
+	new_session(&w->c, w->side);
+	pthread_barrier_wait(w->barrier);
+	for (i = 0; i < w->load->n; i++)
+		do_turn(&w->c, w->side, w->load, i);
+	return NULL;
+}
+
+/* Total turns/s of w3_clients connections running w3_turns turns each. */
+static double
+run_w3(enum side side, const Load *load)
+{
+	Worker	   *w = calloc(w3_clients, sizeof(Worker));
+	pthread_barrier_t barrier;
+	double		start,
+				elapsed;
+	int			i;
+
+	if (!w)
+		die("out of memory");
+	pthread_barrier_init(&barrier, NULL, w3_clients + 1);
+	for (i = 0; i < w3_clients; i++)
+	{
+		open_conn(&w[i].c, true);
+		w[i].side = side;
+		w[i].load = load;
+		w[i].barrier = &barrier;
+		if (pthread_create(&w[i].thread, NULL, worker_main, &w[i]) != 0)
+			die("pthread_create failed");
+	}
+	pthread_barrier_wait(&barrier);
+	start = now_s();
+	for (i = 0; i < w3_clients; i++)
+		pthread_join(w[i].thread, NULL);
+	elapsed = now_s() - start;
+	for (i = 0; i < w3_clients; i++)
+		PQfinish(w[i].c.conn);
+	pthread_barrier_destroy(&barrier);
+	free(w);
+	return (double) w3_clients * load->n / elapsed;
+}
+
+/* ---- reporting --------------------------------------------------------- */
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+static double
+median(double *v, int n)
+{
+	qsort(v, n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Value at quantile q of sorted v (nearest rank). */
+static double
+quantile(const double *v, int n, double q)
+{
+	int			k = (int) (q * n + 0.999999) - 1;
+
+	return v[k < 0 ? 0 : (k >= n ? n - 1 : k)];
+}
+
+static void
+report(const char *measure, const char *unit, double mnemo, double plain)
+{
+	double		ratio = plain > 0 ? mnemo / plain : 0;
+
+	int			prec = strncmp(unit, "ms", 2) == 0 ? 3 : 1;
+
+	printf("%-46s %12.*f %12.*f %8.2f  %s\n", measure, prec, mnemo, prec, plain, ratio, unit);
+	if (json_out)
+		fprintf(json_out,
+				"{\"measure\": \"%s\", \"unit\": \"%s\", \"mnemo\": %.3f, \"plain\": %.3f, \"ratio\": %.4f}\n",
+				measure, unit, mnemo, plain, ratio);
 	fflush(stdout);
 }
 
-/* Every message written has one part and one context item, on both sides. */
-static void
-check_rows(PGconn *admin)
-{
-	PGresult   *res = exec_ok(admin,
-							  "SELECT (SELECT count(*) FROM bench.messages), "
-							  "(SELECT count(*) FROM bench.message_parts), "
-							  "(SELECT count(*) FROM bench.context_items), "
-							  "(SELECT count(*) FROM mnemo.messages), "
-							  "(SELECT count(*) FROM mnemo.message_parts), "
-							  "(SELECT count(*) FROM mnemo.context_items)");
+/* ---- bytes and WAL ------------------------------------------------------ */
 
-	printf("\nrows written: baseline %s messages / %s parts / %s context items; "
-		   "mnemo %s / %s / %s\n",
-		   PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-		   PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4), PQgetvalue(res, 0, 5));
-	if (strcmp(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1)) != 0 ||
-		strcmp(PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 2)) != 0 ||
-		strcmp(PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 4)) != 0 ||
-		strcmp(PQgetvalue(res, 0, 3), PQgetvalue(res, 0, 5)) != 0)
-		die("row counts differ: some message lacks its part or context item");
+#define MAX_RELS 64
+#define NAMEDATALEN_BENCH 96		/* a relation name and its kind */
+
+typedef struct Sizes
+{
+	int			n;
+	char		name[MAX_RELS][NAMEDATALEN_BENCH];
+	long long	bytes[MAX_RELS];
+} Sizes;
+
+/* Heap, TOAST (with its index) and each index of every table in schema. */
+static void
+rel_sizes(PGconn *conn, const char *schema, Sizes *s)
+{
+	const char *values[1] = {schema};
+	PGresult   *res = run_params(conn,
+								 "SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE ' (heap)' END, "
+								 "       pg_relation_size(c.oid) "
+								 "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+								 " WHERE n.nspname = $1 AND c.relkind IN ('r', 'i') "
+								 "UNION ALL "
+								 "SELECT c.relname || ' (TOAST)', pg_total_relation_size(c.reltoastrelid) "
+								 "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+								 " WHERE n.nspname = $1 AND c.relkind = 'r' AND c.reltoastrelid <> 0 "
+								 "ORDER BY 1", 1, values);
+	int			i;
+
+	s->n = PQntuples(res) < MAX_RELS ? PQntuples(res) : MAX_RELS;
+	for (i = 0; i < s->n; i++)
+	{
+		snprintf(s->name[i], sizeof(s->name[i]), "%s", PQgetvalue(res, i, 0));
+		s->bytes[i] = atoll(PQgetvalue(res, i, 1));
+	}
 	PQclear(res);
+}
+
+/* Print each relation's growth per turn; return the total per turn. */
+static double
+size_growth(const char *schema, const Sizes *before, const Sizes *after, int nturns)
+{
+	long long	total = 0;
+	int			i,
+				j;
+
+	for (i = 0; i < after->n; i++)
+	{
+		long long	grown = after->bytes[i];
+
+		for (j = 0; j < before->n; j++)
+			if (strcmp(before->name[j], after->name[i]) == 0)
+				grown -= before->bytes[j];
+		total += grown;
+		if (grown != 0)
+			printf("  %-6s %-52s %10.1f B/turn\n", schema, after->name[i], (double) grown / nturns);
+	}
+	return (double) total / nturns;
+}
+
+static long long
+wal_lsn(PGconn *conn)
+{
+	PGresult   *res = exec_ok(conn, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
+	long long	v = atoll(PQgetvalue(res, 0, 0));
+
+	PQclear(res);
+	return v;
+}
+
+/* What the loads read, kept so that reading every value is not optimised out. */
+static volatile size_t value_bytes;
+
+/* Full history of c's session, every value read; seconds. */
+static double
+load_history(Conn *c, enum side side, int *rows)
+{
+	const char *values[1] = {c->session};
+	double		start = now_s();
+	PGresult   *res = run_prepared(c->conn, side == MNEMO ? "mnemo_load" : "plain_load", 1, values);
+	int			i,
+				j;
+
+	for (i = 0; i < PQntuples(res); i++)
+		for (j = 0; j < PQnfields(res); j++)
+			value_bytes += strlen(PQgetvalue(res, i, j));
+	*rows = PQntuples(res);
+	PQclear(res);
+	return now_s() - start;
+}
+
+/* ---- the measures ------------------------------------------------------- */
+
+/* Bytes and WAL per turn over `turns` turns into fresh tables; then load. */
+static void
+measure_storage(void)
+{
+	Conn		c[2];
+	Sizes		before[2],
+				after[2];
+	const char *schema[2] = {"plain", "mnemo"};
+	double		per_turn[2],
+				wal[2],
+				load[2][1024];
+	Load	   *l = make_load(turns, 1, false);
+	int			side,
+				i,
+				rows[2] = {0, 0};
+
+	for (side = PLAIN; side <= MNEMO; side++)
+	{
+		long long	lsn;
+
+		open_conn(&c[side], true);
+		rel_sizes(c[side].conn, schema[side], &before[side]);
+		exec_cmd(c[side].conn, "CHECKPOINT");
+		lsn = wal_lsn(c[side].conn);
+		run_turns(&c[side], side, l, NULL);
+		wal[side] = (double) (wal_lsn(c[side].conn) - lsn) / turns;
+		rel_sizes(c[side].conn, schema[side], &after[side]);
+	}
+	printf("storage: %d turns of user ~200 B + assistant ~800 B into each side's tables\n", turns);
+	for (side = PLAIN; side <= MNEMO; side++)
+		per_turn[side] = size_growth(schema[side], &before[side], &after[side], turns);
+	report("table bytes/turn (heap+TOAST+indexes)", "B", per_turn[MNEMO], per_turn[PLAIN]);
+	report("WAL bytes/turn", "B", wal[MNEMO], wal[PLAIN]);
+
+	/* the sessions just written hold 2 x turns messages each */
+	for (i = 0; i < loads && i < 1024; i++)
+	{
+		int			first = i % 2 ? MNEMO : PLAIN;
+
+		load[first][i] = load_history(&c[first], first, &rows[first]) * 1000;
+		load[!first][i] = load_history(&c[!first], !first, &rows[!first]) * 1000;
+	}
+	if (rows[PLAIN] != rows[MNEMO])
+		die("history load: plain read %d rows, mnemo %d", rows[PLAIN], rows[MNEMO]);
+	{
+		char		name[64];
+
+		snprintf(name, sizeof(name), "full history load, %d messages", rows[MNEMO]);
+		report(name, "ms, lower is better", median(load[MNEMO], i), median(load[PLAIN], i));
+	}
+	PQfinish(c[PLAIN].conn);
+	PQfinish(c[MNEMO].conn);
+	free_load(l);
+}
+
+/* Turns/s, one turn per call, median over the rounds (ABBA). */
+static void
+measure_turns(const char *name, bool sync_on, bool tools)
+{
+	Conn		c;
+	double		rate[2][256];
+	int			r;
+
+	open_conn(&c, sync_on);
+	for (r = 0; r < rounds && r < 256; r++)
+	{
+		Load	   *l = make_load(turns, (uint64_t) r + 100, tools);
+		int			first = r % 2 ? MNEMO : PLAIN;
+
+		rate[first][r] = turns / run_turns(&c, first, l, NULL);
+		rate[!first][r] = turns / run_turns(&c, !first, l, NULL);
+		free_load(l);
+	}
+	report(name, "turns/s", median(rate[MNEMO], r), median(rate[PLAIN], r));
+	PQfinish(c.conn);
+}
+
+static void
+measure_batches(void)
+{
+	Conn		c;
+	double		rate[2][256];
+	int			nbatches = turns / BATCH_TURNS > 0 ? turns / BATCH_TURNS : 1;
+	int			r;
+
+	open_conn(&c, true);
+	for (r = 0; r < rounds && r < 256; r++)
+	{
+		Batches    *b = make_batches(nbatches, (uint64_t) r + 200);
+		int			first = r % 2 ? MNEMO : PLAIN;
+
+		rate[first][r] = nbatches * BATCH_TURNS / run_batches(&c, first, b);
+		rate[!first][r] = nbatches * BATCH_TURNS / run_batches(&c, !first, b);
+		free_batches(b);
+	}
+	report("100 messages/call vs COPY of 100 rows", "turns/s", median(rate[MNEMO], r),
+		   median(rate[PLAIN], r));
+	PQfinish(c.conn);
+}
+
+static void
+measure_w3(void)
+{
+	double		rate[2][256];
+	char		name[64];
+	int			r;
+
+	for (r = 0; r < rounds && r < 256; r++)
+	{
+		Load	   *l = make_load(w3_turns, (uint64_t) r + 300, false);
+		int			first = r % 2 ? MNEMO : PLAIN;
+
+		rate[first][r] = run_w3(first, l);
+		rate[!first][r] = run_w3(!first, l);
+		free_load(l);
+	}
+	snprintf(name, sizeof(name), "W3: %d connections x %d turns, total", w3_clients, w3_turns);
+	report(name, "turns/s", median(rate[MNEMO], r), median(rate[PLAIN], r));
+}
+
+static void
+measure_latency(void)
+{
+	Conn		c;
+	Load	   *l = make_load(latency_turns, 400, false);
+	double	   *lat[2];
+	static const struct
+	{
+		const char *name;
+		double		q;
+	}			qs[] = {{"p50", 0.5}, {"p99", 0.99}, {"p99.9", 0.999}, {"max", 1.0}};
+	int			side;
+	size_t		k;
+
+	open_conn(&c, true);
+	for (side = PLAIN; side <= MNEMO; side++)
+	{
+		lat[side] = malloc(sizeof(double) * latency_turns);
+		if (!lat[side])
+			die("out of memory");
+		run_turns(&c, side, l, lat[side]);
+		qsort(lat[side], latency_turns, sizeof(double), cmp_double);
+	}
+	for (k = 0; k < sizeof(qs) / sizeof(qs[0]); k++)
+	{
+		char		name[64];
+
+		snprintf(name, sizeof(name), "append latency %s over %d turns", qs[k].name, latency_turns);
+		report(name, "ms, lower is better", quantile(lat[MNEMO], latency_turns, qs[k].q) * 1000,
+			   quantile(lat[PLAIN], latency_turns, qs[k].q) * 1000);
+	}
+	free(lat[PLAIN]);
+	free(lat[MNEMO]);
+	free_load(l);
+	PQfinish(c.conn);
+}
+
+static int
+int_arg(const char *flag, const char *value)
+{
+	char	   *end;
+	long		v = value ? strtol(value, &end, 10) : 0;
+
+	if (!value || *end != '\0' || v < 1 || v > 10000000)
+		die("%s takes a whole number from 1 to 10000000", flag);
+	return (int) v;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const struct
-	{
-		int			clients;
-		int			sync_off;
-	}			configs[] = {{1, 0}, {1, 1}, {8, 0}, {8, 1}};
-	PGconn	   *admin;
-	Result		notify_base = {0};
-	Result		notify_res = {0};
-	const char *only = NULL;
-	size_t		k;
+	static const char *const settings[] = {"shared_buffers", "synchronous_commit", "fsync",
+	"wal_level", NULL};
+	PGconn	   *conn;
 	int			i;
-	int			r;
 
 	for (i = 1; i < argc; i++)
 	{
-		if (strcmp(argv[i], "--seconds") == 0 && i + 1 < argc)
-			seconds = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc)
-			rounds = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
-			warmup = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--only") == 0 && i + 1 < argc)
-			only = argv[++i];
-		else
-			die("usage: bench/append [--seconds S] [--rounds R] [--warmup N] "
-				"[--only CLIENTS:on|off]");
-	}
-	if (seconds < 1 || rounds < 1 || warmup < 0)
-		die("--seconds and --rounds must be at least 1, --warmup at least 0");
+		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 
-	snprintf(part_json, sizeof(part_json), "{\"type\": \"text\", \"text\": \"%s\"}", part_text);
-	snprintf(parts_json, sizeof(parts_json), "[%s]", part_json);
-	part_tokens = (int) strlen(part_text) / 4;	/* ASCII: characters = bytes */
-	if (part_tokens < 1)
-		part_tokens = 1;
-	snprintf(run_tag, sizeof(run_tag), "%lld", unix_ms());
-
-	admin = connect_db();
-	setup_schema(admin);
-	print_environment(admin, argc, argv);
-
-	printf("messages/s, total over rounds (min-max of rounds); ratio = mnemo / baseline\n");
-	printf("%-28s %-20s %-20s %5s  %s\n", "clients, synchronous_commit", "baseline", "mnemo",
-		   "ratio", "target");
-	for (k = 0; k < sizeof(configs) / sizeof(configs[0]); k++)
-	{
-		int			nclients = configs[k].clients;
-		int			sync_off = configs[k].sync_off;
-		int			nvariants = (nclients == 8 && sync_off) ? 3 : 2;
-		Result		res[NVARIANTS];
-		char		label[64];
-		char		name[16];
-
-		snprintf(name, sizeof(name), "%d:%s", nclients, sync_off ? "off" : "on");
-		if (only && strcmp(only, name) != 0)
-			continue;
-		memset(res, 0, sizeof(res));
-		for (r = 0; r < rounds; r++)
-			for (i = 0; i < nvariants; i++)
-			{
-				/* ABBA order: odd rounds run the variants in reverse */
-				enum variant v = (enum variant) (r % 2 ? nvariants - 1 - i : i);
-				double		secs = 0;
-				long		msgs = run_once(admin, v, nclients, sync_off, &secs);
-
-				if (atomic_load(&failed))
-					die("a client failed");
-				add_round(&res[v], msgs, secs);
-			}
-		snprintf(label, sizeof(label), "%d client%s, %s", nclients, nclients > 1 ? "s" : "",
-				 sync_off ? "off" : "on");
-		print_row(label, &res[BASELINE], &res[MNEMO], sync_off ? 1.5 : 1.2);
-		if (nvariants == 3)
+		if (strcmp(argv[i], "--turns") == 0)
+			turns = int_arg(argv[i], v), i++;
+		else if (strcmp(argv[i], "--rounds") == 0)
+			rounds = int_arg(argv[i], v), i++;
+		else if (strcmp(argv[i], "--latency-turns") == 0)
+			latency_turns = int_arg(argv[i], v), i++;
+		else if (strcmp(argv[i], "--loads") == 0)
+			loads = int_arg(argv[i], v), i++;
+		else if (strcmp(argv[i], "--w3") == 0 && v && sscanf(v, "%d:%d", &w3_clients, &w3_turns) == 2 &&
+				 w3_clients > 0 && w3_clients <= 64 && w3_turns > 0)
+			i++;
+		else if (strcmp(argv[i], "--json") == 0 && v)
 		{
-			notify_base = res[BASELINE];
-			notify_res = res[MNEMO_NOTIFY];
+			if (!(json_out = fopen(v, "w")))
+				die("cannot write %s", v);
+			i++;
 		}
+		else
+			die("usage: bench/append [--turns N] [--rounds R] [--w3 CLIENTS:TURNS] "
+				"[--latency-turns N] [--loads N] [--json FILE]");
 	}
-	if (notify_res.msgs > 0)
-		print_row("8 clients, off, notify=all", &notify_base, &notify_res, 0);
 
-	check_rows(admin);
-	PQfinish(admin);
+	conn = connect_db();
+	exec_cmd(conn, "SET client_min_messages = warning");
+	exec_cmd(conn, "DROP SCHEMA IF EXISTS plain CASCADE");
+	exec_cmd(conn, "CREATE SCHEMA plain");
+	exec_cmd(conn, "CREATE TABLE plain.messages (id bigserial PRIMARY KEY, session_id text, "
+			 "seq int, role text, content text, created_at timestamptz DEFAULT now(), "
+			 "UNIQUE (session_id, seq))");
+	print_server(conn, settings);
+	printf("\nbench/append: mnemo against a hand-written plain table (see bench/append.c), "
+		   "%d turns a run, %d rounds (median), same content both sides\n", turns, rounds);
+	printf("%-46s %12s %12s %8s\n", "measure", "mnemo", "plain", "ratio");
+
+	measure_storage();
+	measure_turns("one turn per call, synchronous_commit=on", true, false);
+	measure_turns("one turn per call, synchronous_commit=off", false, false);
+	measure_turns("one turn per call with tools, sync on", true, true);
+	measure_batches();
+	measure_w3();
+	measure_latency();
+
+	PQfinish(conn);
+	if (json_out)
+		fclose(json_out);
 	return 0;
 }

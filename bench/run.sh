@@ -8,9 +8,12 @@
 #
 #   bash bench/run.sh [append|context|send|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
-#   BENCH_SECONDS  append: seconds per timed run      (default 2)
-#   BENCH_ROUNDS   append: rounds per configuration   (default 6)
-#   BENCH_WARMUP   append: untimed messages/client    (default 200)
+#   BENCH_TURNS    append: turns per run              (default 1000)
+#   BENCH_ROUNDS   append: runs per measure, median   (default 10)
+#   BENCH_W3       append: CLIENTS:TURNS at once      (default 4:200)
+#   BENCH_LATENCY_TURNS append: turns for percentiles (default 10000)
+#   BENCH_LOADS    append: history loads, median      (default 50)
+#                  append's raw figures: bench/results/append-<time>.jsonl
 #   BENCH_SIZES    context: session sizes, messages   (default 1000,100000,1000000)
 #   BENCH_CALLS    context: timed calls per size      (default 200)
 #   BENCH_SEND_CALLS   send: timed calls per reply size (default BENCH_CALLS,
@@ -61,8 +64,10 @@ echo "cluster:    private, test/cluster.sh defaults (initdb + shared_buffers=256
 echo "load:       $(cut -d' ' -f1-3 /proc/loadavg) (before; other work on the host skews the figures)"
 echo "cpu:        $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(uname -sr)"
 if [ "$which" = append ] || [ "$which" = all ]; then
-	cmd=(bench/append --seconds "${BENCH_SECONDS:-2}" --rounds "${BENCH_ROUNDS:-6}"
-		--warmup "${BENCH_WARMUP:-200}")
+	mkdir -p bench/results
+	cmd=(bench/append --turns "${BENCH_TURNS:-1000}" --rounds "${BENCH_ROUNDS:-10}"
+		--w3 "${BENCH_W3:-4:200}" --latency-turns "${BENCH_LATENCY_TURNS:-10000}"
+		--loads "${BENCH_LOADS:-50}" --json "bench/results/append-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

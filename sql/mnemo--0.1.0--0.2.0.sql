@@ -11,7 +11,7 @@
 /*
  * Rows written before 0.2.0 that the CHECKs below would refuse are brought
  * within them first (only cost, the token counts, metadata and state could
- * hold such values, and they are all columns the guard lets change).
+ * hold such values, and they are all columns 0.1.0's guard lets change).
  */
 UPDATE mnemo.messages SET cost = 0 WHERE NOT (cost >= 0 AND cost < 'Infinity'::double precision);
 UPDATE mnemo.messages SET tokens_input = greatest(tokens_input, 0),

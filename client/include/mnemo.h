@@ -409,9 +409,16 @@ MNEMO_API int mnemo_messages_append(mnemo_store *st, const char *session_id,
 									const mnemo_new_message *msgs, size_t n,
 									mnemo_message_ref *refs);
 
+/*
+ * A function that acts on one message or part takes its session first: ids
+ * are unique within their session, and the server touches that session's
+ * rows only (one partition, one shard).
+ */
+
 /* Add a part at the end of a message (streaming).  *part_index may be NULL.
- * Errors: MESSAGE_NOT_FOUND, DUPLICATE_ID, SESSION_INACTIVE, INVALID_ARGUMENT. */
-MNEMO_API int mnemo_part_append(mnemo_store *st, const char *message_id,
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, DUPLICATE_ID, SESSION_INACTIVE,
+ * INVALID_ARGUMENT. */
+MNEMO_API int mnemo_part_append(mnemo_store *st, const char *session_id, const char *message_id,
 								const mnemo_new_part *part, int *part_index);
 
 /* ------------------------------------------------------------------------
@@ -429,31 +436,33 @@ typedef struct mnemo_part_status
 	const char *error_message;	/* merged into the content */
 } mnemo_part_status;
 
-/* Errors: PART_NOT_FOUND, INVALID_ARGUMENT (state, negative time, tool
- * fields on a non-tool part). */
-MNEMO_API int mnemo_part_update_status(mnemo_store *st, const char *part_id,
-									   const mnemo_part_status *status);
+/* Errors: SESSION_NOT_FOUND, PART_NOT_FOUND, INVALID_ARGUMENT (state,
+ * negative time, tool fields on a non-tool part). */
+MNEMO_API int mnemo_part_update_status(mnemo_store *st, const char *session_id,
+									   const char *part_id, const mnemo_part_status *status);
 
 /*
  * Record usage on a message: the five counts are written as given (tokens
  * NULL keeps them), cost when >= 0, finish_reason when not NULL.
- * Errors: MESSAGE_NOT_FOUND, INVALID_ARGUMENT.
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, INVALID_ARGUMENT.
  */
-MNEMO_API int mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
+MNEMO_API int mnemo_message_update_tokens(mnemo_store *st, const char *session_id,
+										  const char *message_id,
 										  const mnemo_tokens *tokens, double cost,
 										  const char *finish_reason);
 
 /* Tombstone a part now; *compacted_at (may be NULL) gets the time, the first
- * one if it was already tombstoned.  Errors: PART_NOT_FOUND. */
-MNEMO_API int mnemo_part_tombstone(mnemo_store *st, const char *part_id,
+ * one if it was already tombstoned.  Errors: SESSION_NOT_FOUND, PART_NOT_FOUND. */
+MNEMO_API int mnemo_part_tombstone(mnemo_store *st, const char *session_id, const char *part_id,
 								   int64_t *compacted_at);
 
 /* ------------------------------------------------------------------------
  * Reads
  * ------------------------------------------------------------------------ */
 
-/* One message without its parts.  Errors: MESSAGE_NOT_FOUND. */
-MNEMO_API int mnemo_message_get(mnemo_store *st, const char *id, mnemo_message **out);
+/* One message without its parts.  Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND. */
+MNEMO_API int mnemo_message_get(mnemo_store *st, const char *session_id, const char *id,
+								mnemo_message **out);
 
 /*
  * A session's messages in seq order, only those after since_message_id when
@@ -464,17 +473,19 @@ MNEMO_API int mnemo_messages_get(mnemo_store *st, const char *session_id,
 								 const char *since_message_id, bool with_parts,
 								 mnemo_messages **out);
 
-/* The named messages with their parts, in the order given.
- * Errors: MESSAGE_NOT_FOUND naming the first missing id. */
-MNEMO_API int mnemo_messages_get_by_ids(mnemo_store *st, const char *const *ids, size_t n,
-										mnemo_messages **out);
+/* The named messages of the session with their parts, in the order given.
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND naming the first missing id. */
+MNEMO_API int mnemo_messages_get_by_ids(mnemo_store *st, const char *session_id,
+										const char *const *ids, size_t n, mnemo_messages **out);
 
 /* The last `limit` messages with parts, oldest first; limit < 0: all. */
 MNEMO_API int mnemo_history(mnemo_store *st, const char *session_id, int limit,
 							mnemo_messages **out);
 
-/* A message's parts in part_index order.  Errors: MESSAGE_NOT_FOUND. */
-MNEMO_API int mnemo_parts_get(mnemo_store *st, const char *message_id, mnemo_parts **out);
+/* A message's parts in part_index order.  Errors: SESSION_NOT_FOUND,
+ * MESSAGE_NOT_FOUND. */
+MNEMO_API int mnemo_parts_get(mnemo_store *st, const char *session_id, const char *message_id,
+							  mnemo_parts **out);
 
 /* The newest summary message; *out is NULL (and MNEMO_OK) when none. */
 MNEMO_API int mnemo_summary_last(mnemo_store *st, const char *session_id,
@@ -622,9 +633,9 @@ MNEMO_API int mnemo_summary_nodes_get(mnemo_store *st, const char *session_id,
 									  bool include_superseded, mnemo_summary_nodes **out);
 
 /* What a node covers; recursive: depth first down to the original messages.
- * Errors: MESSAGE_NOT_FOUND (not a summary node). */
-MNEMO_API int mnemo_summary_expand(mnemo_store *st, const char *summary_id, bool recursive,
-								   mnemo_expansion **out);
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND (not a summary node). */
+MNEMO_API int mnemo_summary_expand(mnemo_store *st, const char *session_id,
+								   const char *summary_id, bool recursive, mnemo_expansion **out);
 
 /* ------------------------------------------------------------------------
  * Pruning and search
@@ -959,12 +970,13 @@ MNEMO_API int mnemo_session_send(mnemo_store *st, const char *session_id,
 								 mnemo_part_fn on_part, void *arg, mnemo_turn **turn);
 
 /* A tool began running: its part goes to state running, started_at now. */
-MNEMO_API int mnemo_session_tool_start(mnemo_store *st, const char *part_id);
+MNEMO_API int mnemo_session_tool_start(mnemo_store *st, const char *session_id,
+									   const char *part_id);
 
 /* A tool's output: state completed (or error, with output as the error
  * message), completed_at now; the next send includes it. */
-MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *part_id,
-										const char *output, bool is_error);
+MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *session_id,
+										const char *part_id, const char *output, bool is_error);
 
 /* mnemo_session_get, after marking "interrupted" every assistant message of
  * the session left without a finish reason by a turn that died. */

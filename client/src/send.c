@@ -544,7 +544,7 @@ flush_part(turn_state *ts, mn_call *into)
 	}
 	p.type = ts->open_kind == MN_DELTA_REASONING ? "reasoning" : "text";
 	p.text = ts->part.data;
-	rc = mn_part_append_call(ts->st, ts->turn->message_id, &p, call);
+	rc = mn_part_append_call(ts->st, ts->session_id, ts->turn->message_id, &p, call);
 	json_object_put(o);
 	if (rc == MNEMO_OK && into == NULL)
 		rc = mn_call_run(ts->st, call);
@@ -572,7 +572,7 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
 	p.tool_call_id = d->id;
 	p.tool_state = "pending";
 	p.tool_input = input;
-	if ((rc = mnemo_part_append(ts->st, t->message_id, &p, NULL)) != MNEMO_OK)
+	if ((rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, NULL)) != MNEMO_OK)
 		return rc;
 	if (t->n_tool_calls == ts->cap_calls)
 	{
@@ -1052,7 +1052,8 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	if ((ts->turn->finish_reason = strdup(finish)) == NULL && rc2 == MNEMO_OK)
 		rc2 = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	if (rc2 == MNEMO_OK)
-		rc2 = mn_message_update_tokens_call(st, ts->turn->message_id, &tok, ts->turn->cost, finish,
+		rc2 = mn_message_update_tokens_call(st, ts->session_id, ts->turn->message_id, &tok,
+											ts->turn->cost, finish,
 											&d[nd++]);
 	if (rc2 != MNEMO_OK)
 	{
@@ -1229,7 +1230,7 @@ mnemo_session_load(mnemo_store *st, const char *id, mnemo_session **out)
 			const mnemo_message *m = &msgs->items[i];
 
 			if (strcmp(m->role, "assistant") == 0 && !m->is_summary && m->finish_reason == NULL)
-				rc = mnemo_message_update_tokens(st, m->id, NULL, -1, "interrupted");
+				rc = mnemo_message_update_tokens(st, id, m->id, NULL, -1, "interrupted");
 		}
 		mnemo_messages_free(msgs);
 		if (rc != MNEMO_OK)

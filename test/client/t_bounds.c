@@ -162,17 +162,17 @@ test_non_finite(mnemo_store *st)
 	msg.role = "assistant";
 	if (mnemo_message_append(st, "costs", &msg, &ref) != MNEMO_OK)
 		bail_out("append: %s", mnemo_errmsg(st));
-	is_code(st, mnemo_message_update_tokens(st, ref.id, NULL, 0.25, "stop"), MNEMO_OK, "a cost of 0.25");
+	is_code(st, mnemo_message_update_tokens(st, "costs", ref.id, NULL, 0.25, "stop"), MNEMO_OK, "a cost of 0.25");
 
-	is_code(st, mnemo_message_update_tokens(st, ref.id, NULL, NAN, NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_message_update_tokens(st, "costs", ref.id, NULL, NAN, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 			"cost NaN is refused");
 	is_str(mnemo_sqlstate(st), "", "by the client: no SQLSTATE, nothing sent");
-	is_code(st, mnemo_message_update_tokens(st, ref.id, NULL, INFINITY, NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_message_update_tokens(st, "costs", ref.id, NULL, INFINITY, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 			"cost Infinity is refused");
-	is_code(st, mnemo_message_update_tokens(st, ref.id, NULL, -INFINITY, NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_message_update_tokens(st, "costs", ref.id, NULL, -INFINITY, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 			"cost -Infinity is refused");
 	tokens.output = -5;
-	is_code(st, mnemo_message_update_tokens(st, ref.id, &tokens, 1, NULL), MNEMO_ERR_INVALID_ARGUMENT,
+	is_code(st, mnemo_message_update_tokens(st, "costs", ref.id, &tokens, 1, NULL), MNEMO_ERR_INVALID_ARGUMENT,
 			"a negative token count is refused");
 	if (mnemo_messages_get(st, "costs", NULL, false, &list) != MNEMO_OK || list->count != 1)
 		bail_out("messages of costs: %s", mnemo_errmsg(st));

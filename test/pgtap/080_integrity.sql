@@ -1,8 +1,8 @@
 -- 080_integrity: integrity kept by the database itself (issue 13).
 --  * CHECK constraints: finite non-negative cost, non-negative counts and
 --    times, metadata and state objects.  The functions refuse such values
---    first with 22023 and write nothing; a direct write that the guard lets
---    through (a status column) meets the CHECK: 23514.
+--    first with 22023 and write nothing; any other write (here the
+--    superuser's UPDATE) meets the CHECK: 23514.
 --  * A bare swap_context_items may not put a summary node in context (a
 --    superseded one least of all): MN006, nothing changed.
 --  * Every write to a soft-deleted session fails with MN012 and writes
@@ -37,23 +37,23 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_i');
                    SELECT mnemo.append_message('tap_i', 'assistant',
                      '[{"type": "tool", "id": "tap_i_t", "tool_name": "ls", "tool_call_id": "c1", "input": {}}]',
                      id => 'tap_i_m1') $$, 'a session with a tool call');
-SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{"input": 10, "output": 2}', 0.5, 'stop') $$,
+SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{"input": 10, "output": 2}', 0.5, 'stop') $$,
                 'usage recorded');
 CREATE TEMP TABLE i0 AS SELECT pg_temp.state('tap_i') AS s;
 
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{}', 'NaN') $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{}', 'NaN') $$, '22023', NULL,
                  'update_message_tokens: cost NaN is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{}', 'Infinity') $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{}', 'Infinity') $$, '22023', NULL,
                  'update_message_tokens: cost Infinity is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{}', '-Infinity') $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{}', '-Infinity') $$, '22023', NULL,
                  'update_message_tokens: cost -Infinity is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{}', -0.01) $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{}', -0.01) $$, '22023', NULL,
                  'update_message_tokens: a negative cost is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{"output": -1}') $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{"output": -1}') $$, '22023', NULL,
                  'update_message_tokens: a negative token count is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i_m1', '{"input": 1.5}') $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{"input": 1.5}') $$, '22023', NULL,
                  'update_message_tokens: a fractional token count is 22023');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_i_t', started_at => -1) $$, '22023', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_i', 'tap_i_t', started_at => -1) $$, '22023', NULL,
                  'update_part_status: a negative time is 22023');
 SELECT throws_ok($$ SELECT mnemo.append_message('tap_i', 'user',
                      '[{"type": "text", "text": "x", "token_estimate": -3}]') $$, '22023', NULL,
@@ -64,7 +64,7 @@ SELECT throws_ok($$ SELECT mnemo.create_session('tap_i_bad', metadata => '[1, 2]
                  'create_session: metadata that is not an object is 22023');
 SELECT is((SELECT s FROM i0), pg_temp.state('tap_i'), 'the refused calls wrote nothing');
 
--- the columns the guard lets change directly still meet the CHECKs
+-- a direct write by a role allowed to make one still meets the CHECKs
 SELECT throws_ok($$ UPDATE mnemo.messages SET cost = 'NaN' WHERE id = 'tap_i_m1' $$, '23514', NULL,
                  'a direct UPDATE of cost to NaN is refused by the CHECK (23514)');
 SELECT throws_ok($$ UPDATE mnemo.messages SET cost = 'Infinity' WHERE id = 'tap_i_m1' $$, '23514', NULL,
@@ -125,13 +125,13 @@ CREATE TEMP TABLE d0 AS SELECT pg_temp.state('tap_d') AS s;
 SELECT throws_ok($$ SELECT mnemo.append_message('tap_d', 'user', '[]') $$, 'MN012', NULL, 'append_message: MN012');
 SELECT throws_ok($$ SELECT mnemo.append_messages('tap_d', '[{"role": "user", "parts": []}]') $$, 'MN012', NULL,
                  'append_messages: MN012');
-SELECT throws_ok($$ SELECT mnemo.append_part('tap_d1', '{"type": "text", "text": "late"}') $$, 'MN012', NULL,
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_d', 'tap_d1', '{"type": "text", "text": "late"}') $$, 'MN012', NULL,
                  'append_part: MN012');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_dt', tool_state => 'error') $$, 'MN012', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_d', 'tap_dt', tool_state => 'error') $$, 'MN012', NULL,
                  'update_part_status: MN012');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_d2', '{"input": 5}', 1.0) $$, 'MN012', NULL,
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_d', 'tap_d2', '{"input": 5}', 1.0) $$, 'MN012', NULL,
                  'update_message_tokens: MN012');
-SELECT throws_ok($$ SELECT mnemo.tombstone_part('tap_dt') $$, 'MN012', NULL, 'tombstone_part: MN012');
+SELECT throws_ok($$ SELECT mnemo.tombstone_part('tap_d', 'tap_dt') $$, 'MN012', NULL, 'tombstone_part: MN012');
 SELECT throws_ok($$ SELECT mnemo.prune_tool_outputs('tap_d', 0, 0) $$, 'MN012', NULL, 'prune_tool_outputs: MN012');
 SELECT throws_ok($$ SELECT mnemo.swap_context_items('tap_d', ARRAY['tap_d1'], 'tap_ds') $$, 'MN012', NULL,
                  'swap_context_items: MN012');
@@ -149,10 +149,10 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_e');
       {"id": "tap_e4", "role": "user", "parts": [{"type": "text", "text": "three"}]}]') $$,
     'the same session, active');
 SELECT is(mnemo.prune_tool_outputs('tap_e', 0, 0), 1, 'prune_tool_outputs on the active twin tombstones one part');
-SELECT lives_ok($$ SELECT mnemo.append_part('tap_e1', '{"type": "text", "text": "late"}');
-                   SELECT mnemo.update_part_status('tap_et', tool_state => 'error');
-                   SELECT mnemo.update_message_tokens('tap_e2', '{"input": 5}', 1.0);
-                   SELECT mnemo.tombstone_part('tap_et') $$, 'the status writers on the active twin');
+SELECT lives_ok($$ SELECT mnemo.append_part('tap_e', 'tap_e1', '{"type": "text", "text": "late"}');
+                   SELECT mnemo.update_part_status('tap_e', 'tap_et', tool_state => 'error');
+                   SELECT mnemo.update_message_tokens('tap_e', 'tap_e2', '{"input": 5}', 1.0);
+                   SELECT mnemo.tombstone_part('tap_e', 'tap_et') $$, 'the status writers on the active twin');
 SELECT lives_ok($$ SELECT mnemo.swap_context_items('tap_e', ARRAY['tap_e1'], 'tap_es');
                    SELECT mnemo.commit_summary('tap_e', 'tap_esum', 's', 1, ARRAY['tap_e2']) $$,
                 'the compaction writers on the active twin');

@@ -39,7 +39,7 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_b') $$, 'a session');
 SELECT lives_ok($$ SELECT mnemo.append_message('tap_b', 'assistant', jsonb_build_array(pg_temp.nested_part(512)),
                                                id => 'tap_b_deep') $$,
                 'append_message: a part 512 levels deep is accepted');
-SELECT is((SELECT content FROM mnemo.get_parts('tap_b_deep')), pg_temp.nested_part(512),
+SELECT is((SELECT content FROM mnemo.get_parts('tap_b', 'tap_b_deep')), pg_temp.nested_part(512),
           'and reads back unchanged');
 SELECT throws_ok($$ SELECT mnemo.append_message('tap_b', 'assistant', jsonb_build_array(pg_temp.nested_part(513))) $$,
                  '22023', 'parts[0] nests deeper than 512 levels', 'append_message: 513 levels is 22023');
@@ -49,7 +49,7 @@ SELECT throws_ok($$ SELECT mnemo.append_messages('tap_b', jsonb_build_array(json
 SELECT lives_ok($$ SELECT mnemo.append_messages('tap_b', jsonb_build_array(jsonb_build_object(
                      'role', 'user', 'parts', jsonb_build_array(pg_temp.nested_part(512))))) $$,
                 'append_messages: 512 levels is accepted (the batch around the part does not count)');
-SELECT throws_ok($$ SELECT mnemo.append_part('tap_b_deep', pg_temp.nested_part(513)) $$,
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_b', 'tap_b_deep', pg_temp.nested_part(513)) $$,
                  '22023', 'part nests deeper than 512 levels', 'append_part: 513 levels is 22023');
 SELECT throws_ok($$ SELECT mnemo.append_message('tap_b', 'assistant', jsonb_build_array(pg_temp.nested_part(12000))) $$,
                  '22023', NULL, 'the issue''s tool input nested 12,000 deep is refused');
@@ -63,16 +63,16 @@ SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_b'), 2::b
 -- rendering: compact and capped
 --
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_r') $$, 'a session for rendering');
--- the issue's part, stored as 0.1.0 let it be (a restore of old data): the
--- guard and the functions stand aside under session_replication_role = replica
-SET LOCAL session_replication_role = replica;
-INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('tap_r', 1, 'tap_r1', 'assistant', 0);
-INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, tool_name, tool_call_id)
-    VALUES ('tap_r', 'tap_r1', 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c');
-INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at)
-    VALUES ('tap_r', 1, 'message', 'tap_r1', 1, 0);
+-- the issue's part, stored as 0.1.0 let it be (an upgraded database): written
+-- here directly, as the superuser
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, tenant)
+    SELECT 'tap_r', 1, 'tap_r1', 'assistant', 0, tenant FROM mnemo.sessions WHERE id = 'tap_r';
+INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, tool_name, tool_call_id, tenant)
+    SELECT 'tap_r', 'tap_r1', 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c', tenant
+      FROM mnemo.sessions WHERE id = 'tap_r';
+INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant)
+    SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant FROM mnemo.sessions WHERE id = 'tap_r';
 UPDATE mnemo.sessions SET last_seq = 1, last_position = 1 WHERE id = 'tap_r';
-RESET session_replication_role;
 SELECT cmp_ok((SELECT length(content) FROM mnemo.build_context('tap_r', 1000000)), '<', 25000,
               'a 24 KB tool input nested 12,000 deep renders to under 25 KB (was 576 MB)');
 SELECT is((SELECT content FROM mnemo.build_context('tap_r', 1000000)),
@@ -90,7 +90,7 @@ SELECT is((SELECT content FROM mnemo.build_context('tap_r', 1000000) WHERE item_
 SELECT is((SELECT token_estimate FROM mnemo.message_parts WHERE id = 'tap_r2_p'),
           mnemo.estimate_tokens((SELECT content FROM mnemo.build_context('tap_r', 1000000) WHERE item_id = 'tap_r2')),
           'its token estimate is the capped rendering''s');
-SELECT is((SELECT content->>'output' FROM mnemo.get_parts('tap_r2')), repeat('é', 100000),
+SELECT is((SELECT content->>'output' FROM mnemo.get_parts('tap_r', 'tap_r2')), repeat('é', 100000),
           'get_parts returns the whole output');
 
 --
@@ -140,7 +140,7 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_x');
                                 ARRAY[CASE WHEN k = 2 THEN 'l1' ELSE 'c' || (k - 1) END, 'l' || k], 'condensed')
       FROM generate_series(2, 1000) k ORDER BY k $$,
     'c_k condenses c_(k-1) and a leaf over m_k, 1,000 levels deep');
-SELECT results_eq($$ SELECT depth, summary_id, item_type, item_id FROM mnemo.expand_summary('c1000', true) $$,
+SELECT results_eq($$ SELECT depth, summary_id, item_type, item_id FROM mnemo.expand_summary('tap_x', 'c1000', true) $$,
     $$ SELECT depth, summary_id, item_type, item_id FROM (
          SELECT 1 AS grp, 1000 - k AS ord, 1000 - k + 1 AS depth, 'c' || k AS summary_id, 'summary' AS item_type,
                 CASE WHEN k = 2 THEN 'l1' ELSE 'c' || (k - 1) END AS item_id
@@ -150,9 +150,9 @@ SELECT results_eq($$ SELECT depth, summary_id, item_type, item_id FROM mnemo.exp
          UNION ALL SELECT 3, 2 * (k - 2) + 1, 1000 - k + 2, 'l' || k, 'message', 'm' || k FROM generate_series(2, 1000) k
        ) e ORDER BY grp, ord $$,
     'recursive expansion: every item of the 1,000 levels, depth first, in order');
-SELECT results_eq($$ SELECT seq, role, parts->0->>'text' FROM mnemo.expand_summary('c1000', true) WHERE item_id = 'm500' $$,
+SELECT results_eq($$ SELECT seq, role, parts->0->>'text' FROM mnemo.expand_summary('tap_x', 'c1000', true) WHERE item_id = 'm500' $$,
                   $$ VALUES (500::bigint, 'user', 'text 500') $$, 'with each message''s seq, role and parts');
-SELECT results_eq($$ SELECT depth, summary_id, item_id FROM mnemo.expand_summary('c1000') $$,
+SELECT results_eq($$ SELECT depth, summary_id, item_id FROM mnemo.expand_summary('tap_x', 'c1000') $$,
                   $$ VALUES (1, 'c1000', 'c999'), (1, 'c1000', 'l1000') $$, 'without recursive: the node''s own items');
 
 SELECT * FROM finish();

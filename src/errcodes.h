@@ -2,7 +2,7 @@
  * errcodes.h
  *		mnemo's own SQLSTATEs, class MN.
  *
- * One code per condition a client must branch on.  The README's Errors table
+ * One code per condition a client must branch on.  doc/errors.md's SQLSTATE table
  * and the client's error enum mirror this list one-to-one.
  */
 #ifndef MNEMO_ERRCODES_H

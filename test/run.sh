@@ -15,6 +15,11 @@
 #      pgTAP        pg_prove over test/pgtap/*.sql, each file in a fresh
 #                   database with pgtap and mnemo; one count per assertion
 #      client       test/client/run.sh DIR, if it exists (hook below)
+#      examples     test/examples.sh DIR: examples/*.c built against an
+#                   install of libmnemo and run; the README's copies of them
+#      docs         test/docs.sh: the man page (renders, installed where man
+#                   finds it, names every command and option) and the
+#                   references (every SQL and C function documented)
 #      concurrency  test/concurrency.sh DIR
 #      crash        test/crash.sh DIR (crashes and restarts the cluster)
 #      backup       test/backup.sh DIR
@@ -31,8 +36,8 @@
 #
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
-# build): regress, pgtap, client, concurrency, crash, backup, providers,
-# fuzz, bench.
+# build): regress, pgtap, client, examples, docs, concurrency, crash,
+# backup, providers, fuzz, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -312,6 +317,8 @@ main() {
 	if wanted regress; then regress; fi
 	if wanted pgtap; then pgtap; fi
 	if wanted client; then client; fi
+	if wanted examples; then shell_test examples; fi
+	if wanted docs; then shell_test docs; fi
 	if wanted concurrency; then shell_test concurrency; fi
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi

@@ -14,7 +14,7 @@ const cli_command cli_export = {
 	"Usage: mnemo export SESSION > FILE.jsonl\n"
 	"\n"
 	"Write every message of the session, with its parts and their status, to\n"
-	"stdout in mnemo's JSONL format (one message a line; see the README), which\n"
+	"stdout in mnemo's JSONL format (one message a line; see mnemo(1)), which\n"
 	"'mnemo import' reads back.  The ids of messages and parts are kept; the\n"
 	"session's id and the creation times are not.\n"
 	"\n"

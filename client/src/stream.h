@@ -26,7 +26,7 @@
  * NUL-terminated and also has a length (provider text may hold U+0000,
  * which JSON allows as \u0000); pointers in a delta are good only until the
  * callback returns.  Text is valid UTF-8: the SSE layer replaces invalid
- * bytes with U+FFFD as the WHATWG decoder does.  README.md ("Streaming")
+ * bytes with U+FFFD as the WHATWG decoder does.  doc/wire-formats.md
  * describes what is accepted from the wire.
  */
 #ifndef MNEMO_STREAM_H

@@ -17,9 +17,9 @@
 #    with the extension created (PGDATABASE), MNEMO_TEST_CLUSTER_DIR=DIR
 #    exported so that a test may stop and start the cluster
 #    (bash test/cluster.sh stop|start DIR);
-# 4. check the shared library's exports and soname, `make install` into a
-#    temporary prefix, and build and run the C example of
-#    README.md ("A first program") against that install through pkg-config.
+# 4. check the shared library's exports and soname and `make install` into a
+#    temporary prefix (test/examples.sh builds and runs examples/ against
+#    such an install).
 #
 # MNEMO_CLIENT_ONLY="t_store cli" runs only the named tests (the checks of
 # steps 1, 2 and 4 always run).
@@ -267,7 +267,6 @@ else
 fi
 
 prefix=$work/prefix
-installed=1
 if make -C client install PREFIX="$prefix" >"$work/install.log" 2>&1; then
 	missing=()
 	for f in include/mnemo.h lib/libmnemo.a "lib/libmnemo.so.$version" "lib/libmnemo.so.$major" \
@@ -279,41 +278,13 @@ if make -C client install PREFIX="$prefix" >"$work/install.log" 2>&1; then
 	if [ ${#missing[@]} -eq 0 ] && [ "$pcversion" = "$version" ]; then
 		ok "make -C client install PREFIX=... installs the header, libraries, mnemo.pc ($pcversion) and mnemo"
 	else
-		installed=
 		not_ok "make install: missing ${missing[*]:-nothing}; pkg-config --modversion mnemo: $pcversion"
 	fi
 else
-	installed=
 	not_ok "make -C client install PREFIX=$prefix"
 	tail -n 20 "$work/install.log" | comment
 fi
 # the install is for the check above; leave client/mnemo.pc with the default prefix
 make -s -C client mnemo.pc >/dev/null 2>&1 || true
-
-doc=README.md
-if [ ! -f "$doc" ]; then
-	not_ok "the C example of $doc: the file is missing"
-elif [ -z "$installed" ]; then
-	not_ok "the C example of $doc: no install to build it against"
-else
-	sed -n '/<!-- example:begin -->/,/<!-- example:end -->/p' "$doc" |
-		sed -e '/<!-- example:/d' -e '/^```/d' >"$work/example.c"
-	if [ ! -s "$work/example.c" ]; then
-		not_ok "the C example of $doc: nothing between <!-- example:begin --> and <!-- example:end -->"
-	elif ! (cd "$work" && PKG_CONFIG_PATH=$prefix/lib/pkgconfig \
-		sh -c 'cc -std=c11 -Wall -Wextra -Werror example.c $(pkg-config --cflags --libs mnemo) -o example') \
-		>"$work/example.cc.log" 2>&1; then
-		not_ok "the C example of $doc compiles with \$(pkg-config --cflags --libs mnemo)"
-		head -n 40 "$work/example.cc.log" | comment
-	elif ! fresh_db example; then
-		not_ok "the C example: could not create its database"
-	elif PGDATABASE=example LD_LIBRARY_PATH=$prefix/lib "$work/example" >"$work/example.out" 2>&1; then
-		ok "the C example of $doc compiles with pkg-config against the install and runs"
-		head -n 20 "$work/example.out" | comment
-	else
-		not_ok "the C example of $doc runs (exit status $?)"
-		head -n 40 "$work/example.out" | comment
-	fi
-fi
 
 finish

@@ -1,6 +1,6 @@
 /*
  * provider-server: a scripted local stand-in for the OpenAI and Anthropic
- * streaming APIs (see ps.h for the files, README.md ("The local provider server") for
+ * streaming APIs (see ps.h for the files, doc/wire-formats.md ("Scripts") for
  * the script format).
  *
  *   provider-server --script FILE [--port N] [--port-file FILE] [--log FILE]

@@ -7,7 +7,7 @@
  * every reply, so a reply can still override them.  Tokens are bare words,
  * JSON string literals ("a\"b\n") or key=value pairs whose value is a bare
  * word or a JSON string literal.  `#` outside a string starts a comment.
- * The format is documented with examples in README.md ("The local provider server").
+ * The format is documented with examples in doc/wire-formats.md ("The local provider server").
  *
  * Everything is checked here, at load time, so that a typo in a test's
  * script fails the test at once with file:line instead of producing a

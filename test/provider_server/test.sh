@@ -172,17 +172,17 @@ for s in "$here"/scripts/*.script; do
 	fi
 done
 
-# The example script in the README's "The local provider server" loads too.
-doc="$here/../../README.md"
+# The example script in doc/wire-formats.md ("Scripts") loads too.
+doc="$here/../../doc/wire-formats.md"
 awk '/^```/ { if (inb) { inb = 0 } else { inb = 1; first = 1 }; next }
 	inb && first { first = 0; keep = ($0 == "# a provider-server script (test.sh loads this example)") }
 	inb && keep { print }' "$doc" >"$tmp/doc.script"
 if [ ! -s "$tmp/doc.script" ]; then
-	not_ok "the example script in README.md is there (a fence opening with its marker line)"
+	not_ok "the example script in doc/wire-formats.md is there (a fence opening with its marker line)"
 elif out=$("$bin" --script "$tmp/doc.script" --check 2>&1); then
-	ok "the example script in README.md loads ($out)"
+	ok "the example script in doc/wire-formats.md loads ($out)"
 else
-	not_ok "the example script in README.md loads"
+	not_ok "the example script in doc/wire-formats.md loads"
 	echo "$out" | diag
 fi
 

@@ -188,9 +188,13 @@ open_session(mnemo_store *st, const char *id, const char *provider, const char *
 		if (system != NULL && strcmp(system, (*s)->system_prompt) != 0)
 			fputs("mnemo chat: --system ignored: a session keeps the system prompt it was created with\n",
 				  stderr);
-		fprintf(stderr, "session %s resumed: %" PRId64 " messages, provider %s, model %s\n",
-				(*s)->id, (*s)->last_seq, *(*s)->provider_id ? (*s)->provider_id : "-",
-				*(*s)->model_id ? (*s)->model_id : "-");
+		fputs("session ", stderr);
+		cli_put_line(stderr, (*s)->id);
+		fprintf(stderr, " resumed: %" PRId64 " messages, provider ", (*s)->last_seq);
+		cli_put_line(stderr, *(*s)->provider_id ? (*s)->provider_id : "-");
+		fputs(", model ", stderr);
+		cli_put_line(stderr, *(*s)->model_id ? (*s)->model_id : "-");
+		fputc('\n', stderr);
 		return CLI_OK;
 	}
 	spec.provider_id = provider;

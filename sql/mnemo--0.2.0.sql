@@ -173,6 +173,34 @@ CREATE TABLE mnemo.tenants (
 );
 COMMENT ON TABLE mnemo.tenants IS 'each tenant''s NOTIFY channel: "mnemo_" and 128 random bits, made on first use; a tenant reads only its own row';
 
+/*
+ * Integrity the functions check and the table keeps for every other writer
+ * (a restore, a superuser): finite non-negative cost, non-negative counts and
+ * times, metadata and state objects.  The functions refuse such values first
+ * with 22023; these CHECKs (23514) are the backstop.  See doc/limits.md.
+ */
+ALTER TABLE mnemo.sessions
+    ADD CONSTRAINT sessions_times_check CHECK (created_at >= 0 AND updated_at >= 0),
+    ADD CONSTRAINT sessions_metadata_check CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object'),
+    ADD CONSTRAINT sessions_state_check CHECK (jsonb_typeof(state) = 'object'),
+    ADD CONSTRAINT sessions_counters_check CHECK (last_seq >= 0 AND last_position >= 0);
+ALTER TABLE mnemo.messages
+    ADD CONSTRAINT messages_cost_check CHECK (cost >= 0 AND cost < 'Infinity'::double precision),
+    ADD CONSTRAINT messages_tokens_check CHECK (tokens_input >= 0 AND tokens_output >= 0
+        AND tokens_cache_read >= 0 AND tokens_cache_write >= 0 AND tokens_reasoning >= 0),
+    ADD CONSTRAINT messages_created_at_check CHECK (created_at >= 0);
+ALTER TABLE mnemo.message_parts
+    ADD CONSTRAINT message_parts_times_check CHECK (compacted_at >= 0 AND started_at >= 0
+        AND completed_at >= 0),
+    ADD CONSTRAINT message_parts_token_estimate_check CHECK (token_estimate >= 0);
+ALTER TABLE mnemo.context_items
+    ADD CONSTRAINT context_items_created_at_check CHECK (created_at >= 0);
+ALTER TABLE mnemo.summary_nodes
+    ADD CONSTRAINT summary_nodes_counts_check CHECK (token_count >= 0 AND created_at >= 0
+        AND seq_start <= seq_end);
+ALTER TABLE mnemo.file_references
+    ADD CONSTRAINT file_references_counts_check CHECK (token_count >= 0 AND created_at >= 0);
+
 -- search_history: full-text search over every part ever appended.  The
 -- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
 -- The first 100,000 characters of a part are indexed, without runs of 255 or

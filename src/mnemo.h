@@ -97,6 +97,7 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
+extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids,
@@ -135,7 +136,20 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 							 int64 max);
 extern void MnemoCheckToolState(const char *state, const char *where);
 
-/* render.c: the one textual rendering of a part, for estimates and context */
+/*
+ * How deep a part (or session metadata) may nest: the part object is level
+ * 1, a scalar in it level 2 (json-c's count); the client checks the same
+ * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.
+ */
+#define MNEMO_MAX_JSON_DEPTH 512
+extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
+
+/*
+ * render.c: the one textual rendering of a part, for estimates and context.
+ * A tool's input, output or error renders at most MNEMO_RENDER_VALUE_MAX
+ * bytes of itself, then a marker of what was cut.
+ */
+#define MNEMO_RENDER_VALUE_MAX 65536
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);
 

@@ -37,28 +37,8 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "context.h"
 
-typedef struct ContextEntry
-{
-	int64		position;
-	char	   *item_type;
-	char	   *item_id;
-	char	   *role;
-	char	   *content;
-	int			content_len;
-	int32		tokens;
-	bool		is_summary;
-	bool		included;
-} ContextEntry;
-
-typedef struct ContextTotals
-{
-	int64		summary_tokens;
-	int32		included_items;
-	int64		included_tokens;
-	int32		omitted_items;
-	int64		omitted_tokens;
-} ContextTotals;
 
 /*
  * Receives the statement's rows one at a time and folds them into entries:
@@ -229,7 +209,7 @@ ContextDestroy(DestReceiver *self)
  * budget.  Entries and totals are allocated in callcxt.  MN001 if the session
  * does not exist; 22004/22023 for a NULL or negative budget.
  */
-static ContextEntry *
+ContextEntry *
 AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 				ContextTotals *totals)
 {

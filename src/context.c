@@ -47,36 +47,11 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "context.h"
 
 /* see the header comment: one item's rendering, all renderings held */
 #define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
 #define CONTEXT_HELD_MAX (256 * 1024 * 1024)
-
-typedef struct ContextEntry
-{
-	int64		position;
-	char	   *item_type;
-	char	   *item_id;
-	char	   *role;
-	char	   *content;
-	int			content_off;	/* in the receiver's contents */
-	int			content_len;
-	int64		chars;			/* of an oversize rendering, not kept */
-	int32		tokens;
-	bool		is_summary;
-	bool		included;
-	bool		oversize;		/* over CONTEXT_ITEM_MAX: never included */
-	bool		let_go;			/* content dropped: cannot be included */
-} ContextEntry;
-
-typedef struct ContextTotals
-{
-	int64		summary_tokens;
-	int32		included_items;
-	int64		included_tokens;
-	int32		omitted_items;
-	int64		omitted_tokens;
-} ContextTotals;
 
 /*
  * Receives the statement's rows one at a time and folds them into entries:
@@ -317,7 +292,7 @@ ContextDestroy(DestReceiver *self)
  * budget.  Entries and totals are allocated in callcxt.  MN001 if the session
  * does not exist; 22004/22023 for a NULL or negative budget.
  */
-static ContextEntry *
+ContextEntry *
 AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 				ContextTotals *totals)
 {

@@ -103,6 +103,17 @@ else
 	not_ok "the provider test server builds (make -C test/provider_server)"
 	tail -n 20 "$work/provider-server.log" | comment
 fi
+# make demo's agent is built only by make demo: build it here too, so that an
+# API change cannot leave the demo behind
+# shellcheck disable=SC2046 # flag lists
+if cc -std=c11 -O0 -Wall -Wextra -Werror -Iclient/include -I"$(pg_config --includedir)" \
+	-o "$work/demo-agent" test/demo/agent.c client/libmnemo.a -L"$(pg_config --libdir)" -lpq \
+	$(pkg-config --cflags --libs json-c libcurl) >"$work/demo-agent.log" 2>&1; then
+	ok "make demo's agent (test/demo/agent.c) builds against the library"
+else
+	not_ok "make demo's agent (test/demo/agent.c) builds against the library"
+	tail -n 20 "$work/demo-agent.log" | comment
+fi
 
 # ---- 2. the sanitizers catch what they must -----------------------------
 

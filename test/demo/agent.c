@@ -238,12 +238,12 @@ cmd_run(mnemo_store *st, const char *sent_file)
 				char	   *out;
 
 				record(sent, "tool", "", c->name, c->input);
-				if (mnemo_session_tool_start(st, c->part_id) != MNEMO_OK)
+				if (mnemo_session_tool_start(st, sid, c->part_id) != MNEMO_OK)
 					die(st, "starting the tool");
 				out = run_tool(c->name, c->input, &is_error);
 				printf("tool>      %s %s: %s%zu bytes\n", c->name, c->input,
 					   is_error ? "error, " : "", strlen(out));
-				if (mnemo_session_tool_result(st, c->part_id, out, is_error) != MNEMO_OK)
+				if (mnemo_session_tool_result(st, sid, c->part_id, out, is_error) != MNEMO_OK)
 					die(st, "recording the tool's result");
 				record(sent, "tool_output", out, NULL, NULL);
 				free(out);

@@ -94,10 +94,8 @@ SELECT is((SELECT content->>'output' FROM mnemo.get_parts('tap_r', 'tap_r2')), r
           'get_parts returns the whole output');
 
 --
--- a huge item is left out, not fatal (a part over 16 MB needs
--- mnemo.max_part_bytes raised, which a superuser may do)
+-- a huge item is left out, not fatal
 --
-SET LOCAL mnemo.max_part_bytes = '32MB';
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_h');
                    SELECT mnemo.append_message('tap_h', 'user', '[{"type": "text", "text": "first"}]', id => 'tap_h1');
                    SELECT mnemo.append_message('tap_h', 'user',

@@ -322,7 +322,7 @@ main(int argc, char **argv)
 		CURL	   *curl = curl_easy_init();
 		struct curl_slist *headers = NULL;
 		char		url[160];
-		mnemo_turn_options opts = {0};
+		mnemo_turn_options opts = MNEMO_TURN_OPTIONS_INIT;
 		double	   *t_curl = calloc(calls, sizeof(double)),
 				   *t_send = calloc(calls, sizeof(double)),
 				   *t_floor = calloc(calls, sizeof(double));

@@ -74,7 +74,7 @@ typedef struct chat_state
 
 /*
  * Ctrl-C: a thread waits for SIGINT (blocked everywhere else) so that it
- * may call mnemo_store_cancel(), which is not async-signal-safe but is
+ * may call mnemo_turn_cancel(), which is not async-signal-safe but is
  * the one call allowed from another thread while a turn runs.
  */
 static mnemo_store *chat_store;
@@ -91,7 +91,7 @@ sigint_thread(void *arg)
 		if (sigwait(set, &sig) != 0)
 			continue;
 		if (atomic_load(&in_turn))
-			mnemo_store_cancel(chat_store);
+			mnemo_turn_cancel(chat_store);
 		else
 		{
 			/* at the prompt: every turn is committed already */
@@ -173,7 +173,7 @@ static int
 open_session(mnemo_store *st, const char *id, const char *provider, const char *model,
 			 const char *system, mnemo_session **s)
 {
-	mnemo_new_session spec = {0};
+	mnemo_new_session spec = MNEMO_NEW_SESSION_INIT;
 
 	if (id != NULL)
 	{
@@ -291,7 +291,7 @@ run(const char *db, int argc, char **argv)
 		{"model", &model, NULL}, {"system", &system, NULL},
 		{"base-url", &base_url, NULL}, {"context-limit", &limit_text, NULL}
 	};
-	mnemo_turn_options to = {0};
+	mnemo_turn_options to = MNEMO_TURN_OPTIONS_INIT;
 	mnemo_session *s = NULL;
 	mnemo_store *st;
 	static sigset_t set;		/* the thread's, for as long as it lives */

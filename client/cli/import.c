@@ -154,7 +154,7 @@ run(const char *db, int argc, char **argv)
 		{"session", &session_id, NULL}, {"new-ids", NULL, &new_ids}, {"quiet", NULL, &quiet}
 	};
 	const char *pos[1];
-	mnemo_import_options io = {0};
+	mnemo_import_options io = MNEMO_IMPORT_OPTIONS_INIT;
 	import_state is = {0};
 	char		sid[MNEMO_ID_MAX + 1];
 	int64_t		imported = 0;

@@ -31,7 +31,7 @@ run(const char *db, int argc, char **argv)
 	bool		all = false;
 	const char *limit_text = NULL;
 	cli_option	opts[] = {{"all", NULL, &all}, {"limit", &limit_text, NULL}};
-	mnemo_session_filter filter = {0};
+	mnemo_session_filter filter = MNEMO_SESSION_FILTER_INIT;
 	mnemo_sessions *list = NULL;
 	mnemo_store *st;
 	int64_t		limit = 100;

@@ -233,7 +233,7 @@ for src in test/client/t_*.c; do
 	name=$(basename "$src" .c)
 	wanted "$name" || continue
 	# shellcheck disable=SC2086,SC2046 # flag lists
-	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Itest/client -I"$PQ_INCLUDEDIR" \
+	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Iclient/src -Itest/client -I"$PQ_INCLUDEDIR" \
 		-o "$work/$name" "$src" "$asan_lib" -L"$PQ_LIBDIR" -lpq \
 		$(pkg-config --libs json-c libcurl) -pthread >"$work/$name.cc.log" 2>&1; then
 		not_ok "$name: compiles against libmnemo"

@@ -1,7 +1,7 @@
 /*
  * t_anthropic_stream.c
- *		The Anthropic Messages stream decoder (client/src/anthropic_stream.c
- *		over client/src/sse.c), the request body and the HTTP error bodies.
+ *		The Anthropic Messages stream decoder (client/src/stream/anthropic_stream.c
+ *		over client/src/stream/sse.c), the request body and the HTTP error bodies.
  *
  * No database.  Every recorded stream of shared/PROVIDERS.md and
  * shared/reference/provider-streaming.md, and crafted streams for what the

@@ -1,6 +1,6 @@
 /*
  * t_batch.c
- *		mn_exec_batch() (client/src/stmt.c), the pipeline a chat turn's
+ *		mn_exec_batch() (client/src/core/stmt.c), the pipeline a chat turn's
  *		statements go through: one round trip, each sync point ending a
  *		transaction, a failure rolling back its own transaction and no
  *		other, session-level effects kept, an open transaction ended, the
@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "../../client/src/internal.h"
+#include "../../client/src/store/store.h"
 #include "tap.h"
 #include "helpers.h"
 

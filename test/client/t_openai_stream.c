@@ -1,7 +1,7 @@
 /*
  * t_openai_stream.c
- *		The OpenAI Chat Completions stream decoder (client/src/openai_stream.c
- *		over client/src/sse.c), the request body and the HTTP error bodies.
+ *		The OpenAI Chat Completions stream decoder (client/src/stream/openai_stream.c
+ *		over client/src/stream/sse.c), the request body and the HTTP error bodies.
  *
  * No database.  Every recorded stream of shared/PROVIDERS.md and
  * shared/reference/provider-streaming.md, and one crafted stream per

@@ -921,7 +921,7 @@ cancel_thread(void *arg)
 	while (atomic_load(&k->c->deltas) < 1 && now_ms() < until)
 		sleep_ms(10);
 	sleep_ms(200);
-	mnemo_store_cancel(k->st);
+	mnemo_turn_cancel(k->st);
 	return NULL;
 }
 

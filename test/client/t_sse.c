@@ -1,6 +1,6 @@
 /*
  * t_sse.c
- *		The server-sent events parser (client/src/sse.c) against the WHATWG
+ *		The server-sent events parser (client/src/stream/sse.c) against the WHATWG
  *		event-stream rules, in every chunking.
  *
  * No database: the parser is pure.  Each case is a byte stream and the

@@ -190,9 +190,9 @@ cmd_run(mnemo_store *st, const char *sent_file)
 {
 	const char *provider = getenv("OPENAI_API_KEY") && *getenv("OPENAI_API_KEY") ? "openai" : "anthropic";
 	const char *model = getenv("MNEMO_DEMO_MODEL");
-	mnemo_new_session spec = {0};
+	mnemo_new_session spec = MNEMO_NEW_SESSION_INIT;
 	mnemo_session *s = NULL;
-	mnemo_turn_options opts = {0};
+	mnemo_turn_options opts = MNEMO_TURN_OPTIONS_INIT;
 	struct json_object *sent = json_object_new_array();
 	char		sid[MNEMO_ID_MAX + 1];
 
@@ -288,7 +288,7 @@ cmd_compact(mnemo_store *st, const char *sid)
 	mnemo_prune_options po = MNEMO_PRUNE_OPTIONS_INIT;
 	mnemo_context_items *items = NULL;
 	mnemo_messages *msgs = NULL;
-	mnemo_new_summary sum = {0};
+	mnemo_new_summary sum = MNEMO_NEW_SUMMARY_INIT;
 	const char **ids;
 	size_t		n = 0,
 				last_user = 0;

@@ -73,8 +73,9 @@ fi
 
 # ---- each target ------------------------------------------------------------
 
-srcs="client/src/sse.c client/src/stream.c client/src/openai_stream.c client/src/anthropic_stream.c client/src/text_chunk.c
-	client/src/jsonl_text.c"
+srcs="client/src/stream/sse.c client/src/stream/stream.c client/src/stream/openai_stream.c
+	client/src/stream/anthropic_stream.c client/src/stream/text_chunk.c client/src/stream/names.c client/src/core/buf.c
+	client/src/core/json.c client/src/core/text.c"
 for t in $targets; do
 	bin=$work/$t
 	corpus=test/fuzz/corpus/$t

@@ -22,7 +22,7 @@
 
 #include <json-c/json.h>
 
-#include "../../client/src/stream.h"
+#include "../../client/src/stream/stream.h"
 
 #define MAYBE_UNUSED __attribute__((unused))
 

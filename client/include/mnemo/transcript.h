@@ -1,0 +1,62 @@
+/*
+ * mnemo/transcript.h
+ *		JSONL export and import (mnemo and Claude Code transcripts).
+ *
+ * A part of the public API: include <mnemo.h>, which includes every part
+ * (the conventions of every call are at its head).
+ */
+#ifndef MNEMO_API_TRANSCRIPT_H
+#define MNEMO_API_TRANSCRIPT_H
+
+#include "store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * JSONL transcripts
+ *
+ * The export format is mnemo's take on mantis JSONL: one message a line,
+ * a JSON object with the message's fields and its parts, keys in a fixed
+ * order, so that export(import(export(s))) == export(s) byte for byte.
+ * Import also reads Claude Code session logs (one record a line, linked by
+ * uuid) and detects the format from the first record.
+ * ------------------------------------------------------------------------ */
+
+/* Write every message of the session, with parts, to out.  Errors:
+ * INVALID_ARGUMENT (session_id or out NULL), SESSION_NOT_FOUND, IO (a write
+ * failed). */
+MNEMO_API int mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out);
+
+typedef struct mnemo_import_options
+{
+	const char *session_id;		/* NULL: the transcript's own, else a new id */
+	/* called after each batch: bytes read so far of total (0 if unknown) */
+	void		(*progress) (uint64_t done, uint64_t total, void *arg);
+	void	   *progress_arg;	/* passed to both callbacks */
+	/* mnemo exports: leave out the file's message and part ids and let the
+	 * server make new ones, to copy a session within one database */
+	bool		new_ids;
+	/* called for each record left out (Claude Code's progress, system, ...
+	 * lines; blocks of unknown types): its line number and kind */
+	void		(*skipped) (int64_t line, const char *kind, void *arg);
+} mnemo_import_options;
+
+/* Initialises import options: the transcript's own id, no callbacks. */
+#define MNEMO_IMPORT_OPTIONS_INIT { 0 }
+
+/*
+ * Read a transcript from in and append it to a new session, in batches, all
+ * in one transaction: an error leaves nothing behind.  session_id_out (may
+ * be NULL) gets the session's id, *imported (may be NULL) the message count.
+ * Errors: FORMAT (with the line number in the message), DUPLICATE_ID, IO.
+ */
+MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
+								 char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* MNEMO_API_TRANSCRIPT_H */

@@ -1,0 +1,44 @@
+/*
+ * mnemo/version.h
+ *		The library's version, the one place it is written: the soname
+ *		(libmnemo.so.MAJOR), the file name and mnemo.pc are scraped from it
+ *		by client/Makefile, and mnemo_store_open checks the server's
+ *		extension against MAJOR.MINOR.
+ *
+ * The ABI: MNEMO_VERSION_MAJOR is the soname, so it changes whenever a
+ * program built against the previous version could break: a function
+ * removed or changed, or a public struct that changes size or layout.  A
+ * renamed function keeps its old name exported as a deprecated alias until
+ * the next major.  Option and spec structs only ever gain fields at the end
+ * (a new major), and a field's zero value, or its _INIT macro's value, keeps
+ * the old behaviour: code that initialises with the _INIT macro compiles
+ * and behaves the same against the next version.
+ */
+#ifndef MNEMO_API_VERSION_H
+#define MNEMO_API_VERSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define MNEMO_VERSION_MAJOR 0
+#define MNEMO_VERSION_MINOR 2
+#define MNEMO_VERSION_PATCH 0
+
+#if defined(MNEMO_BUILDING_LIBRARY) && defined(__GNUC__)
+#define MNEMO_API __attribute__((visibility("default")))
+#else
+#define MNEMO_API
+#endif
+
+/* The longest id the extension accepts, in bytes (without the NUL). */
+#define MNEMO_ID_MAX 256
+
+#if defined(__GNUC__)
+#define MNEMO_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define MNEMO_DEPRECATED(msg)
+#endif
+
+#endif							/* MNEMO_API_VERSION_H */

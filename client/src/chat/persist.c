@@ -1,0 +1,218 @@
+/*
+ * persist.c
+ *		The stream of a turn into the log: text and reasoning deltas into
+ *		parts, appended as each completes, tool calls into pending tool
+ *		parts, every delta to the caller's on_part as it arrives.
+ *
+ * The assistant row exists before the provider is called (send.c), so what
+ * streamed is kept whatever ends the stream.  The last part is not
+ * appended alone: it goes into the turn's last batch with the usage.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "chat/chat.h"
+
+
+int
+mn_turn_flush_part(turn_state *ts, mn_call *into)
+{
+	mnemo_new_part p = MNEMO_NEW_PART_INIT;
+	mn_call		now = {0};
+	mn_call    *call = into != NULL ? into : &now;
+	json_object *o = NULL;
+	int			rc;
+
+	if (!ts->open)
+		return MNEMO_OK;
+	ts->open = false;
+	if (ts->part.len == 0)
+		return MNEMO_OK;
+	if (ts->open_kind == MN_DELTA_REASONING && ts->signature != NULL)
+	{
+		/* the signature goes back to Anthropic with the thinking block */
+		o = json_object_new_object();
+		if (o == NULL ||
+			json_object_object_add(o, "type", json_object_new_string("reasoning")) != 0 ||
+			json_object_object_add(o, "text", json_object_new_string_len(ts->part.data, (int) ts->part.len)) != 0 ||
+			json_object_object_add(o, "signature", json_object_new_string(ts->signature)) != 0)
+		{
+			json_object_put(o);
+			return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+		}
+		p.content = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	}
+	p.type = ts->open_kind == MN_DELTA_REASONING ? "reasoning" : "text";
+	p.text = ts->part.data;
+	rc = mn_part_append_call(ts->st, ts->turn->message_id, &p, call);
+	json_object_put(o);
+	if (rc == MNEMO_OK && into == NULL)
+		rc = mn_call_run(ts->st, call);
+	mn_call_clear(&now);
+	mn_buf_reset(&ts->part);
+	free(ts->signature);
+	ts->signature = NULL;
+	return rc;
+}
+
+static int
+add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
+{
+	mnemo_turn *t = ts->turn;
+	mnemo_tool_call *c;
+	mnemo_new_part p = MNEMO_NEW_PART_INIT;
+	char		id[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	if ((rc = mnemo_new_id(ts->st, "part", id)) != MNEMO_OK)
+		return rc;
+	p.type = "tool";
+	p.id = id;
+	p.tool_name = d->name;
+	p.tool_call_id = d->id;
+	p.tool_state = "pending";
+	p.tool_input = input;
+	if ((rc = mnemo_part_append(ts->st, t->message_id, &p, NULL)) != MNEMO_OK)
+		return rc;
+	if (t->n_tool_calls == ts->cap_calls)
+	{
+		size_t		cap = ts->cap_calls ? ts->cap_calls * 2 : 4;
+		mnemo_tool_call *g = realloc(t->tool_calls, cap * sizeof(*g));
+
+		if (g == NULL)
+			return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+		t->tool_calls = g;
+		ts->cap_calls = cap;
+	}
+	c = &t->tool_calls[t->n_tool_calls];
+	memset(c, 0, sizeof(*c));
+	t->n_tool_calls++;
+	if ((c->part_id = strdup(id)) == NULL || (c->call_id = strdup(d->id)) == NULL ||
+		(c->name = strdup(d->name)) == NULL || (c->input = strdup(input)) == NULL)
+		return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+	if (ts->on_part != NULL)
+	{
+		mnemo_stream_part sp = {0};
+
+		sp.type = "tool";
+		sp.tool_call_id = d->id;
+		sp.tool_name = d->name;
+		sp.tool_input = input;
+		sp.part_id = id;
+		if (ts->on_part(ts->st, &sp, ts->arg) != 0)
+			return mn_fail(ts->st, MNEMO_ERR_CANCELLED, "the part callback stopped the turn");
+	}
+	return MNEMO_OK;
+}
+
+/*
+ * Append a text delta, each NUL byte as U+FFFD: PostgreSQL's text and jsonb
+ * cannot hold U+0000, and a C string would end at it with the rest of the
+ * reply lost.  on_part still gets the bytes as they came.
+ */
+static bool
+put_text(mn_buf *b, const char *s, size_t n)
+{
+	const char *nul;
+
+	while ((nul = memchr(s, '\0', n)) != NULL)
+	{
+		size_t		k = (size_t) (nul - s);
+
+		if (!mn_buf_put(b, s, k) || !mn_buf_put(b, "\xEF\xBF\xBD", 3))
+			return false;
+		s += k + 1;
+		n -= k + 1;
+	}
+	return mn_buf_put(b, s, n);
+}
+
+int
+mn_turn_on_delta(void *arg, const mn_delta *d)
+{
+	turn_state *ts = arg;
+	mn_delta_kind kind = d->kind == MN_DELTA_REFUSAL ? MN_DELTA_TEXT : d->kind;
+	int			rc;
+
+	switch (d->kind)
+	{
+		case MN_DELTA_TEXT:
+		case MN_DELTA_REFUSAL:
+		case MN_DELTA_REASONING:
+			if (ts->open && (ts->open_kind != kind || ts->open_block != d->block) &&
+				(rc = mn_turn_flush_part(ts, NULL)) != MNEMO_OK)
+				return rc;
+			if (!ts->open)
+			{
+				ts->open = true;
+				ts->open_kind = kind;
+				ts->open_block = d->block;
+			}
+			if (!put_text(&ts->part, d->text, d->len) ||
+				(kind == MN_DELTA_TEXT && !put_text(&ts->text, d->text, d->len)))
+				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+			if (ts->on_part != NULL)
+			{
+				mnemo_stream_part sp = {0};
+
+				sp.type = kind == MN_DELTA_TEXT ? "text" : "reasoning";
+				sp.delta = d->text;
+				sp.len = d->len;
+				if (ts->on_part(ts->st, &sp, ts->arg) != 0)
+					return mn_fail(ts->st, MNEMO_ERR_CANCELLED, "the part callback stopped the turn");
+			}
+			return MNEMO_OK;
+		case MN_DELTA_REASONING_SIGNATURE:
+			free(ts->signature);
+			if ((ts->signature = strndup(d->text, d->len)) == NULL)
+				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+			return MNEMO_OK;
+		case MN_DELTA_TOOL_START:
+			return mn_turn_flush_part(ts, NULL);
+		case MN_DELTA_TOOL_END:
+			if ((rc = mn_turn_flush_part(ts, NULL)) != MNEMO_OK)
+				return rc;
+			if (d->input_valid)
+				return add_tool_call(ts, d, d->text);
+			else
+			{
+				/* invalid JSON from the model is kept, as a JSON string, for
+				 * the caller to answer with an error result */
+				json_object *s = json_object_new_string_len(d->text, (int) d->len);
+
+				rc = s ? add_tool_call(ts, d, json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN))
+					: mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+				json_object_put(s);
+				return rc;
+			}
+		default:
+			return MNEMO_OK;
+	}
+}
+
+double
+mn_turn_cost(const mnemo_turn_options *o, const char *model, const mnemo_tokens *t)
+{
+	size_t		i;
+
+	for (i = 0; o->prices != NULL && i < o->n_prices; i++)
+		if (o->prices[i].model != NULL && strcmp(o->prices[i].model, model) == 0)
+			return ((double) t->input * o->prices[i].input +
+					(double) t->output * o->prices[i].output +
+					(double) t->cache_read * o->prices[i].cache_read +
+					(double) t->cache_write * o->prices[i].cache_write) / 1e6;
+	return 0;
+}
+
+void
+mn_turn_state_clear(turn_state *ts)
+{
+	mn_buf_free(&ts->part);
+	mn_buf_free(&ts->text);
+	free(ts->signature);
+	ts->signature = NULL;
+}

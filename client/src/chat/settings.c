@@ -1,0 +1,93 @@
+/*
+ * settings.c
+ *		A turn's settings: the provider, its endpoint and key, the model and
+ *		the context budget, from the turn's options, then the session, then
+ *		the environment (OPENAI_API_KEY, ANTHROPIC_API_KEY, *_BASE_URL),
+ *		then the seed's defaults.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "chat/chat.h"
+
+static const char *
+env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && *v != '\0' ? v : NULL;
+}
+
+int
+mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_session *s, turn_cfg *c)
+{
+	const char *name = o->provider;
+	const char *base;
+	const char *model;
+	size_t		n;
+	int			sys;
+
+	if (name == NULL && (strcmp(s->provider_id, "openai") == 0 ||
+						 strcmp(s->provider_id, "anthropic") == 0))
+		name = s->provider_id;
+	if (name == NULL)
+		name = env("OPENAI_API_KEY") ? "openai" : env("ANTHROPIC_API_KEY") ? "anthropic" : NULL;
+	if (name == NULL)
+		return mn_fail(st, MNEMO_ERR_NO_PROVIDER,
+					   "no provider: set one in the options or the session, or OPENAI_API_KEY or ANTHROPIC_API_KEY");
+	if (strcmp(name, "openai") == 0)
+	{
+		c->provider = MN_PROVIDER_OPENAI;
+		c->provider_name = "openai";
+		c->api_key = o->api_key ? o->api_key : env("OPENAI_API_KEY");
+		base = o->base_url ? o->base_url : env("OPENAI_BASE_URL");
+		if (base == NULL)
+			base = "https://api.openai.com/v1";
+	}
+	else if (strcmp(name, "anthropic") == 0)
+	{
+		c->provider = MN_PROVIDER_ANTHROPIC;
+		c->provider_name = "anthropic";
+		c->api_key = o->api_key ? o->api_key : env("ANTHROPIC_API_KEY");
+		base = o->base_url ? o->base_url : env("ANTHROPIC_BASE_URL");
+		if (base == NULL)
+			base = "https://api.anthropic.com";
+	}
+	else
+		return mn_fail(st, MNEMO_ERR_NO_PROVIDER, "unknown provider \"%s\" (openai or anthropic)", name);
+	if (c->api_key == NULL || *c->api_key == '\0')
+		return mn_fail(st, MNEMO_ERR_NO_PROVIDER, "no API key for %s: set %s or the options' api_key",
+					   c->provider_name,
+					   c->provider == MN_PROVIDER_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+	model = o->model ? o->model : s->model_id;
+	if (model == NULL || *model == '\0')
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "no model: set the options' model or the session's model_id");
+
+	n = strlen(base);
+	while (n > 0 && base[n - 1] == '/')
+		n--;
+	if ((c->url = malloc(n + 32)) == NULL || (c->model = strdup(model)) == NULL)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	memcpy(c->url, base, n);
+	strcpy(c->url + n, c->provider == MN_PROVIDER_OPENAI ? "/chat/completions" : "/v1/messages");
+
+	c->context_limit = o->context_limit > 0 ? o->context_limit : 128000;
+	c->max_output = o->max_output_tokens > 0 ? o->max_output_tokens : 4096;
+	c->compaction_budget = o->compaction_output_budget > 0 ? o->compaction_output_budget : 4000;
+	c->soft = o->soft_threshold > 0 ? o->soft_threshold : 0.6;
+	c->connect_ms = o->connect_timeout_ms > 0 ? o->connect_timeout_ms : 10000;
+	c->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 60000;
+	c->retries = o->max_retries > 0 ? o->max_retries : o->max_retries < 0 ? 0 : 3;
+	c->doom = o->doom_loop_threshold > 0 ? o->doom_loop_threshold : 3;
+	sys = mnemo_estimate_tokens(s->system_prompt);
+	/* the seed's budget: usable = limit - output - compaction; minus the
+	 * system prompt */
+	c->available = c->context_limit - c->max_output - c->compaction_budget - sys;
+	if (c->available <= 0)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "no room for context: context_limit %d - max_output_tokens %d - compaction_output_budget %d - system prompt %d tokens",
+					   c->context_limit, c->max_output, c->compaction_budget, sys);
+	return MNEMO_OK;
+}

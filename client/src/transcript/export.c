@@ -1,0 +1,251 @@
+/*
+ * export.c
+ *		mnemo_export_jsonl: a session as JSON Lines, one message a line.
+ *
+ * The line of a message is a JSON object with its keys in a fixed order:
+ *	"id", "role", "agent", "model_id", "provider_id", "run_id" (when set),
+ *	"is_summary" (when true), "tokens" {"input", "output", "cache_read",
+ *	"cache_write", "reasoning"} (when one is not 0), "cost" (when not 0),
+ *	"finish_reason" (when set), "parts".
+ * Each part is {"id", the members of its stored content in the server's
+ * order, "tool_state" (when set), "compacted_at", "started_at",
+ * "completed_at" (when set), "token_estimate"}.  The session's id and the
+ * created_at times are left out: an import makes its own.
+ *
+ * Nothing goes through json-c: the content members are pasted as the server
+ * printed them (jsonb: keys sorted, one canonical text per value, integers
+ * of any size kept), and the rest is written with the same separators and
+ * escapes, so the text of a line is a function of what is stored.  That is
+ * what makes export(import(export(s))) == export(s) hold byte for byte:
+ * an import stores the same values, the server prints them the same way.
+ * token_estimate is always written, because an import without it would
+ * have the server estimate it, which need not give the stored value.
+ *
+ * The messages are read through a cursor in a read-only transaction, a page
+ * at a time, so an export of any length runs in the memory of one page.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "transcript/transcript.h"
+
+/* Messages fetched at a time: the client holds one page, whatever the
+ * session's length. */
+#define EXPORT_PAGE 200
+#define EXPORT_PAGE_TEXT "200"
+
+/*
+ * A cursor over get_messages_with_parts: one statement, so one snapshot of
+ * the session (the server materialises it, spilling to disk past work_mem),
+ * read a page at a time.
+ */
+static const mn_stmt declare_stmt = {
+	"mnemo_export_declare",
+	"DECLARE mnemo_export NO SCROLL CURSOR FOR SELECT id, session_id, seq, role, "
+	"created_at, agent, model_id, provider_id, run_id, is_summary, tokens_input, "
+	"tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost, "
+	"finish_reason, parts FROM mnemo.get_messages_with_parts($1::text)",
+	1
+};
+
+static const mn_stmt fetch_stmt = {
+	"mnemo_export_fetch",
+	"FETCH " EXPORT_PAGE_TEXT " FROM mnemo_export",
+	0
+};
+
+/* A string member: ", " (unless first) "key": "value". */
+static void
+put_key(mn_buf *b, const char *key, bool first)
+{
+	if (!first)
+		mn_buf_put(b, ", ", 2);
+	mn_buf_put_jstr(b, key, strlen(key));
+	mn_buf_put(b, ": ", 2);
+}
+
+static void
+put_string(mn_buf *b, const char *key, const char *value)
+{
+	put_key(b, key, false);
+	mn_buf_put_jstr(b, value, strlen(value));
+}
+
+static void
+put_i64(mn_buf *b, const char *key, int64_t value)
+{
+	put_key(b, key, false);
+	mn_buf_put_i64(b, value);
+}
+
+/* The members of a content object's text, without braces or edge spaces. */
+static void
+content_members(const char *content, const char **start, size_t *len)
+{
+	const char *p = content;
+	const char *end;
+
+	while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+		p++;
+	if (*p != '{')
+	{
+		*start = p;
+		*len = 0;
+		return;
+	}
+	p++;
+	end = p + strlen(p);
+	while (end > p && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	if (end > p && end[-1] == '}')
+		end--;
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r'))
+		p++;
+	while (end > p && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\t' || end[-1] == '\r'))
+		end--;
+	*start = p;
+	*len = (size_t) (end - p);
+}
+
+static void
+put_part(mn_buf *b, const mnemo_part *part)
+{
+	const char *members;
+	size_t		len;
+
+	mn_buf_put(b, "{", 1);
+	put_key(b, "id", true);
+	mn_buf_put_jstr(b, part->id, strlen(part->id));
+	content_members(part->content != NULL ? part->content : "{}", &members, &len);
+	if (len > 0)
+	{
+		mn_buf_put(b, ", ", 2);
+		mn_buf_put(b, members, len);
+	}
+	if (part->tool_state != NULL)
+		put_string(b, "tool_state", part->tool_state);
+	if (part->compacted_at != 0)
+		put_i64(b, "compacted_at", part->compacted_at);
+	if (part->started_at != 0)
+		put_i64(b, "started_at", part->started_at);
+	if (part->completed_at != 0)
+		put_i64(b, "completed_at", part->completed_at);
+	put_i64(b, "token_estimate", part->token_estimate);
+	mn_buf_put(b, "}", 1);
+}
+
+/* The line of one message, with its newline, in b. */
+static void
+put_message(mn_buf *b, const mnemo_message *m)
+{
+	const mnemo_tokens *t = &m->tokens;
+
+	mn_buf_put(b, "{", 1);
+	put_key(b, "id", true);
+	mn_buf_put_jstr(b, m->id, strlen(m->id));
+	put_string(b, "role", m->role);
+	put_string(b, "agent", m->agent ? m->agent : "");
+	put_string(b, "model_id", m->model_id ? m->model_id : "");
+	put_string(b, "provider_id", m->provider_id ? m->provider_id : "");
+	if (m->run_id != NULL)
+		put_string(b, "run_id", m->run_id);
+	if (m->is_summary)
+	{
+		put_key(b, "is_summary", false);
+		mn_buf_puts(b, "true");
+	}
+	if (t->input || t->output || t->cache_read || t->cache_write || t->reasoning)
+	{
+		put_key(b, "tokens", false);
+		mn_buf_put(b, "{", 1);
+		put_key(b, "input", true);
+		mn_buf_put_i64(b, t->input);
+		put_i64(b, "output", t->output);
+		put_i64(b, "cache_read", t->cache_read);
+		put_i64(b, "cache_write", t->cache_write);
+		put_i64(b, "reasoning", t->reasoning);
+		mn_buf_put(b, "}", 1);
+	}
+	if (m->cost != 0)
+	{
+		put_key(b, "cost", false);
+		mn_buf_put_double(b, m->cost);
+	}
+	if (m->finish_reason != NULL)
+		put_string(b, "finish_reason", m->finish_reason);
+	put_key(b, "parts", false);
+	mn_buf_put(b, "[", 1);
+	for (size_t i = 0; i < m->n_parts; i++)
+	{
+		if (i > 0)
+			mn_buf_put(b, ", ", 2);
+		put_part(b, &m->parts[i]);
+	}
+	mn_buf_put(b, "]}\n", 3);
+}
+
+/* Write one line; false with IO set on the handle. */
+static bool
+write_line(mnemo_store *st, const mn_buf *line, FILE *out)
+{
+	errno = 0;
+	if (fwrite(line->data, 1, line->len, out) == line->len)
+		return true;
+	mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
+			errno ? strerror(errno) : "short write");
+	return false;
+}
+
+MNEMO_API int
+mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
+{
+	const char *params[1];
+	mn_buf		line = {0};
+	PGresult   *res;
+	int			rows;
+	int			rc;
+
+	if (st == NULL)
+		return MNEMO_ERR_INVALID_ARGUMENT;
+	mn_clear_error(st);
+	if (session_id == NULL || out == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and out are required");
+
+	if ((rc = mn_exec_command(st, "BEGIN READ ONLY")) != MNEMO_OK)
+		return rc;
+	params[0] = session_id;
+	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
+		return mn_rollback(st);
+	PQclear(res);
+	do
+	{
+		if ((res = mn_exec(st, &fetch_stmt, params)) == NULL)
+			break;
+		rows = PQntuples(res);
+		for (int i = 0; rc == MNEMO_OK && i < rows; i++)
+		{
+			mnemo_message m;
+
+			if ((rc = mn_message_from_row(st, res, i, &m)) != MNEMO_OK)
+				break;
+			mn_buf_reset(&line);
+			put_message(&line, &m);
+			mn_message_clear(&m);
+			if (line.oom)
+				rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			else if (!write_line(st, &line, out))
+				rc = MNEMO_ERR_IO;
+		}
+		PQclear(res);
+	} while (rc == MNEMO_OK && rows == EXPORT_PAGE);
+	mn_buf_free(&line);
+	if (res == NULL || rc != MNEMO_OK)
+		return mn_rollback(st);
+	if ((rc = mn_exec_command(st, "COMMIT")) != MNEMO_OK)
+		return rc;
+	errno = 0;
+	if (fflush(out) != 0 || ferror(out))
+		return mn_fail(st, MNEMO_ERR_IO, "writing the export failed: %s",
+					   errno ? strerror(errno) : "stream error");
+	return MNEMO_OK;
+}

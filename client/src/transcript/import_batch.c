@@ -1,0 +1,423 @@
+/*
+ * import_batch.c
+ *		What a reader builds and pushes to an import: messages and their
+ *		parts, sent in batches inside the import's one transaction.
+ *
+ * Pushed messages are sent in batches, each one append_messages statement,
+ * then their usage (update_message_tokens) and part status
+ * (update_part_status) are restored.  The transaction starts only when the
+ * first batch is ready (or at the end, for an empty transcript): by then
+ * the reader knows what the session is made of, and whether the
+ * transcript's own session id is still free was checked just before.
+ *
+ * Messages are appended by this file's own append_messages statement
+ * rather than mnemo_messages_append: the part contents are JSON text cut
+ * out of the input, sent as they are, where the public call would parse
+ * them again with json-c and change integers beyond 64 bits.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "transcript/transcript.h"
+
+/* A batch is sent when it holds this many messages or bytes. */
+#define BATCH_MESSAGES 256
+#define BATCH_BYTES (1024 * 1024)
+
+static const mn_stmt append_stmt = {
+	"mnemo_import_append",
+	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
+	2
+};
+
+/* ------------------------------------------------------------------------
+ * Building messages
+ * ------------------------------------------------------------------------ */
+
+bool
+mn_import_strdup(const char *s, char **dst)
+{
+	if (s == NULL)
+	{
+		*dst = NULL;
+		return true;
+	}
+	*dst = strdup(s);
+	return *dst != NULL;
+}
+
+mn_import_msg *
+mn_import_msg_new(mn_import *imp, int64_t line, const char *role)
+{
+	mn_import_msg *m = calloc(1, sizeof(*m));
+
+	if (m == NULL || !mn_import_strdup(role, &m->role))
+	{
+		free(m);
+		mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	m->line = line;
+	m->cost = -1;
+	return m;
+}
+
+void
+mn_import_msg_free(mn_import_msg *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t i = 0; i < m->n_parts; i++)
+	{
+		mn_buf_free(&m->parts[i].members);
+		free(m->parts[i].id);
+	}
+	free(m->parts);
+	free(m->role);
+	free(m->id);
+	free(m->agent);
+	free(m->model_id);
+	free(m->provider_id);
+	free(m->run_id);
+	free(m->finish_reason);
+	free(m);
+}
+
+mn_import_part *
+mn_import_part_new(mn_import *imp, mn_import_msg *m, const char *type)
+{
+	mn_import_part *p;
+
+	if (m->n_parts == m->cap_parts)
+	{
+		size_t		cap = m->cap_parts ? m->cap_parts * 2 : 4;
+		mn_import_part *grown = realloc(m->parts, cap * sizeof(*grown));
+
+		if (grown == NULL)
+		{
+			mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+			return NULL;
+		}
+		m->parts = grown;
+		m->cap_parts = cap;
+	}
+	p = &m->parts[m->n_parts++];
+	memset(p, 0, sizeof(*p));
+	if (type != NULL)
+		mn_part_put_string(p, "type", type, strlen(type));
+	return p;
+}
+
+static void
+member_key(mn_import_part *p, const char *key)
+{
+	if (p->members.len > 0)
+		mn_buf_put(&p->members, ",", 1);
+	mn_buf_put_jstr(&p->members, key, strlen(key));
+	mn_buf_put(&p->members, ":", 1);
+}
+
+void
+mn_part_put_string(mn_import_part *p, const char *key, const char *s, size_t len)
+{
+	member_key(p, key);
+	mn_buf_put_jstr(&p->members, s, len);
+}
+
+void
+mn_part_put_raw(mn_import_part *p, const char *key, mn_span value)
+{
+	member_key(p, key);
+	mn_buf_put(&p->members, value.p, value.len);
+}
+
+/* ------------------------------------------------------------------------
+ * Sending
+ * ------------------------------------------------------------------------ */
+
+static void
+put_field(mn_buf *b, const char *key, const char *value)
+{
+	if (value == NULL)
+		return;
+	mn_buf_put(b, ",", 1);
+	mn_buf_put_jstr(b, key, strlen(key));
+	mn_buf_put(b, ":", 1);
+	mn_buf_put_jstr(b, value, strlen(value));
+}
+
+/* The element of append_messages' array for m. */
+static void
+put_message(mn_buf *b, const mn_import_msg *m)
+{
+	mn_buf_puts(b, "{\"role\":");
+	mn_buf_put_jstr(b, m->role, strlen(m->role));
+	put_field(b, "id", m->id);
+	put_field(b, "agent", m->agent);
+	put_field(b, "model_id", m->model_id);
+	put_field(b, "provider_id", m->provider_id);
+	put_field(b, "run_id", m->run_id);
+	if (m->is_summary)
+		mn_buf_puts(b, ",\"is_summary\":true");
+	mn_buf_puts(b, ",\"parts\":[");
+	for (size_t i = 0; i < m->n_parts; i++)
+	{
+		const mn_import_part *p = &m->parts[i];
+
+		if (p->members.oom)
+		{
+			b->oom = true;
+			return;
+		}
+		if (i > 0)
+			mn_buf_put(b, ",", 1);
+		mn_buf_put(b, "{", 1);
+		mn_buf_put(b, p->members.data ? p->members.data : "", p->members.len);
+		if (p->tool_state != NULL)
+		{
+			mn_buf_puts(b, p->members.len > 0 ? ",\"tool_state\":" : "\"tool_state\":");
+			mn_buf_put_jstr(b, p->tool_state, strlen(p->tool_state));
+		}
+		mn_buf_put(b, "}", 1);
+	}
+	mn_buf_puts(b, "]}");
+}
+
+/*
+ * An append error names the message as "messages[i]"; the user knows lines.
+ * Input the server refuses is malformed input: FORMAT, with the line.
+ */
+static int
+locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
+{
+	mnemo_store *st = imp->st;
+	const char *msg = st->errmsg ? st->errmsg : "";
+	char		sqlstate[6];
+	char	   *end;
+	unsigned long i;
+	const char *rest;
+	int			code = st->errcode;
+
+	if (strncmp(msg, "messages[", 9) != 0)
+		return code;
+	errno = 0;
+	i = strtoul(msg + 9, &end, 10);
+	if (errno != 0 || end == msg + 9 || *end != ']' || i >= n)
+		return code;
+	rest = end + 1;
+	if (*rest == '.')
+		rest++;
+	else if (*rest == ':')
+		rest += *(rest + 1) == ' ' ? 2 : 1;
+	if (code == MNEMO_ERR_INVALID_ARGUMENT)
+		code = MNEMO_ERR_FORMAT;
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	{
+		char	   *copy = strdup(rest);
+
+		mn_fail(st, code, "line %" PRId64 ": %s", batch[i]->line, copy ? copy : rest);
+		free(copy);
+	}
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	return code;
+}
+
+/* Usage and part status of an appended message, which the append left out. */
+static int
+restore(mn_import *imp, mn_import_msg *m)
+{
+	mnemo_store *st = imp->st;
+	mnemo_parts *stored = NULL;
+	int			rc = MNEMO_OK;
+
+	if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
+	{
+		rc = mnemo_message_update_tokens(st, m->ref_id, m->has_tokens ? &m->tokens : NULL,
+										 m->cost, m->finish_reason);
+		if (rc != MNEMO_OK)
+			return rc;
+	}
+	for (size_t i = 0; i < m->n_parts && rc == MNEMO_OK; i++)
+	{
+		const mn_import_part *p = &m->parts[i];
+		mnemo_part_status status = {0};
+		const char *id = p->id;
+
+		if (p->compacted_at == 0 && p->started_at == 0 && p->completed_at == 0)
+			continue;
+		if (id == NULL)
+		{
+			/* the server named the parts: read the names once */
+			if (stored == NULL && (rc = mnemo_parts_get(st, m->ref_id, &stored)) != MNEMO_OK)
+				break;
+			if (i >= stored->count)
+			{
+				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "message %s has %zu parts, not %zu",
+							 m->ref_id, stored->count, m->n_parts);
+				break;
+			}
+			id = stored->items[i].id;
+		}
+		status.compacted_at = p->compacted_at;
+		status.started_at = p->started_at;
+		status.completed_at = p->completed_at;
+		rc = mnemo_part_update_status(st, id, &status);
+	}
+	mnemo_parts_free(stored);
+	return rc;
+}
+
+/*
+ * Start the transaction and create the session.  The transcript's own id is
+ * taken when no session has it; the check runs before BEGIN because a
+ * failed statement would end the transaction.
+ */
+static int
+begin(mn_import *imp)
+{
+	mnemo_store *st = imp->st;
+	mn_import_session *s = &imp->session;
+	mnemo_new_session spec = {0};
+	mnemo_session *row = NULL;
+	int			rc;
+
+	spec.id = imp->opts->session_id;
+	if (spec.id == NULL && s->want_id != NULL)
+	{
+		rc = mnemo_session_get(st, s->want_id, &row);
+		if (rc == MNEMO_OK)
+			mnemo_session_free(row);
+		else if (rc != MNEMO_ERR_SESSION_NOT_FOUND)
+			return rc;
+		else
+			spec.id = s->want_id;
+		row = NULL;
+	}
+	spec.model_id = s->model_id;
+	spec.provider_id = s->provider_id;
+	spec.agent = s->agent;
+	spec.title = s->title;
+	spec.metadata = s->metadata;
+
+	if ((rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
+		return rc;
+	imp->began = true;
+	if ((rc = mnemo_session_create(st, &spec, &row)) != MNEMO_OK)
+		return rc;
+	if (strlen(row->id) > MNEMO_ID_MAX)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "session id of %zu bytes", strlen(row->id));
+	else
+		memcpy(imp->session_id, row->id, strlen(row->id) + 1);
+	mnemo_session_free(row);
+	imp->created = rc == MNEMO_OK;
+	return rc;
+}
+
+/* Send the batch (creating the session first if need be). */
+int
+mn_import_flush(mn_import *imp)
+{
+	mnemo_store *st = imp->st;
+	const char *params[2];
+	PGresult   *res;
+	size_t		n = imp->n_batch;
+	int			rc = MNEMO_OK;
+
+	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
+		return rc;
+	if (n > 0)
+	{
+		mn_buf_reset(&imp->text);
+		mn_buf_put(&imp->text, "[", 1);
+		for (size_t i = 0; i < n; i++)
+		{
+			if (i > 0)
+				mn_buf_put(&imp->text, ",", 1);
+			put_message(&imp->text, imp->batch[i]);
+		}
+		mn_buf_put(&imp->text, "]", 1);
+		if (imp->text.oom)
+			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+
+		params[0] = imp->session_id;
+		params[1] = imp->text.data;
+		res = mn_exec(st, &append_stmt, params);
+		if (res == NULL)
+			return locate_error(imp, imp->batch, n);
+		if ((size_t) PQntuples(res) != n)
+			rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned %d rows for %zu messages",
+						 PQntuples(res), n);
+		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+		{
+			const char *id = PQgetvalue(res, (int) i, 0);
+
+			if (PQgetisnull(res, (int) i, 0) || strlen(id) > MNEMO_ID_MAX)
+				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned a bad id");
+			else
+				memcpy(imp->batch[i]->ref_id, id, strlen(id) + 1);
+		}
+		PQclear(res);
+		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+			rc = restore(imp, imp->batch[i]);
+		if (rc != MNEMO_OK)
+			return rc;
+		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+			if (imp->reader != NULL && imp->reader->sent != NULL)
+				rc = imp->reader->sent(imp, imp->rstate, imp->batch[i]);
+		if (rc != MNEMO_OK)
+			return rc;
+		for (size_t i = 0; i < n; i++)
+		{
+			mn_import_msg_free(imp->batch[i]);
+			imp->batch[i] = NULL;
+		}
+		imp->n_batch = 0;
+		imp->batch_bytes = 0;
+		imp->imported += (int64_t) n;
+	}
+	if (imp->opts->progress != NULL)
+		imp->opts->progress(imp->done, imp->total, imp->opts->progress_arg);
+	return MNEMO_OK;
+}
+
+int
+mn_import_push(mn_import *imp, mn_import_msg *m)
+{
+	size_t		bytes = 64;
+
+	if (imp->n_batch == imp->cap_batch)
+	{
+		size_t		cap = imp->cap_batch ? imp->cap_batch * 2 : 32;
+		mn_import_msg **grown = realloc(imp->batch, cap * sizeof(*grown));
+
+		if (grown == NULL)
+		{
+			mn_import_msg_free(m);
+			return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		}
+		imp->batch = grown;
+		imp->cap_batch = cap;
+	}
+	for (size_t i = 0; i < m->n_parts; i++)
+		bytes += m->parts[i].members.len;
+	imp->batch[imp->n_batch++] = m;
+	imp->batch_bytes += bytes;
+	if (imp->n_batch >= BATCH_MESSAGES || imp->batch_bytes >= BATCH_BYTES)
+		return mn_import_flush(imp);
+	return MNEMO_OK;
+}
+
+void
+mn_import_skipped(mn_import *imp, int64_t line, const char *kind)
+{
+	if (imp->opts->skipped != NULL)
+		imp->opts->skipped(line, kind, imp->opts->progress_arg);
+}

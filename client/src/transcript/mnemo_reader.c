@@ -1,0 +1,253 @@
+/*
+ * mnemo_reader.c
+ *		The import reader of mnemo's own JSONL export (see export.c).
+ *
+ * The ids in the file are kept, so an import into another database restores
+ * the session exactly, and a second import into the same database fails
+ * with MNEMO_ERR_DUPLICATE_ID and leaves nothing; options.new_ids drops
+ * them to copy a session instead.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "transcript/transcript.h"
+
+/* ------------------------------------------------------------------------
+ * The mnemo export format
+ * ------------------------------------------------------------------------ */
+
+/* A string field, or JSON null for "not set"; FORMAT otherwise. */
+static int
+string_field(mn_import *imp, int64_t line, const char *key, struct json_object *v, char **dst)
+{
+	if (v == NULL)
+		return MNEMO_OK;
+	if (!json_object_is_type(v, json_type_string))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be a string",
+					   line, key);
+	free(*dst);
+	if (!mn_import_strdup(json_object_get_string(v), dst))
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	return MNEMO_OK;
+}
+
+static int
+count_field(mn_import *imp, int64_t line, const char *key, struct json_object *v, int64_t *dst)
+{
+	if (v == NULL)
+		return MNEMO_OK;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": \"%s\" must be a non-negative integer", line, key);
+	*dst = json_object_get_int64(v);
+	return MNEMO_OK;
+}
+
+static int
+tokens_field(mn_import *imp, int64_t line, struct json_object *v, mn_import_msg *m)
+{
+	int			rc = MNEMO_OK;
+
+	if (!json_object_is_type(v, json_type_object))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"tokens\" must be an object",
+					   line);
+	json_object_object_foreach(v, key, count)
+	{
+		int64_t    *dst;
+
+		if (strcmp(key, "input") == 0)
+			dst = &m->tokens.input;
+		else if (strcmp(key, "output") == 0)
+			dst = &m->tokens.output;
+		else if (strcmp(key, "cache_read") == 0)
+			dst = &m->tokens.cache_read;
+		else if (strcmp(key, "cache_write") == 0)
+			dst = &m->tokens.cache_write;
+		else if (strcmp(key, "reasoning") == 0)
+			dst = &m->tokens.reasoning;
+		else
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+						   "line %" PRId64 ": unknown key \"%s\" in \"tokens\"", line, key);
+		if ((rc = count_field(imp, line, key, count, dst)) != MNEMO_OK)
+			return rc;
+	}
+	m->has_tokens = true;
+	return MNEMO_OK;
+}
+
+/*
+ * One part of a line: the members are copied as written, except the status
+ * fields (restored after the append) and, with new_ids, the id.
+ */
+static int
+jsonl_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
+		   mn_span text, mn_import_msg *m)
+{
+	mn_import_part *p;
+	struct json_object *type;
+	size_t		pos = 0;
+	mn_span		key,
+				value;
+	int			rc;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": parts[%zu] must be a JSON object", line, index);
+	if (!json_object_object_get_ex(obj, "type", &type) ||
+		!json_object_is_type(type, json_type_string))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": parts[%zu] has no \"type\" string", line, index);
+	if ((p = mn_import_part_new(imp, m, NULL)) == NULL)
+		return imp->st->errcode;
+
+	while (mn_json_next_member(text, &pos, &key, &value))
+	{
+		static const char *const status[] = {"compacted_at", "started_at", "completed_at"};
+		int64_t    *dst[] = {&p->compacted_at, &p->started_at, &p->completed_at};
+		bool		is_status = false;
+
+		for (int k = 0; k < 3; k++)
+		{
+			struct json_object *v;
+
+			if (!mn_json_key_is(key, status[k]))
+				continue;
+			is_status = true;
+			json_object_object_get_ex(obj, status[k], &v);
+			if (v != NULL && (rc = count_field(imp, line, status[k], v, dst[k])) != MNEMO_OK)
+				return rc;
+		}
+		if (is_status)
+			continue;
+		if (mn_json_key_is(key, "id"))
+		{
+			struct json_object *v;
+
+			if (imp->new_ids)
+				continue;
+			json_object_object_get_ex(obj, "id", &v);
+			if (v != NULL && !json_object_is_type(v, json_type_null) &&
+				(rc = string_field(imp, line, "id", v, &p->id)) != MNEMO_OK)
+				return rc;
+		}
+		if (p->members.len > 0)
+			mn_buf_put(&p->members, ",", 1);
+		mn_buf_put(&p->members, key.p, key.len);
+		mn_buf_put(&p->members, ":", 1);
+		mn_buf_put(&p->members, value.p, value.len);
+	}
+	if (p->members.oom)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	return MNEMO_OK;
+}
+
+static int
+jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+		   struct json_object *obj)
+{
+	mnemo_store *st = imp->st;
+	mn_import_msg *m;
+	struct json_object *parts = NULL;
+	mn_span		whole = {text, len};
+	mn_span		parts_text;
+	size_t		pos = 0;
+	int			rc = MNEMO_OK;
+
+	(void) state;
+	if (!json_object_is_type(obj, json_type_object))
+		return mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a message must be a JSON object",
+					   line);
+	if ((m = mn_import_msg_new(imp, line, NULL)) == NULL)
+		return st->errcode;
+
+	json_object_object_foreach(obj, key, v)
+	{
+		if (strcmp(key, "id") == 0)
+			rc = imp->new_ids ? MNEMO_OK : string_field(imp, line, key, v, &m->id);
+		else if (strcmp(key, "role") == 0)
+			rc = string_field(imp, line, key, v, &m->role);
+		else if (strcmp(key, "agent") == 0)
+			rc = string_field(imp, line, key, v, &m->agent);
+		else if (strcmp(key, "model_id") == 0)
+			rc = string_field(imp, line, key, v, &m->model_id);
+		else if (strcmp(key, "provider_id") == 0)
+			rc = string_field(imp, line, key, v, &m->provider_id);
+		else if (strcmp(key, "run_id") == 0)
+			rc = string_field(imp, line, key, v, &m->run_id);
+		else if (strcmp(key, "finish_reason") == 0)
+			rc = string_field(imp, line, key, v, &m->finish_reason);
+		else if (strcmp(key, "is_summary") == 0)
+		{
+			if (v != NULL && !json_object_is_type(v, json_type_boolean))
+				rc = mn_fail(st, MNEMO_ERR_FORMAT,
+							 "line %" PRId64 ": \"is_summary\" must be a boolean", line);
+			else
+				m->is_summary = v != NULL && json_object_get_boolean(v);
+		}
+		else if (strcmp(key, "tokens") == 0)
+			rc = v == NULL ? MNEMO_OK : tokens_field(imp, line, v, m);
+		else if (strcmp(key, "cost") == 0)
+		{
+			double		cost = v ? json_object_get_double(v) : 0;
+
+			if (v != NULL && ((!json_object_is_type(v, json_type_double) &&
+							   !json_object_is_type(v, json_type_int)) ||
+							  !isfinite(cost) || cost < 0))
+				rc = mn_fail(st, MNEMO_ERR_FORMAT,
+							 "line %" PRId64 ": \"cost\" must be a non-negative number", line);
+			else if (v != NULL)
+				m->cost = cost;
+		}
+		else if (strcmp(key, "parts") == 0)
+			parts = v;
+		else
+			rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": unknown key \"%s\"", line, key);
+		if (rc != MNEMO_OK)
+			break;
+	}
+	if (rc == MNEMO_OK && m->role == NULL)
+		rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"role\" is required", line);
+	/* the session takes the first message's agent and model */
+	if (rc == MNEMO_OK && !imp->created && imp->n_batch == 0 &&
+		(!mn_import_strdup(m->agent, &imp->session.agent) ||
+		 !mn_import_strdup(m->model_id, &imp->session.model_id) ||
+		 !mn_import_strdup(m->provider_id, &imp->session.provider_id)))
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	if (rc == MNEMO_OK && !json_object_is_type(parts, json_type_array))
+		rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"parts\" must be an array", line);
+	if (rc == MNEMO_OK && !mn_json_member(whole, "parts", &parts_text))
+		rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"parts\" not found", line);
+	for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(parts); i++)
+	{
+		mn_span		part_text;
+
+		if (!mn_json_next_element(parts_text, &pos, &part_text))
+			rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": parts[%zu] not found", line, i);
+		else
+			rc = jsonl_part(imp, line, i, json_object_array_get_idx(parts, i), part_text, m);
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
+static bool
+jsonl_detect(struct json_object *first)
+{
+	return json_object_object_get_ex(first, "role", NULL) ||
+		json_object_object_get_ex(first, "parts", NULL);
+}
+
+const mn_reader mn_mnemo_reader = {
+	"mnemo", jsonl_detect, NULL, jsonl_line, NULL, NULL, NULL
+};

@@ -236,9 +236,9 @@ floor_one(PGconn *conn, mnemo_store *st, const char *reply)
 			 "BEGIN; SELECT mnemo.append_message(%s, 'user', '[{\"type\":\"text\",\"text\":\"" USER_TEXT "\"}]'); "
 			 "SELECT mnemo.append_message(%s, 'assistant', '[]'); COMMIT", sid, sid);
 	snprintf(after, n,
-			 "BEGIN; SELECT mnemo.append_part((SELECT id FROM mnemo.messages WHERE session_id = %s AND role = 'assistant'), %s); "
-			 "SELECT mnemo.update_message_tokens((SELECT id FROM mnemo.messages WHERE session_id = %s AND role = 'assistant'), "
-			 "'{\"input\":20,\"output\":500}', 0, 'stop'); COMMIT", sid, text, sid);
+			 "BEGIN; SELECT mnemo.append_part(%s, (SELECT id FROM mnemo.messages WHERE session_id = %s AND role = 'assistant'), %s); "
+			 "SELECT mnemo.update_message_tokens(%s, (SELECT id FROM mnemo.messages WHERE session_id = %s AND role = 'assistant'), "
+			 "'{\"input\":20,\"output\":500}', 0, 'stop'); COMMIT", sid, sid, text, sid, sid);
 	t0 = now_s();
 	PQclear(exec_ok(conn, before));
 	PQclear(exec_ok(conn, after));

@@ -79,8 +79,8 @@ main(void)
 	CHECK(strcmp(turn->finish_reason, "tool_calls") == 0);
 
 	/* run the tool (a toy) and store its result on the call's part */
-	CHECK(mnemo_session_tool_start(st, turn->tool_calls[0].part_id) == MNEMO_OK);
-	CHECK(mnemo_session_tool_result(st, turn->tool_calls[0].part_id, "5", false) == MNEMO_OK);
+	CHECK(mnemo_session_tool_start(st, session->id, turn->tool_calls[0].part_id) == MNEMO_OK);
+	CHECK(mnemo_session_tool_result(st, session->id, turn->tool_calls[0].part_id, "5", false) == MNEMO_OK);
 	mnemo_turn_free(turn);
 	turn = NULL;
 

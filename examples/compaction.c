@@ -99,7 +99,7 @@ main(void)
 	CHECK(report.included_items == 1 && report.omitted_items == 1);
 
 	/* nothing is lost: the summary expands to the original messages */
-	CHECK(mnemo_summary_expand(st, summary_id, true, &exp) == MNEMO_OK);
+	CHECK(mnemo_summary_expand(st, session->id, summary_id, true, &exp) == MNEMO_OK);
 	CHECK(exp->count == 2);
 	CHECK(strcmp(exp->items[0].item_id, refs[0].id) == 0);
 	CHECK(strcmp(exp->items[1].item_id, refs[1].id) == 0);

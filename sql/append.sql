@@ -91,7 +91,8 @@ SELECT last_seq, last_position FROM mnemo.get_session('ap');
 --
 -- errors; none of them writes anything or uses up a seq
 --
--- duplicate message id (in the same session and in another): MN004
+-- duplicate message id in the same session: MN004; ids are unique within
+-- their session only, so another session may use the same one
 SELECT mnemo.append_message('ap', 'user', '[]', id => 'ap_m1');
 SELECT mnemo.append_message('ap_other', 'user', '[]', id => 'ap_m1');
 -- duplicate part id, taken by another message: MN004, and the message row is not left behind
@@ -176,14 +177,14 @@ SELECT * FROM mnemo.append_message('ap_big', 'user',
   id => 'ap_big_m');
 SELECT part_index, length(content->>'text') AS length, token_estimate,
        content->>'text' = repeat('x', 5000000) AS unchanged
-  FROM mnemo.get_parts('ap_big_m');
+  FROM mnemo.get_parts('ap_big', 'ap_big_m');
 SELECT seq, length(parts->0->>'text') AS length FROM mnemo.get_messages_with_parts('ap_big');
 -- multibyte: 3,000,000 characters, 6,000,000 bytes
 SELECT seq FROM mnemo.append_message('ap_big', 'user',
   jsonb_build_array(jsonb_build_object('type', 'text', 'id', 'ap_big_p2', 'text', repeat('é', 3000000))),
   id => 'ap_big_m2');
 SELECT length(content->>'text') AS chars, octet_length(content->>'text') AS bytes, token_estimate
-  FROM mnemo.get_parts('ap_big_m2');
+  FROM mnemo.get_parts('ap_big', 'ap_big_m2');
 
 --
 -- append_messages: a batch at consecutive seqs, atomically
@@ -265,32 +266,32 @@ SELECT * FROM mnemo.append_messages('ab', '[{"id": "ab_7", "role": "user", "part
 --
 -- append_part: the next part_index of the message, dense from its existing parts
 --
-SELECT mnemo.append_part('ab_2', '{"type": "text", "id": "ab_2_p2", "text": "more"}');
-SELECT mnemo.append_part('ab_2', '{"type": "reasoning", "text": "hmm"}');
-SELECT mnemo.append_part('ab_2', '{"type": "tool", "id": "ab_2_p4", "tool_name": "cat", "tool_call_id": "c2"}');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "id": "ab_2_p2", "text": "more"}');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "reasoning", "text": "hmm"}');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "tool", "id": "ab_2_p4", "tool_name": "cat", "tool_call_id": "c2"}');
 SELECT part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type,
        tool_state, token_estimate
-  FROM mnemo.get_parts('ab_2');
+  FROM mnemo.get_parts('ab', 'ab_2');
 -- a message without parts starts at 0; a summary message takes parts too
-SELECT mnemo.append_part('ab_4', '{"type": "text", "id": "ab_4_p0", "text": "streamed"}');
-SELECT mnemo.append_part('ab_4', '{"type": "text", "id": "ab_4_p1", "text": "tokens", "token_estimate": 9}');
-SELECT mnemo.append_part('ab_s', '{"type": "compaction_marker", "id": "ab_s_p1"}');
+SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p0", "text": "streamed"}');
+SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p1", "text": "tokens", "token_estimate": 9}');
+SELECT mnemo.append_part('ab', 'ab_s', '{"type": "compaction_marker", "id": "ab_s_p1"}');
 SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, token_estimate
   FROM mnemo.message_parts WHERE message_id IN ('ab_4', 'ab_s') ORDER BY message_id, part_index;
 -- appending parts does not touch seqs or the context view
 SELECT last_seq, last_position FROM mnemo.get_session('ab');
 -- errors: unknown message MN002, duplicate part id MN004, bad part 22023,
 -- NULLs 22004, not JSON 22P02; none leaves a row or a gap in part_index
-SELECT mnemo.append_part('no_such_message', '{"type": "text", "text": "x"}');
-SELECT mnemo.append_part('ab_2', '{"type": "text", "id": "ab_1_p0", "text": "taken"}');
-SELECT mnemo.append_part('ab_2', '[{"type": "text", "text": "x"}]');
-SELECT mnemo.append_part('ab_2', '"x"');
-SELECT mnemo.append_part('ab_2', '{"type": "image"}');
-SELECT mnemo.append_part('ab_2', '{"type": "tool", "tool_name": "ls", "tool_call_id": "c", "tool_state": "done"}');
-SELECT mnemo.append_part(NULL, '{"type": "text", "text": "x"}');
-SELECT mnemo.append_part('ab_2', NULL);
-SELECT mnemo.append_part('ab_2', '{"type": "text", "text": ');
-SELECT mnemo.append_part('ab_2', '{"type": "text", "id": "ab_2_p5", "text": "next"}');
+SELECT mnemo.append_part('ab', 'no_such_message', '{"type": "text", "text": "x"}');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "id": "ab_1_p0", "text": "taken"}');
+SELECT mnemo.append_part('ab', 'ab_2', '[{"type": "text", "text": "x"}]');
+SELECT mnemo.append_part('ab', 'ab_2', '"x"');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "image"}');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "tool", "tool_name": "ls", "tool_call_id": "c", "tool_state": "done"}');
+SELECT mnemo.append_part(NULL, NULL, '{"type": "text", "text": "x"}');
+SELECT mnemo.append_part('ab', 'ab_2', NULL);
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "text": ');
+SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "id": "ab_2_p5", "text": "next"}');
 SELECT count(*), max(part_index) FROM mnemo.message_parts WHERE message_id = 'ab_2';
 
 -- a large batch without ids: every message gets a generated id and a seq

@@ -25,10 +25,10 @@ SELECT "position", item_type, item_id, role, tokens, content FROM mnemo.build_co
 SELECT bool_and(tokens = mnemo.estimate_tokens(content)) AS estimated FROM mnemo.build_context('cx', 10000);
 -- clients that want structured tool calls fetch the raw parts by item id
 SELECT id, jsonb_array_length(parts) AS parts, parts->2->>'tool_call_id' AS third_call
-  FROM mnemo.get_messages_with_parts_by_ids(ARRAY(SELECT item_id FROM mnemo.build_context('cx', 10000)));
+  FROM mnemo.get_messages_with_parts_by_ids('cx', ARRAY(SELECT item_id FROM mnemo.build_context('cx', 10000)));
 
 -- a tombstoned tool part renders as its tombstone; its output stays stored
-SELECT mnemo.update_part_status('cx_t1', compacted_at => 1700000000000);
+SELECT mnemo.update_part_status('cx', 'cx_t1', compacted_at => 1700000000000);
 SELECT content FROM mnemo.build_context('cx', 10000) WHERE item_id = 'cx_a1';
 SELECT content->>'output' AS stored_output FROM mnemo.message_parts WHERE id = 'cx_t1';
 

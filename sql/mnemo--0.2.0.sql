@@ -2,15 +2,38 @@
 
 \echo Use "CREATE EXTENSION mnemo" to load this file. \quit
 
+/*
+ * A schema named mnemo that the installing role does not own would let its
+ * owner drop the extension's objects and data with DROP SCHEMA ... CASCADE.
+ * CREATE EXTENSION uses an existing schema as it finds it, so refuse one
+ * that somebody else owns; it is left untouched.
+ */
+DO $$
+BEGIN
+    IF (SELECT n.nspowner FROM pg_catalog.pg_namespace n WHERE n.nspname = 'mnemo')
+       IS DISTINCT FROM (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+        RAISE EXCEPTION 'schema "mnemo" already exists and is owned by role "%", not by "%"',
+            (SELECT n.nspowner::regrole FROM pg_catalog.pg_namespace n WHERE n.nspname = 'mnemo'),
+            current_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Drop that schema, or install mnemo as its owner.';
+    END IF;
+END
+$$;
+
 /* ------------------------------------------------------------------------
  * Tables
  *
- * Every key leads with session_id (file_references aside), so the data set
- * can be distributed by session.  Times are unix milliseconds.  Rows are
- * written only through the functions below; mnemo._guard refuses the rest.
- * There are no foreign keys: the functions check existence under the session
- * row lock they already hold, and an RI trigger per append would double the
- * work on the hot path.
+ * Every key leads with session_id (file_references aside: its key leads with
+ * the tenant), so the data set can be distributed by session: ids are unique
+ * within their session, never alone.  Every row carries its tenant, the role
+ * whose data it is (see doc/security.md); a child row copies its session's.
+ * Times are unix milliseconds.  Rows are written only through the functions
+ * below, which run their statements with the extension owner's rights;
+ * application roles hold SELECT and EXECUTE only.  There are no foreign keys:
+ * the functions check existence under the session row lock they already
+ * hold, and an RI trigger per append would double the work on the hot path.
+ * The tenant is each table's last column, as an upgrade from 0.1.0 adds it.
  * ------------------------------------------------------------------------ */
 
 CREATE TABLE mnemo.sessions (
@@ -29,14 +52,13 @@ CREATE TABLE mnemo.sessions (
     watched         boolean NOT NULL DEFAULT false,
     last_seq        bigint NOT NULL DEFAULT 0,
     last_position   bigint NOT NULL DEFAULT 0,
-    -- creation order: created_at is in ms, and sessions made in one ms must
-    -- still list newest first whatever their ids
-    ordinal         bigserial NOT NULL
+    tenant          text NOT NULL
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock';
--- list_sessions: newest first, optionally among one parent's children.
-CREATE INDEX sessions_ordinal_idx ON mnemo.sessions (ordinal);
-CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, ordinal) WHERE parent_id IS NOT NULL;
+-- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
+-- optionally among one parent's children.
+CREATE INDEX sessions_created_idx ON mnemo.sessions (created_at, id);
+CREATE INDEX sessions_parent_id_idx ON mnemo.sessions (parent_id, created_at, id) WHERE parent_id IS NOT NULL;
 
 CREATE TABLE mnemo.messages (
     session_id          text NOT NULL,
@@ -56,11 +78,12 @@ CREATE TABLE mnemo.messages (
     tokens_reasoning    bigint NOT NULL DEFAULT 0,
     cost                double precision NOT NULL DEFAULT 0,
     finish_reason       text,
-    PRIMARY KEY (session_id, seq)
+    tenant              text NOT NULL,
+    PRIMARY KEY (session_id, id),
+    -- context assembly reads messages by (session_id, seq)
+    UNIQUE (session_id, seq)
 );
-COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense per session, in commit order';
--- get_message(id) and duplicate detection; ids are unique across sessions.
-CREATE UNIQUE INDEX messages_id_key ON mnemo.messages (id);
+COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense per session, in commit order; ids are unique within their session';
 -- last_summary: only summary rows enter this index.
 CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, seq) WHERE is_summary;
 
@@ -78,11 +101,11 @@ CREATE TABLE mnemo.message_parts (
     started_at      bigint,
     completed_at    bigint,
     token_estimate  integer NOT NULL DEFAULT 0,
-    PRIMARY KEY (session_id, message_id, part_index)
+    tenant          text NOT NULL,
+    PRIMARY KEY (session_id, id),
+    UNIQUE (session_id, message_id, part_index)
 );
 COMMENT ON TABLE mnemo.message_parts IS 'the parts of each message; content is immutable, status columns change through update_part_status and tombstone_part';
--- update_part_status(part_id), tombstone_part(part_id) and duplicate detection.
-CREATE UNIQUE INDEX message_parts_id_key ON mnemo.message_parts (id);
 
 CREATE TABLE mnemo.context_items (
     session_id  text NOT NULL,
@@ -92,6 +115,7 @@ CREATE TABLE mnemo.context_items (
     -- the item's message seq: assembly reads the messages by primary key
     seq         bigint NOT NULL,
     created_at  bigint NOT NULL,
+    tenant      text NOT NULL,
     PRIMARY KEY (session_id, position),
     -- an item is in a session's context at most once; swap finds items by id
     UNIQUE (session_id, item_id)
@@ -108,6 +132,7 @@ CREATE TABLE mnemo.summary_nodes (
     seq_end         bigint NOT NULL,
     created_at      bigint NOT NULL,
     superseded_by   text,
+    tenant          text NOT NULL,
     PRIMARY KEY (session_id, id)
 );
 COMMENT ON TABLE mnemo.summary_nodes IS 'the compaction DAG: one node per summary message, over messages (leaf) or nodes (condensed); seq_start..seq_end is the span of original messages it covers';
@@ -118,6 +143,7 @@ CREATE TABLE mnemo.summary_edges (
     ordinal     integer NOT NULL,
     item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
     item_id     text NOT NULL,
+    tenant      text NOT NULL,
     PRIMARY KEY (session_id, summary_id, ordinal)
 );
 COMMENT ON TABLE mnemo.summary_edges IS 'provenance: which message or node each summary node covers, in order';
@@ -125,19 +151,27 @@ COMMENT ON TABLE mnemo.summary_edges IS 'provenance: which message or node each 
 CREATE INDEX summary_edges_item_idx ON mnemo.summary_edges (session_id, item_id);
 
 CREATE TABLE mnemo.file_references (
-    content_id          text PRIMARY KEY,
+    content_id          text NOT NULL,
     path                text NOT NULL,
     file_type           text NOT NULL DEFAULT 'unknown',
     token_count         integer NOT NULL DEFAULT 0,
     exploration_summary text NOT NULL DEFAULT '',
     created_at          bigint NOT NULL,
     -- store order, renewed by every store: "most recent" within one ms
-    ordinal             bigserial NOT NULL
+    ordinal             bigserial NOT NULL,
+    tenant              text NOT NULL,
+    PRIMARY KEY (tenant, content_id)
 );
-COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large files: one row per sha256 content id';
+COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large files: one row per tenant and sha256 content id';
 -- get_file_reference_by_path.  A hash index: paths may be longer than a
 -- btree entry allows, and the few rows of one path are sorted after the fetch.
 CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
+
+CREATE TABLE mnemo.tenants (
+    tenant      text PRIMARY KEY,
+    channel     text NOT NULL UNIQUE
+);
+COMMENT ON TABLE mnemo.tenants IS 'each tenant''s NOTIFY channel: "mnemo_" and 128 random bits, made on first use; a tenant reads only its own row';
 
 /* pg_dump includes the rows of these tables; see README "Backups". */
 SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions', '');
@@ -147,7 +181,7 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.sessions_ordinal_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
 
 /* ------------------------------------------------------------------------
@@ -213,31 +247,6 @@ CREATE TYPE mnemo.context_budget AS (
 COMMENT ON TYPE mnemo.context_budget IS 'what build_context keeps and leaves out of a session''s context view for a budget';
 
 /* ------------------------------------------------------------------------
- * Append-only guard
- * ------------------------------------------------------------------------ */
-
-CREATE FUNCTION mnemo._guard() RETURNS trigger
-    LANGUAGE c AS 'MODULE_PATHNAME', 'mnemo_guard';
-REVOKE ALL ON FUNCTION mnemo._guard() FROM PUBLIC;
-COMMENT ON FUNCTION mnemo._guard() IS 'refuses writes to mnemo tables that do not come from mnemo functions (SQLSTATE MN005)';
-
-DO $$
-DECLARE
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts',
-                             'context_items', 'summary_nodes', 'summary_edges',
-                             'file_references']
-    LOOP
-        EXECUTE format('CREATE TRIGGER guard BEFORE INSERT OR UPDATE OR DELETE ON mnemo.%I
-                        FOR EACH ROW EXECUTE FUNCTION mnemo._guard()', t);
-        EXECUTE format('CREATE TRIGGER guard_truncate BEFORE TRUNCATE ON mnemo.%I
-                        FOR EACH STATEMENT EXECUTE FUNCTION mnemo._guard()', t);
-    END LOOP;
-END
-$$;
-
-/* ------------------------------------------------------------------------
  * Utilities
  * ------------------------------------------------------------------------ */
 
@@ -250,6 +259,11 @@ CREATE FUNCTION mnemo.new_id(prefix text) RETURNS text
     LANGUAGE c VOLATILE PARALLEL RESTRICTED
     AS 'MODULE_PATHNAME', 'mnemo_new_id';
 COMMENT ON FUNCTION mnemo.new_id(text) IS 'a time-ordered unique id: prefix, underscore, 26 Crockford base32 characters (48-bit ms time, 80 random bits)';
+
+CREATE FUNCTION mnemo.tenant_visible(tenant text) RETURNS boolean
+    LANGUAGE c STABLE PARALLEL SAFE STRICT
+    AS 'MODULE_PATHNAME', 'mnemo_tenant_visible';
+COMMENT ON FUNCTION mnemo.tenant_visible(text) IS 'whether the current role may see the rows of tenant: it has the privileges of that role (superusers and BYPASSRLS roles see all); the row-level security policy of every mnemo table';
 
 CREATE FUNCTION mnemo.estimate_tokens(text text) RETURNS integer
     LANGUAGE c IMMUTABLE PARALLEL SAFE STRICT
@@ -320,11 +334,11 @@ CREATE FUNCTION mnemo.purge_session(id text) RETURNS bigint
 COMMENT ON FUNCTION mnemo.purge_session(text) IS 'deletes a session and every row it owns (right to erasure); returns the number of messages deleted';
 REVOKE ALL ON FUNCTION mnemo.purge_session(text) FROM PUBLIC;
 
-CREATE FUNCTION mnemo.watch(session_id text) RETURNS void
+CREATE FUNCTION mnemo.watch(session_id text) RETURNS text
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_watch';
-COMMENT ON FUNCTION mnemo.watch(text) IS 'committed writes on this session send NOTIFY mnemo (with mnemo.notify = watched)';
+COMMENT ON FUNCTION mnemo.watch(text) IS 'committed writes on this session send a NOTIFY (with mnemo.notify = watched) on its tenant''s channel, whose name it returns';
 
 CREATE FUNCTION mnemo.unwatch(session_id text) RETURNS void
     LANGUAGE c VOLATILE PARALLEL UNSAFE
@@ -359,17 +373,18 @@ CREATE FUNCTION mnemo.append_messages(session_id text, messages jsonb)
     AS 'MODULE_PATHNAME', 'mnemo_append_messages';
 COMMENT ON FUNCTION mnemo.append_messages(text, jsonb) IS 'appends a JSON array of messages ({"role", "parts", optional "id", "agent", "model_id", "provider_id", "run_id"}) atomically';
 
-CREATE FUNCTION mnemo.append_part(message_id text, part jsonb) RETURNS integer
+CREATE FUNCTION mnemo.append_part(session_id text, message_id text, part jsonb) RETURNS integer
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_append_part';
-COMMENT ON FUNCTION mnemo.append_part(text, jsonb) IS 'adds one part to a message (streaming) and returns its part_index';
+COMMENT ON FUNCTION mnemo.append_part(text, text, jsonb) IS 'adds one part to a message (streaming) and returns its part_index';
 
 /* ------------------------------------------------------------------------
  * Status changes and tombstones
  * ------------------------------------------------------------------------ */
 
 CREATE FUNCTION mnemo.update_part_status(
+    session_id text,
     part_id text,
     tool_state text DEFAULT NULL,
     compacted_at bigint DEFAULT NULL,
@@ -381,9 +396,10 @@ CREATE FUNCTION mnemo.update_part_status(
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_update_part_status';
-COMMENT ON FUNCTION mnemo.update_part_status(text, text, bigint, bigint, bigint, text, text) IS 'changes a part''s status fields (NULL leaves a field as it is); output and error_message are merged into its content';
+COMMENT ON FUNCTION mnemo.update_part_status(text, text, text, bigint, bigint, bigint, text, text) IS 'changes a part''s status fields (NULL leaves a field as it is); output and error_message are merged into its content';
 
 CREATE FUNCTION mnemo.update_message_tokens(
+    session_id text,
     message_id text,
     tokens jsonb,
     cost double precision DEFAULT NULL,
@@ -392,13 +408,13 @@ CREATE FUNCTION mnemo.update_message_tokens(
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_update_message_tokens';
-COMMENT ON FUNCTION mnemo.update_message_tokens(text, jsonb, double precision, text) IS 'records token usage ({"input","output","cache_read","cache_write","reasoning"}), cost and finish reason on a message';
+COMMENT ON FUNCTION mnemo.update_message_tokens(text, text, jsonb, double precision, text) IS 'records token usage ({"input","output","cache_read","cache_write","reasoning"}), cost and finish reason on a message';
 
-CREATE FUNCTION mnemo.tombstone_part(part_id text) RETURNS bigint
+CREATE FUNCTION mnemo.tombstone_part(session_id text, part_id text) RETURNS bigint
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_tombstone_part';
-COMMENT ON FUNCTION mnemo.tombstone_part(text) IS 'sets compacted_at on a part and returns it; a second call returns the first value';
+COMMENT ON FUNCTION mnemo.tombstone_part(text, text) IS 'sets compacted_at on a part and returns it; a second call returns the first value';
 
 /* ------------------------------------------------------------------------
  * Context view
@@ -445,12 +461,12 @@ CREATE FUNCTION mnemo.commit_summary(
     AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
 COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context';
 
-CREATE FUNCTION mnemo.expand_summary(summary_id text, recursive boolean DEFAULT false)
+CREATE FUNCTION mnemo.expand_summary(session_id text, summary_id text, recursive boolean DEFAULT false)
     RETURNS SETOF mnemo.expansion
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_expand_summary';
-COMMENT ON FUNCTION mnemo.expand_summary(text, boolean) IS 'what a summary node covers, in order; with recursive, down through the DAG to the original messages, depth first';
+COMMENT ON FUNCTION mnemo.expand_summary(text, text, boolean) IS 'what a summary node covers, in order; with recursive, down through the DAG to the original messages, depth first';
 
 CREATE FUNCTION mnemo.summary_nodes(session_id text, include_superseded boolean DEFAULT false)
     RETURNS SETOF mnemo.summary_nodes
@@ -463,11 +479,11 @@ COMMENT ON FUNCTION mnemo.summary_nodes(text, boolean) IS 'the session''s summar
  * Reads
  * ------------------------------------------------------------------------ */
 
-CREATE FUNCTION mnemo.get_message(id text) RETURNS mnemo.messages
+CREATE FUNCTION mnemo.get_message(session_id text, message_id text) RETURNS mnemo.messages
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_message';
-COMMENT ON FUNCTION mnemo.get_message(text) IS 'one message row; MN002 if it does not exist';
+COMMENT ON FUNCTION mnemo.get_message(text, text) IS 'one message row of a session; MN002 if it does not exist';
 
 CREATE FUNCTION mnemo.get_messages(session_id text, since_message_id text DEFAULT NULL)
     RETURNS SETOF mnemo.messages
@@ -476,11 +492,11 @@ CREATE FUNCTION mnemo.get_messages(session_id text, since_message_id text DEFAUL
     AS 'MODULE_PATHNAME', 'mnemo_get_messages';
 COMMENT ON FUNCTION mnemo.get_messages(text, text) IS 'a session''s messages in seq order, optionally only those after since_message_id';
 
-CREATE FUNCTION mnemo.get_parts(message_id text) RETURNS SETOF mnemo.message_parts
+CREATE FUNCTION mnemo.get_parts(session_id text, message_id text) RETURNS SETOF mnemo.message_parts
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_parts';
-COMMENT ON FUNCTION mnemo.get_parts(text) IS 'a message''s parts in part_index order; MN002 if the message does not exist';
+COMMENT ON FUNCTION mnemo.get_parts(text, text) IS 'a message''s parts in part_index order; MN002 if the message does not exist';
 
 CREATE FUNCTION mnemo.get_messages_with_parts(session_id text, since_message_id text DEFAULT NULL)
     RETURNS SETOF mnemo.message_with_parts
@@ -489,12 +505,12 @@ CREATE FUNCTION mnemo.get_messages_with_parts(session_id text, since_message_id 
     AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts';
 COMMENT ON FUNCTION mnemo.get_messages_with_parts(text, text) IS 'a session''s messages with their parts, in seq order, in one call';
 
-CREATE FUNCTION mnemo.get_messages_with_parts_by_ids(ids text[])
+CREATE FUNCTION mnemo.get_messages_with_parts_by_ids(session_id text, ids text[])
     RETURNS SETOF mnemo.message_with_parts
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_messages_with_parts_by_ids';
-COMMENT ON FUNCTION mnemo.get_messages_with_parts_by_ids(text[]) IS 'the named messages with their parts, in the order given; MN002 if one does not exist';
+COMMENT ON FUNCTION mnemo.get_messages_with_parts_by_ids(text, text[]) IS 'the named messages of a session with their parts, in the order given; MN002 if one does not exist';
 
 CREATE FUNCTION mnemo.history(session_id text, "limit" integer DEFAULT NULL)
     RETURNS SETOF mnemo.message_with_parts
@@ -587,3 +603,30 @@ CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" intege
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_search_history';
 COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';
+
+/* ------------------------------------------------------------------------
+ * Tenancy and privileges (doc/security.md)
+ *
+ * Row-level security on every table: a role sees the rows of the tenants
+ * whose privileges it has (mnemo.tenant_visible).  The functions write with
+ * the extension owner's rights, which RLS does not restrict, and filter by
+ * tenant themselves.  Nobody but the owner may write a table directly: an
+ * application role is granted USAGE on the schema, SELECT on the tables and
+ * EXECUTE on the functions (PUBLIC has EXECUTE on all but purge_session).
+ * ------------------------------------------------------------------------ */
+
+DO $$
+DECLARE
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+                             'summary_nodes', 'summary_edges', 'file_references', 'tenants']
+    LOOP
+        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
+                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
+        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
+    END LOOP;
+END
+$$;
+REVOKE ALL ON SEQUENCE mnemo.file_references_ordinal_seq FROM PUBLIC;

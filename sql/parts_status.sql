@@ -13,56 +13,56 @@ SELECT seq FROM mnemo.append_message('ps', 'assistant', '[
 --
 -- update_part_status: a tool's lifecycle
 --
-SELECT mnemo.update_part_status('ps_t1', tool_state => 'running', started_at => 1736000000000);
+SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'running', started_at => 1736000000000);
 SELECT tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE id = 'ps_t1';
 -- output is merged into content; fields left NULL keep their values
-SELECT mnemo.update_part_status('ps_t1', tool_state => 'completed', completed_at => 1736000001500,
+SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'completed', completed_at => 1736000001500,
                                 output => 'a.txt b.txt');
 SELECT tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE id = 'ps_t1';
 -- a call with nothing to change changes nothing
-SELECT mnemo.update_part_status('ps_t1');
+SELECT mnemo.update_part_status('ps', 'ps_t1');
 SELECT tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE id = 'ps_t1';
 -- error_message is merged too; a later output replaces the earlier one
-SELECT mnemo.update_part_status('ps_t2', tool_state => 'error', error_message => 'no such file');
-SELECT mnemo.update_part_status('ps_t2', output => 'first');
-SELECT mnemo.update_part_status('ps_t2', output => 'second');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'error', error_message => 'no such file');
+SELECT mnemo.update_part_status('ps', 'ps_t2', output => 'first');
+SELECT mnemo.update_part_status('ps', 'ps_t2', output => 'second');
 SELECT tool_state, content FROM mnemo.message_parts WHERE id = 'ps_t2';
 -- every state is accepted, including going back (the store records, the
 -- caller decides)
-SELECT mnemo.update_part_status('ps_t2', tool_state => 'pending');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'pending');
 SELECT tool_state FROM mnemo.message_parts WHERE id = 'ps_t2';
 -- times can be moved; 0 is a valid time
-SELECT mnemo.update_part_status('ps_t2', started_at => 0, completed_at => 5);
+SELECT mnemo.update_part_status('ps', 'ps_t2', started_at => 0, completed_at => 5);
 SELECT started_at, completed_at FROM mnemo.message_parts WHERE id = 'ps_t2';
 
 -- compacted_at is kept once set: a tombstone is permanent
-SELECT mnemo.update_part_status('ps_t1', compacted_at => 1736000002000);
-SELECT mnemo.update_part_status('ps_t1', compacted_at => 1736000009999);
+SELECT mnemo.update_part_status('ps', 'ps_t1', compacted_at => 1736000002000);
+SELECT mnemo.update_part_status('ps', 'ps_t1', compacted_at => 1736000009999);
 SELECT compacted_at FROM mnemo.message_parts WHERE id = 'ps_t1';
 -- ... and survives other status changes
-SELECT mnemo.update_part_status('ps_t1', tool_state => 'error', error_message => 'late');
+SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'error', error_message => 'late');
 SELECT tool_state, compacted_at, content FROM mnemo.message_parts WHERE id = 'ps_t1';
 
 -- a non-tool part takes times and a tombstone, not tool fields
-SELECT mnemo.update_part_status('ps_x', compacted_at => 1736000003000, started_at => 1, completed_at => 2);
+SELECT mnemo.update_part_status('ps', 'ps_x', compacted_at => 1736000003000, started_at => 1, completed_at => 2);
 SELECT tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE id = 'ps_x';
-SELECT mnemo.update_part_status('ps_x', tool_state => 'completed');
-SELECT mnemo.update_part_status('ps_x', output => 'x');
-SELECT mnemo.update_part_status('ps_x', error_message => 'x');
+SELECT mnemo.update_part_status('ps', 'ps_x', tool_state => 'completed');
+SELECT mnemo.update_part_status('ps', 'ps_x', output => 'x');
+SELECT mnemo.update_part_status('ps', 'ps_x', error_message => 'x');
 -- other errors: unknown part MN003, bad tool_state or negative time 22023, NULL 22004
-SELECT mnemo.update_part_status('no_such_part', tool_state => 'completed');
-SELECT mnemo.update_part_status('no_such_part');
-SELECT mnemo.update_part_status('ps_t2', tool_state => 'done');
-SELECT mnemo.update_part_status('ps_t2', tool_state => '');
-SELECT mnemo.update_part_status('ps_t2', tool_state => 'COMPLETED');
-SELECT mnemo.update_part_status('ps_t2', started_at => -1);
-SELECT mnemo.update_part_status('ps_t2', completed_at => -1);
-SELECT mnemo.update_part_status('ps_t2', compacted_at => -1);
-SELECT mnemo.update_part_status(NULL, tool_state => 'completed');
+SELECT mnemo.update_part_status('ps', 'no_such_part', tool_state => 'completed');
+SELECT mnemo.update_part_status('ps', 'no_such_part');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'done');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => '');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'COMPLETED');
+SELECT mnemo.update_part_status('ps', 'ps_t2', started_at => -1);
+SELECT mnemo.update_part_status('ps', 'ps_t2', completed_at => -1);
+SELECT mnemo.update_part_status('ps', 'ps_t2', compacted_at => -1);
+SELECT mnemo.update_part_status(NULL, NULL, tool_state => 'completed');
 -- the failed calls changed nothing
 SELECT id, tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE message_id = 'ps_m1' ORDER BY part_index;
@@ -73,44 +73,44 @@ SELECT count(*) FROM mnemo.message_parts WHERE message_id = 'ps_m1';
 --
 -- update_message_tokens
 --
-SELECT mnemo.update_message_tokens('ps_m1',
+SELECT mnemo.update_message_tokens('ps', 'ps_m1',
   '{"input": 120, "output": 18, "cache_read": 5, "cache_write": 3, "reasoning": 7}', 0.0004, 'tool_calls');
 SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning,
        cost, finish_reason
-  FROM mnemo.get_message('ps_m1');
+  FROM mnemo.get_message('ps', 'ps_m1');
 -- a key left out keeps its value; "total" is accepted and not stored;
 -- a NULL finish_reason keeps the stored one
-SELECT mnemo.update_message_tokens('ps_m1', '{"output": 20, "total": 140}', 0.0005);
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"output": 20, "total": 140}', 0.0005);
 SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning,
        cost, finish_reason
-  FROM mnemo.get_message('ps_m1');
+  FROM mnemo.get_message('ps', 'ps_m1');
 -- a NULL cost keeps the stored one; JSON null for a count keeps it too
-SELECT mnemo.update_message_tokens('ps_m1', '{"input": null, "reasoning": 0}', NULL, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"input": null, "reasoning": 0}', NULL, 'stop');
 SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning,
        cost, finish_reason
-  FROM mnemo.get_message('ps_m1');
+  FROM mnemo.get_message('ps', 'ps_m1');
 -- the other columns are untouched
-SELECT seq, id, role, is_summary FROM mnemo.get_message('ps_m1');
+SELECT seq, id, role, is_summary FROM mnemo.get_message('ps', 'ps_m1');
 -- errors: unknown key, negative / fractional / string counts, tokens not an
 -- object, negative or non-finite cost 22023; unknown message MN002; NULL 22004
-SELECT mnemo.update_message_tokens('ps_m1', '{"inputs": 1}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{"input": 1, "prompt": 2}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{"input": -1}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{"output": 1.5}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{"output": "5"}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '[]', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '5', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{}', -0.01, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{}', 'NaN', 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{}', 'Infinity', 'stop');
-SELECT mnemo.update_message_tokens('no_such_message', '{"input": 1}', 0, 'stop');
-SELECT mnemo.update_message_tokens(NULL, '{"input": 1}', 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', NULL, 0, 'stop');
-SELECT mnemo.update_message_tokens('ps_m1', '{"input": 1', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"inputs": 1}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"input": 1, "prompt": 2}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"input": -1}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"output": 1.5}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"output": "5"}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '[]', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '5', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{}', -0.01, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{}', 'NaN', 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{}', 'Infinity', 'stop');
+SELECT mnemo.update_message_tokens('ps', 'no_such_message', '{"input": 1}', 0, 'stop');
+SELECT mnemo.update_message_tokens(NULL, NULL, '{"input": 1}', 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', NULL, 0, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m1', '{"input": 1', 0, 'stop');
 -- the failed calls changed nothing
 SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning,
        cost, finish_reason
-  FROM mnemo.get_message('ps_m1');
+  FROM mnemo.get_message('ps', 'ps_m1');
 
 --
 -- tombstone_part: sets compacted_at to now and returns it; idempotent
@@ -120,33 +120,33 @@ SELECT seq FROM mnemo.append_message('ps', 'tool', '[
    "output": "line 1\nline 2"},
   {"type": "text", "id": "ps_y", "text": "plain"}
 ]', id => 'ps_m2');
-SELECT mnemo.tombstone_part('ps_t3') AS first_tombstone \gset
+SELECT mnemo.tombstone_part('ps', 'ps_t3') AS first_tombstone \gset
 SELECT abs(:first_tombstone - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS is_now;
 SELECT pg_sleep(0.002);
 -- a second call returns the first value and changes nothing
-SELECT mnemo.tombstone_part('ps_t3') = :first_tombstone AS same_value;
+SELECT mnemo.tombstone_part('ps', 'ps_t3') = :first_tombstone AS same_value;
 SELECT compacted_at = :first_tombstone AS kept FROM mnemo.message_parts WHERE id = 'ps_t3';
 -- update_part_status cannot move it either
-SELECT mnemo.update_part_status('ps_t3', compacted_at => 1);
+SELECT mnemo.update_part_status('ps', 'ps_t3', compacted_at => 1);
 SELECT compacted_at = :first_tombstone AS kept FROM mnemo.message_parts WHERE id = 'ps_t3';
 -- the content (the tool's output) stays intact
 SELECT part_type, tool_state, content FROM mnemo.message_parts WHERE id = 'ps_t3';
 -- a part tombstoned through update_part_status: tombstone_part returns that time
-SELECT mnemo.tombstone_part('ps_t1');
+SELECT mnemo.tombstone_part('ps', 'ps_t1');
 -- any part can be tombstoned
-SELECT mnemo.tombstone_part('ps_y') >= :first_tombstone AS tombstoned;
+SELECT mnemo.tombstone_part('ps', 'ps_y') >= :first_tombstone AS tombstoned;
 SELECT id, compacted_at IS NOT NULL AS tombstoned FROM mnemo.message_parts
  WHERE message_id = 'ps_m2' ORDER BY part_index;
 -- errors: unknown part MN003, NULL 22004
-SELECT mnemo.tombstone_part('no_such_part');
-SELECT mnemo.tombstone_part(NULL);
+SELECT mnemo.tombstone_part('ps', 'no_such_part');
+SELECT mnemo.tombstone_part(NULL, NULL);
 -- tombstones are not appends
 SELECT last_seq, last_position FROM mnemo.get_session('ps');
 
 -- token counts are bigint; "total" is checked and dropped; NULL cost and
 -- finish_reason keep their stored values
-SELECT mnemo.update_message_tokens('ps_m2', '{"input": 5000000000, "total": 5000000001}', 0.5, 'stop');
-SELECT mnemo.update_message_tokens('ps_m2', '{"output": 7}');
-SELECT tokens_input, tokens_output, cost, finish_reason FROM mnemo.get_message('ps_m2');
-SELECT mnemo.update_message_tokens('ps_m2', '{"total": "junk"}');
-SELECT mnemo.update_message_tokens('ps_m2', '{"input": 1.5}');
+SELECT mnemo.update_message_tokens('ps', 'ps_m2', '{"input": 5000000000, "total": 5000000001}', 0.5, 'stop');
+SELECT mnemo.update_message_tokens('ps', 'ps_m2', '{"output": 7}');
+SELECT tokens_input, tokens_output, cost, finish_reason FROM mnemo.get_message('ps', 'ps_m2');
+SELECT mnemo.update_message_tokens('ps', 'ps_m2', '{"total": "junk"}');
+SELECT mnemo.update_message_tokens('ps', 'ps_m2', '{"input": 1.5}');

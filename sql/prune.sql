@@ -32,7 +32,7 @@ SELECT seq FROM mnemo.append_message('pr_m', 'user', '[{"type":"text","text":"tw
 SELECT seq FROM mnemo.append_message('pr_m', 'assistant',
   jsonb_build_array(pg_temp.tool('pr_t9', 'read')), id => 'pr_m_a4');
 -- pr_t6 was tombstoned long ago
-SELECT mnemo.update_part_status('pr_t6', compacted_at => 1000);
+SELECT mnemo.update_part_status('pr_m', 'pr_t6', compacted_at => 1000);
 
 -- one user turn only: everything is protected
 SELECT mnemo.prune_tool_outputs('pr_m', 0, 0) AS pruned;
@@ -100,12 +100,12 @@ SELECT mnemo.prune_tool_outputs('pr_e', 0, 0) AS pruned;
 
 -- a watched session notifies once per call that pruned something
 SELECT id FROM mnemo.create_session('pr_w');
-SELECT mnemo.watch('pr_w');
+SELECT mnemo.watch('pr_w') AS channel \gset
 SELECT seq FROM mnemo.append_message('pr_w', 'assistant', jsonb_build_array(pg_temp.tool('pr_w_x', 'read'), pg_temp.tool('pr_w_y', 'read')), id => 'pr_w_a');
 SELECT seq FROM mnemo.append_message('pr_w', 'user', '[{"type":"text","text":"b"}]', id => 'pr_w_u2');
 SELECT seq FROM mnemo.append_message('pr_w', 'user', '[{"type":"text","text":"c"}]', id => 'pr_w_u3');
-LISTEN mnemo;
-\o | sed -e 's/PID [0-9]*/PID N/'
+LISTEN :"channel";
+\o | sed -e 's/PID [0-9]*/PID N/' -e 's/mnemo_[0-9a-f]\{32\}/mnemo_CHANNEL/'
 SELECT mnemo.prune_tool_outputs('pr_w', 0, 0) AS pruned;
 \o
 \o | sed -e 's/PID [0-9]*/PID N/'

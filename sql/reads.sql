@@ -20,10 +20,10 @@ SELECT seq FROM mnemo.append_messages('rd', '[
   {"id": "rd_5", "role": "user", "parts": [{"type": "text", "id": "rd_5_a", "text": "thanks"}]}
 ]');
 SELECT seq FROM mnemo.append_message('rd_other', 'user', '[{"type": "text", "id": "rdo_1_a", "text": "elsewhere"}]', id => 'rdo_1');
-SELECT mnemo.update_part_status('rd_2_b', tool_state => 'completed', started_at => 1736000000000,
+SELECT mnemo.update_part_status('rd', 'rd_2_b', tool_state => 'completed', started_at => 1736000000000,
                                 completed_at => 1736000000250, output => 'a.txt');
-SELECT mnemo.update_part_status('rd_2_b', compacted_at => 1736000099000);
-SELECT mnemo.update_message_tokens('rd_2', '{"input": 10, "output": 5}', 0.25, 'stop');
+SELECT mnemo.update_part_status('rd', 'rd_2_b', compacted_at => 1736000099000);
+SELECT mnemo.update_message_tokens('rd', 'rd_2', '{"input": 10, "output": 5}', 0.25, 'stop');
 
 --
 -- get_message
@@ -31,9 +31,9 @@ SELECT mnemo.update_message_tokens('rd_2', '{"input": 10, "output": 5}', 0.25, '
 SELECT session_id, seq, id, role, agent, model_id, provider_id, run_id, is_summary,
        tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning,
        cost, finish_reason, created_at > 0 AS has_time
-  FROM mnemo.get_message('rd_2');
-SELECT mnemo.get_message('no_such_message');
-SELECT mnemo.get_message(NULL);
+  FROM mnemo.get_message('rd', 'rd_2');
+SELECT mnemo.get_message('rd', 'no_such_message');
+SELECT mnemo.get_message(NULL, NULL);
 
 --
 -- get_messages: seq order; since_message_id reads what came after it
@@ -55,11 +55,11 @@ SELECT * FROM mnemo.get_messages(NULL);
 --
 SELECT session_id, message_id, part_index, id, part_type, tool_name, tool_call_id, tool_state,
        compacted_at, started_at, completed_at, token_estimate
-  FROM mnemo.get_parts('rd_2');
-SELECT part_index, content FROM mnemo.get_parts('rd_2');
-SELECT count(*) FROM mnemo.get_parts('rd_3');
-SELECT * FROM mnemo.get_parts('no_such_message');
-SELECT * FROM mnemo.get_parts(NULL);
+  FROM mnemo.get_parts('rd', 'rd_2');
+SELECT part_index, content FROM mnemo.get_parts('rd', 'rd_2');
+SELECT count(*) FROM mnemo.get_parts('rd', 'rd_3');
+SELECT * FROM mnemo.get_parts('rd', 'no_such_message');
+SELECT * FROM mnemo.get_parts(NULL, NULL);
 
 --
 -- get_messages_with_parts: parts as a jsonb array in part_index order, each
@@ -81,24 +81,31 @@ SELECT * FROM mnemo.get_messages_with_parts(NULL);
 
 --
 -- get_messages_with_parts_by_ids: in the order given, repeats included,
--- across sessions
+-- within the one session named first
 --
 SELECT id, session_id, seq, jsonb_array_length(parts) AS nparts
-  FROM mnemo.get_messages_with_parts_by_ids(ARRAY['rd_5', 'rd_1', 'rdo_1', 'rd_3', 'rd_1']);
+  FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['rd_5', 'rd_1', 'rd_3', 'rd_1']);
+-- a message of another session is not found in this one (MN002)
+\set VERBOSITY terse
+SELECT * FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['rd_1', 'rdo_1']);
+SELECT id FROM mnemo.get_messages_with_parts_by_ids('rd_other', ARRAY['rdo_1']);
+SELECT * FROM mnemo.get_message('rd', 'rdo_1');
+SELECT * FROM mnemo.get_parts('rd_other', 'rd_2');
+\set VERBOSITY sqlstate
 -- the same overlay as get_messages_with_parts: the live tool_state wins over
 -- the one the part was appended with
 SELECT id, parts->1->>'tool_state' AS tool_state, parts->1->>'output' AS output,
        parts->1->>'compacted_at' AS compacted_at
-  FROM mnemo.get_messages_with_parts_by_ids(ARRAY['rd_2']);
-SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids(ARRAY[]::text[]);
+  FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['rd_2']);
+SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY[]::text[]);
 -- a missing id: MN002, naming the first missing one
 \set VERBOSITY terse
-SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY['rd_1', 'missing_a', 'rd_2', 'missing_b']);
+SELECT * FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['rd_1', 'missing_a', 'rd_2', 'missing_b']);
 \echo :LAST_ERROR_SQLSTATE
 \set VERBOSITY sqlstate
-SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY['missing_a']);
-SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY['rd_1', NULL]);
-SELECT * FROM mnemo.get_messages_with_parts_by_ids(NULL);
+SELECT * FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['missing_a']);
+SELECT * FROM mnemo.get_messages_with_parts_by_ids('rd', ARRAY['rd_1', NULL]);
+SELECT * FROM mnemo.get_messages_with_parts_by_ids('rd', NULL);
 
 --
 -- history: the last N messages, oldest first; NULL means all

@@ -21,7 +21,7 @@ SELECT seq FROM mnemo.append_message('sh_other', 'user', '[{"type":"text","text"
 
 -- the tool output is tombstoned and the first two messages compacted out of
 -- the context view: both are still found, and say they are not in context
-SELECT mnemo.tombstone_part('sh_t1') > 0 AS tombstoned;
+SELECT mnemo.tombstone_part('sh', 'sh_t1') > 0 AS tombstoned;
 SELECT seq FROM mnemo.append_message('sh', 'assistant',
   '[{"type":"text","text":"Summary: the user asked about a lagging replication slot."}]',
   id => 'sh_sum', is_summary => true);

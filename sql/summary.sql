@@ -8,17 +8,17 @@ SELECT seq FROM mnemo.append_messages('sm', '[
   {"role":"user","id":"sm_m3","parts":[{"type":"text","text":"three"}]},
   {"role":"assistant","id":"sm_m4","parts":[{"type":"text","text":"four"}]},
   {"role":"user","id":"sm_m5","parts":[{"type":"text","text":"five"}]}]');
-SELECT mnemo.tombstone_part('sm_t1') > 0 AS tombstoned;
+SELECT mnemo.tombstone_part('sm', 'sm_t1') > 0 AS tombstoned;
 
 -- a leaf over two messages: the summary takes the first position
 SELECT mnemo.commit_summary('sm', 'sm_s1', 'one and two', 5, ARRAY['sm_m1', 'sm_m2']);
 SELECT mnemo.commit_summary('sm', 'sm_s2', 'three and four', 6, ARRAY['sm_m3', 'sm_m4'], 'leaf', 2);
 SELECT * FROM mnemo.get_context_items('sm');
 -- the summary message: assistant, is_summary, a text part and a compaction marker
-SELECT seq, role, is_summary FROM mnemo.get_message('sm_s1');
+SELECT seq, role, is_summary FROM mnemo.get_message('sm', 'sm_s1');
 SELECT part_type, content->>'text' AS text, content->>'summary_node_id' AS node,
        content->>'level' AS level, token_estimate
-  FROM mnemo.get_parts('sm_s1') ORDER BY part_index;
+  FROM mnemo.get_parts('sm', 'sm_s1') ORDER BY part_index;
 SELECT (mnemo.last_summary('sm')).id;
 
 -- condensation of the two leaves: both superseded, one condensed node
@@ -29,15 +29,15 @@ SELECT id, kind, level, token_count, seq_start, seq_end, superseded_by
 SELECT id FROM mnemo.summary_nodes('sm');
 
 -- expansion: one level, then through two levels down to the messages
-SELECT depth, summary_id, item_type, item_id, seq FROM mnemo.expand_summary('sm_s3');
-SELECT depth, summary_id, item_type, item_id, seq, role FROM mnemo.expand_summary('sm_s3', recursive => true);
+SELECT depth, summary_id, item_type, item_id, seq FROM mnemo.expand_summary('sm', 'sm_s3');
+SELECT depth, summary_id, item_type, item_id, seq, role FROM mnemo.expand_summary('sm', 'sm_s3', recursive => true);
 -- the originals come back exactly as stored, tombstoned tool output included
 SELECT bool_and(e.parts = w.parts) AND count(*) = 4 AS exact
-  FROM mnemo.expand_summary('sm_s3', true) e
+  FROM mnemo.expand_summary('sm', 'sm_s3', true) e
   JOIN mnemo.get_messages_with_parts('sm') w ON w.id = e.item_id
  WHERE e.item_type = 'message';
 SELECT e.parts->1->>'output' AS tool_output, (e.parts->1->>'compacted_at') IS NOT NULL AS tombstoned
-  FROM mnemo.expand_summary('sm_s3', true) e WHERE e.item_id = 'sm_m2';
+  FROM mnemo.expand_summary('sm', 'sm_s3', true) e WHERE e.item_id = 'sm_m2';
 -- which summary covers a message: an index lookup on the provenance rows
 SELECT summary_id FROM mnemo.summary_edges WHERE session_id = 'sm' AND item_id = 'sm_m2';
 
@@ -81,17 +81,25 @@ SELECT mnemo.commit_summary('sm', 'sm_x', NULL, 1, ARRAY['sm_m5']);
 SELECT count(*) AS messages, max(seq) AS max_seq FROM mnemo.messages WHERE session_id = 'sm';
 SELECT count(*) AS nodes FROM mnemo.summary_nodes('sm', true);
 SELECT * FROM mnemo.get_context_items('sm');
-SELECT * FROM mnemo.expand_summary('sm_m1');
+SELECT * FROM mnemo.expand_summary('sm', 'sm_m1');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mnemo.summary_nodes('sm_nope');
 \echo :LAST_ERROR_SQLSTATE
--- the DAG is append-only too
+-- the DAG is append-only too: an application role may only read it
+CREATE ROLE sm_app;
+GRANT USAGE ON SCHEMA mnemo TO sm_app;
+GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO sm_app;
+SET ROLE sm_app;
 UPDATE mnemo.summary_nodes SET token_count = 0 WHERE id = 'sm_s3';
 \echo :LAST_ERROR_SQLSTATE
 UPDATE mnemo.summary_nodes SET superseded_by = NULL WHERE id = 'sm_s1';
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM mnemo.summary_edges WHERE session_id = 'sm';
 \echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP OWNED BY sm_app;
+DROP ROLE sm_app;
+SELECT id, token_count, superseded_by FROM mnemo.summary_nodes('sm', true) ORDER BY id;
 
 -- covered items expand in seq order, whatever order they were listed in;
 -- a NULL in the list is 22004
@@ -103,4 +111,4 @@ SELECT seq FROM mnemo.append_messages('sm2', '[
 SELECT mnemo.commit_summary('sm2', 'sm2_x', 'x', 1, ARRAY['sm2_b', NULL]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.commit_summary('sm2', 'sm2_s', 'a and b', 2, ARRAY['sm2_b', 'sm2_a']);
-SELECT item_id, seq FROM mnemo.expand_summary('sm2_s');
+SELECT item_id, seq FROM mnemo.expand_summary('sm2', 'sm2_s');

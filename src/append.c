@@ -6,7 +6,9 @@
  * turn costs one round trip.  Order of work, for atomicity and clear errors:
  * every argument and every part is validated first; then the session row is
  * locked, reserving the seqs and context positions (see sessions.c); then the
- * rows are inserted directly (see heap.c: measured faster than SPI inserts).
+ * rows are inserted by prepared SPI statements, through the executor, so that
+ * partitions, row-level security checks, Citus and ordinary triggers see
+ * every row.
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *
@@ -40,8 +42,9 @@ typedef struct MessageInput
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
+static SPIPlanPtr message_plan;
+static SPIPlanPtr context_plan;
 static SPIPlanPtr find_message_plan;
-static SPIPlanPtr next_part_plan;
 
 static void
 CheckRole(const char *role, const char *where)
@@ -77,15 +80,6 @@ ParseParts(Jsonb *parts, const char *where, MessageInput *m)
 	}
 }
 
-static const char *const message_columns[] = {
-	"session_id", "seq", "id", "role", "created_at", "agent", "model_id", "provider_id",
-	"run_id", "is_summary", "tokens_input", "tokens_output", "tokens_cache_read",
-	"tokens_cache_write", "tokens_reasoning", "cost", "finish_reason", NULL
-};
-static const char *const context_columns[] = {
-	"session_id", "position", "item_type", "item_id", "seq", "created_at", NULL
-};
-
 /*
  * Store one validated message at seq (and, unless a summary, at context
  * position).  The caller holds the session lock and has given m an id
@@ -96,48 +90,50 @@ static void
 AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 		  int64 seq, int64 position)
 {
-	Datum		values[17];
-	bool		nulls[17];
-	int64		now = MnemoNowMs();
+	Datum		values[11];
+	char		nulls[11];
+	Datum		now = Int64GetDatum(MnemoNowMs());
+	Datum		sid = CStringGetTextDatum(session_id);
+	Datum		id = CStringGetTextDatum(m->id);
+	Datum		tenant = CStringGetTextDatum(lock->tenant);
 	int			i;
 
 	Assert(m->id != NULL);
-	memset(nulls, 0, sizeof(nulls));
-	values[0] = CStringGetTextDatum(session_id);
+	memset(nulls, ' ', sizeof(nulls));
+	values[0] = sid;
 	values[1] = Int64GetDatum(seq);
-	values[2] = CStringGetTextDatum(m->id);
+	values[2] = id;
 	values[3] = CStringGetTextDatum(m->role);
-	values[4] = Int64GetDatum(now);
+	values[4] = now;
 	values[5] = CStringGetTextDatum(m->agent ? m->agent : lock->agent);
 	values[6] = CStringGetTextDatum(m->model_id ? m->model_id : lock->model_id);
 	values[7] = CStringGetTextDatum(m->provider_id ? m->provider_id : lock->provider_id);
-	if (m->run_id)
-		values[8] = CStringGetTextDatum(m->run_id);
-	else
-		nulls[8] = true;
+	values[8] = m->run_id ? CStringGetTextDatum(m->run_id) : (Datum) 0;
+	nulls[8] = m->run_id ? ' ' : 'n';
 	values[9] = BoolGetDatum(m->is_summary);
-	for (i = 10; i < 15; i++)
-		values[i] = Int64GetDatum(0);
-	values[15] = Float8GetDatum(0.0);
-	nulls[16] = true;
-	MnemoHeapInsert("messages", message_columns, values, nulls,
-					"messages_id_key", "message", m->id);
+	values[10] = tenant;
+	MnemoPrepare(&message_plan,
+				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
+				 "model_id, provider_id, run_id, is_summary, tenant) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+				 11, (Oid[]) {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
+				 TEXTOID, TEXTOID, BOOLOID, TEXTOID});
+	MnemoInsert(message_plan, values, nulls, "message", m->id);
 
 	for (i = 0; i < m->nparts; i++)
-		MnemoInsertPart(session_id, m->id, i, &m->parts[i]);
+		MnemoInsertPart(session_id, lock->tenant, m->id, i, &m->parts[i]);
 
 	if (!m->is_summary)
 	{
-		values[1] = Int64GetDatum(position);
-		values[2] = CStringGetTextDatum("message");
-		values[3] = CStringGetTextDatum(m->id);
-		values[4] = Int64GetDatum(seq);
-		values[5] = Int64GetDatum(now);
-		memset(nulls, 0, sizeof(nulls));
-		MnemoHeapInsert("context_items", context_columns, values, nulls,
-						"context_items_session_id_item_id_key", "context item", m->id);
+		MnemoPrepare(&context_plan,
+					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
+					 "seq, created_at, tenant) VALUES ($1, $2, 'message', $3, $4, $5, $6)",
+					 6, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID});
+		MnemoInsert(context_plan,
+					(Datum[]) {sid, Int64GetDatum(position), id, Int64GetDatum(seq), now, tenant},
+					NULL, "context item", m->id);
 	}
-	MnemoNotify(lock->watched, "message_created", session_id, m->id, seq);
+	MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, m->id, seq);
 }
 
 /*
@@ -185,6 +181,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	Jsonb	   *parts = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "parts"));
 	MessageInput m;
 	MnemoSessionLock lock;
+	MnemoCall	call;
 
 	memset(&m, 0, sizeof(m));
 	m.role = MnemoRequireTextArg(fcinfo, 1, "role");
@@ -201,10 +198,10 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	if (m.id == NULL)
 		m.id = MnemoNewId(m.is_summary ? "sum" : "msg");
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
 	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position);
-	SPI_finish();
+	MnemoFinish(&call);
 
 	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
 }
@@ -228,6 +225,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	int64		seq;
 	int64		position;
 	int			i;
+	MnemoCall	call;
 
 	if (!JB_ROOT_IS_ARRAY(batch) || JB_ROOT_IS_SCALAR(batch))
 		ereport(ERROR,
@@ -277,7 +275,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 			ms[i].id = MnemoNewId(ms[i].is_summary ? "sum" : "msg");
 	}
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
 	seq = lock.last_seq - n + 1;
 	position = lock.last_position - (n - nsummaries) + 1;
@@ -287,7 +285,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		if (!ms[i].is_summary)
 			position++;
 	}
-	SPI_finish();
+	MnemoFinish(&call);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < n; i++)
@@ -310,14 +308,15 @@ PG_FUNCTION_INFO_V1(mnemo_append_part);
 Datum
 mnemo_append_part(PG_FUNCTION_ARGS)
 {
-	char	   *message_id = MnemoRequireTextArg(fcinfo, 0, "message_id");
-	Jsonb	   *part_json = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "part"));
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *message_id = MnemoRequireTextArg(fcinfo, 1, "message_id");
+	Jsonb	   *part_json = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "part"));
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
 	MnemoPart	part;
 	JsonbValue	v;
 	MnemoSessionLock lock;
-	char	   *session_id;
+	MnemoCall	call;
 	int64		seq;
 	int32		part_index;
 
@@ -325,32 +324,30 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	v.val.binary.data = &part_json->root;
 	v.val.binary.len = VARSIZE(part_json) - VARHDRSZ;
 	MnemoParsePart(&v, "part", &part);
+	if (part.id == NULL)
+		part.id = MnemoNewId("part");
 
-	SPI_connect();
-	MnemoPrepare(&find_message_plan,
-				 "SELECT session_id, seq FROM mnemo.messages WHERE id = $1", 1, types);
-	values[0] = CStringGetTextDatum(message_id);
-	if (MnemoExecute(find_message_plan, values, NULL, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist", message_id)));
-	session_id = MnemoGetText(0, 1, NULL);
-	seq = MnemoGetInt64(0, 2, NULL);
-
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
-	/* not read-only: it must see parts committed while we waited for the lock */
-	MnemoPrepare(&next_part_plan,
-				 "SELECT coalesce(max(part_index) + 1, 0) FROM mnemo.message_parts "
-				 "WHERE session_id = $1 AND message_id = $2",
-				 2, types);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
-	MnemoExecute(next_part_plan, values, NULL, false, 1);
-	part_index = (int32) MnemoGetInt64(0, 1, NULL);
+	/* not read-only: it must see parts committed while we waited for the lock */
+	MnemoPrepare(&find_message_plan,
+				 "SELECT m.seq, (SELECT coalesce(max(p.part_index) + 1, 0) "
+				 "FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.message_id = $2) "
+				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $2",
+				 2, types);
+	if (MnemoExecute(find_message_plan, values, NULL, false, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+				 errmsg("message \"%s\" does not exist in session \"%s\"",
+						message_id, session_id)));
+	seq = MnemoGetInt64(0, 1, NULL);
+	part_index = (int32) MnemoGetInt64(0, 2, NULL);
 
-	MnemoInsertPart(session_id, message_id, part_index, &part);
-	MnemoNotify(lock.watched, "part_created", session_id, part.id, seq);
-	SPI_finish();
+	MnemoInsertPart(session_id, lock.tenant, message_id, part_index, &part);
+	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
+	MnemoFinish(&call);
 
 	PG_RETURN_INT32(part_index);
 }

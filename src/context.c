@@ -79,6 +79,7 @@ typedef struct ContextReceiver
 	int			maxentries;
 	StringInfoData contents;
 	int			content_start;	/* of the last entry, in contents */
+	const char *session_id;
 } ContextReceiver;
 
 static SPIPlanPtr context_plan;
@@ -101,36 +102,13 @@ static SPIPlanPtr context_plan;
 	"SELECT c.position, c.item_type, c.item_id, m.role, " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = c.session_id AND n.id = c.item_id) END, " \
-	"p.part_type, p.content, p.compacted_at " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
+	"p.part_type, p.content, p.compacted_at, c.tenant " \
 	"FROM mnemo.context_items c " \
-	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.seq = c.seq " \
+	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
-	"ON p.session_id = c.session_id AND p.message_id = c.item_id " \
+	"ON p.session_id = $1 AND p.message_id = c.item_id " \
 	"WHERE c.session_id = $1 ORDER BY c.position, p.part_index"
-
-/*
- * MnemoPrepare, but the plan is always the generic one.  The statement has
- * the same best shape for every session, so a custom plan would only add
- * planning to every call, and a session's own statistics could lead it back
- * to a hash join over the whole session.  Kept for the life of the backend;
- * the plan cache replans it on its own after DDL.
- */
-static void
-PrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
-{
-	SPIPlanPtr	plan;
-
-	if (*slot != NULL)
-		return;
-	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed for \"%s\": %s",
-			 sql, SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	*slot = plan;
-}
 
 /*
  * Close the last entry: its content is complete, so its tokens are known.
@@ -194,6 +172,15 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		}
 		e->tokens = e->is_summary && !no_node ? DatumGetInt32(node_tokens) : -1;
 		r->content_start = r->contents.len;
+		/*
+		 * Items carry their session's tenant: a session the caller may not
+		 * see is a missing one, before anything of it is rendered.
+		 */
+		if (r->nentries == 1 &&
+			!MnemoTenantVisible(TextDatumGetCString(slot_getattr(slot, 9, &isnull))))
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+					 errmsg("session \"%s\" does not exist", r->session_id)));
 	}
 
 	type = slot_getattr(slot, 6, &no_part);
@@ -258,6 +245,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	int			rc;
 	int			n;
 	int			i;
+	MnemoCall	call;
 
 	if (budget < 0)
 		ereport(ERROR,
@@ -272,6 +260,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	receiver.pub.rDestroy = ContextDestroy;
 	receiver.pub.mydest = DestNone;
 	receiver.callcxt = callcxt;
+	receiver.session_id = session_id;
 	receiver.rowcxt = AllocSetContextCreate(callcxt, "mnemo context part",
 											ALLOCSET_DEFAULT_SIZES);
 	receiver.maxentries = 256;
@@ -287,8 +276,8 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	options.read_only = true;
 	options.dest = &receiver.pub;
 
-	SPI_connect();
-	PrepareGeneric(&context_plan, CONTEXT_SQL, 1, types);
+	MnemoConnect(&call);
+	MnemoPrepare(&context_plan, CONTEXT_SQL, 1, types);
 
 	/*
 	 * Planned without sequential scans.  context_items holds the views of
@@ -315,8 +304,8 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	 * tells an empty session from a missing one.
 	 */
 	if (receiver.nentries == 0)
-		MnemoCheckSessionExists(session_id);
-	SPI_finish();
+		MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoFinish(&call);
 	MemoryContextDelete(receiver.rowcxt);
 
 	entries = receiver.entries;

@@ -6,7 +6,10 @@
  * A file reference is keyed by the sha256 of the file's content, so the same
  * bytes read under two paths are one row, and storing it again replaces the
  * row (the seed's "insert or replace"), path and time included.  This is the
- * one table not keyed by session: file contents are shared across sessions.
+ * one table not keyed by session: file contents are shared across the
+ * sessions of a tenant, and the key leads with the tenant.  Each call reads
+ * and writes the caller's tenant (mnemo.tenant or the calling role, see
+ * tenant.c) only.
  */
 #include "postgres.h"
 
@@ -27,9 +30,10 @@ mnemo_store_file_reference(PG_FUNCTION_ARGS)
 	char	   *content_id = MnemoRequireTextArg(fcinfo, 0, "content_id");
 	char	   *path = MnemoRequireTextArg(fcinfo, 1, "path");
 	int32		token_count = PG_ARGISNULL(3) ? 0 : PG_GETARG_INT32(3);
-	Oid			types[6] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, INT8OID};
-	Datum		values[6];
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, INT4OID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[7];
 	Datum		result;
+	MnemoCall	call;
 
 	MnemoCheckId(content_id, "content_id");
 	if (path[0] == '\0')
@@ -47,19 +51,20 @@ mnemo_store_file_reference(PG_FUNCTION_ARGS)
 	values[4] = PG_ARGISNULL(4) ? CStringGetTextDatum("") : PG_GETARG_DATUM(4);
 	values[5] = Int64GetDatum(MnemoNowMs());
 
-	SPI_connect();
+	MnemoConnect(&call);
+	values[6] = CStringGetTextDatum(MnemoCallerTenant());
 	MnemoPrepare(&store_plan,
 				 "INSERT INTO mnemo.file_references AS f (content_id, path, file_type, "
-				 "token_count, exploration_summary, created_at) "
-				 "VALUES ($1, $2, $3, $4, $5, $6) "
-				 "ON CONFLICT (content_id) DO UPDATE SET path = excluded.path, "
+				 "token_count, exploration_summary, created_at, tenant) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7) "
+				 "ON CONFLICT (tenant, content_id) DO UPDATE SET path = excluded.path, "
 				 "file_type = excluded.file_type, token_count = excluded.token_count, "
 				 "exploration_summary = excluded.exploration_summary, "
 				 "created_at = excluded.created_at, ordinal = excluded.ordinal RETURNING *",
-				 6, types);
+				 7, types);
 	MnemoExecute(store_plan, values, NULL, false, 0);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
@@ -68,18 +73,20 @@ static Datum
 LookupOne(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql, const char *argname)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
 	Datum		result = (Datum) 0;
 	bool		found;
+	MnemoCall	call;
 
 	values[0] = MnemoRequireArg(fcinfo, 0, argname);
-	SPI_connect();
-	MnemoPrepare(plan, sql, 1, types);
+	MnemoConnect(&call);
+	values[1] = CStringGetTextDatum(MnemoCallerTenant());
+	MnemoPrepare(plan, sql, 2, types);
 	found = MnemoExecute(*plan, values, NULL, true, 1) == 1;
 	if (found)
 		result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	if (!found)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(result);
@@ -90,7 +97,7 @@ Datum
 mnemo_get_file_reference(PG_FUNCTION_ARGS)
 {
 	return LookupOne(fcinfo, &get_plan,
-					 "SELECT * FROM mnemo.file_references WHERE content_id = $1",
+					 "SELECT * FROM mnemo.file_references WHERE tenant = $2 AND content_id = $1",
 					 "content_id");
 }
 
@@ -99,7 +106,7 @@ Datum
 mnemo_get_file_reference_by_path(PG_FUNCTION_ARGS)
 {
 	return LookupOne(fcinfo, &by_path_plan,
-					 "SELECT * FROM mnemo.file_references WHERE path = $1 "
+					 "SELECT * FROM mnemo.file_references WHERE path = $1 AND tenant = $2 "
 					 "ORDER BY ordinal DESC LIMIT 1",
 					 "path");
 }

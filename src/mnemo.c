@@ -38,6 +38,15 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomStringVariable("mnemo.tenant",
+							   "The tenant (a role) new sessions and file references belong to.",
+							   "Empty: the calling role.  The caller must have the privileges of "
+							   "the role named; a pooled role sets it per request.",
+							   &mnemo_tenant_setting,
+							   "",
+							   PGC_USERSET,
+							   0,
+							   NULL, NULL, NULL);
 	MarkGUCPrefixReserved("mnemo");
 }
 

@@ -29,16 +29,26 @@ typedef enum MnemoNotifyMode
 
 extern int	mnemo_notify_mode;
 
-/*
- * guard.c: true while a mnemo function executes one of its own statements;
- * the append-only trigger lets exactly those writes through.
- */
-extern bool MnemoWriting;
+/* tenant.c: the call frame of every SQL function, and tenancy */
+typedef struct MnemoCall
+{
+	Oid			user;			/* to restore on exit */
+	int			sec_context;
+	Oid			prev_caller;
+} MnemoCall;
+
+extern char *mnemo_tenant_setting;
+extern void MnemoConnect(MnemoCall *call);
+extern void MnemoFinish(MnemoCall *call);
+extern bool MnemoTenantVisible(const char *tenant);
+extern char *MnemoCallerTenant(void);
 
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
+extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
+						const char *what, const char *id);
 extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
 extern void MnemoResultSet(FunctionCallInfo fcinfo);
 extern char *MnemoGetText(uint64 row, int col, bool *isnull);
@@ -50,8 +60,9 @@ extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
 extern int64 MnemoNowMs(void);
 
 /*
- * reads.c, context.c: the parts of message m as a jsonb array in part_index
+ * reads.c, summary.c: the parts of message m as a jsonb array in part_index
  * order, each part its content with the live status columns laid over it.
+ * $1 of the statement is the session id.
  */
 #define MNEMO_PARTS_JSON \
 	"coalesce((SELECT jsonb_agg(p.content || jsonb_strip_nulls(jsonb_build_object(" \
@@ -59,12 +70,7 @@ extern int64 MnemoNowMs(void);
 	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
 	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
-	"WHERE p.session_id = m.session_id AND p.message_id = m.id), '[]')"
-
-/* heap.c */
-extern void MnemoHeapInsert(const char *table, const char *const *columns, Datum *values,
-							bool *nulls, const char *id_index, const char *what,
-							const char *id);
+	"WHERE p.session_id = $1 AND p.message_id = m.id), '[]')"
 
 /* ids.c */
 extern char *MnemoNewId(const char *prefix);
@@ -82,15 +88,16 @@ typedef struct MnemoSessionLock
 	char	   *agent;			/* the session's, the default for its messages */
 	char	   *model_id;
 	char	   *provider_id;
+	char	   *tenant;
 } MnemoSessionLock;
 
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
-extern void MnemoCheckSessionExists(const char *session_id);
+extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
 
 /* swap.c */
-extern int64 MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id,
-					   bool items_checked);
+extern int64 MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids,
+					   const char *summary_id, bool items_checked);
 extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 
@@ -100,9 +107,9 @@ extern void MnemoAppendSummaryMessage(const char *session_id, const char *summar
 									  Jsonb *parts, MnemoSessionLock *lock, int64 seq);
 
 /* notify.c */
-extern void MnemoNotify(bool watched, const char *event, const char *session_id,
-						const char *id, int64 seq);
-extern bool MnemoSessionWatched(const char *session_id);
+extern void MnemoNotify(bool watched, const char *tenant, const char *event,
+						const char *session_id, const char *id, int64 seq);
+extern char *MnemoTenantChannel(const char *tenant);
 
 /* parts.c: validation and storage of one part object */
 typedef struct MnemoPart
@@ -117,8 +124,8 @@ typedef struct MnemoPart
 } MnemoPart;
 
 extern void MnemoParsePart(JsonbValue *part, const char *where, MnemoPart *out);
-extern void MnemoInsertPart(const char *session_id, const char *message_id,
-							int32 part_index, MnemoPart *part);
+extern void MnemoInsertPart(const char *session_id, const char *tenant,
+							const char *message_id, int32 part_index, MnemoPart *part);
 extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
 							  bool required);
 extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,

@@ -1,6 +1,7 @@
 /*
  * notify.c
- *		NOTIFY mnemo on committed writes to followed sessions.
+ *		NOTIFY on committed writes to followed sessions, on a channel per
+ *		tenant.
  *
  * PostgreSQL serialises every notifying commit cluster-wide (they all queue
  * on one lock at commit), so a NOTIFY per append would cap every writer.
@@ -9,6 +10,12 @@
  *		{"event": E, "session_id": S, "id": I, "seq": N}
  * and is delivered at commit only, so a follower never hears of a write it
  * cannot read.  A follower that missed some catches up by seq.
+ *
+ * LISTEN needs no privilege, so a channel's name is the capability to hear
+ * it: each tenant's channel is "mnemo_" and 32 hex digits from
+ * pg_strong_random, made on first use and kept in mnemo.tenants, a table
+ * each tenant reads only its own row of.  mnemo.watch() returns it.  No
+ * notification goes to a channel anyone could guess.
  */
 #include "postgres.h"
 
@@ -20,7 +27,8 @@
 
 #include "mnemo.h"
 
-static SPIPlanPtr watched_plan;
+static SPIPlanPtr channel_plan;
+static SPIPlanPtr new_channel_plan;
 
 /* Whether any notification can be sent for a session whose flag is watched. */
 static bool
@@ -30,9 +38,49 @@ Wanted(bool watched)
 		(mnemo_notify_mode == MNEMO_NOTIFY_WATCHED && watched);
 }
 
-/* Queue a notification (sent at commit); seq < 0 leaves it out. */
+/*
+ * The tenant's channel, made on first use.  Inside SPI (as the owner).  Two
+ * first uses racing both get the winner's name: ON CONFLICT waits for it.
+ */
+char *
+MnemoTenantChannel(const char *tenant)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+	uint8		random[16];
+	char		name[6 + 32 + 1];
+	int			i;
+
+	values[0] = CStringGetTextDatum(tenant);
+	MnemoPrepare(&channel_plan, "SELECT channel FROM mnemo.tenants WHERE tenant = $1",
+				 1, types);
+	if (MnemoExecute(channel_plan, values, NULL, false, 1) == 1)
+		return MnemoGetText(0, 1, NULL);
+
+	if (!pg_strong_random(random, sizeof(random)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate a random channel name")));
+	memcpy(name, "mnemo_", 6);
+	for (i = 0; i < 16; i++)
+		snprintf(name + 6 + 2 * i, 3, "%02x", random[i]);
+	values[1] = CStringGetTextDatum(name);
+	MnemoPrepare(&new_channel_plan,
+				 "INSERT INTO mnemo.tenants (tenant, channel) VALUES ($1, $2) "
+				 "ON CONFLICT (tenant) DO NOTHING",
+				 2, types);
+	MnemoExecute(new_channel_plan, values, NULL, false, 0);
+	if (MnemoExecute(channel_plan, values, NULL, false, 1) != 1)
+		elog(ERROR, "channel of tenant \"%s\" vanished", tenant);
+	return MnemoGetText(0, 1, NULL);
+}
+
+/*
+ * Queue a notification on the tenant's channel (sent at commit); seq < 0
+ * leaves it out.  Inside SPI.
+ */
 void
-MnemoNotify(bool watched, const char *event, const char *session_id,
+MnemoNotify(bool watched, const char *tenant, const char *event, const char *session_id,
 			const char *id, int64 seq)
 {
 	StringInfoData payload;
@@ -52,23 +100,6 @@ MnemoNotify(bool watched, const char *event, const char *session_id,
 	if (seq >= 0)
 		appendStringInfo(&payload, ", \"seq\": " INT64_FORMAT, seq);
 	appendStringInfoChar(&payload, '}');
-	Async_Notify("mnemo", payload.data);
+	Async_Notify(MnemoTenantChannel(tenant), payload.data);
 	pfree(payload.data);
-}
-
-/*
- * The session's watched flag, for writes that do not take the session lock.
- * Skips the lookup when the setting decides alone.  Must be called inside SPI.
- */
-bool
-MnemoSessionWatched(const char *session_id)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
-
-	if (mnemo_notify_mode != MNEMO_NOTIFY_WATCHED)
-		return false;
-	MnemoPrepare(&watched_plan, "SELECT watched FROM mnemo.sessions WHERE id = $1", 1, types);
-	values[0] = CStringGetTextDatum(session_id);
-	return MnemoExecute(watched_plan, values, NULL, true, 1) == 1 && MnemoGetBool(0, 1);
 }

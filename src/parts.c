@@ -177,26 +177,22 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	out->token_estimate = estimate;
 }
 
-static const char *const part_columns[] = {
-	"session_id", "message_id", "part_index", "id", "part_type", "content", "tool_name",
-	"tool_call_id", "tool_state", "compacted_at", "started_at", "completed_at",
-	"token_estimate", NULL
-};
+static SPIPlanPtr insert_plan;
 
 /*
  * Store a validated part.  The caller holds the session lock and has chosen
- * part_index.  MN004 if the part's id is taken.
+ * part_index.  MN004 if the part's id is taken in the session.
  */
 void
-MnemoInsertPart(const char *session_id, const char *message_id, int32 part_index,
-				MnemoPart *part)
+MnemoInsertPart(const char *session_id, const char *tenant, const char *message_id,
+				int32 part_index, MnemoPart *part)
 {
-	Datum		values[13];
-	bool		nulls[13];
+	Datum		values[11];
+	char		nulls[11];
 
 	if (part->id == NULL)
 		part->id = MnemoNewId("part");
-	memset(nulls, 0, sizeof(nulls));
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
 	values[2] = Int32GetDatum(part_index);
@@ -204,13 +200,18 @@ MnemoInsertPart(const char *session_id, const char *message_id, int32 part_index
 	values[4] = CStringGetTextDatum(part->part_type);
 	values[5] = JsonbPGetDatum(part->content);
 	values[6] = part->tool_name ? CStringGetTextDatum(part->tool_name) : (Datum) 0;
-	nulls[6] = part->tool_name == NULL;
+	nulls[6] = part->tool_name ? ' ' : 'n';
 	values[7] = part->tool_call_id ? CStringGetTextDatum(part->tool_call_id) : (Datum) 0;
-	nulls[7] = part->tool_call_id == NULL;
+	nulls[7] = part->tool_call_id ? ' ' : 'n';
 	values[8] = part->tool_state ? CStringGetTextDatum(part->tool_state) : (Datum) 0;
-	nulls[8] = part->tool_state == NULL;
-	nulls[9] = nulls[10] = nulls[11] = true;
-	values[12] = Int32GetDatum(part->token_estimate);
-	MnemoHeapInsert("message_parts", part_columns, values, nulls,
-					"message_parts_id_key", "part", part->id);
+	nulls[8] = part->tool_state ? ' ' : 'n';
+	values[9] = Int32GetDatum(part->token_estimate);
+	values[10] = CStringGetTextDatum(tenant);
+	MnemoPrepare(&insert_plan,
+				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
+				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+				 11, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
+				 TEXTOID, TEXTOID, INT4OID, TEXTOID});
+	MnemoInsert(insert_plan, values, nulls, "part", part->id);
 }

@@ -39,7 +39,7 @@ static SPIPlanPtr prune_plan;
 	"  WHERE session_id = $1 AND is_summary), " \
 	"scan AS (" \
 	"  SELECT m.id, m.seq, m.role FROM mnemo.context_items c " \
-	"  JOIN mnemo.messages m ON m.id = c.item_id AND m.session_id = c.session_id " \
+	"  JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id " \
 	"  WHERE c.session_id = $1 AND c.item_type = 'message' " \
 	"  AND m.seq > (SELECT seq FROM boundary)), " \
 	"turn AS (" \
@@ -70,6 +70,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 	Oid			types[5] = {TEXTOID, INT4OID, INT4OID, TEXTARRAYOID, INT8OID};
 	Datum		values[5];
 	MnemoSessionLock lock;
+	MnemoCall	call;
 	uint64		pruned;
 
 	if (protect_tokens < 0)
@@ -85,7 +86,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("protected_tools must not contain nulls")));
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int32GetDatum(protect_tokens);
@@ -95,7 +96,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 	MnemoPrepare(&prune_plan, PRUNE_SQL, 5, types);
 	pruned = MnemoExecute(prune_plan, values, NULL, false, 0);
 	if (pruned > 0)
-		MnemoNotify(lock.watched, "parts_pruned", session_id, NULL, -1);
-	SPI_finish();
+		MnemoNotify(lock.watched, lock.tenant, "parts_pruned", session_id, NULL, -1);
+	MnemoFinish(&call);
 	PG_RETURN_INT32((int32) pruned);
 }

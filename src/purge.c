@@ -5,7 +5,8 @@
  * For erasure requests only.  It deletes the session and everything keyed by
  * it -- context items, summary nodes and edges, parts, messages -- in one call, under
  * the session lock, so no append can slip in between.  EXECUTE is revoked
- * from PUBLIC: an operator grants it to the role that handles erasure.
+ * from PUBLIC: an operator grants it to the role that handles erasure, which
+ * must also have the privileges of the session's tenant (else MN001).
  * Child sessions keep their rows; their parent_id then names a session that
  * no longer exists.
  */
@@ -26,10 +27,11 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 	MnemoSessionLock lock;
+	MnemoCall	call;
 	int64		messages;
 
 	values[0] = CStringGetTextDatum(session_id);
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
 	MnemoPrepare(&purge_plan,
 				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
@@ -42,6 +44,6 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 1, types);
 	MnemoExecute(purge_plan, values, NULL, false, 0);
 	messages = MnemoGetInt64(0, 1, NULL);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_INT64(messages);
 }

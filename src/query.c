@@ -1,8 +1,7 @@
 /*
  * query.c
  *		The one way mnemo functions run SQL: SPI plans prepared once per
- *		backend, executed with the guard's write flag raised, results copied
- *		into the caller's memory context.
+ *		backend, executed, results copied into the caller's memory context.
  *
  * Every statement is a fixed string with $n parameters; no SQL is ever built
  * from arguments.  Plans are kept for the life of the backend (SPI_keepplan);
@@ -11,10 +10,15 @@
  * Callers follow one shape:
  *
  *		MemoryContext callcxt = CurrentMemoryContext;
- *		SPI_connect();
+ *		MnemoCall	call;
+ *		MnemoConnect(&call);	(tenant.c: the owner's rights, then SPI_connect)
  *		... MnemoExecute(...) ...
  *		result = MnemoResultRow(fcinfo, callcxt, 0);
- *		SPI_finish();
+ *		MnemoFinish(&call);
+ *
+ * Plans are custom or generic as the plan cache decides: every statement
+ * filters every table by the session id, so either plan touches one
+ * session's rows (one partition, one shard).
  */
 #include "postgres.h"
 
@@ -47,37 +51,54 @@ MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 	*slot = plan;
 }
 
-/*
- * Execute a prepared plan.  Writes (read_only = false) run with MnemoWriting
- * raised so that the append-only guard lets them through; the flag is
- * restored on error as well, so a failed call cannot leave the guard open.
- * Returns SPI_processed.
- */
+/* Execute a prepared plan; returns SPI_processed. */
 uint64
 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 			 bool read_only, long tcount)
 {
-	bool		saved = MnemoWriting;
-	int			rc;
+	int			rc = SPI_execute_plan(plan, values, nulls, read_only, tcount);
 
-	if (read_only)
-		rc = SPI_execute_plan(plan, values, nulls, true, tcount);
-	else
-	{
-		MnemoWriting = true;
-		PG_TRY();
-		{
-			rc = SPI_execute_plan(plan, values, nulls, false, tcount);
-		}
-		PG_FINALLY();
-		{
-			MnemoWriting = saved;
-		}
-		PG_END_TRY();
-	}
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan failed: %s", SPI_result_code_string(rc));
 	return SPI_processed;
+}
+
+/*
+ * Execute an INSERT of rows whose other unique keys the caller allocated
+ * under the session lock (seq, position, part_index), so that a unique
+ * violation can only be the row's id taken within its session: MN004 naming
+ * what and id.  The error is re-thrown at once, so the (sub)transaction
+ * aborts as it would have; matching on the SQLSTATE, not on an index name,
+ * keeps this right on partitions and shards, whose indexes have other names.
+ */
+void
+MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
+			const char *id)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		(void) MnemoExecute(plan, values, nulls, false, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_UNIQUE_VIOLATION)
+		{
+			FreeErrorData(edata);
+			PG_RE_THROW();
+		}
+		FlushErrorState();
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("%s \"%s\" already exists", what, id),
+				 errdetail("Ids are unique within their session.")));
+	}
+	PG_END_TRY();
 }
 
 /*

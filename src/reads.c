@@ -8,8 +8,10 @@
  * (not an empty result), a message MN002.  Messages come in seq order,
  * parts in part_index order.  A part read as JSON is its stored content with
  * the live status columns laid over it, so tool_state and the tombstone are
- * always current.  All reads use the indexes that lead with session_id or
- * the id indexes; none scans a table.
+ * always current.  Every read takes the session id first and every
+ * statement filters every table by it, so a read touches one session's rows
+ * (one partition, one shard) through an index that leads with session_id.
+ * A session of a tenant the caller may not see is MN001, as a missing one.
  */
 #include "postgres.h"
 
@@ -61,25 +63,48 @@ SinceSeq(FunctionCallInfo fcinfo, int argno, const char *session_id)
 	return MnemoGetInt64(0, 1, NULL);
 }
 
+/*
+ * Open the frame of a read of one session: argument 0 is the session id,
+ * checked to exist and be visible (MN001).  Returns it.
+ */
+static char *
+ConnectToSession(FunctionCallInfo fcinfo, MnemoCall *call)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+
+	MnemoConnect(call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
+	return session_id;
+}
+
+/* Message argument 1 of session_id into SPI_tuptable, MN002 if not there. */
+static void
+SelectMessage(FunctionCallInfo fcinfo, const char *session_id)
+{
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PointerGetDatum(cstring_to_text(MnemoRequireTextArg(fcinfo, 1, "message_id")));
+	MnemoPrepare(&message_plan, "SELECT * FROM mnemo.messages WHERE session_id = $1 AND id = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	if (MnemoExecute(message_plan, values, NULL, true, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+				 errmsg("message \"%s\" does not exist in session \"%s\"",
+						TextDatumGetCString(values[1]), session_id)));
+}
+
 PG_FUNCTION_INFO_V1(mnemo_get_message);
 Datum
 mnemo_get_message(PG_FUNCTION_ARGS)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
-	char	   *id = MnemoRequireTextArg(fcinfo, 0, "message id");
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	MnemoCall	call;
 	Datum		result;
 
-	values[0] = CStringGetTextDatum(id);
-	SPI_connect();
-	MnemoPrepare(&message_plan, "SELECT * FROM mnemo.messages WHERE id = $1", 1, types);
-	if (MnemoExecute(message_plan, values, NULL, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist", id)));
+	SelectMessage(fcinfo, ConnectToSession(fcinfo, &call));
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
@@ -87,18 +112,17 @@ mnemo_get_message(PG_FUNCTION_ARGS)
 static Datum
 ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
+	MnemoCall	call;
+	char	   *session_id = ConnectToSession(fcinfo, &call);
 
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(SinceSeq(fcinfo, 1, session_id));
 	MnemoPrepare(plan, sql, 2, types);
 	MnemoExecute(*plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -124,66 +148,66 @@ PG_FUNCTION_INFO_V1(mnemo_get_parts);
 Datum
 mnemo_get_parts(PG_FUNCTION_ARGS)
 {
-	char	   *id = MnemoRequireTextArg(fcinfo, 0, "message_id");
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	MnemoCall	call;
+	char	   *session_id = ConnectToSession(fcinfo, &call);
+	Datum		values[2];
 
-	values[0] = CStringGetTextDatum(id);
-	SPI_connect();
-	MnemoPrepare(&message_plan, "SELECT * FROM mnemo.messages WHERE id = $1", 1, types);
-	if (MnemoExecute(message_plan, values, NULL, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist", id)));
+	SelectMessage(fcinfo, session_id);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PG_GETARG_DATUM(1);
 	MnemoPrepare(&parts_plan,
-				 "SELECT p.* FROM mnemo.messages m JOIN mnemo.message_parts p "
-				 "ON p.session_id = m.session_id AND p.message_id = m.id "
-				 "WHERE m.id = $1 ORDER BY p.part_index",
-				 1, types);
+				 "SELECT * FROM mnemo.message_parts WHERE session_id = $1 AND message_id = $2 "
+				 "ORDER BY part_index",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecute(parts_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
 /*
- * The named messages in the order given (an id named twice comes twice);
- * MN002 naming the first id that does not exist.  Cost is in the number of
- * ids, whatever the sessions' lengths.
+ * The named messages of the session in the order given (an id named twice
+ * comes twice); MN002 naming the first id that is not in the session.  Cost
+ * is in the number of ids, whatever the session's length.
  */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts_by_ids);
 Datum
 mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 {
-	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 0, "ids"));
-	Oid			types[1] = {TEXTARRAYOID};
-	Datum		values[1];
+	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "ids"));
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2];
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+	MnemoCall	call;
+	char	   *session_id;
 
 	if (array_contains_nulls(ids))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("ids must not contain nulls")));
-	values[0] = PointerGetDatum(ids);
-	SPI_connect();
+	session_id = ConnectToSession(fcinfo, &call);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PointerGetDatum(ids);
 	MnemoPrepare(&by_ids_plan,
-				 "SELECT " MESSAGE_WITH_PARTS " FROM unnest($1) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.messages m ON m.id = u.id ORDER BY u.ord",
-				 1, types);
+				 "SELECT " MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id ORDER BY u.ord",
+				 2, types);
 	if (MnemoExecute(by_ids_plan, values, NULL, true, 0) != (uint64) nids)
 	{
 		MnemoPrepare(&missing_plan,
-					 "SELECT u.id FROM unnest($1) WITH ORDINALITY AS u(id, ord) "
-					 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.id = u.id) "
+					 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+					 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m "
+					 "WHERE m.session_id = $1 AND m.id = u.id) "
 					 "ORDER BY u.ord LIMIT 1",
-					 1, types);
+					 2, types);
 		MnemoExecute(missing_plan, values, NULL, true, 1);
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist", MnemoGetText(0, 1, NULL))));
+				 errmsg("message \"%s\" does not exist in session \"%s\"",
+						MnemoGetText(0, 1, NULL), session_id)));
 	}
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -196,6 +220,7 @@ mnemo_history(PG_FUNCTION_ARGS)
 	Oid			types[2] = {TEXTOID, INT4OID};
 	Datum		values[2];
 	char		nulls[2] = {' ', ' '};
+	MnemoCall	call;
 
 	if (PG_ARGISNULL(1))
 		nulls[1] = 'n';
@@ -206,15 +231,14 @@ mnemo_history(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
+	(void) ConnectToSession(fcinfo, &call);
 	MnemoPrepare(&history_plan,
 				 "SELECT * FROM (SELECT " MESSAGE_WITH_PARTS " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 ORDER BY m.seq DESC LIMIT $2) h ORDER BY h.seq",
 				 2, types);
 	MnemoExecute(history_plan, values, nulls, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -222,20 +246,18 @@ PG_FUNCTION_INFO_V1(mnemo_get_context_items);
 Datum
 mnemo_get_context_items(PG_FUNCTION_ARGS)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
+	MnemoCall	call;
 
-	values[0] = CStringGetTextDatum(session_id);
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
+	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call));
 	MnemoPrepare(&context_plan,
 				 "SELECT item_type, item_id, position FROM mnemo.context_items "
 				 "WHERE session_id = $1 ORDER BY position",
 				 1, types);
 	MnemoExecute(context_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -245,24 +267,22 @@ Datum
 mnemo_last_summary(PG_FUNCTION_ARGS)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 	Datum		result;
+	MnemoCall	call;
 
-	values[0] = CStringGetTextDatum(session_id);
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
+	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call));
 	MnemoPrepare(&last_summary_plan,
 				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND is_summary "
 				 "ORDER BY seq DESC LIMIT 1",
 				 1, types);
 	if (MnemoExecute(last_summary_plan, values, NULL, true, 1) != 1)
 	{
-		SPI_finish();
+		MnemoFinish(&call);
 		PG_RETURN_NULL();
 	}
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }

@@ -52,6 +52,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
 	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
 	Datum		values[3];
+	MnemoCall	call;
 
 	if (limit < 0)
 		ereport(ERROR,
@@ -61,8 +62,8 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(query);
 	values[2] = Int32GetDatum(limit);
 
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
 
 	/*
 	 * A query without a single word finds nothing; asking the server would
@@ -74,7 +75,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	if (MnemoGetBool(0, 1))
 	{
 		InitMaterializedSRF(fcinfo, 0);
-		SPI_finish();
+		MnemoFinish(&call);
 		return (Datum) 0;
 	}
 
@@ -91,12 +92,12 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 				 "            FROM mnemo.message_parts p "
 				 "            WHERE p.session_id = $1 AND " SEARCH_TSV " @@ " SEARCH_QUERY
 				 "            ORDER BY p.message_id, rank DESC, p.part_index) h "
-				 "      JOIN mnemo.messages m ON m.id = h.message_id "
+				 "      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id "
 				 "      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t "
 				 "ORDER BY t.rank DESC, t.seq DESC",
 				 3, types);
 	MnemoExecute(search_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }

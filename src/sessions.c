@@ -10,10 +10,17 @@
  * session serialise and seqs are dense and in commit order; writes to
  * different sessions touch different rows and never wait on each other.
  * updated_at is not indexed, so the update is HOT.
+ *
+ * Tenancy: a session of a tenant the caller may not see is reported exactly
+ * as a missing one (MN001), so that its existence does not leak; see
+ * tenant.c.  Session ids are the one key that is global, so a caller-chosen id
+ * taken by any tenant is MN004.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -21,8 +28,8 @@
 
 #define SESSION_INSERT \
 	"INSERT INTO mnemo.sessions (id, model_id, provider_id, agent, parent_id, title, " \
-	"metadata, system_prompt, created_at, updated_at) " \
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9) " \
+	"metadata, system_prompt, created_at, updated_at, tenant) " \
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) " \
 	"ON CONFLICT (id) DO NOTHING RETURNING *"
 
 static SPIPlanPtr lock_plan;
@@ -33,6 +40,15 @@ static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
 static SPIPlanPtr watch_plan;
+
+/*
+ * list_sessions' tenant filter, the rule of tenant.c in SQL: pg_has_role
+ * USAGE is has_privs_of_role.  A dropped tenant's sessions are listed to
+ * superusers and BYPASSRLS roles only.
+ */
+#define LIST_VISIBLE \
+	"($6 OR tenant IN (SELECT r.rolname FROM pg_catalog.pg_roles r " \
+	"WHERE pg_catalog.pg_has_role($5, r.oid, 'USAGE')))"
 
 /*
  * Lock session_id's row and reserve add_seq message seqs and add_positions
@@ -52,13 +68,14 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
 				 "last_position = last_position + $3, updated_at = $4 "
 				 "WHERE id = $1 RETURNING last_seq, last_position, is_active, watched, "
-				 "agent, model_id, provider_id",
+				 "agent, model_id, provider_id, tenant",
 				 4, types);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(add_seq);
 	values[2] = Int64GetDatum(add_positions);
 	values[3] = Int64GetDatum(MnemoNowMs());
-	if (MnemoExecute(lock_plan, values, NULL, false, 0) != 1)
+	if (MnemoExecute(lock_plan, values, NULL, false, 0) != 1 ||
+		!MnemoTenantVisible(MnemoGetText(0, 8, NULL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
@@ -73,37 +90,62 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	lock->agent = MnemoGetText(0, 5, NULL);
 	lock->model_id = MnemoGetText(0, 6, NULL);
 	lock->provider_id = MnemoGetText(0, 7, NULL);
+	lock->tenant = MnemoGetText(0, 8, NULL);
 }
 
-/* MN001 unless session_id exists.  Must be called inside SPI. */
+/*
+ * MN001 unless session_id exists and the caller may see it; its tenant and
+ * watched flag into *tenant and *watched unless NULL.  Inside SPI.
+ */
 void
-MnemoCheckSessionExists(const char *session_id)
+MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 
-	MnemoPrepare(&exists_plan, "SELECT 1 FROM mnemo.sessions WHERE id = $1", 1, types);
+	MnemoPrepare(&exists_plan, "SELECT tenant, watched FROM mnemo.sessions WHERE id = $1",
+				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoExecute(exists_plan, values, NULL, true, 1) != 1)
+	if (MnemoExecute(exists_plan, values, NULL, true, 1) != 1 ||
+		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
+	if (tenant)
+		*tenant = MnemoGetText(0, 1, NULL);
+	if (watched)
+		*watched = MnemoGetBool(0, 2);
+}
+
+/* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */
+static bool
+RowVisible(void)
+{
+	bool		isnull;
+	Datum		tenant = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+									   SPI_fnumber(SPI_tuptable->tupdesc, "tenant"), &isnull);
+
+	return !isnull && MnemoTenantVisible(TextDatumGetCString(tenant));
 }
 
 /*
- * Load the row of session_id into SPI_tuptable; returns whether it exists.
- * read_only = false takes a fresh snapshot, to see a row another transaction
- * committed while this one waited.
+ * Load the row of session_id into SPI_tuptable; returns whether it exists
+ * (*visible: whether the caller may see it).  read_only = false takes a
+ * fresh snapshot, to see a row another transaction committed while this one
+ * waited.
  */
 static bool
-SelectSession(const char *session_id, bool read_only)
+SelectSession(const char *session_id, bool read_only, bool *visible)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 
 	MnemoPrepare(&select_plan, "SELECT * FROM mnemo.sessions WHERE id = $1", 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	return MnemoExecute(select_plan, values, NULL, read_only, 1) == 1;
+	if (MnemoExecute(select_plan, values, NULL, read_only, 1) != 1)
+		return false;
+	*visible = RowVisible();
+	return true;
 }
 
 /*
@@ -115,15 +157,15 @@ SelectSession(const char *session_id, bool read_only)
 static bool
 InsertSession(FunctionCallInfo fcinfo, const char *id)
 {
-	Oid			types[9] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	JSONBOID, TEXTOID, INT8OID};
-	Datum		values[9];
-	char		nulls[9];
+	Oid			types[10] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	JSONBOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[10];
+	char		nulls[10];
 	int			i;
 
 	MnemoCheckId(id, "session id");
 	if (!PG_ARGISNULL(4))
-		MnemoCheckSessionExists(text_to_cstring(PG_GETARG_TEXT_PP(4)));
+		MnemoCheckSessionExists(text_to_cstring(PG_GETARG_TEXT_PP(4)), NULL, NULL);
 	if (!PG_ARGISNULL(6) && !JB_ROOT_IS_OBJECT(PG_GETARG_JSONB_P(6)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -147,8 +189,10 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 		values[7] = CStringGetTextDatum(""), nulls[7] = ' ';
 	values[8] = Int64GetDatum(MnemoNowMs());
 	nulls[8] = ' ';
+	values[9] = CStringGetTextDatum(MnemoCallerTenant());
+	nulls[9] = ' ';
 
-	MnemoPrepare(&insert_plan, SESSION_INSERT, 9, types);
+	MnemoPrepare(&insert_plan, SESSION_INSERT, 10, types);
 	return MnemoExecute(insert_plan, values, nulls, false, 0) == 1;
 }
 
@@ -159,14 +203,15 @@ mnemo_create_session(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *id = PG_ARGISNULL(0) ? MnemoNewId("sess") : text_to_cstring(PG_GETARG_TEXT_PP(0));
 	Datum		result;
+	MnemoCall	call;
 
-	SPI_connect();
+	MnemoConnect(&call);
 	if (!InsertSession(fcinfo, id))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
 				 errmsg("session \"%s\" already exists", id)));
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
@@ -177,21 +222,24 @@ mnemo_get_session(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
 	Datum		result;
+	bool		visible;
+	MnemoCall	call;
 
-	SPI_connect();
-	if (!SelectSession(id, true))
+	MnemoConnect(&call);
+	if (!SelectSession(id, true, &visible) || !visible)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
 /*
  * The existing session, or a new one.  Two callers racing on a new id both
  * get the one row: ON CONFLICT waits for the winner, and the loser's next
- * statement sees it.
+ * statement sees it.  An id taken by a tenant the caller may not see is
+ * MN004, as create_session would say.
  */
 PG_FUNCTION_INFO_V1(mnemo_get_or_create_session);
 Datum
@@ -200,25 +248,37 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
 	Datum		result;
+	bool		visible = true;
+	MnemoCall	call;
 
-	SPI_connect();
-	if (!SelectSession(id, false) && !InsertSession(fcinfo, id) && !SelectSession(id, false))
+	MnemoConnect(&call);
+	if (!SelectSession(id, false, &visible) && !InsertSession(fcinfo, id) &&
+		!SelectSession(id, false, &visible))
 		elog(ERROR, "session \"%s\" vanished during get_or_create_session", id);
+	if (!visible)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("session \"%s\" already exists", id)));
 	result = MnemoResultRow(fcinfo, callcxt, 0);
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
 /*
- * Newest first, by creation order (created_at is in ms and ties are common);
- * the parent filter and active_only both apply when given.
+ * Newest first: created_at, then id (ids are time-ordered, so sessions made
+ * in one ms keep their creation order when mnemo made their ids); the parent
+ * filter and active_only both apply when given.  Only the sessions of tenants
+ * the caller may see: the statement runs as the owner, so it is given the
+ * caller ($5) and whether the caller sees every tenant ($6).
  */
 PG_FUNCTION_INFO_V1(mnemo_list_sessions);
 Datum
 mnemo_list_sessions(PG_FUNCTION_ARGS)
 {
-	Oid			types[4] = {BOOLOID, INT4OID, INT4OID, TEXTOID};
-	Datum		values[4];
+	Oid			types[6] = {BOOLOID, INT4OID, INT4OID, TEXTOID, OIDOID, BOOLOID};
+	Datum		values[6];
+	Oid			caller = GetUserId();
+	MnemoCall	call;
 	bool		active_only = DatumGetBool(MnemoRequireArg(fcinfo, 1, "active_only"));
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
 	int32		offset = DatumGetInt32(MnemoRequireArg(fcinfo, 3, "offset"));
@@ -230,27 +290,29 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	values[0] = BoolGetDatum(active_only);
 	values[1] = Int32GetDatum(limit);
 	values[2] = Int32GetDatum(offset);
+	values[3] = PG_ARGISNULL(0) ? (Datum) 0 : PG_GETARG_DATUM(0);
+	values[4] = ObjectIdGetDatum(caller);
+	values[5] = BoolGetDatum(superuser_arg(caller) || has_bypassrls_privilege(caller));
 
-	SPI_connect();
+	MnemoConnect(&call);
 	if (PG_ARGISNULL(0))
 	{
 		MnemoPrepare(&list_plan,
-					 "SELECT * FROM mnemo.sessions WHERE is_active OR NOT $1 "
-					 "ORDER BY ordinal DESC LIMIT $2 OFFSET $3",
-					 3, types);
-		MnemoExecute(list_plan, values, NULL, true, 0);
+					 "SELECT * FROM mnemo.sessions WHERE (is_active OR NOT $1) AND " LIST_VISIBLE
+					 " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 6, types);
+		MnemoExecute(list_plan, values, "    n ", true, 0);
 	}
 	else
 	{
-		values[3] = PG_GETARG_DATUM(0);
 		MnemoPrepare(&list_parent_plan,
 					 "SELECT * FROM mnemo.sessions WHERE parent_id = $4 AND (is_active OR NOT $1) "
-					 "ORDER BY ordinal DESC LIMIT $2 OFFSET $3",
-					 4, types);
+					 "AND " LIST_VISIBLE " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 6, types);
 		MnemoExecute(list_parent_plan, values, NULL, true, 0);
 	}
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -261,52 +323,77 @@ mnemo_soft_delete_session(PG_FUNCTION_ARGS)
 	Oid			types[2] = {TEXTOID, INT8OID};
 	Datum		values[2];
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
+	MnemoCall	call;
 
 	values[0] = CStringGetTextDatum(id);
 	values[1] = Int64GetDatum(MnemoNowMs());
-	SPI_connect();
+	MnemoConnect(&call);
+	/* a session the caller may not see fails after the update: the error undoes it */
 	MnemoPrepare(&soft_delete_plan,
-				 "UPDATE mnemo.sessions SET is_active = false, updated_at = $2 WHERE id = $1",
+				 "UPDATE mnemo.sessions SET is_active = false, updated_at = $2 WHERE id = $1 "
+				 "RETURNING tenant",
 				 2, types);
-	if (MnemoExecute(soft_delete_plan, values, NULL, false, 0) != 1)
+	if (MnemoExecute(soft_delete_plan, values, NULL, false, 0) != 1 ||
+		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));
-	SPI_finish();
+	MnemoFinish(&call);
 	PG_RETURN_VOID();
 }
 
-static void
+/*
+ * Set the watched flag; returns the session's tenant.  A session the caller
+ * may not see fails after the update: the error undoes it.
+ */
+static char *
 SetWatched(FunctionCallInfo fcinfo, bool watched)
 {
 	Oid			types[2] = {TEXTOID, BOOLOID};
 	Datum		values[2];
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *tenant;
 
 	values[0] = CStringGetTextDatum(id);
 	values[1] = BoolGetDatum(watched);
-	SPI_connect();
-	MnemoPrepare(&watch_plan, "UPDATE mnemo.sessions SET watched = $2 WHERE id = $1",
+	MnemoPrepare(&watch_plan,
+				 "UPDATE mnemo.sessions SET watched = $2 WHERE id = $1 RETURNING tenant",
 				 2, types);
-	if (MnemoExecute(watch_plan, values, NULL, false, 0) != 1)
+	if (MnemoExecute(watch_plan, values, NULL, false, 0) != 1 ||
+		!MnemoTenantVisible(tenant = MnemoGetText(0, 1, NULL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));
-	SPI_finish();
+	return tenant;
 }
 
+/* Returns the channel to LISTEN on: its tenant's (see notify.c). */
 PG_FUNCTION_INFO_V1(mnemo_watch);
 Datum
 mnemo_watch(PG_FUNCTION_ARGS)
 {
-	SetWatched(fcinfo, true);
-	PG_RETURN_VOID();
+	MemoryContext callcxt = CurrentMemoryContext;
+	MnemoCall	call;
+	char	   *channel;
+	MemoryContext oldcxt;
+
+	MnemoConnect(&call);
+	channel = MnemoTenantChannel(SetWatched(fcinfo, true));
+	oldcxt = MemoryContextSwitchTo(callcxt);
+	channel = pstrdup(channel);
+	MemoryContextSwitchTo(oldcxt);
+	MnemoFinish(&call);
+	PG_RETURN_TEXT_P(cstring_to_text(channel));
 }
 
 PG_FUNCTION_INFO_V1(mnemo_unwatch);
 Datum
 mnemo_unwatch(PG_FUNCTION_ARGS)
 {
-	SetWatched(fcinfo, false);
+	MnemoCall	call;
+
+	MnemoConnect(&call);
+	(void) SetWatched(fcinfo, false);
+	MnemoFinish(&call);
 	PG_RETURN_VOID();
 }

@@ -17,6 +17,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
@@ -45,49 +46,80 @@ OptionalTime(FunctionCallInfo fcinfo, int argno, const char *name, bool *isnull)
 	return ms;
 }
 
+/*
+ * {"output": O, "error_message": E} with the keys given, or NULL when
+ * neither is.  Made here, so that the UPDATE's CASE holds only IMMUTABLE
+ * operators (a rule of Citus for distributed writes).
+ */
+static Jsonb *
+ContentPatch(FunctionCallInfo fcinfo, int output_arg, int error_arg)
+{
+	StringInfoData json;
+
+	if (PG_ARGISNULL(output_arg) && PG_ARGISNULL(error_arg))
+		return NULL;
+	initStringInfo(&json);
+	appendStringInfoChar(&json, '{');
+	if (!PG_ARGISNULL(output_arg))
+	{
+		appendStringInfoString(&json, "\"output\": ");
+		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(output_arg)));
+	}
+	if (!PG_ARGISNULL(error_arg))
+	{
+		appendStringInfoString(&json, PG_ARGISNULL(output_arg) ? "" : ", ");
+		appendStringInfoString(&json, "\"error_message\": ");
+		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(error_arg)));
+	}
+	appendStringInfoChar(&json, '}');
+	return DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data)));
+}
+
 PG_FUNCTION_INFO_V1(mnemo_update_part_status);
 Datum
 mnemo_update_part_status(PG_FUNCTION_ARGS)
 {
-	char	   *part_id = MnemoRequireTextArg(fcinfo, 0, "part_id");
-	char	   *tool_state = MnemoTextArgOrNull(fcinfo, 1);
-	Oid			types[7] = {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID};
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *part_id = MnemoRequireTextArg(fcinfo, 1, "part_id");
+	char	   *tool_state = MnemoTextArgOrNull(fcinfo, 2);
+	Jsonb	   *patch = ContentPatch(fcinfo, 6, 7);
+	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID};
 	Datum		values[7];
 	char		nulls[7];
 	bool		isnull;
-	char	   *session_id;
-	int			i;
+	bool		watched;
+	char	   *tenant;
+	MnemoCall	call;
 
 	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(part_id);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(part_id);
 	if (tool_state)
 	{
 		MnemoCheckToolState(tool_state, "update_part_status");
-		values[1] = CStringGetTextDatum(tool_state);
+		values[2] = CStringGetTextDatum(tool_state);
 	}
 	else
-		nulls[1] = 'n';
-	values[2] = Int64GetDatum(OptionalTime(fcinfo, 2, "compacted_at", &isnull));
-	nulls[2] = isnull ? 'n' : ' ';
-	values[3] = Int64GetDatum(OptionalTime(fcinfo, 3, "started_at", &isnull));
+		nulls[2] = 'n';
+	values[3] = Int64GetDatum(OptionalTime(fcinfo, 3, "compacted_at", &isnull));
 	nulls[3] = isnull ? 'n' : ' ';
-	values[4] = Int64GetDatum(OptionalTime(fcinfo, 4, "completed_at", &isnull));
+	values[4] = Int64GetDatum(OptionalTime(fcinfo, 4, "started_at", &isnull));
 	nulls[4] = isnull ? 'n' : ' ';
-	for (i = 5; i < 7; i++)
-	{
-		values[i] = PG_ARGISNULL(i) ? (Datum) 0 : PG_GETARG_DATUM(i);
-		nulls[i] = PG_ARGISNULL(i) ? 'n' : ' ';
-	}
+	values[5] = Int64GetDatum(OptionalTime(fcinfo, 5, "completed_at", &isnull));
+	nulls[5] = isnull ? 'n' : ' ';
+	values[6] = patch ? JsonbPGetDatum(patch) : (Datum) 0;
+	nulls[6] = patch ? ' ' : 'n';
 
-	SPI_connect();
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, &tenant, &watched);
 	MnemoPrepare(&find_part_plan,
-				 "SELECT part_type FROM mnemo.message_parts WHERE id = $1", 1, types);
+				 "SELECT part_type FROM mnemo.message_parts WHERE session_id = $1 AND id = $2",
+				 2, types);
 	if (MnemoExecute(find_part_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
-				 errmsg("part \"%s\" does not exist", part_id)));
-	if (strcmp(MnemoGetText(0, 1, NULL), "tool") != 0 &&
-		(tool_state || !PG_ARGISNULL(5) || !PG_ARGISNULL(6)))
+				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+	if (strcmp(MnemoGetText(0, 1, NULL), "tool") != 0 && (tool_state || patch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("part \"%s\" is not a tool part", part_id),
@@ -95,22 +127,19 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "
-				 "tool_state = coalesce($2, tool_state), "
-				 "compacted_at = coalesce(compacted_at, $3), "
-				 "started_at = coalesce($4, started_at), "
-				 "completed_at = coalesce($5, completed_at), "
-				 "content = CASE WHEN $6 IS NULL AND $7 IS NULL THEN content "
-				 "ELSE content || jsonb_strip_nulls(jsonb_build_object("
-				 "'output', $6::text, 'error_message', $7::text)) END "
-				 "WHERE id = $1 RETURNING session_id",
+				 "tool_state = coalesce($3, tool_state), "
+				 "compacted_at = coalesce(compacted_at, $4), "
+				 "started_at = coalesce($5, started_at), "
+				 "completed_at = coalesce($6, completed_at), "
+				 "content = CASE WHEN $7 IS NULL THEN content ELSE content || $7 END "
+				 "WHERE session_id = $1 AND id = $2",
 				 7, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
-				 errmsg("part \"%s\" does not exist", part_id)));
-	session_id = MnemoGetText(0, 1, NULL);
-	MnemoNotify(MnemoSessionWatched(session_id), "part_updated", session_id, part_id, -1);
-	SPI_finish();
+				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+	MnemoNotify(watched, tenant, "part_updated", session_id, part_id, -1);
+	MnemoFinish(&call);
 	PG_RETURN_VOID();
 }
 
@@ -124,17 +153,20 @@ PG_FUNCTION_INFO_V1(mnemo_update_message_tokens);
 Datum
 mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 {
-	char	   *message_id = MnemoRequireTextArg(fcinfo, 0, "message_id");
-	Jsonb	   *tokens = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "tokens"));
-	Oid			types[8] = {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	FLOAT8OID, TEXTOID};
-	Datum		values[8];
-	char		nulls[8];
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *message_id = MnemoRequireTextArg(fcinfo, 1, "message_id");
+	Jsonb	   *tokens = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "tokens"));
+	Oid			types[9] = {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	FLOAT8OID, TEXTOID, TEXTOID};
+	Datum		values[9];
+	char		nulls[9];
+	bool		watched;
+	char	   *tenant;
+	MnemoCall	call;
 	JsonbIterator *it;
 	int64		total;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
-	char	   *session_id;
 	int			i;
 
 	if (!JB_ROOT_IS_OBJECT(tokens))
@@ -172,11 +204,11 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 		values[i + 1] = Int64GetDatum(n);
 		nulls[i + 1] = n < 0 ? 'n' : ' ';
 	}
-	if (PG_ARGISNULL(2))
+	if (PG_ARGISNULL(3))
 		nulls[6] = 'n';
 	else
 	{
-		float8		cost = PG_GETARG_FLOAT8(2);
+		float8		cost = PG_GETARG_FLOAT8(3);
 
 		if (isnan(cost) || isinf(cost) || cost < 0)
 			ereport(ERROR,
@@ -184,10 +216,13 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 					 errmsg("cost must be a finite number not below 0")));
 		values[6] = Float8GetDatum(cost);
 	}
-	values[7] = PG_ARGISNULL(3) ? (Datum) 0 : PG_GETARG_DATUM(3);
-	nulls[7] = PG_ARGISNULL(3) ? 'n' : ' ';
+	values[7] = PG_ARGISNULL(4) ? (Datum) 0 : PG_GETARG_DATUM(4);
+	nulls[7] = PG_ARGISNULL(4) ? 'n' : ' ';
+	values[8] = CStringGetTextDatum(session_id);
+	nulls[8] = ' ';
 
-	SPI_connect();
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, &tenant, &watched);
 	MnemoPrepare(&message_tokens_plan,
 				 "UPDATE mnemo.messages SET "
 				 "tokens_input = coalesce($2, tokens_input), "
@@ -197,15 +232,15 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 				 "tokens_reasoning = coalesce($6, tokens_reasoning), "
 				 "cost = coalesce($7, cost), "
 				 "finish_reason = coalesce($8, finish_reason) "
-				 "WHERE id = $1 RETURNING session_id, seq",
-				 8, types);
+				 "WHERE session_id = $9 AND id = $1 RETURNING seq",
+				 9, types);
 	if (MnemoExecute(message_tokens_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist", message_id)));
-	session_id = MnemoGetText(0, 1, NULL);
-	MnemoNotify(MnemoSessionWatched(session_id), "message_updated", session_id, message_id,
-				MnemoGetInt64(0, 2, NULL));
-	SPI_finish();
+				 errmsg("message \"%s\" does not exist in session \"%s\"",
+						message_id, session_id)));
+	MnemoNotify(watched, tenant, "message_updated", session_id, message_id,
+				MnemoGetInt64(0, 1, NULL));
+	MnemoFinish(&call);
 	PG_RETURN_VOID();
 }

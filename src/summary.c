@@ -56,6 +56,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	Oid			types[7] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID};
 	Datum		values[7];
 	MnemoSessionLock lock;
+	MnemoCall	call;
 	StringInfoData parts;
 	int64		seq_start;
 	int64		seq_end;
@@ -85,7 +86,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	values[5] = Int32GetDatum(token_count);
 	values[6] = Int64GetDatum(MnemoNowMs());
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, 0, false, &lock);
 	MnemoCheckInContext(session_id, ids);
 
@@ -101,8 +102,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
 				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)) "
 				 "FROM mnemo.context_items c "
-				 "JOIN mnemo.messages m ON m.id = c.item_id "
-				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
+				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = c.item_id "
 				 "WHERE c.session_id = $1 AND c.item_id = ANY ($3)",
 				 7, types);
 	MnemoExecute(items_plan, values, NULL, false, 1);
@@ -134,21 +135,28 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	/* the node, its provenance, and the nodes it consumed */
 	MnemoPrepare(&node_plan,
 				 "INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, token_count, "
-				 "seq_start, seq_end, created_at) VALUES ($1, $2, $4, $5, $6, $8, $9, $7)",
-				 9, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
-				 INT8OID, INT8OID});
+				 "seq_start, seq_end, created_at, tenant) "
+				 "VALUES ($1, $2, $4, $5, $6, $8, $9, $7, $10)",
+				 10, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+				 INT8OID, INT8OID, TEXTOID});
 	MnemoExecute(node_plan,
 				 (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
-				 values[6], Int64GetDatum(seq_start), Int64GetDatum(seq_end)},
+				 values[6], Int64GetDatum(seq_start), Int64GetDatum(seq_end),
+				 CStringGetTextDatum(lock.tenant)},
 				 NULL, false, 0);
 	MnemoPrepare(&edges_plan,
-				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, item_id) "
+				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, "
+				 "item_id, tenant) "
 				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
-				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id "
-				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.id = u.id "
+				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id, $8 "
+				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = u.id",
-				 7, types);
-	MnemoExecute(edges_plan, values, NULL, false, 0);
+				 8, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+				 TEXTOID});
+	MnemoExecute(edges_plan,
+				 (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
+				 values[6], CStringGetTextDatum(lock.tenant)},
+				 NULL, false, 0);
 	if (condensed)
 	{
 		MnemoPrepare(&supersede_plan,
@@ -158,9 +166,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, ids, summary_id, true);
-	MnemoNotify(lock.watched, "summary_committed", session_id, summary_id, lock.last_seq);
-	SPI_finish();
+	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, true);
+	MnemoNotify(lock.watched, lock.tenant, "summary_committed", session_id, summary_id,
+				lock.last_seq);
+	MnemoFinish(&call);
 	PG_RETURN_INT64(position);
 }
 
@@ -172,23 +181,26 @@ PG_FUNCTION_INFO_V1(mnemo_expand_summary);
 Datum
 mnemo_expand_summary(PG_FUNCTION_ARGS)
 {
-	char	   *summary_id = MnemoRequireTextArg(fcinfo, 0, "summary_id");
-	bool		recursive = DatumGetBool(MnemoRequireArg(fcinfo, 1, "recursive"));
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *summary_id = MnemoRequireTextArg(fcinfo, 1, "summary_id");
+	bool		recursive = DatumGetBool(MnemoRequireArg(fcinfo, 2, "recursive"));
 	Oid			types[3] = {TEXTOID, TEXTOID, BOOLOID};
 	Datum		values[3];
+	MnemoCall	call;
 
+	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(summary_id);
 	values[2] = BoolGetDatum(recursive);
-	SPI_connect();
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
 	MnemoPrepare(&find_plan,
-				 "SELECT n.session_id FROM mnemo.messages m JOIN mnemo.summary_nodes n "
-				 "ON n.session_id = m.session_id AND n.id = m.id WHERE m.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	if (MnemoExecute(find_plan, &values[1], NULL, true, 1) != 1)
+				 "SELECT 1 FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
+				 2, types);
+	if (MnemoExecute(find_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("summary node \"%s\" does not exist", summary_id)));
-	values[0] = CStringGetTextDatum(MnemoGetText(0, 1, NULL));
+				 errmsg("summary node \"%s\" does not exist in session \"%s\"",
+						summary_id, session_id)));
 	MnemoPrepare(&expand_plan,
 				 "WITH RECURSIVE t AS ("
 				 "  SELECT 1 AS depth, e.summary_id, e.item_type, e.item_id, ARRAY[e.ordinal] AS path "
@@ -205,7 +217,7 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 				 3, types);
 	MnemoExecute(expand_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
@@ -217,17 +229,18 @@ mnemo_summary_nodes(PG_FUNCTION_ARGS)
 	bool		all = DatumGetBool(MnemoRequireArg(fcinfo, 1, "include_superseded"));
 	Oid			types[2] = {TEXTOID, BOOLOID};
 	Datum		values[2];
+	MnemoCall	call;
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = BoolGetDatum(all);
-	SPI_connect();
-	MnemoCheckSessionExists(session_id);
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
 	MnemoPrepare(&nodes_plan,
 				 "SELECT * FROM mnemo.summary_nodes WHERE session_id = $1 "
 				 "AND ($2 OR superseded_by IS NULL) ORDER BY seq_start, seq_end, created_at, id",
 				 2, types);
 	MnemoExecute(nodes_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);
-	SPI_finish();
+	MnemoFinish(&call);
 	return (Datum) 0;
 }

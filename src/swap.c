@@ -79,7 +79,8 @@ MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
  * the summary's position.
  */
 int64
-MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool items_checked)
+MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids, const char *summary_id,
+		  bool items_checked)
 {
 	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
 	Datum		values[3];
@@ -97,23 +98,22 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool i
 
 	/* the statements below run read-write: they must see what committed while we waited */
 	MnemoPrepare(&summary_plan,
-				 "SELECT m.is_summary, m.session_id = $1, "
+				 "SELECT m.is_summary, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
 				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq "
-				 "FROM mnemo.messages m WHERE m.id = $3",
+				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
 				 3, types);
-	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 ||
-		!MnemoGetBool(0, 1) || !MnemoGetBool(0, 2))
+	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 || !MnemoGetBool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": \"%s\" is not a summary message of the session",
 						session_id, summary_id)));
-	if (MnemoGetBool(0, 3))
+	if (MnemoGetBool(0, 2))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
-	summary_seq = MnemoGetInt64(0, 4, NULL);
+	summary_seq = MnemoGetInt64(0, 3, NULL);
 
 	if (!items_checked)
 		MnemoCheckInContext(session_id, ids);
@@ -131,11 +131,11 @@ MnemoSwap(const char *session_id, ArrayType *ids, const char *summary_id, bool i
 
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, "
-				 "created_at) VALUES ($1, $2, 'summary', $3, $4, $5)",
-				 5, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID});
+				 "created_at, tenant) VALUES ($1, $2, 'summary', $3, $4, $5, $6)",
+				 6, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID});
 	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0], Int64GetDatum(position), values[2], Int64GetDatum(summary_seq),
-				 Int64GetDatum(MnemoNowMs())},
+				 Int64GetDatum(MnemoNowMs()), CStringGetTextDatum(tenant)},
 				 NULL, false, 0);
 	return position;
 }
@@ -174,12 +174,13 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
 	MnemoSessionLock lock;
+	MnemoCall	call;
 	int64		position;
 
-	SPI_connect();
+	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
-	position = MnemoSwap(session_id, ids, summary_id, false);
-	MnemoNotify(lock.watched, "context_swapped", session_id, summary_id, -1);
-	SPI_finish();
+	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, false);
+	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
+	MnemoFinish(&call);
 	PG_RETURN_INT64(position);
 }

@@ -20,26 +20,30 @@ PG_FUNCTION_INFO_V1(mnemo_tombstone_part);
 Datum
 mnemo_tombstone_part(PG_FUNCTION_ARGS)
 {
-	char	   *part_id = MnemoRequireTextArg(fcinfo, 0, "part_id");
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *part_id = MnemoRequireTextArg(fcinfo, 1, "part_id");
+	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
+	Datum		values[3];
 	int64		compacted_at;
-	char	   *session_id;
+	bool		watched;
+	char	   *tenant;
+	MnemoCall	call;
 
-	values[0] = CStringGetTextDatum(part_id);
-	values[1] = Int64GetDatum(MnemoNowMs());
-	SPI_connect();
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(part_id);
+	values[2] = Int64GetDatum(MnemoNowMs());
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, &tenant, &watched);
 	MnemoPrepare(&tombstone_plan,
-				 "UPDATE mnemo.message_parts SET compacted_at = coalesce(compacted_at, $2) "
-				 "WHERE id = $1 RETURNING compacted_at, session_id",
-				 2, types);
+				 "UPDATE mnemo.message_parts SET compacted_at = coalesce(compacted_at, $3) "
+				 "WHERE session_id = $1 AND id = $2 RETURNING compacted_at",
+				 3, types);
 	if (MnemoExecute(tombstone_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
-				 errmsg("part \"%s\" does not exist", part_id)));
+				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
 	compacted_at = MnemoGetInt64(0, 1, NULL);
-	session_id = MnemoGetText(0, 2, NULL);
-	MnemoNotify(MnemoSessionWatched(session_id), "part_updated", session_id, part_id, -1);
-	SPI_finish();
+	MnemoNotify(watched, tenant, "part_updated", session_id, part_id, -1);
+	MnemoFinish(&call);
 	PG_RETURN_INT64(compacted_at);
 }

@@ -11,9 +11,9 @@
 # What works (PostgreSQL 15), and why:
 #   The mnemo tables are registered with pg_extension_config_dump, so pg_dump
 #   writes `CREATE EXTENSION mnemo` followed by COPY of their rows.  The
-#   append-only guard (an ordinary BEFORE INSERT trigger) refuses those COPYs
-#   in a plain restore ("table mnemo.X is append-only", MN005).  Ordinary
-#   triggers do not fire under session_replication_role = replica, so:
+#   append-only guard of 0.1.0 (an ordinary BEFORE INSERT trigger) refused
+#   those COPYs in a plain restore; since 0.2.0 privileges and row-level
+#   security keep the log append-only and the procedures below still hold:
 #
 #   1. plain format (the procedure the README documents):
 #        pg_dump -f dump.sql db
@@ -33,7 +33,7 @@
 #   guard), as does CREATE EXTENSION mnemo itself.
 #
 # For each, every row of every table in schema mnemo is compared between the
-# source and the restored database, the guard is checked to be active again,
+# source and the restored database, RLS and the privileges are checked,
 # and appends in the restored database continue the seqs and positions.
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
@@ -70,12 +70,12 @@ SELECT mnemo.append_message('bk_a', 'assistant',
          {"type":"tool","id":"part_tool","tool_name":"grep","tool_call_id":"call_1","tool_state":"pending","input":{"pattern":"TODO"}},
          {"type":"file_ref","content_id":"sha256:0123abcd","path":"src/main.c","file_type":"c","summary":"main()","token_estimate":42}]',
        id => 'msg_a3', run_id => 'run_1');
-SELECT mnemo.update_part_status('part_tool', tool_state => 'running', started_at => 1700000000000);
-SELECT mnemo.update_part_status('part_tool', tool_state => 'completed', completed_at => 1700000001000,
+SELECT mnemo.update_part_status('bk_a', 'part_tool', tool_state => 'running', started_at => 1700000000000);
+SELECT mnemo.update_part_status('bk_a', 'part_tool', tool_state => 'completed', completed_at => 1700000001000,
        output => 'src/a.c:1: TODO');
-SELECT mnemo.tombstone_part('part_tool');
-SELECT mnemo.append_part('msg_a3', '{"type":"text","text":"Found one TODO."}');
-SELECT mnemo.update_message_tokens('msg_a3',
+SELECT mnemo.tombstone_part('bk_a', 'part_tool');
+SELECT mnemo.append_part('bk_a', 'msg_a3', '{"type":"text","text":"Found one TODO."}');
+SELECT mnemo.update_message_tokens('bk_a', 'msg_a3',
        '{"input":100,"output":20,"cache_read":5,"cache_write":3,"reasoning":7}', 0.0123, 'stop');
 SELECT mnemo.append_messages('bk_child',
        '[{"role":"user","parts":[{"type":"text","text":"child one"}]},
@@ -144,18 +144,19 @@ compare() {
 		"$label: the same extension version"
 }
 
-# works NEWDB LABEL: the restored store is guarded and keeps appending.
+# works NEWDB LABEL: the restored store keeps its row-level security and
+# privileges (what keeps the log append-only since 0.2.0) and keeps appending.
 works() {
-	local new=$1 label=$2
-	is "$(val "$new" "SELECT count(*) FROM pg_trigger WHERE tgrelid::regclass::text LIKE 'mnemo.%'
-	                   AND tgname LIKE 'guard%' AND tgenabled = 'O'")" \
-		"$(val "$src" "SELECT count(*) FROM pg_trigger WHERE tgrelid::regclass::text LIKE 'mnemo.%'
-	                   AND tgname LIKE 'guard%' AND tgenabled = 'O'")" \
-		"$label: the guard triggers are enabled as in the source"
-	is "$(sqlstate_of "$new" "UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'part_tool'")" MN005 \
-		"$label: the guard refuses a direct UPDATE of part content (MN005)"
-	is "$(sqlstate_of "$new" "DELETE FROM mnemo.messages WHERE id = 'msg_a1'")" MN005 \
-		"$label: the guard refuses a direct DELETE (MN005)"
+	local new=$1 label=$2 q
+	q="SELECT count(*) FILTER (WHERE c.relrowsecurity) || '/' || count(*)
+	          || ' ' || count(*) FILTER (WHERE has_table_privilege('public', c.oid, 'INSERT')
+	                                      OR has_table_privilege('public', c.oid, 'UPDATE')
+	                                      OR has_table_privilege('public', c.oid, 'DELETE'))
+	     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'r'"
+	is "$(val "$new" "$q")" "$(val "$src" "$q")" \
+		"$label: row-level security on every table and no write privilege for PUBLIC, as in the source"
+	q="SELECT count(*) FROM pg_policies WHERE schemaname = 'mnemo' AND qual = 'mnemo.tenant_visible(tenant)'"
+	is "$(val "$new" "$q")" "$(val "$src" "$q")" "$label: the tenant policies, as in the source"
 	is "$(val "$new" "SELECT seq FROM mnemo.append_message('bk_a', 'user', '[{\"type\":\"text\",\"text\":\"restored\"}]')")" \
 		"$(val "$src" "SELECT max(seq) + 1 FROM mnemo.messages WHERE session_id = 'bk_a'")" \
 		"$label: an append to bk_a continues its seqs"
@@ -166,13 +167,13 @@ works() {
 		"9 8" "$label: an append to the swapped session bk_b takes seq 9 and the next position, 8"
 	is "$(val "$new" "SELECT seq FROM mnemo.append_messages('bk_child', '[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"x\"}]}]')")" \
 		3 "$label: a batch append to bk_child continues at seq 3"
-	is "$(val "$new" "SELECT mnemo.tombstone_part('part_tool') = compacted_at FROM mnemo.message_parts WHERE id = 'part_tool'")" t \
+	is "$(val "$new" "SELECT mnemo.tombstone_part('bk_a', 'part_tool') = compacted_at FROM mnemo.message_parts WHERE id = 'part_tool'")" t \
 		"$label: the tombstone survived (tombstone_part returns the first compacted_at)"
 	is "$(sqlstate_of "$new" "SELECT mnemo.append_message('bk_deleted', 'user', '[{\"type\":\"text\",\"text\":\"x\"}]')")" MN012 \
 		"$label: the soft-deleted session still refuses appends (MN012)"
 	is "$(val "$new" "SELECT (mnemo.get_session('bk_watched')).watched")" t \
 		"$label: the watched flag survived"
-	is "$(val "$new" "SELECT string_agg(item_id, ',' ORDER BY depth, item_id) FROM mnemo.expand_summary('sum_d3', true)")" \
+	is "$(val "$new" "SELECT string_agg(item_id, ',' ORDER BY depth, item_id) FROM mnemo.expand_summary('bk_dag', 'sum_d3', true)")" \
 		"sum_d1,sum_d2,msg_d1,msg_d2,msg_d3,msg_d4" "$label: the summary DAG expands down to the original messages"
 	val "$new" "SELECT mnemo.create_session('bk_after_restore')" >/dev/null
 	is "$(val "$new" "SELECT id FROM mnemo.list_sessions(active_only => false, \"limit\" => 1)")" \

@@ -17,11 +17,11 @@ SELECT seq FROM mnemo.append_message('demo', 'assistant',
     '[{"type":"text","text":"Let me count them."},
       {"type":"tool","id":"call1","tool_name":"bash","tool_call_id":"toolu_01","input":{"cmd":"wc -l src/append.c"}}]',
     id => 'a1');
-SELECT mnemo.update_part_status('call1', tool_state => 'running', started_at => 1700000000000);
-SELECT mnemo.update_part_status('call1', tool_state => 'completed', completed_at => 1700000000250,
+SELECT mnemo.update_part_status('demo', 'call1', tool_state => 'running', started_at => 1700000000000);
+SELECT mnemo.update_part_status('demo', 'call1', tool_state => 'completed', completed_at => 1700000000250,
     output => '262 src/append.c');
-SELECT mnemo.update_message_tokens('a1', '{"input":812,"output":41}', 0.0021, 'tool_calls');
-SELECT mnemo.append_part('a1', '{"type":"text","text":"It has 262 lines."}') AS part_index;
+SELECT mnemo.update_message_tokens('demo', 'a1', '{"input":812,"output":41}', 0.0021, 'tool_calls');
+SELECT mnemo.append_part('demo', 'a1', '{"type":"text","text":"It has 262 lines."}') AS part_index;
 
 \echo '== turn 2, as one batch'
 SELECT seq FROM mnemo.append_messages('demo', '[
@@ -32,7 +32,7 @@ SELECT seq FROM mnemo.append_messages('demo', '[
 SELECT seq, role, parts::text AS parts FROM mnemo.get_messages_with_parts('demo');
 
 \echo '== the tool output goes stale: tombstone it (the content stays)'
-SELECT mnemo.tombstone_part('call1') > 0 AS tombstoned;
+SELECT mnemo.tombstone_part('demo', 'call1') > 0 AS tombstoned;
 
 \echo '== compaction: a summary replaces turn 1 in the context view, in one atomic commit'
 SELECT mnemo.commit_summary('demo', 'sum1',
@@ -50,7 +50,7 @@ SELECT "position", item_type, role, tokens, content FROM mnemo.build_context('de
 SELECT * FROM mnemo.context_report('demo', 60);
 
 \echo '== the summary expands back to the original messages'
-SELECT depth, item_id, seq, role FROM mnemo.expand_summary('sum1', recursive => true);
+SELECT depth, item_id, seq, role FROM mnemo.expand_summary('demo', 'sum1', recursive => true);
 
 \echo '== the log is append-only, even for a superuser (MN005)'
 \set ON_ERROR_STOP off

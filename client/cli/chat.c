@@ -202,10 +202,10 @@ open_session(mnemo_store *st, const char *id, const char *provider, const char *
 /* Answer the tool calls of a turn: mnemo chat runs no tools, and a call left
  * without a result would make the provider refuse the next request. */
 static int
-answer_tools(mnemo_store *st, const mnemo_turn *turn)
+answer_tools(mnemo_store *st, const char *session_id, const mnemo_turn *turn)
 {
 	for (size_t i = 0; i < turn->n_tool_calls; i++)
-		if (mnemo_session_tool_result(st, turn->tool_calls[i].part_id,
+		if (mnemo_session_tool_result(st, session_id, turn->tool_calls[i].part_id,
 									  "mnemo chat runs no tools", true) != MNEMO_OK)
 			return cli_fail(st);
 	return CLI_OK;
@@ -253,7 +253,7 @@ chat_loop(mnemo_store *st, const char *sid, const mnemo_turn_options *opts, bool
 		}
 		if (turn != NULL && turn->doom_loop)
 			fputs("mnemo chat: the model repeats the same tool call (doom loop)\n", stderr);
-		if (turn != NULL && answer_tools(st, turn) != CLI_OK)
+		if (turn != NULL && answer_tools(st, sid, turn) != CLI_OK)
 		{
 			mnemo_turn_free(turn);
 			rc = CLI_ERROR;

@@ -103,14 +103,14 @@ queue_clear(queued *q)
 
 /* Print what is queued; the queue stays when the read fails. */
 static int
-print_queued(mnemo_store *st, queued *q)
+print_queued(mnemo_store *st, const char *session_id, queued *q)
 {
 	mnemo_messages *list = NULL;
 	int			rc;
 
 	if (q->n == 0)
 		return MNEMO_OK;
-	rc = mnemo_messages_get_by_ids(st, (const char *const *) q->ids, q->n, &list);
+	rc = mnemo_messages_get_by_ids(st, session_id, (const char *const *) q->ids, q->n, &list);
 	if (rc != MNEMO_OK)
 		return rc;
 	for (size_t i = 0; i < list->count; i++)
@@ -206,7 +206,7 @@ run(const char *db, int argc, char **argv)
 	{
 		rc = mnemo_feed_poll(st, POLL_MS);
 		if (rc >= 0)
-			rc = print_queued(st, &q);
+			rc = print_queued(st, pos[0], &q);
 		if (q.oom)
 		{
 			fprintf(stderr, "mnemo: out of memory\n");

@@ -145,7 +145,7 @@ check "with its input and output" \
 check "and the user's text (UTF-8)" grep -q "修复 truncate 在 flex 容器中失效" "$work/out"
 
 part=$(psql_q -c "SELECT id FROM mnemo.message_parts WHERE session_id = '$sid' AND tool_name = 'Read'")
-psql_q -c "SELECT mnemo.tombstone_part('$part')" >/dev/null
+psql_q -c "SELECT mnemo.tombstone_part('$sid', '$part')" >/dev/null
 run_m show "$sid"
 check "a tombstoned part is marked COMPACTED, its content still shown" \
 	bash -c "grep -q '^\[tool Read .*\] $part  COMPACTED 20' '$work/out' && grep -q '^  output:' '$work/out'"
@@ -173,10 +173,14 @@ check "into the session asked for" test "$(cat "$work/out")" = copied
 "$M" --db "dbname=$copy_db" export copied >"$work/second.jsonl" 2>"$work/err"
 check "export, import, export: cmp finds the files identical" cmp -s "$work/first.jsonl" "$work/second.jsonl"
 
+# message ids are unique within their session (0.2.0): the same ids import
+# into another session of the same database; into a taken session id, not
+run_m import "$work/first.jsonl" --session again
+expect_rc 0 "importing the same message ids into another session of the same database"
 before=$(psql_q -c "SELECT count(*) FROM mnemo.sessions")
 run_m import "$work/first.jsonl" --session again
-expect_rc 1 "importing the same ids into the same database fails"
-check "with the duplicate id named on stderr" grep -q '^mnemo: message ".*" already exists' "$work/err"
+expect_rc 1 "importing into a session id that exists fails"
+check "with the duplicate id named on stderr" grep -q '^mnemo: session "again" already exists' "$work/err"
 check "and leaves no session behind" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions")" = "$before"
 run_m import "$work/first.jsonl" --new-ids --quiet
 expect_rc 0 "--new-ids imports a copy into the same database"
@@ -185,8 +189,8 @@ check "--quiet: nothing on stderr" test ! -s "$work/err"
 sed 's/"id": "[^"]*"/"id": ""/g' "$work/first.jsonl" >"$work/first-noids.jsonl"
 check "the copy exports the same but for the ids" cmp -s "$work/first-noids.jsonl" "$work/third.jsonl"
 
-run_m import - --session from-stdin <"$work/first.jsonl"
-check "import - reads stdin (the same ids again: refused)" test "$rc" -eq 1 -a "$(grep -c 'already exists' "$work/err")" -eq 1
+run_m import - --session again <"$work/first.jsonl"
+check "import - reads stdin (a taken session id: refused)" test "$rc" -eq 1 -a "$(grep -c 'already exists' "$work/err")" -eq 1
 "$M" import - --new-ids --session from-stdin <"$work/first.jsonl" >"$work/out" 2>"$work/err"
 check "import - --new-ids from stdin" test "$(cat "$work/out")" = from-stdin
 

@@ -149,7 +149,7 @@ test_items_and_build(mnemo_store *st)
 	ctx = NULL;
 
 	/* a tombstoned output renders as its marker */
-	rc = mnemo_part_tombstone(st, "r1-tool", NULL);
+	rc = mnemo_part_tombstone(st, "c1", "r1-tool", NULL);
 	is_int(rc, MNEMO_OK, "tombstone the tool output");
 	rc = mnemo_context_build(st, "c1", 100000, &ctx);
 	ok(rc == MNEMO_OK && ctx && ctx->count == 4 &&

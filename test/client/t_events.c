@@ -401,7 +401,7 @@ test_failures_and_library_events(mnemo_store *st)
 		   "the failing handler is counted once");
 	is_str(trace, "fail:message_created;after:message_created;",
 		   "the handlers after a failing one still run, in order");
-	is_int(mnemo_message_get(st, ref.id, &m), MNEMO_OK, "the message was stored");
+	is_int(mnemo_message_get(st, s->id, ref.id, &m), MNEMO_OK, "the message was stored");
 	if (m)
 	{
 		is_int(m->seq, 1, "at seq 1");

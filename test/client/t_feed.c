@@ -87,13 +87,13 @@ tool_turn(mnemo_store *st, const char *session_id, char *reply, size_t len)
 	text.type = "text";
 	text.text = "looking";
 	if ((rc = mnemo_message_append(st, session_id, &msg, &ref)) != MNEMO_OK ||
-		(rc = mnemo_part_append(st, ref.id, &text, NULL)) != MNEMO_OK ||
-		(rc = mnemo_parts_get(st, ref.id, &parts)) != MNEMO_OK)
+		(rc = mnemo_part_append(st, session_id, ref.id, &text, NULL)) != MNEMO_OK ||
+		(rc = mnemo_parts_get(st, session_id, ref.id, &parts)) != MNEMO_OK)
 		return rc;
 	if (parts->count != 2)
 		rc = MNEMO_ERR_PROTOCOL;
-	else if ((rc = mnemo_part_update_status(st, parts->items[0].id, &running)) == MNEMO_OK &&
-			 (rc = mnemo_message_update_tokens(st, ref.id, &tokens, 0.5, "tool_calls")) == MNEMO_OK)
+	else if ((rc = mnemo_part_update_status(st, session_id, parts->items[0].id, &running)) == MNEMO_OK &&
+			 (rc = mnemo_message_update_tokens(st, session_id, ref.id, &tokens, 0.5, "tool_calls")) == MNEMO_OK)
 		snprintf(reply, len, "%s %s %s %" PRId64, parts->items[0].id, parts->items[1].id,
 				 ref.id, ref.seq);
 	mnemo_parts_free(parts);
@@ -481,8 +481,10 @@ test_long_catch_up(void)
 }
 
 /*
- * Any role may NOTIFY mnemo: a forged message_created for the next seq must
- * neither be delivered nor make the feed skip the real message with it.
+ * Any role that knows a tenant's channel may NOTIFY it: a forged
+ * message_created for the next seq, sent on the very channel the feed
+ * listens to, must neither be delivered nor make the feed skip the real
+ * message with it.
  */
 static void
 test_forged(void)
@@ -502,9 +504,9 @@ test_forged(void)
 	is_int(mnemo_feed_follow(f, s->id, 0), MNEMO_OK, "forged: follow a session of 2 messages");
 	poll_until(f, &r, s->id, 2);
 	snprintf(cmd, sizeof(cmd),
-			 "psql -X -q -c \"SELECT pg_notify('mnemo', json_build_object('event', "
+			 "psql -X -q -c \"SELECT pg_notify(mnemo.watch('%s'), json_build_object('event', "
 			 "'message_created', 'session_id', '%s', 'id', 'msg_forged', 'seq', 3)::text)\" "
-			 ">/dev/null", s->id);
+			 ">/dev/null", s->id, s->id);
 	fflush(stdout);
 	is_int(system(cmd), 0, "another connection sends a forged message_created for seq 3");
 	is_int(poll_for(f, 300), 0, "the feed delivers nothing for it: there is no such message");

@@ -171,7 +171,7 @@ compacted(mnemo_store *st, const char *mid, const char *pid)
 	int64_t		at = -1;
 	size_t		i;
 
-	if (mnemo_parts_get(st, mid, &parts) != MNEMO_OK)
+	if (mnemo_parts_get(st, "f1", mid, &parts) != MNEMO_OK)
 		bail_out("parts_get: %s", mnemo_errmsg(st));
 	for (i = 0; i < parts->count; i++)
 		if (strcmp(parts->items[i].id, pid) == 0)

@@ -138,7 +138,7 @@ test_append(mnemo_store *st, seen *ev)
 	is_int(rc, MNEMO_OK, "append with no parts (before streaming), ref NULL");
 	is_int(ev->created, 3, "three message_created events");
 
-	rc = mnemo_message_get(st, "a1", &m);
+	rc = mnemo_message_get(st, "m1", "a1", &m);
 	is_int(rc, MNEMO_OK, "get the assistant message");
 	if (m == NULL)
 		bail_out("get a1: %s", mnemo_errmsg(st));
@@ -420,7 +420,7 @@ test_batch(mnemo_store *st, seen *ev)
 	{
 		mnemo_message *m = NULL;
 
-		rc = mnemo_message_get(st, refs[0].id, &m);
+		rc = mnemo_message_get(st, "b1", refs[0].id, &m);
 		ok(rc == MNEMO_OK && m && m->is_summary, "is_summary goes through the batch");
 		mnemo_message_free(m);
 	}
@@ -444,9 +444,9 @@ test_tokens(mnemo_store *st)
 	mnemo_message *m = NULL;
 	int			rc;
 
-	rc = mnemo_message_update_tokens(st, "a1", &tokens, 0.0004, "tool_calls");
+	rc = mnemo_message_update_tokens(st, "m1", "a1", &tokens, 0.0004, "tool_calls");
 	is_int(rc, MNEMO_OK, "record usage");
-	rc = mnemo_message_get(st, "a1", &m);
+	rc = mnemo_message_get(st, "m1", "a1", &m);
 	if (m == NULL)
 		bail_out("get a1: %s", mnemo_errmsg(st));
 	is_int(m->tokens.input, 120, "input tokens");
@@ -459,27 +459,27 @@ test_tokens(mnemo_store *st)
 	mnemo_message_free(m);
 	m = NULL;
 
-	rc = mnemo_message_update_tokens(st, "a1", NULL, -1, NULL);
+	rc = mnemo_message_update_tokens(st, "m1", "a1", NULL, -1, NULL);
 	is_int(rc, MNEMO_OK, "NULL tokens, cost -1, NULL finish reason");
-	mnemo_message_get(st, "a1", &m);
+	mnemo_message_get(st, "m1", "a1", &m);
 	ok(m && m->tokens.input == 120 && m->tokens.reasoning == 3, "tokens kept");
 	ok(m && m->cost == 0.0004, "cost kept");
 	is_str(m ? m->finish_reason : NULL, "tool_calls", "finish reason kept");
 	mnemo_message_free(m);
 	m = NULL;
 
-	rc = mnemo_message_update_tokens(st, "a1", &tokens, 0, "stop");
+	rc = mnemo_message_update_tokens(st, "m1", "a1", &tokens, 0, "stop");
 	is_int(rc, MNEMO_OK, "cost 0 is written");
-	mnemo_message_get(st, "a1", &m);
+	mnemo_message_get(st, "m1", "a1", &m);
 	ok(m && m->cost == 0, "cost is 0");
 	is_str(m ? m->finish_reason : NULL, "stop", "finish reason replaced");
 	mnemo_message_free(m);
 
-	rc = mnemo_message_update_tokens(st, "a1", &bad, -1, NULL);
+	rc = mnemo_message_update_tokens(st, "m1", "a1", &bad, -1, NULL);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "a negative token count");
-	rc = mnemo_message_update_tokens(st, "nope", &tokens, 1, NULL);
+	rc = mnemo_message_update_tokens(st, "m1", "nope", &tokens, 1, NULL);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "usage on a missing message");
-	rc = mnemo_message_update_tokens(st, NULL, &tokens, 1, NULL);
+	rc = mnemo_message_update_tokens(st, "m1", NULL, &tokens, 1, NULL);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "usage on a NULL id");
 }
 
@@ -497,7 +497,7 @@ test_reads(mnemo_store *st)
 	mnemo_new_message msg = {0};
 	int			rc;
 
-	rc = mnemo_messages_get_by_ids(st, ids, 2, &list);
+	rc = mnemo_messages_get_by_ids(st, "m1", ids, 2, &list);
 	is_int(rc, MNEMO_OK, "get by ids");
 	is_int(list ? list->count : 0, 2, "two messages");
 	if (list && list->count == 2)
@@ -509,13 +509,13 @@ test_reads(mnemo_store *st)
 	}
 	mnemo_messages_free(list);
 	list = NULL;
-	rc = mnemo_messages_get_by_ids(st, missing, 3, &untouched);
+	rc = mnemo_messages_get_by_ids(st, "m1", missing, 3, &untouched);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "get by ids with a missing one");
 	ok(strstr(mnemo_errmsg(st), "\"ghost\"") != NULL, "names the first missing id: %s",
 	   mnemo_errmsg(st));
-	rc = mnemo_messages_get_by_ids(st, with_null, 2, &untouched);
+	rc = mnemo_messages_get_by_ids(st, "m1", with_null, 2, &untouched);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "get by ids with a NULL id");
-	rc = mnemo_messages_get_by_ids(st, NULL, 0, &list);
+	rc = mnemo_messages_get_by_ids(st, "m1", NULL, 0, &list);
 	is_int(rc, MNEMO_OK, "get by no ids");
 	is_int(list ? list->count : 99, 0, "an empty list");
 	mnemo_messages_free(list);
@@ -537,9 +537,9 @@ test_reads(mnemo_store *st)
 	rc = mnemo_history(st, "nope", 5, &untouched);
 	is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "history of a missing session");
 
-	rc = mnemo_message_get(st, "ghost", &um);
+	rc = mnemo_message_get(st, "m1", "ghost", &um);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "get a missing message");
-	rc = mnemo_message_get(st, NULL, &um);
+	rc = mnemo_message_get(st, "m1", NULL, &um);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "get a NULL id");
 	rc = mnemo_messages_get(st, "nope", NULL, false, &untouched);
 	is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "messages of a missing session");

@@ -17,7 +17,7 @@ parts_of(mnemo_store *st, const char *message_id)
 {
 	mnemo_parts *parts = NULL;
 
-	if (mnemo_parts_get(st, message_id, &parts) != MNEMO_OK)
+	if (mnemo_parts_get(st, "p1", message_id, &parts) != MNEMO_OK)
 		bail_out("parts_get %s: %s", message_id, mnemo_errmsg(st));
 	return parts;
 }
@@ -42,14 +42,14 @@ test_streaming(mnemo_store *st)
 	mnemo_parts_free(parts);
 
 	part.type = "step_start";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_int(rc, MNEMO_OK, "stream a step_start part");
 	is_int(index, 0, "at part_index 0");
 
 	part.type = "text";
 	part.text = "Let me look.";
 	part.id = "p-text";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_int(rc, MNEMO_OK, "stream a text part with an id");
 	is_int(index, 1, "at part_index 1");
 
@@ -59,13 +59,13 @@ test_streaming(mnemo_store *st)
 	part.tool_name = "grep";
 	part.tool_call_id = "call_7";
 	part.tool_input = "{\"pattern\": \"TODO\"}";
-	rc = mnemo_part_append(st, "a1", &part, NULL);
+	rc = mnemo_part_append(st, "p1", "a1", &part, NULL);
 	is_int(rc, MNEMO_OK, "stream a tool part, part_index NULL");
 
 	part = (mnemo_new_part) MNEMO_NEW_PART_INIT;
 	part.content = "{\"type\": \"text\", \"id\": \"p-whole\", \"text\": \"given whole\", "
 		"\"token_estimate\": 11}";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_int(rc, MNEMO_OK, "stream a part given as a whole JSON object");
 	is_int(index, 3, "at part_index 3");
 
@@ -79,7 +79,7 @@ test_streaming(mnemo_store *st)
 		strcpy(deep + len + 120, "}");
 		part = (mnemo_new_part) MNEMO_NEW_PART_INIT;
 		part.content = deep;
-		rc = mnemo_part_append(st, "a1", &part, &index);
+		rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 		is_int(rc, MNEMO_OK, "a part nested 60 deep");
 		is_int(index, 4, "at part_index 4");
 	}
@@ -119,29 +119,29 @@ test_streaming(mnemo_store *st)
 	part = (mnemo_new_part) MNEMO_NEW_PART_INIT;
 	part.type = "text";
 	part.text = "x";
-	rc = mnemo_part_append(st, "ghost", &part, &index);
+	rc = mnemo_part_append(st, "p1", "ghost", &part, &index);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "append to a missing message");
 	part.id = "p-text";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_err(st, rc, MNEMO_ERR_DUPLICATE_ID, "MN004", "a part id that exists");
 	part.id = NULL;
 	part.type = "video";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "an unknown part type");
 	part.type = NULL;
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "no type and no content");
 	part.type = "text";
 	part.token_estimate = -5;
 	part.content = "{\"type\": \"text\", \"text\": \"t\", \"token_estimate\": -5}";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "a negative token_estimate in content");
 	part.content = "not json";
-	rc = mnemo_part_append(st, "a1", &part, &index);
+	rc = mnemo_part_append(st, "p1", "a1", &part, &index);
 	is_err(st, rc, MNEMO_ERR_FORMAT, "", "content that is not JSON");
-	rc = mnemo_part_append(st, NULL, &part, &index);
+	rc = mnemo_part_append(st, "p1", NULL, &part, &index);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL message id");
-	rc = mnemo_part_append(st, "a1", NULL, &index);
+	rc = mnemo_part_append(st, "p1", "a1", NULL, &index);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL part");
 	is_int(index, 42, "*part_index untouched by failures");
 	parts = parts_of(st, "a1");
@@ -158,7 +158,7 @@ test_status(mnemo_store *st)
 
 	status.tool_state = "running";
 	status.started_at = 1700000000000LL;
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_int(rc, MNEMO_OK, "mark the tool running");
 	parts = parts_of(st, "a1");
 	is_str(parts->items[2].tool_state, "running", "tool_state running");
@@ -170,7 +170,7 @@ test_status(mnemo_store *st)
 	status.tool_state = "completed";
 	status.completed_at = 1700000000250LL;
 	status.output = "a.c:3: TODO";
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_int(rc, MNEMO_OK, "complete it with its output");
 	parts = parts_of(st, "a1");
 	is_str(parts->items[2].tool_state, "completed", "tool_state completed");
@@ -185,7 +185,7 @@ test_status(mnemo_store *st)
 	memset(&status, 0, sizeof(status));
 	status.tool_state = "error";
 	status.error_message = "permission denied";
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_int(rc, MNEMO_OK, "set an error");
 	parts = parts_of(st, "a1");
 	is_str(parts->items[2].tool_state, "error", "tool_state error");
@@ -195,25 +195,25 @@ test_status(mnemo_store *st)
 
 	memset(&status, 0, sizeof(status));
 	status.tool_state = "finished";
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "an unknown tool_state");
 	memset(&status, 0, sizeof(status));
 	status.started_at = -1;
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "a negative time");
 	memset(&status, 0, sizeof(status));
 	status.output = "x";
-	rc = mnemo_part_update_status(st, "p-text", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-text", &status);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "tool fields on a text part");
 	status.output = NULL;
 	status.tool_state = "completed";
-	rc = mnemo_part_update_status(st, "p-text", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-text", &status);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "22023", "a tool_state on a text part");
-	rc = mnemo_part_update_status(st, "ghost", &status);
+	rc = mnemo_part_update_status(st, "p1", "ghost", &status);
 	is_err(st, rc, MNEMO_ERR_PART_NOT_FOUND, "MN003", "a missing part");
-	rc = mnemo_part_update_status(st, NULL, &status);
+	rc = mnemo_part_update_status(st, "p1", NULL, &status);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL part id");
-	rc = mnemo_part_update_status(st, "p-tool", NULL);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", NULL);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL status");
 	parts = parts_of(st, "a1");
 	is_str(parts->items[2].tool_state, "error", "failed updates changed nothing");
@@ -230,17 +230,17 @@ test_tombstone(mnemo_store *st)
 	int64_t		untouched = 7;
 	int			rc;
 
-	rc = mnemo_part_tombstone(st, "p-tool", &first);
+	rc = mnemo_part_tombstone(st, "p1", "p-tool", &first);
 	is_int(rc, MNEMO_OK, "tombstone the tool part");
 	ok(first > 1600000000000LL, "*compacted_at is now, in unix ms");
-	rc = mnemo_part_tombstone(st, "p-tool", &again);
+	rc = mnemo_part_tombstone(st, "p1", "p-tool", &again);
 	is_int(rc, MNEMO_OK, "tombstone it again");
 	is_int(again, first, "the second call returns the first time");
-	rc = mnemo_part_tombstone(st, "p-tool", NULL);
+	rc = mnemo_part_tombstone(st, "p1", "p-tool", NULL);
 	is_int(rc, MNEMO_OK, "compacted_at may be NULL");
 
 	status.compacted_at = first + 1000;
-	rc = mnemo_part_update_status(st, "p-tool", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
 	is_int(rc, MNEMO_OK, "update_status with a later compacted_at");
 
 	parts = parts_of(st, "a1");
@@ -250,15 +250,15 @@ test_tombstone(mnemo_store *st)
 	mnemo_parts_free(parts);
 
 	status.compacted_at = 1700000000000LL;
-	rc = mnemo_part_update_status(st, "p-text", &status);
+	rc = mnemo_part_update_status(st, "p1", "p-text", &status);
 	is_int(rc, MNEMO_OK, "tombstone a text part through update_status");
 	parts = parts_of(st, "a1");
 	is_int(parts->items[1].compacted_at, 1700000000000LL, "its compacted_at as given");
 	mnemo_parts_free(parts);
 
-	rc = mnemo_part_tombstone(st, "ghost", &untouched);
+	rc = mnemo_part_tombstone(st, "p1", "ghost", &untouched);
 	is_err(st, rc, MNEMO_ERR_PART_NOT_FOUND, "MN003", "tombstone a missing part");
-	rc = mnemo_part_tombstone(st, NULL, &untouched);
+	rc = mnemo_part_tombstone(st, "p1", NULL, &untouched);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "tombstone NULL");
 	is_int(untouched, 7, "*compacted_at untouched by failures");
 }
@@ -270,9 +270,9 @@ test_reads_and_inactive(mnemo_store *st)
 	mnemo_new_part part = MNEMO_NEW_PART_INIT;
 	int			rc;
 
-	rc = mnemo_parts_get(st, "ghost", &untouched);
+	rc = mnemo_parts_get(st, "p1", "ghost", &untouched);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "parts of a missing message");
-	rc = mnemo_parts_get(st, NULL, &untouched);
+	rc = mnemo_parts_get(st, "p1", NULL, &untouched);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "parts of NULL");
 	ok(untouched == NULL, "*out untouched");
 
@@ -280,7 +280,7 @@ test_reads_and_inactive(mnemo_store *st)
 		bail_out("soft delete: %s", mnemo_errmsg(st));
 	part.type = "text";
 	part.text = "after the end";
-	rc = mnemo_part_append(st, "a1", &part, NULL);
+	rc = mnemo_part_append(st, "p1", "a1", &part, NULL);
 	is_err(st, rc, MNEMO_ERR_SESSION_INACTIVE, "MN012", "stream into an inactive session");
 }
 

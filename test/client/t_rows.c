@@ -77,10 +77,10 @@ test_parts(mnemo_store *st)
 	parts[2].text = "";
 	parts[2].token_estimate = 42;
 	must(mnemo_message_append(st, s->id, &msg, NULL));
-	must(mnemo_part_update_status(st, "rows-tool", &status));
-	must(mnemo_part_tombstone(st, "rows-tool", &tomb));
+	must(mnemo_part_update_status(st, "rows-s", "rows-tool", &status));
+	must(mnemo_part_tombstone(st, "rows-s", "rows-tool", &tomb));
 
-	must(mnemo_parts_get(st, "rows-msg", &rows));
+	must(mnemo_parts_get(st, "rows-s", "rows-msg", &rows));
 	must(mnemo_messages_get(st, s->id, NULL, true, &msgs));
 	if (rows->count != 3 || msgs->count != 1 || msgs->items[0].n_parts != 3)
 		bail_out("expected 3 parts in one message, got %zu and %zu", rows->count,
@@ -173,9 +173,9 @@ test_output_string(mnemo_store *st)
 	part.tool_call_id = "call-2";
 	part.tool_input = "{}";
 	must(mnemo_message_append(st, "rows-s", &msg, NULL));
-	must(mnemo_part_update_status(st, "rows-tool2", &status));
+	must(mnemo_part_update_status(st, "rows-s", "rows-tool2", &status));
 	must(mnemo_messages_get(st, "rows-s", "rows-msg", true, &msgs));
-	must(mnemo_parts_get(st, "rows-msg2", &rows));
+	must(mnemo_parts_get(st, "rows-s", "rows-msg2", &rows));
 	if (msgs->count != 1 || msgs->items[0].n_parts != 1 || rows->count != 1)
 		bail_out("expected the one message after rows-msg");
 	is_str(msgs->items[0].parts[0].tool_output, "partial\nout \"put\"",
@@ -199,14 +199,14 @@ test_message_fields(mnemo_store *st)
 	mnemo_new_message empty = {.role = "user", .id = "rows-msg3", .run_id = "run-7"};
 	const char *loc;
 
-	must(mnemo_message_update_tokens(st, "rows-msg", &tokens, 0.25, "stop"));
+	must(mnemo_message_update_tokens(st, "rows-s", "rows-msg", &tokens, 0.25, "stop"));
 	must(mnemo_message_append(st, "rows-s", &empty, NULL));
 
 	/* a locale whose decimal separator is a comma must not change numbers */
 	loc = setlocale(LC_NUMERIC, "de_DE.UTF-8");
 	if (loc == NULL)
 		loc = setlocale(LC_NUMERIC, "fr_FR.UTF-8");
-	must(mnemo_message_get(st, "rows-msg", &m));
+	must(mnemo_message_get(st, "rows-s", "rows-msg", &m));
 	is_str(m->id, "rows-msg", "message id");
 	is_str(m->session_id, "rows-s", "session_id");
 	is_int(m->seq, 1, "seq");
@@ -226,7 +226,7 @@ test_message_fields(mnemo_store *st)
 	mnemo_message_free(m);
 	setlocale(LC_NUMERIC, "C");
 
-	must(mnemo_message_get(st, "rows-msg3", &m));
+	must(mnemo_message_get(st, "rows-s", "rows-msg3", &m));
 	is_str(m->run_id, "run-7", "run_id when given");
 	ok(m->finish_reason == NULL && m->cost == 0, "finish_reason NULL and cost 0 by default");
 	mnemo_message_free(m);
@@ -259,7 +259,7 @@ test_text_arrays(mnemo_store *st)
 
 		for (size_t i = 0; i < n; i++)
 			reversed[i] = ids[n - 1 - i];
-		must(mnemo_messages_get_by_ids(st, reversed, n, &got));
+		must(mnemo_messages_get_by_ids(st, "rows-s", reversed, n, &got));
 		if (got->count != n)
 			same = false;
 		for (size_t i = 0; same && i < n; i++)
@@ -275,7 +275,7 @@ test_text_arrays(mnemo_store *st)
 	mnemo_messages_free(got);
 	got = NULL;
 
-	is_int(mnemo_messages_get_by_ids(st, with_null, 2, &got), MNEMO_ERR_INVALID_ARGUMENT,
+	is_int(mnemo_messages_get_by_ids(st, "rows-s", with_null, 2, &got), MNEMO_ERR_INVALID_ARGUMENT,
 		   "a NULL id in the list: INVALID_ARGUMENT");
 	ok(got == NULL, "and *out stays NULL");
 }

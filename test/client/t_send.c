@@ -505,8 +505,8 @@ test_tools(mnemo_store *st, const char *provider, const char *model)
 		mnemo_messages_free(m);
 	}
 
-	is_int(mnemo_session_tool_start(st, part_id), MNEMO_OK, "%s tools: tool_start", provider);
-	is_int(mnemo_session_tool_result(st, part_id, "a.txt\nb.txt", false), MNEMO_OK,
+	is_int(mnemo_session_tool_start(st, sid, part_id), MNEMO_OK, "%s tools: tool_start", provider);
+	is_int(mnemo_session_tool_result(st, sid, part_id, "a.txt\nb.txt", false), MNEMO_OK,
 		   "%s tools: tool_result", provider);
 	{
 		mnemo_messages *m = messages(st, sid);
@@ -588,7 +588,7 @@ test_thinking(mnemo_store *st)
 		json_object_put(content);
 	}
 	if (t != NULL && t->n_tool_calls == 1)
-		mnemo_session_tool_result(st, t->tool_calls[0].part_id, "/home", false);
+		mnemo_session_tool_result(st, "thinking", t->tool_calls[0].part_id, "/home", false);
 	mnemo_messages_free(m);
 	mnemo_turn_free(t);
 	t = NULL;
@@ -1055,7 +1055,7 @@ test_doom_loop(mnemo_store *st)
 			t == NULL || t->n_tool_calls != 1)
 			bail_out("doom loop turn %d: %s", i, mnemo_errmsg(st));
 		flags[i] = t->doom_loop;
-		mnemo_session_tool_result(st, t->tool_calls[0].part_id, "same", false);
+		mnemo_session_tool_result(st, "doom", t->tool_calls[0].part_id, "same", false);
 		mnemo_turn_free(t);
 		t = NULL;
 	}

@@ -5,14 +5,30 @@
  *
  * Runs in a fresh database of its own (PGDATABASE); see test/client/run.sh.
  */
+#define _POSIX_C_SOURCE 200809L
+
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <libpq-fe.h>
 
 #include "mnemo.h"
 #include "tap.h"
 #include "helpers.h"
+
+/*
+ * Sessions list newest first by creation time in ms, then by id; the ids
+ * here are chosen by the test, not time-ordered, so each session the list
+ * test counts on is made in a millisecond of its own.
+ */
+static void
+next_ms(void)
+{
+	struct timespec ts = {0, 2 * 1000 * 1000};
+
+	nanosleep(&ts, NULL);
+}
 
 /* The role of an application without the erasure grant (README "Security
  * and grants"). */
@@ -78,6 +94,7 @@ test_create_and_get(mnemo_store *st, seen *ev)
 	spec.title = "First";
 	spec.metadata = "{\"team\": \"a\"}";
 	spec.system_prompt = "Be brief.";
+	next_ms();
 	rc = mnemo_session_create(st, &spec, &s);
 	is_int(rc, MNEMO_OK, "create a session with every field");
 	if (s == NULL)
@@ -111,6 +128,7 @@ test_create_and_get(mnemo_store *st, seen *ev)
 	is_str(got->metadata, s->metadata, "get: metadata");
 	is_int(got->created_at, s->created_at, "get: created_at");
 
+	next_ms();
 	rc = mnemo_session_create(st, NULL, &dflt);
 	is_int(rc, MNEMO_OK, "create with a NULL spec");
 	if (dflt == NULL)
@@ -127,6 +145,7 @@ test_create_and_get(mnemo_store *st, seen *ev)
 	memset(&spec, 0, sizeof(spec));
 	spec.id = "s1-child";
 	spec.parent_id = "s1";
+	next_ms();
 	rc = mnemo_session_create(st, &spec, &child);
 	is_int(rc, MNEMO_OK, "create a child session");
 	is_str(child ? child->parent_id : NULL, "s1", "the child names its parent");
@@ -197,6 +216,7 @@ test_get_or_create(mnemo_store *st)
 	spec.id = "goc";
 	spec.agent = "planner";
 	spec.system_prompt = "Plan.";
+	next_ms();
 	rc = mnemo_session_get_or_create(st, &spec, &fresh);
 	is_int(rc, MNEMO_OK, "get_or_create of a new id");
 	is_str(fresh ? fresh->id : NULL, "goc", "creates it with that id");

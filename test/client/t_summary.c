@@ -46,7 +46,7 @@ fill(mnemo_store *st)
 	parts[1].tool_output = "/etc/postgresql/15/main/postgresql.conf";
 	if (mnemo_messages_append(st, "d1", msgs, 6, NULL) != MNEMO_OK)
 		bail_out("append: %s", mnemo_errmsg(st));
-	if (mnemo_part_tombstone(st, "m2-tool", &at) != MNEMO_OK)
+	if (mnemo_part_tombstone(st, "d1", "m2-tool", &at) != MNEMO_OK)
 		bail_out("tombstone: %s", mnemo_errmsg(st));
 	return at;
 }
@@ -120,7 +120,7 @@ test_commit_and_expand(mnemo_store *st, int64_t tombstoned_at)
 	ok(last && last->is_summary, "a summary message");
 	is_str(last ? last->role : NULL, "assistant", "role assistant");
 	is_str(last ? last->model_id : NULL, "", "model_id NULL: the session's");
-	rc = mnemo_parts_get(st, "leaf-2", &parts);
+	rc = mnemo_parts_get(st, "d1", "leaf-2", &parts);
 	ok(rc == MNEMO_OK && parts && parts->count == 2 &&
 	   strcmp(parts->items[0].text, "The config sets port 5432.") == 0 &&
 	   parts->items[0].token_estimate == 6 &&
@@ -171,7 +171,7 @@ test_commit_and_expand(mnemo_store *st, int64_t tombstoned_at)
 	mnemo_summary_nodes_free(NULL);
 
 	/* one level down */
-	rc = mnemo_summary_expand(st, "cond", false, &e);
+	rc = mnemo_summary_expand(st, "d1", "cond", false, &e);
 	is_int(rc, MNEMO_OK, "expand cond");
 	ok(e && e->count == 2 && strcmp(e->items[0].item_type, "summary") == 0 &&
 	   strcmp(e->items[0].item_id, leaf1) == 0 && strcmp(e->items[1].item_id, "leaf-2") == 0 &&
@@ -181,7 +181,7 @@ test_commit_and_expand(mnemo_store *st, int64_t tombstoned_at)
 	e = NULL;
 
 	/* through both levels to the original messages */
-	rc = mnemo_summary_expand(st, "cond", true, &e);
+	rc = mnemo_summary_expand(st, "d1", "cond", true, &e);
 	is_int(rc, MNEMO_OK, "expand cond recursively");
 	if (e == NULL)
 		bail_out("expand: %s", mnemo_errmsg(st));
@@ -232,11 +232,11 @@ test_commit_and_expand(mnemo_store *st, int64_t tombstoned_at)
 	e = NULL;
 	mnemo_expansion_free(NULL);
 
-	rc = mnemo_summary_expand(st, "m1", true, &e);
+	rc = mnemo_summary_expand(st, "d1", "m1", true, &e);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "expand a message that is not a summary");
-	rc = mnemo_summary_expand(st, "ghost", false, &e);
+	rc = mnemo_summary_expand(st, "d1", "ghost", false, &e);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "expand a missing node");
-	rc = mnemo_summary_expand(st, NULL, false, &e);
+	rc = mnemo_summary_expand(st, "d1", NULL, false, &e);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "expand NULL");
 	ok(e == NULL, "*out untouched");
 	rc = mnemo_summary_nodes_get(st, "nope", false, &nodes);
@@ -304,7 +304,7 @@ test_errors_and_race(mnemo_store *st)
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL item id");
 	is_str(id, "untouched", "summary_id_out untouched by failures");
 	is_int(position, -3, "*position untouched by failures");
-	rc = mnemo_message_get(st, "e1", &m);
+	rc = mnemo_message_get(st, "d1", "e1", &m);
 	is_err(st, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "no failed commit wrote its message");
 
 	/* two compactors over m5, m6: the second handle loses and writes nothing */
@@ -317,7 +317,7 @@ test_errors_and_race(mnemo_store *st)
 	rc = mnemo_summary_commit(other, "d1", &sum, &position, id);
 	is_err(other, rc, MNEMO_ERR_INVALID_SWAP, "MN006", "the second handle's commit loses");
 	is_str(id, "win", "summary_id_out untouched by the loss");
-	rc = mnemo_message_get(other, "lose", &m);
+	rc = mnemo_message_get(other, "d1", "lose", &m);
 	is_err(other, rc, MNEMO_ERR_MESSAGE_NOT_FOUND, "MN002", "the loser's summary message was not written");
 	rc = mnemo_summary_nodes_get(other, "d1", true, &nodes);
 	ok(rc == MNEMO_OK && nodes && nodes->count == 4, "nor its node (4 nodes)");

@@ -3,101 +3,132 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(191);
+SELECT plan(187);
 
 --
 -- tables
 --
 SELECT has_schema('mnemo');
 SELECT tables_are('mnemo', ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                                 'summary_nodes', 'summary_edges', 'file_references']);
+                                 'summary_nodes', 'summary_edges', 'file_references', 'tenants']);
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references']) AS t;
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
 
--- primary keys: every one leads with session_id, except sessions (id) and
--- file_references (content_id)
+-- primary keys: every one leads with session_id, except sessions (id, the
+-- distribution column), file_references and tenants (the tenant)
 SELECT col_is_pk('mnemo', 'sessions', ARRAY['id'], 'sessions: primary key (id)');
-SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'seq'], 'messages: primary key (session_id, seq)');
-SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index'],
-                 'message_parts: primary key (session_id, message_id, part_index)');
+SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'id'], 'messages: primary key (session_id, id)');
+SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'id'],
+                 'message_parts: primary key (session_id, id)');
 SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'position'],
                  'context_items: primary key (session_id, position)');
 SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'id'], 'summary_nodes: primary key (session_id, id)');
 SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal'],
                  'summary_edges: primary key (session_id, summary_id, ordinal)');
-SELECT col_is_pk('mnemo', 'file_references', ARRAY['content_id'], 'file_references: primary key (content_id)');
+SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
+                 'file_references: primary key (tenant, content_id)');
+SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
       JOIN pg_class c ON c.oid = i.indrelid
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
      WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisprimary
-       AND c.relname NOT IN ('sessions', 'file_references')
+       AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
        AND a.attname <> 'session_id'
-$$, 'every primary key but those of sessions and file_references leads with session_id');
+$$, 'every primary key but those of sessions, file_references and tenants leads with session_id');
+-- the rule of hash partitioning and of Citus: every unique index of a
+-- session-keyed table includes session_id; none is on id alone
+SELECT is_empty($$
+    SELECT i.indexrelid::regclass::text
+      FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisunique
+       AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
+       AND NOT EXISTS (SELECT 1 FROM pg_attribute a
+                        WHERE a.attrelid = i.indrelid AND a.attname = 'session_id'
+                          AND a.attnum = ANY (i.indkey))
+$$, 'every unique index of a session-keyed table includes session_id');
 
--- columns
+-- columns: every table carries its tenant, as its last column
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
-    'last_seq', 'last_position', 'ordinal']);
+    'last_seq', 'last_position', 'tenant']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
-    'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason']);
+    'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
 SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index', 'id',
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
-    'completed_at', 'token_estimate']);
+    'completed_at', 'token_estimate', 'tenant']);
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
-    'seq', 'created_at']);
+    'seq', 'created_at', 'tenant']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
-    'seq_start', 'seq_end', 'created_at', 'superseded_by']);
+    'seq_start', 'seq_end', 'created_at', 'superseded_by', 'tenant']);
 SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal', 'item_type',
-    'item_id']);
+    'item_id', 'tenant']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
-    'exploration_summary', 'created_at', 'ordinal']);
+    'exploration_summary', 'created_at', 'ordinal', 'tenant']);
+SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
+  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
 
 -- the indexes the functions need, and no others
-SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_ordinal_idx', 'sessions_parent_id_idx']);
-SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_id_key', 'messages_summary_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key', 'message_parts_search_idx']);
+SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
+SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key',
+                                                   'message_parts_search_idx']);
 SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
--- ids are unique across sessions; an item is in a session's context once
-SELECT index_is_unique('mnemo', 'messages', 'messages_id_key');
-SELECT index_is_unique('mnemo', 'message_parts', 'message_parts_id_key');
+SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
+-- seqs are unique per session; an item is in a session's context once
+SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
+SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
 SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'item_id']);
 
 --
--- the append-only guard: a row trigger and a TRUNCATE trigger on every table
+-- no triggers: privileges keep the log append-only (Citus would not
+-- propagate a trigger to the shards anyway)
 --
-SELECT has_trigger('mnemo', t, g, format('mnemo.%s has trigger %s', t, g))
-  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references']) AS t,
-       unnest(ARRAY['guard', 'guard_truncate']) AS g;
-SELECT trigger_is('mnemo', t, g, 'mnemo', '_guard', format('mnemo.%s trigger %s runs mnemo._guard()', t, g))
-  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references']) AS t,
-       unnest(ARRAY['guard', 'guard_truncate']) AS g;
--- guard: BEFORE INSERT OR UPDATE OR DELETE FOR EACH ROW; guard_truncate:
--- BEFORE TRUNCATE FOR EACH STATEMENT; both enabled in origin mode
 SELECT is_empty($$
     SELECT c.relname, t.tgname
       FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
      WHERE c.relnamespace = 'mnemo'::regnamespace AND NOT t.tgisinternal
-       AND NOT ((t.tgname = 'guard' AND t.tgtype = (1 | 2 | 4 | 8 | 16)
-                 OR t.tgname = 'guard_truncate' AND t.tgtype = (2 | 32))
-                AND t.tgenabled = 'O')
-$$, 'the guard triggers are BEFORE row (INSERT/UPDATE/DELETE) and BEFORE TRUNCATE, enabled');
+$$, 'no mnemo table has a trigger');
+
+--
+-- row-level security on every table, one policy on the tenant
+--
+SELECT is_empty($$
+    SELECT c.relname FROM pg_class c
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'r' AND NOT c.relrowsecurity
+$$, 'every mnemo table has row-level security enabled');
+SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
+  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
+SELECT is_empty($$
+    SELECT tablename FROM pg_policies
+     WHERE schemaname = 'mnemo'
+       AND NOT (cmd = 'ALL' AND qual = 'mnemo.tenant_visible(tenant)'
+                AND with_check = 'mnemo.tenant_visible(tenant)' AND roles = '{public}')
+$$, 'every policy is USING and WITH CHECK mnemo.tenant_visible(tenant), for every role and command');
+-- nothing on the tables for PUBLIC
+SELECT is_empty($$
+    SELECT c.relname FROM pg_class c
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'S')
+       AND (has_table_privilege('public', c.oid, 'SELECT') OR has_table_privilege('public', c.oid, 'INSERT')
+            OR has_table_privilege('public', c.oid, 'UPDATE') OR has_table_privilege('public', c.oid, 'DELETE'))
+$$, 'PUBLIC holds no privilege on any mnemo table or sequence');
 
 -- pg_dump includes the rows of every table
 SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
-          'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references',
-          'mnemo.sessions_ordinal_seq', 'mnemo.file_references_ordinal_seq'],
-   'every table, and the sequences giving creation order, are registered with pg_extension_config_dump');
+          'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
+          'mnemo.file_references_ordinal_seq'],
+   'every table, and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
 -- result types
@@ -115,7 +146,7 @@ SELECT has_composite('mnemo', 'search_hit', 'type mnemo.search_hit exists');
 --
 CREATE TEMP TABLE fns (name text, args text[], returns text, volatility text) ON COMMIT DROP;
 INSERT INTO fns VALUES
-  ('_guard', '{}', 'trigger', 'volatile'),
+  ('tenant_visible', '{text}', 'boolean', 'stable'),
   ('version', '{}', 'text', 'immutable'),
   ('new_id', '{text}', 'text', 'volatile'),
   ('estimate_tokens', '{text}', 'integer', 'immutable'),
@@ -125,25 +156,25 @@ INSERT INTO fns VALUES
   ('list_sessions', '{text,boolean,integer,integer}', 'setof mnemo.sessions', 'stable'),
   ('soft_delete_session', '{text}', 'void', 'volatile'),
   ('purge_session', '{text}', 'bigint', 'volatile'),
-  ('watch', '{text}', 'void', 'volatile'),
+  ('watch', '{text}', 'text', 'volatile'),
   ('unwatch', '{text}', 'void', 'volatile'),
   ('append_message', '{text,text,jsonb,text,text,text,text,text,boolean}', 'mnemo.message_ref', 'volatile'),
   ('append_messages', '{text,jsonb}', 'setof mnemo.message_ref', 'volatile'),
-  ('append_part', '{text,jsonb}', 'integer', 'volatile'),
-  ('update_part_status', '{text,text,bigint,bigint,bigint,text,text}', 'void', 'volatile'),
-  ('update_message_tokens', '{text,jsonb,"double precision",text}', 'void', 'volatile'),
-  ('tombstone_part', '{text}', 'bigint', 'volatile'),
+  ('append_part', '{text,text,jsonb}', 'integer', 'volatile'),
+  ('update_part_status', '{text,text,text,bigint,bigint,bigint,text,text}', 'void', 'volatile'),
+  ('update_message_tokens', '{text,text,jsonb,"double precision",text}', 'void', 'volatile'),
+  ('tombstone_part', '{text,text}', 'bigint', 'volatile'),
   ('swap_context_items', '{text,text[],text}', 'bigint', 'volatile'),
-  ('get_message', '{text}', 'mnemo.messages', 'stable'),
+  ('get_message', '{text,text}', 'mnemo.messages', 'stable'),
   ('get_messages', '{text,text}', 'setof mnemo.messages', 'stable'),
-  ('get_parts', '{text}', 'setof mnemo.message_parts', 'stable'),
+  ('get_parts', '{text,text}', 'setof mnemo.message_parts', 'stable'),
   ('get_messages_with_parts', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
-  ('get_messages_with_parts_by_ids', '{text[]}', 'setof mnemo.message_with_parts', 'stable'),
+  ('get_messages_with_parts_by_ids', '{text,text[]}', 'setof mnemo.message_with_parts', 'stable'),
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),
   ('build_context', '{text,integer}', 'setof mnemo.context_entry', 'stable'),
   ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text}', 'bigint', 'volatile'),
-  ('expand_summary', '{text,boolean}', 'setof mnemo.expansion', 'stable'),
+  ('expand_summary', '{text,text,boolean}', 'setof mnemo.expansion', 'stable'),
   ('summary_nodes', '{text,boolean}', 'setof mnemo.summary_nodes', 'stable'),
   ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),
   ('last_summary', '{text}', 'mnemo.messages', 'stable'),
@@ -162,19 +193,19 @@ SELECT volatility_is('mnemo', name, args, volatility, format('mnemo.%s is %s', n
   FROM fns ORDER BY name;
 
 -- every function that runs SQL pins search_path; the four that run none
--- (estimate_tokens, version, new_id and the trigger) need not
+-- (estimate_tokens, version, new_id, tenant_visible) need not
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text
       FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace
-       AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', '_guard')
+       AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', 'tenant_visible')
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)
 $$, 'every mnemo function that runs SQL has SET search_path = pg_catalog, pg_temp');
 SELECT set_eq($$
     SELECT p.proname::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proconfig IS NULL
-$$, ARRAY['estimate_tokens', 'version', 'new_id', '_guard'],
-   'only estimate_tokens, version, new_id and _guard run without a pinned search_path');
+$$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible'],
+   'only estimate_tokens, version, new_id and tenant_visible run without a pinned search_path');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef

@@ -53,25 +53,22 @@ SELECT is((SELECT count(*) FROM mnemo.get_messages('tap_c1')), 1::bigint, 'a sof
 SELECT throws_ok($$ SELECT mnemo.soft_delete_session('tap_missing') $$, 'MN001', NULL, 'soft delete of an unknown id: MN001');
 
 --
--- purge_session: revoked from PUBLIC; runs with the caller's rights
+-- purge_session: revoked from PUBLIC; an eraser role is granted EXECUTE on
+-- it and must have the privileges of the tenant of what it purges
 --
--- an application role set up as the README says
+-- an application role (a tenant) set up as doc/security.md says
 CREATE ROLE tap_mnemo_app NOLOGIN;
 GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_app;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO tap_mnemo_app;
-REVOKE EXECUTE ON FUNCTION mnemo.purge_session(text) FROM tap_mnemo_app;
-GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_app;
-GRANT USAGE ON ALL SEQUENCES IN SCHEMA mnemo TO tap_mnemo_app;
-GRANT DELETE ON mnemo.context_items TO tap_mnemo_app;
--- the erasure role; and one with EXECUTE but no DELETE on the tables
+GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_app;
+-- the erasure role: EXECUTE on purge_session and a member of the tenant role;
+-- and one with EXECUTE but not a member
 CREATE ROLE tap_mnemo_eraser NOLOGIN;
 GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_eraser;
 GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_mnemo_eraser;
-GRANT SELECT, UPDATE, DELETE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_eraser;
+GRANT tap_mnemo_app TO tap_mnemo_eraser;
 CREATE ROLE tap_mnemo_half NOLOGIN;
 GRANT USAGE ON SCHEMA mnemo TO tap_mnemo_half;
 GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_mnemo_half;
-GRANT SELECT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_mnemo_half;
 -- pgTAP records results in temp objects owned by the test's user
 GRANT ALL ON __tcache__ TO tap_mnemo_app, tap_mnemo_eraser, tap_mnemo_half;
 GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_mnemo_app, tap_mnemo_eraser, tap_mnemo_half;
@@ -84,19 +81,19 @@ SELECT ok(NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname IN ('tap_mnemo_app', 
                                                AND (rolsuper OR rolbypassrls)),
           'the test roles are not superusers');
 
-SELECT lives_ok($$ SELECT mnemo.create_session('tap_p1'); SELECT mnemo.append_message('tap_p1', 'user', '[{"type": "text", "text": "x"}]') $$,
-                'a session to purge');
 SET ROLE tap_mnemo_app;
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_p1'); SELECT mnemo.append_message('tap_p1', 'user', '[{"type": "text", "text": "x"}]') $$,
+                'a session to purge, of the tenant tap_mnemo_app');
 SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, '42501', NULL,
                  'purge_session without the grant: 42501');
 RESET ROLE;
 SET ROLE tap_mnemo_half;
-SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, '42501', NULL,
-                 'purge_session runs with the caller''s rights: without DELETE on the tables, 42501');
+SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, 'MN001', NULL,
+                 'purge_session of a tenant whose privileges the caller lacks: MN001, as a missing session');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_p1'), 1::bigint, 'the refused purges deleted nothing');
 SET ROLE tap_mnemo_eraser;
-SELECT is(mnemo.purge_session('tap_p1'), 1::bigint, 'the erasure role purges a session');
+SELECT is(mnemo.purge_session('tap_p1'), 1::bigint, 'the erasure role purges a session of its tenant');
 SELECT throws_ok($$ SELECT mnemo.purge_session('tap_p1') $$, 'MN001', NULL, 'purging it again: MN001');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM mnemo.sessions WHERE id = 'tap_p1')

@@ -42,9 +42,9 @@ SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', NULL) $$, '2200
 SELECT throws_ok($$ SELECT mnemo.append_message('tap_x', 'user', '[{"type":') $$, '22P02', NULL, 'text that is not JSON: 22P02');
 SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '{}') $$, '22023', NULL, 'append_messages of a non-array: 22023');
 SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', NULL) $$, '22004', NULL, 'append_messages(NULL): 22004');
-SELECT throws_ok($$ SELECT mnemo.append_part('tap_missing_msg', '{"type": "text", "text": "x"}') $$, 'MN002',
-                 'message "tap_missing_msg" does not exist', 'append_part to an unknown message: MN002');
-SELECT throws_ok($$ SELECT mnemo.append_part('tap_x_m1', '{"type": "text", "id": "tap_x_p1", "text": "x"}') $$, 'MN004', NULL,
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_o', 'tap_missing_msg', '{"type": "text", "text": "x"}') $$, 'MN002',
+                 'message "tap_missing_msg" does not exist in session "tap_o"', 'append_part to an unknown message: MN002');
+SELECT throws_ok($$ SELECT mnemo.append_part('tap_x', 'tap_x_m1', '{"type": "text", "id": "tap_x_p1", "text": "x"}') $$, 'MN004', NULL,
                  'append_part with a taken part id: MN004');
 SELECT is((SELECT last_seq FROM mnemo.get_session('tap_x')), 1::bigint, 'none of the failed calls used a seq');
 
@@ -71,7 +71,7 @@ SELECT throws_ok($$ SELECT mnemo.append_messages('tap_o', '[
                  '22023', NULL, 'a batch that fails validation');
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE id LIKE 'tap\_bad%'), 0::bigint,
           'no message of a failed call or batch is stored');
-SELECT is(mnemo.append_part('tap_o2', '{"type": "text", "text": "streamed"}'), 1, 'append_part takes the next part_index');
+SELECT is(mnemo.append_part('tap_o', 'tap_o2', '{"type": "text", "text": "streamed"}'), 1, 'append_part takes the next part_index');
 SELECT is((mnemo.append_message('tap_o', 'assistant', '[]', id => 'tap_o5', is_summary => true)).seq, 5::bigint,
           'after the failures and a part append, the next seq is 5: no gap');
 SELECT is((mnemo.append_message('tap_o', 'user', '[]', id => 'tap_o6')).seq, 6::bigint, 'seq 6');
@@ -98,7 +98,7 @@ SELECT results_eq($$ SELECT item_id, position FROM mnemo.get_context_items('tap_
                   $$ SELECT id, row_number() OVER (ORDER BY seq) FROM mnemo.messages
                       WHERE session_id = 'tap_o' AND NOT is_summary ORDER BY seq $$,
                   'one context item per non-summary message, at dense positions in seq order');
-SELECT results_eq($$ SELECT part_index FROM mnemo.get_parts('tap_o2') $$, ARRAY[0, 1],
+SELECT results_eq($$ SELECT part_index FROM mnemo.get_parts('tap_o', 'tap_o2') $$, ARRAY[0, 1],
                   'part indexes are dense');
 SELECT is((SELECT last_position FROM mnemo.get_session('tap_o')), 8::bigint, 'the position counter agrees');
 

@@ -1,10 +1,17 @@
--- 040_guard: invariant 1 (append-only).  After appends, every attempt at a
--- direct change fails with MN005 and the log is unchanged, byte for byte;
--- tombstones and status changes leave the content intact.  The same holds
--- for a non-superuser application role with the documented grants, whose
--- writes through the functions work.
+-- 040_guard: invariant 1 (append-only), by privileges.  An application role
+-- holds the documented grants (USAGE on the schema, SELECT on the tables,
+-- EXECUTE on the functions); its every attempt at a direct change fails with
+-- 42501 and the log is unchanged, byte for byte, while its writes through
+-- the functions work; tombstones and status changes leave the content intact.
 BEGIN;
-SELECT plan(61);
+SELECT plan(64);
+
+CREATE ROLE tap_guard_app NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_guard_app;
+GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO tap_guard_app;
+GRANT ALL ON __tcache__ TO tap_guard_app;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_guard_app;
+SET ROLE tap_guard_app;
 
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_g') $$, 'session');
 SELECT lives_ok($$ SELECT mnemo.append_messages('tap_g', '[
@@ -42,72 +49,75 @@ CREATE TEMP TABLE before AS SELECT pg_temp.log_rows() AS log_rows, pg_temp.log_c
                                    pg_temp.other_rows() AS other_rows;
 
 --
--- every attempt at a direct change fails with MN005
+-- every attempt at a direct change fails with 42501
 --
 SELECT throws_ok($$ INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('tap_g', 4, 'tap_gx', 'user', 0) $$,
-                 'MN005', 'table "mnemo.messages" is append-only: direct INSERT is not allowed', 'INSERT into messages');
+                 '42501', NULL, 'INSERT into messages');
 SELECT throws_ok($$ INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content)
                     VALUES ('tap_g', 'tap_g1', 1, 'tap_gx', 'text', '{}') $$,
-                 'MN005', NULL, 'INSERT into message_parts');
+                 '42501', NULL, 'INSERT into message_parts');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = '{}' WHERE session_id = 'tap_g' $$,
-                 'MN005', 'column "content" of table "mnemo.message_parts" is immutable', 'UPDATE of part content');
+                 '42501', NULL, 'UPDATE of part content');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = content || '{"text": "forged"}' WHERE id = 'tap_g1_p' $$,
-                 'MN005', NULL, 'UPDATE merging into part content');
+                 '42501', NULL, 'UPDATE merging into part content');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET part_index = part_index + 10 WHERE session_id = 'tap_g' $$,
-                 'MN005', 'column "part_index" of table "mnemo.message_parts" is immutable', 'UPDATE of part_index');
+                 '42501', NULL, 'UPDATE of part_index');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET message_id = 'tap_g2' WHERE id = 'tap_g1_p' $$,
-                 'MN005', NULL, 'moving a part to another message');
+                 '42501', NULL, 'moving a part to another message');
 SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'user' WHERE id = 'tap_g2' $$,
-                 'MN005', 'column "role" of table "mnemo.messages" is immutable', 'UPDATE of a role');
+                 '42501', NULL, 'UPDATE of a role');
 SELECT throws_ok($$ UPDATE mnemo.messages SET seq = seq + 100 WHERE session_id = 'tap_g' $$,
-                 'MN005', 'column "seq" of table "mnemo.messages" is immutable', 'UPDATE of seq');
+                 '42501', NULL, 'UPDATE of seq');
 SELECT throws_ok($$ UPDATE mnemo.messages SET is_summary = NOT is_summary WHERE session_id = 'tap_g' $$,
-                 'MN005', NULL, 'UPDATE of is_summary');
+                 '42501', NULL, 'UPDATE of is_summary');
 SELECT throws_ok($$ DELETE FROM mnemo.messages WHERE session_id = 'tap_g' $$,
-                 'MN005', 'table "mnemo.messages" is append-only: direct DELETE is not allowed', 'DELETE from messages');
-SELECT throws_ok($$ DELETE FROM mnemo.message_parts WHERE session_id = 'tap_g' $$, 'MN005', NULL, 'DELETE from message_parts');
-SELECT throws_ok($$ TRUNCATE mnemo.messages $$, 'MN005',
-                 'table "mnemo.messages" is append-only: direct TRUNCATE is not allowed', 'TRUNCATE messages');
-SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, 'MN005', NULL, 'TRUNCATE message_parts');
-SELECT throws_ok($$ DO 'BEGIN DELETE FROM mnemo.messages; END' $$, 'MN005', NULL, 'DELETE from a DO block');
+                 '42501', NULL, 'DELETE from messages');
+SELECT throws_ok($$ DELETE FROM mnemo.message_parts WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from message_parts');
+SELECT throws_ok($$ TRUNCATE mnemo.messages $$, '42501',
+                 'permission denied for table messages', 'TRUNCATE messages');
+SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE message_parts');
+SELECT throws_ok($$ DO 'BEGIN DELETE FROM mnemo.messages; END' $$, '42501', NULL, 'DELETE from a DO block');
 -- the other tables
-SELECT throws_ok($$ INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('tap_gx', 0, 0) $$, 'MN005', NULL, 'INSERT into sessions');
+SELECT throws_ok($$ INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('tap_gx', 0, 0) $$, '42501', NULL, 'INSERT into sessions');
 SELECT throws_ok($$ UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'tap_g' $$,
-                 'MN005', 'column "last_seq" of table "mnemo.sessions" is immutable', 'UPDATE of a session counter');
-SELECT throws_ok($$ DELETE FROM mnemo.sessions WHERE id = 'tap_g' $$, 'MN005', NULL, 'DELETE from sessions');
-SELECT throws_ok($$ TRUNCATE mnemo.sessions $$, 'MN005', NULL, 'TRUNCATE sessions');
+                 '42501', NULL, 'UPDATE of a session counter');
+SELECT throws_ok($$ DELETE FROM mnemo.sessions WHERE id = 'tap_g' $$, '42501', NULL, 'DELETE from sessions');
+SELECT throws_ok($$ TRUNCATE mnemo.sessions $$, '42501', NULL, 'TRUNCATE sessions');
 SELECT throws_ok($$ INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at)
-                    VALUES ('tap_g', 10, 'summary', 'tap_g3', 0) $$, 'MN005', NULL, 'INSERT into context_items');
+                    VALUES ('tap_g', 10, 'summary', 'tap_g3', 0) $$, '42501', NULL, 'INSERT into context_items');
 SELECT throws_ok($$ UPDATE mnemo.context_items SET position = position + 10 WHERE session_id = 'tap_g' $$,
-                 'MN005', NULL, 'UPDATE of a context position');
-SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, 'MN005', NULL, 'DELETE from context_items');
-SELECT throws_ok($$ TRUNCATE mnemo.context_items $$, 'MN005', NULL, 'TRUNCATE context_items');
+                 '42501', NULL, 'UPDATE of a context position');
+SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from context_items');
+SELECT throws_ok($$ TRUNCATE mnemo.context_items $$, '42501', NULL, 'TRUNCATE context_items');
 SELECT throws_ok($$ INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, seq_start, seq_end, created_at)
-                    VALUES ('tap_g', 'tap_g3', 'leaf', 1, 1, 1, 0) $$, 'MN005', NULL, 'INSERT into summary_nodes');
-SELECT throws_ok($$ TRUNCATE mnemo.summary_nodes $$, 'MN005', NULL, 'TRUNCATE summary_nodes');
+                    VALUES ('tap_g', 'tap_g3', 'leaf', 1, 1, 1, 0) $$, '42501', NULL, 'INSERT into summary_nodes');
+SELECT throws_ok($$ TRUNCATE mnemo.summary_nodes $$, '42501', NULL, 'TRUNCATE summary_nodes');
 SELECT throws_ok($$ INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:x', '/x', 0) $$,
-                 'MN005', NULL, 'INSERT into file_references');
+                 '42501', NULL, 'INSERT into file_references');
 SELECT throws_ok($$ UPDATE mnemo.file_references SET path = '/y' WHERE content_id = 'sha256:tap_g' $$,
-                 'MN005', NULL, 'UPDATE of a file reference path');
-SELECT throws_ok($$ DELETE FROM mnemo.file_references $$, 'MN005', NULL, 'DELETE from file_references');
-SELECT throws_ok($$ TRUNCATE mnemo.file_references $$, 'MN005', NULL, 'TRUNCATE file_references');
+                 '42501', NULL, 'UPDATE of a file reference path');
+SELECT throws_ok($$ DELETE FROM mnemo.file_references $$, '42501', NULL, 'DELETE from file_references');
+SELECT throws_ok($$ TRUNCATE mnemo.file_references $$, '42501', NULL, 'TRUNCATE file_references');
 
+SELECT throws_ok($$ LOCK TABLE mnemo.messages IN ACCESS EXCLUSIVE MODE $$, '42501', NULL, 'LOCK messages ACCESS EXCLUSIVE');
+SELECT throws_ok($$ LOCK TABLE mnemo.sessions IN SHARE ROW EXCLUSIVE MODE $$, '42501', NULL, 'LOCK sessions SHARE ROW EXCLUSIVE');
+SELECT lives_ok($$ LOCK TABLE mnemo.messages IN ACCESS SHARE MODE $$, 'LOCK ... ACCESS SHARE, what SELECT takes, is allowed');
 SELECT is(pg_temp.log_rows(), (SELECT log_rows FROM before), 'messages and parts are unchanged, byte for byte');
 SELECT is(pg_temp.other_rows(), (SELECT other_rows FROM before), 'sessions, context items, nodes and files are unchanged');
 
 --
 -- status changes and tombstones leave the content intact
 --
-SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_g2_t', tool_state => 'completed', output => 'etc usr') $$,
+SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_g', 'tap_g2_t', tool_state => 'completed', output => 'etc usr') $$,
                 'a tool completes');
-SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_g2', '{"input": 5, "output": 7}', 0.1, 'tool_calls') $$,
+SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_g', 'tap_g2', '{"input": 5, "output": 7}', 0.1, 'tool_calls') $$,
                 'token usage recorded');
 SELECT is((SELECT content - 'output' FROM mnemo.message_parts WHERE id = 'tap_g2_t'),
           '{"id": "tap_g2_t", "type": "tool", "input": {"path": "/"}, "tool_name": "ls", "tool_call_id": "c1"}'::jsonb,
           'the output is merged into the content and nothing else of it changes');
 CREATE TEMP TABLE after_status AS SELECT pg_temp.log_rows() AS log_rows, pg_temp.log_content() AS log_content;
-SELECT ok(mnemo.tombstone_part('tap_g2_t') > 0, 'tombstone a tool part');
-SELECT ok(mnemo.tombstone_part('tap_g1_p') > 0, 'tombstone a text part');
+SELECT ok(mnemo.tombstone_part('tap_g', 'tap_g2_t') > 0, 'tombstone a tool part');
+SELECT ok(mnemo.tombstone_part('tap_g', 'tap_g1_p') > 0, 'tombstone a text part');
 SELECT is(pg_temp.log_content(), (SELECT log_content FROM after_status), 'tombstones leave every immutable column as it was');
 SELECT is((SELECT content FROM mnemo.message_parts WHERE id = 'tap_g1_p'),
           '{"id": "tap_g1_p", "text": "hello", "type": "text"}'::jsonb, 'the tombstoned text is still there');
@@ -118,21 +128,9 @@ SELECT is((SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'tap_g' A
 SELECT isnt(pg_temp.log_rows(), (SELECT log_rows FROM after_status), '(the tombstones are in the rows)');
 
 --
--- a non-superuser application role with the documented grants
+-- the same role's writes through the functions work
 --
-CREATE ROLE tap_guard_app NOLOGIN;
-GRANT USAGE ON SCHEMA mnemo TO tap_guard_app;
-GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA mnemo TO tap_guard_app;
-REVOKE EXECUTE ON FUNCTION mnemo.purge_session(text) FROM tap_guard_app;
-GRANT SELECT, INSERT, UPDATE ON ALL TABLES IN SCHEMA mnemo TO tap_guard_app;
-GRANT USAGE ON ALL SEQUENCES IN SCHEMA mnemo TO tap_guard_app;
-GRANT DELETE ON mnemo.context_items TO tap_guard_app;
-GRANT ALL ON __tcache__ TO tap_guard_app;
-GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_guard_app;
 CREATE TEMP TABLE before_role AS SELECT pg_temp.log_rows() AS log_rows, pg_temp.other_rows() AS other_rows;
-GRANT SELECT ON before_role TO tap_guard_app;
-
-SET ROLE tap_guard_app;
 SELECT ok(NOT (SELECT rolsuper FROM pg_roles WHERE rolname = current_user), 'running as a non-superuser');
 -- its writes through the functions work
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_ga') $$, 'create_session');
@@ -142,24 +140,24 @@ SELECT results_eq($$ SELECT seq FROM mnemo.append_messages('tap_ga', '[
                        {"id": "tap_ga2", "role": "assistant", "parts": [{"type": "tool", "id": "tap_ga2_t", "tool_name": "ls", "tool_call_id": "c"}]},
                        {"id": "tap_ga3", "role": "assistant", "is_summary": true, "parts": []}]') $$,
                   ARRAY[2, 3]::bigint[], 'append_messages');
-SELECT is(mnemo.append_part('tap_ga2', '{"type": "text", "text": "more"}'), 1, 'append_part');
-SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_ga2_t', tool_state => 'completed', output => 'x');
-                   SELECT mnemo.tombstone_part('tap_ga2_t');
-                   SELECT mnemo.update_message_tokens('tap_ga2', '{"input": 1}', 0, 'stop') $$,
+SELECT is(mnemo.append_part('tap_ga', 'tap_ga2', '{"type": "text", "text": "more"}'), 1, 'append_part');
+SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_ga', 'tap_ga2_t', tool_state => 'completed', output => 'x');
+                   SELECT mnemo.tombstone_part('tap_ga', 'tap_ga2_t');
+                   SELECT mnemo.update_message_tokens('tap_ga', 'tap_ga2', '{"input": 1}', 0, 'stop') $$,
                 'status changes and a tombstone');
 SELECT is(mnemo.swap_context_items('tap_ga', ARRAY['tap_ga1', 'tap_ga2'], 'tap_ga3'), 1::bigint, 'a swap');
 SELECT lives_ok($$ SELECT mnemo.store_file_reference('sha256:tap_ga', '/tap_ga'); SELECT mnemo.soft_delete_session('tap_ga') $$,
                 'a file reference and a soft delete');
 SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('tap_ga')), 3::bigint, 'reads');
--- its direct writes do not: MN005 where it holds the table privilege, 42501 where it does not
+-- its direct writes do not, right after the functions wrote for it
 SELECT throws_ok($$ INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('tap_ga', 9, 'tap_gax', 'user', 0) $$,
-                 'MN005', NULL, 'INSERT into messages: MN005');
+                 '42501', NULL, 'INSERT into messages: 42501');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = '{}' WHERE session_id = 'tap_g' $$,
-                 'MN005', NULL, 'UPDATE of part content: MN005');
+                 '42501', NULL, 'UPDATE of part content: 42501');
 SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'system' WHERE id = 'tap_ga1' $$,
-                 'MN005', NULL, 'UPDATE of a role: MN005');
-SELECT throws_ok($$ UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'tap_ga' $$, 'MN005', NULL, 'UPDATE of a session counter: MN005');
-SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, 'MN005', NULL, 'DELETE from context_items: MN005');
+                 '42501', NULL, 'UPDATE of a role: 42501');
+SELECT throws_ok($$ UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'tap_ga' $$, '42501', NULL, 'UPDATE of a session counter: 42501');
+SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from context_items: 42501');
 SELECT throws_ok($$ DELETE FROM mnemo.messages WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from messages: 42501');
 SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE: 42501');
 SELECT is(pg_temp.log_rows(), (SELECT log_rows FROM before_role), 'the log of tap_g is unchanged');

@@ -15,7 +15,7 @@ CREATE TEMP TABLE input_parts AS SELECT '[
 ]'::jsonb AS parts;
 SELECT is((mnemo.append_message('tap_r', 'assistant', (SELECT parts FROM input_parts), id => 'tap_r1')).seq, 1::bigint,
           'a message with every kind of content');
-SELECT results_eq($$ SELECT content FROM mnemo.get_parts('tap_r1') $$,
+SELECT results_eq($$ SELECT content FROM mnemo.get_parts('tap_r', 'tap_r1') $$,
                   $$ SELECT jsonb_array_elements(parts) FROM input_parts $$,
                   'every part reads back exactly as appended, in order');
 SELECT results_eq($$ SELECT p - ARRAY['part_index', 'token_estimate', 'tool_state']
@@ -28,63 +28,63 @@ SELECT is((SELECT parts->2->>'tool_state' FROM mnemo.get_messages_with_parts('ta
 --
 -- update_part_status
 --
-SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_r1_c', tool_state => 'completed', started_at => 10,
+SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_c', tool_state => 'completed', started_at => 10,
                                                    completed_at => 20, output => 'found') $$, 'a tool completes');
-SELECT results_eq($$ SELECT tool_state, started_at, completed_at, content->>'output' FROM mnemo.get_parts('tap_r1') WHERE id = 'tap_r1_c' $$,
+SELECT results_eq($$ SELECT tool_state, started_at, completed_at, content->>'output' FROM mnemo.get_parts('tap_r', 'tap_r1') WHERE id = 'tap_r1_c' $$,
                   $$ VALUES ('completed', 10::bigint, 20::bigint, 'found') $$, 'its status and output are stored');
-SELECT is((SELECT parts->2->>'tool_state' FROM mnemo.get_messages_with_parts_by_ids(ARRAY['tap_r1'])), 'completed',
+SELECT is((SELECT parts->2->>'tool_state' FROM mnemo.get_messages_with_parts_by_ids('tap_r', ARRAY['tap_r1'])), 'completed',
           'the overlay follows the status');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_missing_part', tool_state => 'completed') $$, 'MN003',
-                 'part "tap_missing_part" does not exist', 'unknown part: MN003');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r1_a', tool_state => 'completed') $$, '22023',
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_missing_part', tool_state => 'completed') $$, 'MN003',
+                 'part "tap_missing_part" does not exist in session "tap_r"', 'unknown part: MN003');
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_a', tool_state => 'completed') $$, '22023',
                  'part "tap_r1_a" is not a tool part', 'tool_state on a text part: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r1_a', output => 'x') $$, '22023', NULL, 'output on a text part: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r1_c', tool_state => 'finished') $$, '22023', NULL, 'bad tool_state: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r1_c', started_at => -5) $$, '22023', NULL, 'negative time: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_part_status(NULL) $$, '22004', NULL, 'NULL part id: 22004');
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_a', output => 'x') $$, '22023', NULL, 'output on a text part: 22023');
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_c', tool_state => 'finished') $$, '22023', NULL, 'bad tool_state: 22023');
+SELECT throws_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_c', started_at => -5) $$, '22023', NULL, 'negative time: 22023');
+SELECT throws_ok($$ SELECT mnemo.update_part_status(NULL, NULL) $$, '22004', NULL, 'NULL part id: 22004');
 
 --
 -- tombstone_part
 --
-SELECT ok(mnemo.tombstone_part('tap_r1_c') > 0, 'tombstone');
-SELECT is(mnemo.tombstone_part('tap_r1_c'), (SELECT compacted_at FROM mnemo.message_parts WHERE id = 'tap_r1_c'),
+SELECT ok(mnemo.tombstone_part('tap_r', 'tap_r1_c') > 0, 'tombstone');
+SELECT is(mnemo.tombstone_part('tap_r', 'tap_r1_c'), (SELECT compacted_at FROM mnemo.message_parts WHERE id = 'tap_r1_c'),
           'a second tombstone returns the first value');
-SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_r1_c', compacted_at => 1) $$, 'update_part_status(compacted_at) on a tombstone');
+SELECT lives_ok($$ SELECT mnemo.update_part_status('tap_r', 'tap_r1_c', compacted_at => 1) $$, 'update_part_status(compacted_at) on a tombstone');
 SELECT ok((SELECT compacted_at FROM mnemo.message_parts WHERE id = 'tap_r1_c') > 1, 'does not move it');
-SELECT throws_ok($$ SELECT mnemo.tombstone_part('tap_missing_part') $$, 'MN003', NULL, 'tombstone of an unknown part: MN003');
+SELECT throws_ok($$ SELECT mnemo.tombstone_part('tap_r', 'tap_missing_part') $$, 'MN003', NULL, 'tombstone of an unknown part: MN003');
 
 --
 -- update_message_tokens
 --
-SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_r1', '{"input": 3, "output": 4, "cache_read": 5, "cache_write": 6, "reasoning": 7, "total": 25}', 0.5, 'stop') $$,
+SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_r', 'tap_r1', '{"input": 3, "output": 4, "cache_read": 5, "cache_write": 6, "reasoning": 7, "total": 25}', 0.5, 'stop') $$,
                 'token usage');
 SELECT results_eq($$ SELECT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost, finish_reason
-                       FROM mnemo.get_message('tap_r1') $$,
+                       FROM mnemo.get_message('tap_r', 'tap_r1') $$,
                   $$ VALUES (3::bigint, 4::bigint, 5::bigint, 6::bigint, 7::bigint, 0.5::float8, 'stop') $$, 'is stored');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_missing_msg', '{}', 0, 'stop') $$, 'MN002', NULL, 'unknown message: MN002');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r1', '{"completion": 1}', 0, 'stop') $$, '22023',
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r', 'tap_missing_msg', '{}', 0, 'stop') $$, 'MN002', NULL, 'unknown message: MN002');
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r', 'tap_r1', '{"completion": 1}', 0, 'stop') $$, '22023',
                  'tokens: unknown key "completion"', 'unknown key: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r1', '{"input": -1}', 0, 'stop') $$, '22023', NULL, 'negative count: 22023');
-SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r1', '{}', 'NaN', 'stop') $$, '22023', NULL, 'NaN cost: 22023');
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r', 'tap_r1', '{"input": -1}', 0, 'stop') $$, '22023', NULL, 'negative count: 22023');
+SELECT throws_ok($$ SELECT mnemo.update_message_tokens('tap_r', 'tap_r1', '{}', 'NaN', 'stop') $$, '22023', NULL, 'NaN cost: 22023');
 
 --
 -- reads
 --
 SELECT lives_ok($$ SELECT mnemo.append_message('tap_r', 'user', '[]', id => 'tap_r' || g) FROM generate_series(2, 5) AS g $$,
                 'four more messages');
-SELECT throws_ok($$ SELECT mnemo.get_message('tap_missing_msg') $$, 'MN002', 'message "tap_missing_msg" does not exist',
+SELECT throws_ok($$ SELECT mnemo.get_message('tap_r', 'tap_missing_msg') $$, 'MN002', 'message "tap_missing_msg" does not exist in session "tap_r"',
                  'get_message: MN002');
-SELECT throws_ok($$ SELECT * FROM mnemo.get_parts('tap_missing_msg') $$, 'MN002', NULL, 'get_parts: MN002');
+SELECT throws_ok($$ SELECT * FROM mnemo.get_parts('tap_r', 'tap_missing_msg') $$, 'MN002', NULL, 'get_parts: MN002');
 SELECT throws_ok($$ SELECT * FROM mnemo.get_messages('tap_missing') $$, 'MN001', NULL, 'get_messages of an unknown session: MN001');
 SELECT throws_ok($$ SELECT * FROM mnemo.get_messages('tap_r', 'tap_missing_msg') $$, 'MN002', NULL,
                  'get_messages since an unknown message: MN002');
 SELECT results_eq($$ SELECT seq FROM mnemo.get_messages('tap_r', since_message_id => 'tap_r3') $$, ARRAY[4, 5]::bigint[],
                   'get_messages since a message');
-SELECT results_eq($$ SELECT id FROM mnemo.get_messages_with_parts_by_ids(ARRAY['tap_r4', 'tap_r1', 'tap_r4']) $$,
+SELECT results_eq($$ SELECT id FROM mnemo.get_messages_with_parts_by_ids('tap_r', ARRAY['tap_r4', 'tap_r1', 'tap_r4']) $$,
                   ARRAY['tap_r4', 'tap_r1', 'tap_r4'], 'by_ids: in the order given, repeats included');
-SELECT throws_ok($$ SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY['tap_r1', 'tap_gone1', 'tap_gone2']) $$, 'MN002',
-                 'message "tap_gone1" does not exist', 'by_ids: MN002 naming the first missing id');
-SELECT throws_ok($$ SELECT * FROM mnemo.get_messages_with_parts_by_ids(ARRAY[NULL]::text[]) $$, '22004', NULL, 'by_ids: NULL element 22004');
+SELECT throws_ok($$ SELECT * FROM mnemo.get_messages_with_parts_by_ids('tap_r', ARRAY['tap_r1', 'tap_gone1', 'tap_gone2']) $$, 'MN002',
+                 'message "tap_gone1" does not exist in session "tap_r"', 'by_ids: MN002 naming the first missing id');
+SELECT throws_ok($$ SELECT * FROM mnemo.get_messages_with_parts_by_ids('tap_r', ARRAY[NULL]::text[]) $$, '22004', NULL, 'by_ids: NULL element 22004');
 SELECT results_eq($$ SELECT seq FROM mnemo.history('tap_r', 2) $$, ARRAY[4, 5]::bigint[], 'history: the last two, oldest first');
 SELECT results_eq($$ SELECT seq FROM mnemo.history('tap_r') $$, ARRAY[1, 2, 3, 4, 5]::bigint[], 'history: NULL is all');
 SELECT throws_ok($$ SELECT * FROM mnemo.history('tap_r', -1) $$, '22023', NULL, 'history: negative limit 22023');

@@ -25,7 +25,7 @@ SELECT lives_ok($$ SELECT mnemo.append_messages('tap_c', '[
     {"id": "tap_c7", "role": "user", "parts": [{"type": "text", "text": "eta eta eta"}]},
     {"id": "tap_c8", "role": "assistant", "parts": [{"type": "text", "text": "theta theta theta theta theta"}]}]') $$,
                 'eight messages');
-SELECT ok(mnemo.tombstone_part('tap_c2_t') > 0, 'a tombstoned tool part underneath');
+SELECT ok(mnemo.tombstone_part('tap_c', 'tap_c2_t') > 0, 'a tombstoned tool part underneath');
 SELECT is(mnemo.commit_summary('tap_c', 'tap_cs1', 'alpha and checking', 10, ARRAY['tap_c1', 'tap_c2']), 1::bigint,
           'leaf one');
 SELECT is(mnemo.commit_summary('tap_c', 'tap_cs2', 'gamma and delta', 12, ARRAY['tap_c4', 'tap_c3'], 'leaf', 2), 3::bigint,
@@ -145,9 +145,9 @@ SELECT pg_temp.mark('summary id taken');
 SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_d', 'tap_d4', 'x', 1, ARRAY['tap_d2']) $$, 'MN004', NULL,
                  'MN004: the id of a message');
 SELECT pg_temp.mark('message id taken');
-SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_d', 'tap_c8', 'x', 1, ARRAY['tap_d2']) $$, 'MN004', NULL,
-                 'MN004: the id of another session''s message');
-SELECT pg_temp.mark('other session id taken');
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_d', 'tap_d1', 'x', 1, ARRAY['tap_d2']) $$, 'MN004', NULL,
+                 'MN004: the id of a message of the session no longer in context');
+SELECT pg_temp.mark('swapped-out message id taken');
 SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_missing', 'tap_dx', 'x', 1, ARRAY['tap_d2']) $$, 'MN001', NULL,
                  'MN001: an unknown session');
 SELECT pg_temp.mark('unknown session');
@@ -196,14 +196,14 @@ SELECT is(mnemo.commit_summary('tap_d', 'tap_dx', 'x', 1, ARRAY['tap_d3', 'tap_d
 -- invariant 4: lossless.  Two leaves and a condensation expand back to the
 -- original messages exactly as stored, tombstoned output included
 --
-SELECT bag_eq($$ SELECT item_id, seq, role, parts FROM mnemo.expand_summary('tap_cs3', true)
+SELECT bag_eq($$ SELECT item_id, seq, role, parts FROM mnemo.expand_summary('tap_c', 'tap_cs3', true)
                   WHERE item_type = 'message' $$,
               $$ SELECT id, seq, role, parts FROM mnemo.get_messages_with_parts('tap_c')
                   WHERE id IN ('tap_c1', 'tap_c2', 'tap_c3', 'tap_c4') $$,
                   'expand_summary(recursive) gives exactly the original messages with their stored parts');
-SELECT is((SELECT parts->1->>'output' FROM mnemo.expand_summary('tap_cs3', true) WHERE item_id = 'tap_c2'),
+SELECT is((SELECT parts->1->>'output' FROM mnemo.expand_summary('tap_c', 'tap_cs3', true) WHERE item_id = 'tap_c2'),
           'three matches in herd.txt', 'the tombstoned tool output comes back');
-SELECT results_eq($$ SELECT depth, summary_id, item_type, item_id FROM mnemo.expand_summary('tap_cs3') $$,
+SELECT results_eq($$ SELECT depth, summary_id, item_type, item_id FROM mnemo.expand_summary('tap_c', 'tap_cs3') $$,
                   $$ VALUES (1, 'tap_cs3', 'summary', 'tap_cs1'), (1, 'tap_cs3', 'summary', 'tap_cs2') $$,
                   'one level: the two leaves');
 SELECT results_eq($$ SELECT id, kind, superseded_by FROM mnemo.summary_nodes('tap_c', true) ORDER BY id $$,
@@ -221,11 +221,11 @@ SELECT throws_ok($$ SELECT * FROM mnemo.summary_nodes('tap_missing') $$, 'MN001'
 --
 -- expand_summary: errors
 --
-SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_c6') $$, 'MN002', NULL, 'expand_summary of a message: MN002');
-SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_d_plain') $$, 'MN002', NULL,
+SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_c', 'tap_c6') $$, 'MN002', NULL, 'expand_summary of a message: MN002');
+SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_d', 'tap_d_plain') $$, 'MN002', NULL,
                  'expand_summary of a summary message without a node: MN002');
-SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_nothing') $$, 'MN002', NULL, 'expand_summary of an unknown id: MN002');
-SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary(NULL) $$, '22004', NULL, 'expand_summary(NULL): 22004');
+SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary('tap_c', 'tap_nothing') $$, 'MN002', NULL, 'expand_summary of an unknown id: MN002');
+SELECT throws_ok($$ SELECT * FROM mnemo.expand_summary(NULL, NULL) $$, '22004', NULL, 'expand_summary(NULL): 22004');
 
 --
 -- prune_tool_outputs

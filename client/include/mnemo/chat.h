@@ -158,13 +158,14 @@ MNEMO_API int mnemo_session_send(mnemo_store *st, const char *session_id,
 
 /* A tool began running: its part goes to state running, started_at now.
  * Errors: PART_NOT_FOUND, INVALID_ARGUMENT (not a tool part). */
-MNEMO_API int mnemo_session_tool_start(mnemo_store *st, const char *part_id);
+MNEMO_API int mnemo_session_tool_start(mnemo_store *st, const char *session_id,
+									   const char *part_id);
 
 /* A tool's output: state completed (or error, with output as the error
  * message), completed_at now; the next send includes it.
  * Errors: PART_NOT_FOUND, INVALID_ARGUMENT (not a tool part). */
-MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *part_id,
-										const char *output, bool is_error);
+MNEMO_API int mnemo_session_tool_result(mnemo_store *st, const char *session_id,
+										const char *part_id, const char *output, bool is_error);
 
 /* mnemo_session_get, after marking "interrupted" every assistant message of
  * the session left without a finish reason by a turn that died (one whose

@@ -161,9 +161,9 @@ MNEMO_API int mnemo_summary_nodes_get(mnemo_store *st, const char *session_id,
 									  bool include_superseded, mnemo_summary_nodes **out);
 
 /* What a node covers; recursive: depth first down to the original messages.
- * Errors: MESSAGE_NOT_FOUND (not a summary node). */
-MNEMO_API int mnemo_summary_expand(mnemo_store *st, const char *summary_id, bool recursive,
-								   mnemo_expansion **out);
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND (not a summary node). */
+MNEMO_API int mnemo_summary_expand(mnemo_store *st, const char *session_id,
+								   const char *summary_id, bool recursive, mnemo_expansion **out);
 
 #ifdef __cplusplus
 }

@@ -148,9 +148,16 @@ MNEMO_API int mnemo_messages_append(mnemo_store *st, const char *session_id,
 									const mnemo_new_message *msgs, size_t n,
 									mnemo_message_ref *refs);
 
+/*
+ * A function that acts on one message or part takes its session first: ids
+ * are unique within their session, and the server touches that session's
+ * rows only (one partition, one shard).
+ */
+
 /* Add a part at the end of a message (streaming).  *part_index may be NULL.
- * Errors: MESSAGE_NOT_FOUND, DUPLICATE_ID, SESSION_INACTIVE, INVALID_ARGUMENT. */
-MNEMO_API int mnemo_part_append(mnemo_store *st, const char *message_id,
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, DUPLICATE_ID, SESSION_INACTIVE,
+ * INVALID_ARGUMENT. */
+MNEMO_API int mnemo_part_append(mnemo_store *st, const char *session_id, const char *message_id,
 								const mnemo_new_part *part, int *part_index);
 
 /* ------------------------------------------------------------------------
@@ -171,31 +178,33 @@ typedef struct mnemo_part_status
 /* Initialises a status change that changes nothing. */
 #define MNEMO_PART_STATUS_INIT { 0 }
 
-/* Errors: PART_NOT_FOUND, INVALID_ARGUMENT (state, negative time, tool
- * fields on a non-tool part). */
-MNEMO_API int mnemo_part_update_status(mnemo_store *st, const char *part_id,
-									   const mnemo_part_status *status);
+/* Errors: SESSION_NOT_FOUND, PART_NOT_FOUND, INVALID_ARGUMENT (state,
+ * negative time, tool fields on a non-tool part). */
+MNEMO_API int mnemo_part_update_status(mnemo_store *st, const char *session_id,
+									   const char *part_id, const mnemo_part_status *status);
 
 /*
  * Record usage on a message: the five counts are written as given (tokens
  * NULL keeps them), cost when >= 0, finish_reason when not NULL.
- * Errors: MESSAGE_NOT_FOUND, INVALID_ARGUMENT.
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, INVALID_ARGUMENT.
  */
-MNEMO_API int mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
+MNEMO_API int mnemo_message_update_tokens(mnemo_store *st, const char *session_id,
+										  const char *message_id,
 										  const mnemo_tokens *tokens, double cost,
 										  const char *finish_reason);
 
 /* Tombstone a part now; *compacted_at (may be NULL) gets the time, the first
- * one if it was already tombstoned.  Errors: PART_NOT_FOUND. */
-MNEMO_API int mnemo_part_tombstone(mnemo_store *st, const char *part_id,
+ * one if it was already tombstoned.  Errors: SESSION_NOT_FOUND, PART_NOT_FOUND. */
+MNEMO_API int mnemo_part_tombstone(mnemo_store *st, const char *session_id, const char *part_id,
 								   int64_t *compacted_at);
 
 /* ------------------------------------------------------------------------
  * Reads
  * ------------------------------------------------------------------------ */
 
-/* One message without its parts.  Errors: MESSAGE_NOT_FOUND. */
-MNEMO_API int mnemo_message_get(mnemo_store *st, const char *id, mnemo_message **out);
+/* One message without its parts.  Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND. */
+MNEMO_API int mnemo_message_get(mnemo_store *st, const char *session_id, const char *id,
+								mnemo_message **out);
 
 /*
  * A session's messages in seq order, only those after since_message_id when
@@ -206,18 +215,20 @@ MNEMO_API int mnemo_messages_get(mnemo_store *st, const char *session_id,
 								 const char *since_message_id, bool with_parts,
 								 mnemo_messages **out);
 
-/* The named messages with their parts, in the order given.
- * Errors: MESSAGE_NOT_FOUND naming the first missing id. */
-MNEMO_API int mnemo_messages_get_by_ids(mnemo_store *st, const char *const *ids, size_t n,
-										mnemo_messages **out);
+/* The named messages of the session with their parts, in the order given.
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND naming the first missing id. */
+MNEMO_API int mnemo_messages_get_by_ids(mnemo_store *st, const char *session_id,
+										const char *const *ids, size_t n, mnemo_messages **out);
 
 /* The last `limit` messages with parts, oldest first; limit < 0: all.
  * Errors: SESSION_NOT_FOUND. */
 MNEMO_API int mnemo_history(mnemo_store *st, const char *session_id, int limit,
 							mnemo_messages **out);
 
-/* A message's parts in part_index order.  Errors: MESSAGE_NOT_FOUND. */
-MNEMO_API int mnemo_parts_get(mnemo_store *st, const char *message_id, mnemo_parts **out);
+/* A message's parts in part_index order.  Errors: SESSION_NOT_FOUND,
+ * MESSAGE_NOT_FOUND. */
+MNEMO_API int mnemo_parts_get(mnemo_store *st, const char *session_id, const char *message_id,
+							  mnemo_parts **out);
 
 /* The newest summary message; *out is NULL (and MNEMO_OK) when none.
  * Errors: SESSION_NOT_FOUND. */

@@ -48,7 +48,7 @@ mn_turn_flush_part(turn_state *ts, mn_call *into)
 	}
 	p.type = ts->open_kind == MN_DELTA_REASONING ? "reasoning" : "text";
 	p.text = ts->part.data;
-	rc = mn_part_append_call(ts->st, ts->turn->message_id, &p, call);
+	rc = mn_part_append_call(ts->st, ts->session_id, ts->turn->message_id, &p, call);
 	json_object_put(o);
 	if (rc == MNEMO_OK && into == NULL)
 		rc = mn_call_run(ts->st, call);
@@ -76,7 +76,7 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
 	p.tool_call_id = d->id;
 	p.tool_state = "pending";
 	p.tool_input = input;
-	if ((rc = mnemo_part_append(ts->st, t->message_id, &p, NULL)) != MNEMO_OK)
+	if ((rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, NULL)) != MNEMO_OK)
 		return rc;
 	if (t->n_tool_calls == ts->cap_calls)
 	{

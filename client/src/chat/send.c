@@ -238,7 +238,8 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	if ((ts->turn->finish_reason = strdup(finish)) == NULL && rc2 == MNEMO_OK)
 		rc2 = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	if (rc2 == MNEMO_OK)
-		rc2 = mn_message_update_tokens_call(st, ts->turn->message_id, &tok, ts->turn->cost, finish,
+		rc2 = mn_message_update_tokens_call(st, ts->session_id, ts->turn->message_id, &tok,
+											ts->turn->cost, finish,
 											&d[nd++]);
 	if (rc2 != MNEMO_OK)
 	{
@@ -405,7 +406,7 @@ mnemo_session_load(mnemo_store *st, const char *id, mnemo_session **out)
 			const mnemo_message *m = &msgs->items[i];
 
 			if (strcmp(m->role, "assistant") == 0 && !m->is_summary && m->finish_reason == NULL)
-				rc = mnemo_message_update_tokens(st, m->id, NULL, -1, "interrupted");
+				rc = mnemo_message_update_tokens(st, id, m->id, NULL, -1, "interrupted");
 		}
 		mnemo_messages_free(msgs);
 		if (rc != MNEMO_OK)

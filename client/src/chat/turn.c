@@ -37,26 +37,28 @@ mnemo_turn_free(mnemo_turn *turn)
 }
 
 MNEMO_API int
-mnemo_session_tool_start(mnemo_store *st, const char *part_id)
+mnemo_session_tool_start(mnemo_store *st, const char *session_id, const char *part_id)
 {
 	mnemo_part_status s = {0};
 	int			rc;
 
-	if ((rc = mn_begin(st, part_id != NULL, "mnemo_session_tool_start: part_id is required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, session_id != NULL && part_id != NULL,
+					   "mnemo_session_tool_start: session_id and part_id are required")) != MNEMO_OK)
 		return rc;
 	s.tool_state = "running";
 	s.started_at = mn_unix_ms();
-	return mnemo_part_update_status(st, part_id, &s);
+	return mnemo_part_update_status(st, session_id, part_id, &s);
 }
 
 MNEMO_API int
-mnemo_session_tool_result(mnemo_store *st, const char *part_id, const char *output, bool is_error)
+mnemo_session_tool_result(mnemo_store *st, const char *session_id, const char *part_id,
+						  const char *output, bool is_error)
 {
 	mnemo_part_status s = {0};
 	int			rc;
 
-	if ((rc = mn_begin(st, part_id != NULL && output != NULL,
-					   "mnemo_session_tool_result: part_id and output are required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, session_id != NULL && part_id != NULL && output != NULL,
+					   "mnemo_session_tool_result: session_id, part_id and output are required")) != MNEMO_OK)
 		return rc;
 	s.tool_state = is_error ? "error" : "completed";
 	s.completed_at = mn_unix_ms();
@@ -64,5 +66,5 @@ mnemo_session_tool_result(mnemo_store *st, const char *part_id, const char *outp
 		s.error_message = output;
 	else
 		s.output = output;
-	return mnemo_part_update_status(st, part_id, &s);
+	return mnemo_part_update_status(st, session_id, part_id, &s);
 }

@@ -3,8 +3,12 @@
  *		Following sessions written by other processes: LISTEN/NOTIFY turned
  *		into the handle's events, with catch-up by seq.
  *
- * The extension sends NOTIFY mnemo at commit for sessions marked with
- * mnemo.watch(), payload {"event", "session_id", "id", "seq"} (notify.c).
+ * The extension sends a NOTIFY at commit for sessions marked with
+ * mnemo.watch(), payload {"event", "session_id", "id", "seq"} (notify.c), on
+ * the channel of the session's tenant, which watch() returns: a name with 128
+ * random bits, so the channel is as private as the sessions it announces.
+ * A pooled handle may follow sessions of several tenants: it LISTENs on each
+ * of their channels.
  * A notification is only a hint: the messages themselves are the truth.
  * For each followed session we remember the seq of the last message
  * delivered, and the invariant is that every message with a greater seq is
@@ -14,7 +18,7 @@
  *	- one above last makes us read the messages with seq > last from
  *	  mnemo.messages in seq order and deliver them, whether notifications
  *	  were missed or not: the payload is never delivered as it stands,
- *	  because any role that can connect may NOTIFY mnemo with a forged one.
+ *	  because any role that knows the channel may NOTIFY it with a forged one.
  * Seqs of a session are reserved under its row lock and committed in order,
  * so the messages a catch-up reads have no holes that fill in later.
  *
@@ -49,9 +53,13 @@
 #define MN_FEED_PAGE "500"
 #define MN_FEED_PAGE_ROWS 500
 
+/* "mnemo_" and 32 hex digits (notify.c), and room to spare */
+#define MN_CHANNEL_MAX 63
+
 typedef struct mn_follow
 {
 	char	   *session_id;
+	char		channel[MN_CHANNEL_MAX + 1];	/* its tenant's, from mnemo.watch */
 	int64_t		last_seq;		/* the last message delivered */
 	bool		catch_up;		/* read what is past last_seq before trusting
 								 * notifications (after follow, reconnect) */
@@ -62,8 +70,9 @@ struct mn_feed
 	mn_follow  *items;
 	size_t		n;
 	size_t		cap;
-	bool		listening;		/* LISTEN mnemo is in effect on the
-								 * connection of backend listen_pid */
+	bool		listening;		/* LISTEN on every followed channel is in
+								 * effect on the connection of backend
+								 * listen_pid */
 	int			listen_pid;
 	bool		resume;			/* watch and LISTEN again before polling */
 	bool		polling;
@@ -105,27 +114,60 @@ find(const struct mn_feed *feed, const char *session_id)
 	return NULL;
 }
 
+/*
+ * Mark the session watched; channel gets the channel its notifications go
+ * to: one per tenant, named by the server with 128 random bits, so that only
+ * a role that may read the session learns it.
+ */
 static int
-watch(mnemo_store *st, const char *session_id)
+watch(mnemo_store *st, const char *session_id, char channel[MN_CHANNEL_MAX + 1])
 {
 	const char *params[1] = {session_id};
 	PGresult   *res = mn_exec(st, &watch_stmt, params);
+	const char *name;
+	size_t		len;
 
 	if (res == NULL)
 		return st->errcode;
+	name = PQntuples(res) == 1 && !PQgetisnull(res, 0, 0) ? PQgetvalue(res, 0, 0) : "";
+	len = strlen(name);
+	/* it becomes part of a LISTEN command: only the characters the server uses */
+	if (len == 0 || len > MN_CHANNEL_MAX || strspn(name, "abcdefghijklmnopqrstuvwxyz0123456789_") != len)
+	{
+		PQclear(res);
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "mnemo.watch returned no valid channel name");
+	}
+	memcpy(channel, name, len + 1);
 	PQclear(res);
 	return MNEMO_OK;
 }
 
+/* LISTEN or UNLISTEN (verb) on channel, a name checked by watch(). */
 static int
-listen_once(mnemo_store *st)
+channel_command(mnemo_store *st, const char *verb, const char *channel)
 {
-	int			rc;
+	char		sql[16 + MN_CHANNEL_MAX];
 
-	if (st->feed->listening)
-		return MNEMO_OK;
-	rc = mn_exec_command(st, "LISTEN mnemo");
-	if (rc == MNEMO_OK)
+	snprintf(sql, sizeof(sql), "%s %s", verb, channel);
+	return mn_exec_command(st, sql);
+}
+
+static bool
+channel_followed(const struct mn_feed *feed, const char *channel)
+{
+	for (size_t i = 0; feed != NULL && i < feed->n; i++)
+		if (strcmp(feed->items[i].channel, channel) == 0)
+			return true;
+	return false;
+}
+
+/* LISTEN on channel (the server ignores a repeat) on this connection. */
+static int
+listen_on(mnemo_store *st, const char *channel)
+{
+	int			rc = channel_command(st, "LISTEN", channel);
+
+	if (rc == MNEMO_OK && !st->feed->listening)
 	{
 		st->feed->listening = true;
 		st->feed->listen_pid = PQbackendPID(st->conn);
@@ -159,13 +201,15 @@ resume(mnemo_store *st)
 	feed->listening = false;
 	for (size_t i = 0; i < feed->n; i++)
 	{
-		feed->items[i].catch_up = true;
-		rc = watch(st, feed->items[i].session_id);
+		mn_follow  *f = &feed->items[i];
+
+		f->catch_up = true;
+		rc = watch(st, f->session_id, f->channel);
 		if (rc != MNEMO_OK && rc != MNEMO_ERR_SESSION_NOT_FOUND)
 			return rc;
+		if ((rc = listen_on(st, f->channel)) != MNEMO_OK)
+			return rc;
 	}
-	if (feed->n > 0 && (rc = listen_once(st)) != MNEMO_OK)
-		return rc;
 	feed->resume = false;
 	mn_clear_error(st);
 	return MNEMO_OK;
@@ -345,7 +389,7 @@ drain(mnemo_store *st, int *delivered)
 	{
 		int			rc = MNEMO_OK;
 
-		if (strcmp(n->relname, "mnemo") == 0)
+		if (channel_followed(st->feed, n->relname))
 			rc = handle(st, n->extra, delivered);
 		PQfreemem(n);
 		if (rc != MNEMO_OK)
@@ -442,6 +486,7 @@ mnemo_feed_follow(mnemo_store *st, const char *session_id, int64_t after_seq)
 {
 	struct mn_feed *feed;
 	char	   *copy;
+	char		channel[MN_CHANNEL_MAX + 1];
 	int			rc;
 
 	if (st == NULL)
@@ -456,10 +501,10 @@ mnemo_feed_follow(mnemo_store *st, const char *session_id, int64_t after_seq)
 	if (find(feed, session_id) != NULL)
 		return MNEMO_OK;		/* already followed: its position stays */
 
-	/* mnemo.watch also proves the session exists (MN001) */
-	if ((rc = watch(st, session_id)) != MNEMO_OK)
+	/* mnemo.watch also proves the session exists and is ours to read (MN001) */
+	if ((rc = watch(st, session_id, channel)) != MNEMO_OK)
 		return rc;
-	if ((rc = listen_once(st)) != MNEMO_OK)
+	if ((rc = listen_on(st, channel)) != MNEMO_OK)
 		return rc;
 
 	if (feed->n == feed->cap)
@@ -475,6 +520,7 @@ mnemo_feed_follow(mnemo_store *st, const char *session_id, int64_t after_seq)
 	if ((copy = strdup(session_id)) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	feed->items[feed->n].session_id = copy;
+	memcpy(feed->items[feed->n].channel, channel, sizeof(channel));
 	feed->items[feed->n].last_seq = after_seq;
 	feed->items[feed->n].catch_up = true;
 	feed->n++;
@@ -490,6 +536,7 @@ mnemo_feed_unfollow(mnemo_store *st, const char *session_id)
 {
 	struct mn_feed *feed;
 	mn_follow  *f;
+	char		channel[MN_CHANNEL_MAX + 1];
 	int			rc;
 
 	if (st == NULL)
@@ -500,15 +547,17 @@ mnemo_feed_unfollow(mnemo_store *st, const char *session_id)
 	feed = st->feed;
 	if ((f = find(feed, session_id)) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOT_FOUND, "session \"%s\" is not followed", session_id);
+	memcpy(channel, f->channel, sizeof(channel));
 	free(f->session_id);
 	memmove(f, f + 1, (size_t) (feed->items + feed->n - (f + 1)) * sizeof(mn_follow));
 	feed->n--;
-	if (feed->n == 0 && feed->listening)
+	if (feed->listening && !channel_followed(feed, channel))
 	{
 		/* a stale LISTEN costs little: the session is unfollowed either way */
-		if ((rc = mn_exec_command(st, "UNLISTEN mnemo")) != MNEMO_OK)
+		if ((rc = channel_command(st, "UNLISTEN", channel)) != MNEMO_OK)
 			return rc;
-		feed->listening = false;
+		if (feed->n == 0)
+			feed->listening = false;
 	}
 	return MNEMO_OK;
 }

@@ -44,14 +44,15 @@ static const mn_stmt append_batch_stmt = {
 
 static const mn_stmt update_tokens_stmt = {
 	"mnemo_message_update_tokens",
-	"SELECT mnemo.update_message_tokens($1::text, $2::jsonb, $3::double precision, $4::text)",
-	4
+	"SELECT mnemo.update_message_tokens($1::text, $2::text, $3::jsonb, $4::double precision, "
+	"$5::text)",
+	5
 };
 
 static const mn_stmt get_stmt = {
 	"mnemo_message_get",
-	"SELECT " MESSAGE_COLUMNS " FROM mnemo.get_message($1::text)",
-	1
+	"SELECT " MESSAGE_COLUMNS " FROM mnemo.get_message($1::text, $2::text)",
+	2
 };
 
 static const mn_stmt get_all_stmt = {
@@ -68,8 +69,9 @@ static const mn_stmt get_all_parts_stmt = {
 
 static const mn_stmt get_by_ids_stmt = {
 	"mnemo_messages_get_by_ids",
-	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids($1::text[])",
-	1
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids($1::text, "
+	"$2::text[])",
+	2
 };
 
 /* what a turn sends structured: the assistant messages in the context
@@ -77,7 +79,7 @@ static const mn_stmt get_by_ids_stmt = {
  * brings them with the context rather than a second one after it) */
 static const mn_stmt context_messages_stmt = {
 	"mnemo_context_messages",
-	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids(ARRAY("
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids($1::text, ARRAY("
 	"SELECT item_id FROM mnemo.build_context($1::text, $2::integer) "
 	"WHERE item_type = 'message' AND role = 'assistant'))",
 	2
@@ -264,11 +266,12 @@ float_param(char *buf, size_t size, double v)
 }
 
 int
-mn_message_update_tokens_call(mnemo_store *st, const char *message_id, const mnemo_tokens *tokens,
-							  double cost, const char *finish_reason, mn_call *call)
+mn_message_update_tokens_call(mnemo_store *st, const char *session_id, const char *message_id,
+							  const mnemo_tokens *tokens, double cost, const char *finish_reason,
+							  mn_call *call)
 {
-	if (message_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "message id is required");
+	if (session_id == NULL || message_id == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and message id are required");
 	if ((call->heap = malloc(256)) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	if (tokens != NULL)
@@ -280,16 +283,17 @@ mn_message_update_tokens_call(mnemo_store *st, const char *message_id, const mne
 	else
 		strcpy(call->heap, "{}");	/* no key: every count stays */
 	call->stmt = &update_tokens_stmt;
-	call->params[0] = message_id;
-	call->params[1] = call->heap;
+	call->params[0] = session_id;
+	call->params[1] = message_id;
+	call->params[2] = call->heap;
 	/* not (cost < 0): a NaN is kept out too, as "keep the stored cost" */
-	call->params[2] = cost >= 0 ? float_param(call->num, sizeof(call->num), cost) : NULL;
-	call->params[3] = finish_reason;
+	call->params[3] = cost >= 0 ? float_param(call->num, sizeof(call->num), cost) : NULL;
+	call->params[4] = finish_reason;
 	return MNEMO_OK;
 }
 
 MNEMO_API int
-mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
+mnemo_message_update_tokens(mnemo_store *st, const char *session_id, const char *message_id,
 							const mnemo_tokens *tokens, double cost,
 							const char *finish_reason)
 {
@@ -297,8 +301,8 @@ mnemo_message_update_tokens(mnemo_store *st, const char *message_id,
 	int			rc;
 
 	if ((rc = mn_begin(st, true, NULL)) == MNEMO_OK &&
-		(rc = mn_message_update_tokens_call(st, message_id, tokens, cost, finish_reason,
-											&call)) == MNEMO_OK)
+		(rc = mn_message_update_tokens_call(st, session_id, message_id, tokens, cost,
+											finish_reason, &call)) == MNEMO_OK)
 		rc = mn_call_run(st, &call);
 	mn_call_clear(&call);
 	return rc;
@@ -355,15 +359,16 @@ message_result(mnemo_store *st, PGresult *res, bool none_ok, mnemo_message **out
 }
 
 MNEMO_API int
-mnemo_message_get(mnemo_store *st, const char *id, mnemo_message **out)
+mnemo_message_get(mnemo_store *st, const char *session_id, const char *id, mnemo_message **out)
 {
-	const char *params[1];
+	const char *params[2];
 	int			rc;
 
-	if ((rc = mn_begin(st, id != NULL && out != NULL,
-					   "message id and out are required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, session_id != NULL && id != NULL && out != NULL,
+					   "session id, message id and out are required")) != MNEMO_OK)
 		return rc;
-	params[0] = id;
+	params[0] = session_id;
+	params[1] = id;
 	return message_result(st, mn_exec(st, &get_stmt, params), false, out);
 }
 
@@ -384,21 +389,22 @@ mnemo_messages_get(mnemo_store *st, const char *session_id, const char *since_me
 }
 
 MNEMO_API int
-mnemo_messages_get_by_ids(mnemo_store *st, const char *const *ids, size_t n,
-						  mnemo_messages **out)
+mnemo_messages_get_by_ids(mnemo_store *st, const char *session_id, const char *const *ids,
+						  size_t n, mnemo_messages **out)
 {
-	const char *params[1];
+	const char *params[2];
 	char	   *array;
 	PGresult   *res;
 	int			rc;
 
-	if ((rc = mn_begin(st, out != NULL && (n == 0 || ids != NULL),
-					   "ids and out are required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL && (n == 0 || ids != NULL),
+					   "session id, ids and out are required")) != MNEMO_OK)
 		return rc;
 	array = mn_id_array(st, ids, n, "ids");
 	if (array == NULL)
 		return st->errcode;
-	params[0] = array;
+	params[0] = session_id;
+	params[1] = array;
 	res = mn_exec(st, &get_by_ids_stmt, params);
 	free(array);
 	if (res == NULL)

@@ -25,7 +25,8 @@ struct json_object;
 int			mn_message_append_call(mnemo_store *st, const char *session_id,
 								   const mnemo_new_message *msg, mn_call *call);
 int			mn_message_ref_of(mnemo_store *st, mn_call *call, mnemo_message_ref *ref);
-int			mn_message_update_tokens_call(mnemo_store *st, const char *message_id,
+int			mn_message_update_tokens_call(mnemo_store *st, const char *session_id,
+										  const char *message_id,
 										  const mnemo_tokens *tokens, double cost,
 										  const char *finish_reason, mn_call *call);
 /* The assistant messages, with their parts, of the context build_context
@@ -33,7 +34,7 @@ int			mn_message_update_tokens_call(mnemo_store *st, const char *message_id,
 int			mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tokens,
 									 mn_call *call);
 int			mn_messages_of(mnemo_store *st, mn_call *call, mnemo_messages **out);
-int			mn_part_append_call(mnemo_store *st, const char *message_id,
+int			mn_part_append_call(mnemo_store *st, const char *session_id, const char *message_id,
 								const mnemo_new_part *part, mn_call *call);
 int			mn_context_build_call(mnemo_store *st, const char *session_id, int budget_tokens,
 								  mn_call *call);

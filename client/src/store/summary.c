@@ -36,8 +36,8 @@ static const mn_stmt nodes_stmt = {
 static const mn_stmt expand_stmt = {
 	"mnemo_summary_expand",
 	"SELECT depth, summary_id, item_type, item_id, seq, role, parts "
-	"FROM mnemo.expand_summary($1::text, $2::boolean)",
-	2
+	"FROM mnemo.expand_summary($1::text, $2::text, $3::boolean)",
+	3
 };
 
 MNEMO_API int
@@ -194,16 +194,17 @@ mnemo_summary_nodes_get(mnemo_store *st, const char *session_id, bool include_su
 }
 
 MNEMO_API int
-mnemo_summary_expand(mnemo_store *st, const char *summary_id, bool recursive,
-					 mnemo_expansion **out)
+mnemo_summary_expand(mnemo_store *st, const char *session_id, const char *summary_id,
+					 bool recursive, mnemo_expansion **out)
 {
-	const char *params[2];
+	const char *params[3];
 	int			rc;
 
-	if ((rc = mn_begin(st, summary_id != NULL && out != NULL,
-					   "summary id and out are required")) != MNEMO_OK)
+	if ((rc = mn_begin(st, session_id != NULL && summary_id != NULL && out != NULL,
+					   "session id, summary id and out are required")) != MNEMO_OK)
 		return rc;
-	params[0] = summary_id;
-	params[1] = recursive ? "true" : "false";
+	params[0] = session_id;
+	params[1] = summary_id;
+	params[2] = recursive ? "true" : "false";
 	return expansion_result(st, mn_exec(st, &expand_stmt, params), out);
 }

@@ -215,7 +215,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 	char	   *text = NULL;
 	int			rc;
 
-	if ((rc = mnemo_parts_get(imp->st, message_id, &parts)) != MNEMO_OK)
+	if ((rc = mnemo_parts_get(imp->st, imp->session_id, message_id, &parts)) != MNEMO_OK)
 		return rc;
 	for (size_t i = 0; i < parts->count; i++)
 	{
@@ -235,7 +235,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 			}
 			status.output = text;
 		}
-		rc = mnemo_part_update_status(imp->st, p->id, &status);
+		rc = mnemo_part_update_status(imp->st, imp->session_id, p->id, &status);
 		break;
 	}
 	free(text);

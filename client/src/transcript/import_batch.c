@@ -240,7 +240,7 @@ restore(mn_import *imp, mn_import_msg *m)
 
 	if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
 	{
-		rc = mnemo_message_update_tokens(st, m->ref_id, m->has_tokens ? &m->tokens : NULL,
+		rc = mnemo_message_update_tokens(st, imp->session_id, m->ref_id, m->has_tokens ? &m->tokens : NULL,
 										 m->cost, m->finish_reason);
 		if (rc != MNEMO_OK)
 			return rc;
@@ -256,7 +256,7 @@ restore(mn_import *imp, mn_import_msg *m)
 		if (id == NULL)
 		{
 			/* the server named the parts: read the names once */
-			if (stored == NULL && (rc = mnemo_parts_get(st, m->ref_id, &stored)) != MNEMO_OK)
+			if (stored == NULL && (rc = mnemo_parts_get(st, imp->session_id, m->ref_id, &stored)) != MNEMO_OK)
 				break;
 			if (i >= stored->count)
 			{
@@ -269,7 +269,7 @@ restore(mn_import *imp, mn_import_msg *m)
 		status.compacted_at = p->compacted_at;
 		status.started_at = p->started_at;
 		status.completed_at = p->completed_at;
-		rc = mnemo_part_update_status(st, id, &status);
+		rc = mnemo_part_update_status(st, imp->session_id, id, &status);
 	}
 	mnemo_parts_free(stored);
 	return rc;

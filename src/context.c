@@ -38,18 +38,6 @@
 
 #include "mnemo.h"
 
-typedef struct ContextEntry
-{
-	int64		position;
-	char	   *item_type;
-	char	   *item_id;
-	char	   *role;
-	char	   *content;
-	int			content_len;
-	int32		tokens;
-	bool		is_summary;
-	bool		included;
-} ContextEntry;
 
 typedef struct ContextTotals
 {
@@ -74,7 +62,7 @@ typedef struct ContextReceiver
 	DestReceiver pub;
 	MemoryContext callcxt;		/* entries, their strings, contents */
 	MemoryContext rowcxt;		/* reset after every part */
-	ContextEntry *entries;
+	MnemoContextEntry *entries;
 	int			nentries;
 	int			maxentries;
 	StringInfoData contents;
@@ -103,7 +91,10 @@ static SPIPlanPtr context_plan;
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
-	"p.part_type, p.content, p.compacted_at, c.tenant " \
+	"p.part_type, p.content, p.compacted_at, c.tenant, " \
+	"CASE WHEN c.item_type = 'summary' THEN " \
+	"(SELECT n.depth FROM mnemo.summary_nodes n " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END " \
 	"FROM mnemo.context_items c " \
 	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
@@ -117,7 +108,7 @@ static SPIPlanPtr context_plan;
 static void
 FinishEntry(ContextReceiver *r)
 {
-	ContextEntry *e;
+	MnemoContextEntry *e;
 
 	if (r->nentries == 0)
 		return;
@@ -145,7 +136,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 
 	if (r->nentries == 0 || r->entries[r->nentries - 1].position != position)
 	{
-		ContextEntry *e;
+		MnemoContextEntry *e;
 		Datum		node_tokens;
 		bool		no_node;
 
@@ -153,7 +144,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		if (r->nentries == r->maxentries)
 		{
 			r->maxentries *= 2;
-			r->entries = repalloc(r->entries, sizeof(ContextEntry) * r->maxentries);
+			r->entries = repalloc(r->entries, sizeof(MnemoContextEntry) * r->maxentries);
 		}
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
@@ -171,6 +162,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 			e->included = true;
 		}
 		e->tokens = e->is_summary && !no_node ? DatumGetInt32(node_tokens) : -1;
+		e->depth = e->is_summary && !no_node ? DatumGetInt32(slot_getattr(slot, 10, &isnull)) : -1;
 		r->content_start = r->contents.len;
 		/*
 		 * Items carry their session's tenant: a session the caller may not
@@ -225,33 +217,24 @@ ContextDestroy(DestReceiver *self)
 }
 
 /*
- * Read and render the context view of session_id and choose what fits in
- * budget.  Entries and totals are allocated in callcxt.  MN001 if the session
- * does not exist; 22004/22023 for a NULL or negative budget.
+ * Read and render the context view of session_id, in position order: the
+ * items build_context chooses from and compaction_block picks from, so both
+ * see the same text and estimates.  Entries are allocated in callcxt, none
+ * included yet.  MN001 if the session does not exist (or is not visible).
  */
-static ContextEntry *
-AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
-				ContextTotals *totals)
+MnemoContextEntry *
+MnemoReadContext(const char *session_id, MemoryContext callcxt, int *nentries)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
 	Oid			types[1] = {TEXTOID};
 	ContextReceiver receiver;
 	SPIExecuteOptions options;
-	ContextEntry *entries;
+	MnemoContextEntry *entries;
 	char	   *content;
-	int64		remaining;
 	int			nestlevel;
 	int			rc;
 	int			n;
 	int			i;
 	MnemoCall	call;
-
-	if (budget < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("budget_tokens must not be negative")));
-	memset(totals, 0, sizeof(*totals));
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.pub.receiveSlot = ContextReceiveSlot;
@@ -264,7 +247,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	receiver.rowcxt = AllocSetContextCreate(callcxt, "mnemo context part",
 											ALLOCSET_DEFAULT_SIZES);
 	receiver.maxentries = 256;
-	receiver.entries = palloc(sizeof(ContextEntry) * receiver.maxentries);
+	receiver.entries = palloc(sizeof(MnemoContextEntry) * receiver.maxentries);
 	initStringInfo(&receiver.contents);
 
 	memset(&options, 0, sizeof(options));
@@ -315,15 +298,42 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	{
 		entries[i].content = content;
 		content += entries[i].content_len + 1;
+	}
+	*nentries = n;
+	return entries;
+}
+
+/*
+ * The context view of the function's session and what of it fits in the
+ * budget.  22004/22023 for a NULL or negative budget.
+ */
+static MnemoContextEntry *
+AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
+				ContextTotals *totals)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
+	MnemoContextEntry *entries;
+	int64		remaining;
+	int			n;
+	int			i;
+
+	if (budget < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("budget_tokens must not be negative")));
+	memset(totals, 0, sizeof(*totals));
+	entries = MnemoReadContext(session_id, callcxt, &n);
+	for (i = 0; i < n; i++)
 		if (entries[i].is_summary)
 			totals->summary_tokens += entries[i].tokens;
-	}
+
 
 	/* messages newest to oldest while they fit in what the summaries left */
 	remaining = (int64) budget - totals->summary_tokens;
 	for (i = n; i-- > 0;)
 	{
-		ContextEntry *e = &entries[i];
+		MnemoContextEntry *e = &entries[i];
 
 		if (e->is_summary)
 			continue;
@@ -355,7 +365,7 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ContextTotals totals;
-	ContextEntry *entries;
+	MnemoContextEntry *entries;
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
 	int			n;
@@ -370,7 +380,7 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 	oldcxt = MemoryContextSwitchTo(rowcxt);
 	for (i = 0; i < n; i++)
 	{
-		ContextEntry *e = &entries[i];
+		MnemoContextEntry *e = &entries[i];
 		Datum		values[6];
 		bool		nulls[6] = {false, false, false, false, false, false};
 

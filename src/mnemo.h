@@ -132,6 +132,34 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 							 int64 max);
 extern void MnemoCheckToolState(const char *state, const char *where);
 
+/*
+ * context.c: the context view read and rendered, one entry per item in
+ * position order (the one rendering build_context and compaction share)
+ */
+typedef struct MnemoContextEntry
+{
+	int64		position;
+	char	   *item_type;
+	char	   *item_id;
+	char	   *role;			/* a summary's is "assistant" */
+	char	   *content;		/* rendered, NUL-terminated */
+	int			content_len;
+	int32		tokens;
+	int32		depth;			/* a summary node's; -1 for anything else */
+	bool		is_summary;
+	bool		included;		/* chosen by build_context */
+} MnemoContextEntry;
+
+extern MnemoContextEntry *MnemoReadContext(const char *session_id, MemoryContext callcxt,
+										   int *nentries);
+
+/* claim.c */
+extern void MnemoCheckClaim(const char *session_id, const char *holder);
+
+/* file_ids.c: the file ids a text names, and the footer that lists them */
+extern void MnemoFileIdsIn(const char *text, int len, List **ids);
+extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
+
 /* render.c: the one textual rendering of a part, for estimates and context */
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);

@@ -29,6 +29,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/json.h"
 #include "stream/http.h"
 
 #define MAX_ERROR_BODY (64 * 1024)
@@ -155,9 +156,7 @@ typedef struct transfer
 	bool		body_seen;
 	abort_reason abort;
 	/* status >= 400 */
-	char	   *errbody;
-	size_t		errlen;
-	bool		errbody_nomem;
+	mn_buf		errbody;		/* an error response's body, bounded */
 	/* headers of the current response */
 	int64_t		retry_after_ms; /* -1: none */
 	int			should_retry;	/* -1 none, 0 false, 1 true */
@@ -260,22 +259,9 @@ on_body(char *p, size_t size, size_t nmemb, void *arg)
 	if (t->status >= 300 || !t->accepted)
 	{
 		/* an error body: kept (up to a bound) for its message */
-		size_t		room = MAX_ERROR_BODY - t->errlen;
-		size_t		n = len < room ? len : room;
-		char	   *grown;
+		size_t		room = MAX_ERROR_BODY - t->errbody.len;
 
-		if (n > 0)
-		{
-			if ((grown = realloc(t->errbody, t->errlen + n + 1)) == NULL)
-			{
-				t->errbody_nomem = true;
-				return len;
-			}
-			t->errbody = grown;
-			memcpy(t->errbody + t->errlen, p, n);
-			t->errlen += n;
-			t->errbody[t->errlen] = '\0';
-		}
+		mn_buf_put(&t->errbody, p, len < room ? len : room);
 		return len;
 	}
 	t->body_seen = true;
@@ -476,7 +462,7 @@ http_error(mnemo_store *st, const transfer *t)
 	char	   *msg;
 	int			code;
 
-	if (t->errbody_nomem || mn_http_error_parse(t->status, t->errbody, t->errlen, &e) != MNEMO_OK)
+	if (t->errbody.oom || mn_http_error_parse(t->status, t->errbody.data, t->errbody.len, &e) != MNEMO_OK)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory reading an HTTP %d response", t->status);
 	if (e.errclass == MN_ERRCLASS_AUTH || e.errclass == MN_ERRCLASS_PERMISSION ||
 		t->status == 401 || t->status == 403)
@@ -500,7 +486,7 @@ retryable(const transfer *t)
 
 	if (t->should_retry == 0)
 		return false;
-	if (t->errbody_nomem || mn_http_error_parse(t->status, t->errbody, t->errlen, &e) != MNEMO_OK)
+	if (t->errbody.oom || mn_http_error_parse(t->status, t->errbody.data, t->errbody.len, &e) != MNEMO_OK)
 		return false;
 	r = e.errclass != MN_ERRCLASS_QUOTA &&
 		(t->status == 429 || t->status == 529 || t->status >= 500 || t->should_retry == 1);
@@ -552,7 +538,7 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 		if (t.abort == ABORT_NONE && !t.accepted && attempt < post->max_retries &&
 			(res != CURLE_OK ? retryable_network(res) : retryable(&t)))
 		{
-			free(t.errbody);
+			mn_buf_free(&t.errbody);
 			if (!wait_ms(h, backoff_ms(&t, attempt)))
 				return mn_fail(st, MNEMO_ERR_CANCELLED, "the turn was cancelled");
 			continue;
@@ -579,7 +565,7 @@ mn_http_send(mnemo_store *st, const mn_http_post *post, bool *accepted)
 			rc = http_error(st, &t);
 		else
 			rc = MNEMO_OK;
-		free(t.errbody);
+		mn_buf_free(&t.errbody);
 		return rc;
 	}
 }

@@ -26,7 +26,10 @@
 
 #include "mnemo.h"
 
-/* One message to append, validated. */
+/*
+ * One message to append: its fields validated, its parts a JSON array whose
+ * elements are validated one at a time as they are stored (see AppendOne).
+ */
 typedef struct MessageInput
 {
 	char	   *id;
@@ -37,12 +40,23 @@ typedef struct MessageInput
 	char	   *run_id;
 	bool		is_summary;
 	int			nparts;
-	MnemoPart  *parts;
+	JsonbContainer *parts;
+	const char *where;			/* "parts", "messages[2].parts": names a part in errors */
 } MessageInput;
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
 static SPIPlanPtr message_plan;
+
+/*
+ * The context each part is stored in and then reset: a child of the SPI
+ * procedure context, so it goes with MnemoFinish.
+ */
+static MemoryContext
+RowContext(void)
+{
+	return AllocSetContextCreate(CurrentMemoryContext, "mnemo append row", ALLOCSET_DEFAULT_SIZES);
+}
 static SPIPlanPtr context_plan;
 static SPIPlanPtr find_message_plan;
 
@@ -60,24 +74,26 @@ CheckRole(const char *role, const char *where)
 			 errhint("A role is one of user, assistant, system, tool.")));
 }
 
-/* Validate a parts array (a JSON array of part objects) into m. */
+/*
+ * Take a parts array (a JSON array of part objects) into m, within the limit
+ * on parts per message (54000); the parts themselves are checked as they
+ * are stored.
+ */
 static void
-ParseParts(Jsonb *parts, const char *where, MessageInput *m)
+TakeParts(Jsonb *parts, const char *where, MessageInput *m)
 {
-	int			i;
-
 	if (!JB_ROOT_IS_ARRAY(parts) || JB_ROOT_IS_SCALAR(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON array of part objects", where)));
 	m->nparts = JB_ROOT_COUNT(parts);
-	m->parts = palloc0(sizeof(MnemoPart) * Max(m->nparts, 1));
-	for (i = 0; i < m->nparts; i++)
-	{
-		JsonbValue *v = getIthJsonbValueFromContainer(&parts->root, i);
-
-		MnemoParsePart(v, psprintf("%s[%d]", where, i), &m->parts[i]);
-	}
+	if (m->nparts > mnemo_max_parts_per_message)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s has %d parts, more than mnemo.max_parts_per_message (%d)",
+						where, m->nparts, mnemo_max_parts_per_message)));
+	m->parts = &parts->root;
+	m->where = where;
 }
 
 /*
@@ -88,7 +104,7 @@ ParseParts(Jsonb *parts, const char *where, MessageInput *m)
  */
 static void
 AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
-		  int64 seq, int64 position)
+		  int64 seq, int64 position, MemoryContext rowcxt)
 {
 	Datum		values[11];
 	char		nulls[11];
@@ -120,8 +136,23 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 				 TEXTOID, TEXTOID, BOOLOID, TEXTOID});
 	MnemoInsert(message_plan, values, nulls, "message", m->id);
 
+	/*
+	 * Each part is validated, stored and forgotten in its own memory
+	 * context, so that a message of many parts costs the memory of one (the
+	 * per-tuple context of pgvector's inserts); an invalid part aborts the
+	 * call, and with it every row already written.
+	 */
 	for (i = 0; i < m->nparts; i++)
-		MnemoInsertPart(session_id, lock->tenant, m->id, i, &m->parts[i]);
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
+		MnemoPart	part;
+
+		MnemoParsePart(getIthJsonbValueFromContainer(m->parts, i),
+					   psprintf("%s[%d]", m->where, i), &part);
+		MnemoInsertPart(session_id, lock->tenant, m->id, i, &part);
+		MemoryContextSwitchTo(oldcxt);
+		MemoryContextReset(rowcxt);
+	}
 
 	if (!m->is_summary)
 	{
@@ -154,8 +185,8 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.model_id = (char *) model_id;
 	m.provider_id = (char *) provider_id;
 	m.is_summary = true;
-	ParseParts(parts, "summary parts", &m);
-	AppendOne(session_id, &m, lock, seq, 0);
+	TakeParts(parts, "summary parts", &m);
+	AppendOne(session_id, &m, lock, seq, 0, CurrentMemoryContext);
 }
 
 static Datum
@@ -194,13 +225,13 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	m.provider_id = MnemoTextArgOrNull(fcinfo, 6);
 	m.run_id = MnemoTextArgOrNull(fcinfo, 7);
 	m.is_summary = PG_ARGISNULL(8) ? false : PG_GETARG_BOOL(8);
-	ParseParts(parts, "parts", &m);
+	TakeParts(parts, "parts", &m);
 	if (m.id == NULL)
 		m.id = MnemoNewId(m.is_summary ? "sum" : "msg");
 
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
-	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position);
+	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position, RowContext());
 	MnemoFinish(&call);
 
 	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
@@ -226,12 +257,18 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	int64		position;
 	int			i;
 	MnemoCall	call;
+	MemoryContext rowcxt;
 
 	if (!JB_ROOT_IS_ARRAY(batch) || JB_ROOT_IS_SCALAR(batch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("messages must be a JSON array of message objects")));
 	n = JB_ROOT_COUNT(batch);
+	if (n > mnemo_max_messages_per_batch)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("messages has %d messages, more than mnemo.max_messages_per_batch (%d)",
+						n, mnemo_max_messages_per_batch)));
 	ms = palloc0(sizeof(MessageInput) * Max(n, 1));
 	for (i = 0; i < n; i++)
 	{
@@ -270,7 +307,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: \"parts\" is required", where)));
-		ParseParts(JsonbValueToJsonb(field), psprintf("%s.parts", where), &ms[i]);
+		TakeParts(JsonbValueToJsonb(field), psprintf("%s.parts", where), &ms[i]);
 		if (ms[i].id == NULL)
 			ms[i].id = MnemoNewId(ms[i].is_summary ? "sum" : "msg");
 	}
@@ -279,9 +316,10 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
 	seq = lock.last_seq - n + 1;
 	position = lock.last_position - (n - nsummaries) + 1;
+	rowcxt = RowContext();
 	for (i = 0; i < n; i++)
 	{
-		AppendOne(session_id, &ms[i], &lock, seq + i, position);
+		AppendOne(session_id, &ms[i], &lock, seq + i, position, rowcxt);
 		if (!ms[i].is_summary)
 			position++;
 	}

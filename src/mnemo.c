@@ -15,6 +15,9 @@
 PG_MODULE_MAGIC;
 
 int			mnemo_notify_mode = MNEMO_NOTIFY_WATCHED;
+int			mnemo_max_parts_per_message = 10000;
+int			mnemo_max_part_bytes = 16 * 1024 * 1024;
+int			mnemo_max_messages_per_batch = 10000;
 
 static const struct config_enum_entry notify_options[] = {
 	{"off", MNEMO_NOTIFY_OFF, false},
@@ -38,6 +41,32 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	/*
+	 * Limits on what one call may append.  Superuser-only: an application
+	 * role must not be able to raise the memory and time one call of its
+	 * takes.
+	 */
+	DefineCustomIntVariable("mnemo.max_parts_per_message",
+							"The most parts one message may have in an append.",
+							"Larger appends fail with 54000 and write nothing.",
+							&mnemo_max_parts_per_message,
+							10000, 1, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("mnemo.max_part_bytes",
+							"The largest part, in bytes of its stored JSON, an append accepts.",
+							"Larger parts fail with 54000 and nothing is written.",
+							&mnemo_max_part_bytes,
+							16 * 1024 * 1024, 1, INT_MAX,
+							PGC_SUSET, GUC_UNIT_BYTE,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("mnemo.max_messages_per_batch",
+							"The most messages one append_messages call may store.",
+							"Larger batches fail with 54000 and write nothing.",
+							&mnemo_max_messages_per_batch,
+							10000, 1, INT_MAX,
+							PGC_SUSET, 0,
+							NULL, NULL, NULL);
 	DefineCustomStringVariable("mnemo.tenant",
 							   "The tenant (a role) new sessions and file references belong to.",
 							   "Empty: the calling role.  The caller must have the privileges of "

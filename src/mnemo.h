@@ -28,6 +28,9 @@ typedef enum MnemoNotifyMode
 } MnemoNotifyMode;
 
 extern int	mnemo_notify_mode;
+extern int	mnemo_max_parts_per_message;
+extern int	mnemo_max_part_bytes;
+extern int	mnemo_max_messages_per_batch;
 
 /* tenant.c: the call frame of every SQL function, and tenancy */
 typedef struct MnemoCall

@@ -126,6 +126,11 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON object", where)));
+	if (v->val.binary.len > mnemo_max_part_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s is %d bytes, more than mnemo.max_part_bytes (%d)",
+						where, v->val.binary.len, mnemo_max_part_bytes)));
 	obj = v->val.binary.data;
 	memset(out, 0, sizeof(*out));
 

@@ -102,16 +102,50 @@ MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
 }
 
 /*
+ * Deform SPI row `row` into values/nulls laid out for resdesc: the
+ * statement's columns, in order, fill resdesc's live attributes; a dropped
+ * one (a table's row type keeps a column an upgrade dropped) is NULL.  The
+ * statement's columns must match the live attributes in number and type.
+ */
+static void
+DeformForResult(TupleDesc resdesc, uint64 row, Datum *values, bool *nulls)
+{
+	TupleDesc	spidesc = SPI_tuptable->tupdesc;
+	Datum	   *spivalues = palloc(sizeof(Datum) * spidesc->natts);
+	bool	   *spinulls = palloc(sizeof(bool) * spidesc->natts);
+	int			col = 0;
+	int			i;
+
+	heap_deform_tuple(SPI_tuptable->vals[row], spidesc, spivalues, spinulls);
+	for (i = 0; i < resdesc->natts; i++)
+	{
+		if (TupleDescAttr(resdesc, i)->attisdropped)
+		{
+			values[i] = (Datum) 0;
+			nulls[i] = true;
+			continue;
+		}
+		if (col >= spidesc->natts)
+			break;
+		values[i] = spivalues[col];
+		nulls[i] = spinulls[col];
+		col++;
+	}
+	if (i != resdesc->natts || col != spidesc->natts)
+		elog(ERROR, "result has other columns than the statement returned (%d)", spidesc->natts);
+	pfree(spivalues);
+	pfree(spinulls);
+}
+
+/*
  * Form row `row` of the last SPI result as the function's declared composite
- * result type, allocated in callcxt so that it survives SPI_finish.  The
- * statement's columns must match the result type in number and type.
+ * result type, allocated in callcxt so that it survives SPI_finish.
  */
 Datum
 MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(callcxt);
 	TupleDesc	resdesc;
-	TupleDesc	spidesc = SPI_tuptable->tupdesc;
 	Datum	   *values;
 	bool	   *nulls;
 	HeapTuple	tuple;
@@ -119,13 +153,9 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 	if (get_call_result_type(fcinfo, NULL, &resdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "function returning a row called in a context that cannot accept one");
 	resdesc = BlessTupleDesc(resdesc);
-	if (resdesc->natts != spidesc->natts)
-		elog(ERROR, "result has %d columns, statement returned %d",
-			 resdesc->natts, spidesc->natts);
-
-	values = palloc(sizeof(Datum) * spidesc->natts);
-	nulls = palloc(sizeof(bool) * spidesc->natts);
-	heap_deform_tuple(SPI_tuptable->vals[row], spidesc, values, nulls);
+	values = palloc(sizeof(Datum) * resdesc->natts);
+	nulls = palloc(sizeof(bool) * resdesc->natts);
+	DeformForResult(resdesc, row, values, nulls);
 	tuple = heap_form_tuple(resdesc, values, nulls);
 	MemoryContextSwitchTo(oldcxt);
 	return HeapTupleGetDatum(tuple);
@@ -140,21 +170,16 @@ void
 MnemoResultSet(FunctionCallInfo fcinfo)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	TupleDesc	spidesc = SPI_tuptable->tupdesc;
 	Datum	   *values;
 	bool	   *nulls;
 	uint64		i;
 
 	InitMaterializedSRF(fcinfo, 0);
-	if (rsinfo->setDesc->natts != spidesc->natts)
-		elog(ERROR, "result has %d columns, statement returned %d",
-			 rsinfo->setDesc->natts, spidesc->natts);
-
-	values = palloc(sizeof(Datum) * spidesc->natts);
-	nulls = palloc(sizeof(bool) * spidesc->natts);
+	values = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
+	nulls = palloc(sizeof(bool) * rsinfo->setDesc->natts);
 	for (i = 0; i < SPI_processed; i++)
 	{
-		heap_deform_tuple(SPI_tuptable->vals[i], spidesc, values, nulls);
+		DeformForResult(rsinfo->setDesc, i, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 }

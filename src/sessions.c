@@ -301,7 +301,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 					 "SELECT * FROM mnemo.sessions WHERE (is_active OR NOT $1) AND " LIST_VISIBLE
 					 " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
 					 6, types);
-		MnemoExecute(list_plan, values, "    n ", true, 0);
+		MnemoExecute(list_plan, values, "   n  ", true, 0);
 	}
 	else
 	{

@@ -23,6 +23,9 @@
 #      concurrency  test/concurrency.sh DIR
 #      crash        test/crash.sh DIR (crashes and restarts the cluster)
 #      backup       test/backup.sh DIR
+#      upgrade      test/upgrade.sh DIR: 0.1.0 with data, ALTER EXTENSION
+#                   UPDATE, the rows read back, the schema equals a fresh
+#                   install's
 #      providers    test/provider_server/test.sh: the scripted fake of the
 #                   OpenAI and Anthropic streaming APIs, checked with curl
 #      fuzz         test/fuzz/run.sh: the SSE parser and the providers' event
@@ -37,7 +40,7 @@
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
 # build): regress, pgtap, client, examples, docs, concurrency, crash,
-# backup, providers, fuzz, bench.
+# backup, upgrade, providers, fuzz, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -322,6 +325,7 @@ main() {
 	if wanted concurrency; then shell_test concurrency; fi
 	if wanted crash; then shell_test crash; fi
 	if wanted backup; then shell_test backup; fi
+	if wanted upgrade; then shell_test upgrade; fi
 	if wanted providers; then tap_script providers test/provider_server/test.sh; fi
 	if wanted fuzz; then tap_script fuzz test/fuzz/run.sh; fi
 	if wanted bench; then bench_smoke; fi

@@ -1,0 +1,59 @@
+--
+-- append_limits: the limits on what one append may store, as settings a
+-- superuser sets (mnemo.max_parts_per_message, mnemo.max_part_bytes,
+-- mnemo.max_messages_per_batch).  Past a limit the call fails with 54000
+-- naming the limit and the value, and writes nothing; at the limit it works.
+-- An application role cannot raise them.
+--
+\set VERBOSITY terse
+SELECT id FROM mnemo.create_session('lim');
+-- the defaults
+SHOW mnemo.max_parts_per_message;
+SHOW mnemo.max_part_bytes;
+SHOW mnemo.max_messages_per_batch;
+
+-- parts per message
+SET mnemo.max_parts_per_message = 3;
+SELECT seq FROM mnemo.append_message('lim', 'user',
+  '[{"type":"text","text":"1"},{"type":"text","text":"2"},{"type":"text","text":"3"}]', id => 'lim_at');
+SELECT mnemo.append_message('lim', 'user',
+  '[{"type":"text","text":"1"},{"type":"text","text":"2"},{"type":"text","text":"3"},{"type":"text","text":"4"}]');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.append_messages('lim', '[{"role": "user", "parts": []},
+  {"role": "user", "parts": [{"type":"text","text":"1"},{"type":"text","text":"2"},{"type":"text","text":"3"},{"type":"text","text":"4"}]}]');
+\echo :LAST_ERROR_SQLSTATE
+RESET mnemo.max_parts_per_message;
+
+-- bytes per part (of its stored JSON)
+SET mnemo.max_part_bytes = 100;
+SELECT seq FROM mnemo.append_message('lim', 'user', '[{"type":"text","text":"short"}]', id => 'lim_short');
+SELECT mnemo.append_message('lim', 'user', jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('x', 200))));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.append_messages('lim', jsonb_build_array(jsonb_build_object('role', 'user',
+  'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('x', 200))))));
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_part('lim', 'lim_short', jsonb_build_object('type', 'text', 'text', repeat('x', 200)));
+\echo :LAST_ERROR_SQLSTATE
+RESET mnemo.max_part_bytes;
+
+-- messages per batch
+SET mnemo.max_messages_per_batch = 2;
+SELECT seq FROM mnemo.append_messages('lim', '[{"role": "user", "parts": []}, {"role": "user", "parts": []}]');
+SELECT * FROM mnemo.append_messages('lim', '[{"role": "user", "parts": []}, {"role": "user", "parts": []},
+                                             {"role": "user", "parts": []}]');
+\echo :LAST_ERROR_SQLSTATE
+RESET mnemo.max_messages_per_batch;
+
+-- nothing of the failed calls was written: seqs 1..4 are the four that passed
+SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_...' ELSE id END AS id, (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = m.session_id AND p.message_id = m.id) AS parts
+  FROM mnemo.messages m WHERE session_id = 'lim' ORDER BY seq;
+SELECT last_seq, last_position FROM mnemo.get_session('lim');
+
+-- the limits are a superuser's to set
+CREATE ROLE lim_app;
+SET ROLE lim_app;
+SET mnemo.max_parts_per_message = 1000000;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE lim_app;
+SELECT mnemo.purge_session('lim');

@@ -1,0 +1,257 @@
+-- 080_tenancy: the role matrix.  Two tenant roles (tap_ta, tap_tb) with the
+-- grants doc/security.md gives an application role, an eraser for tap_ta and
+-- a pooled role that is a member of both, under SET ROLE: for every function
+-- and every table, what each can and cannot do.  Reads see only the caller's
+-- tenants, through the functions and plain SELECT alike; every function
+-- acting on another tenant's session fails as for a missing one (MN001) and
+-- changes nothing; direct writes and locks beyond ACCESS SHARE are 42501;
+-- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
+-- role the caller has the privileges of.
+BEGIN;
+SELECT plan(121);
+
+-- the grants of doc/security.md, verbatim
+CREATE ROLE tap_ta NOLOGIN;
+CREATE ROLE tap_tb NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_ta, tap_tb;
+GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO tap_ta, tap_tb;
+CREATE ROLE tap_eraser NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_eraser;
+GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_eraser;
+GRANT tap_ta TO tap_eraser;
+CREATE ROLE tap_pool NOLOGIN;
+GRANT tap_ta, tap_tb TO tap_pool;
+-- pgTAP records results in temp objects owned by the test's user
+GRANT ALL ON __tcache__ TO tap_ta, tap_tb, tap_eraser, tap_pool;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_ta, tap_tb, tap_eraser, tap_pool;
+SELECT ok(NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname LIKE 'tap\_%' AND rolname IN
+                      ('tap_ta', 'tap_tb', 'tap_eraser', 'tap_pool') AND (rolsuper OR rolbypassrls)),
+          'the test roles are neither superusers nor BYPASSRLS');
+
+--
+-- each tenant writes its own session through the functions
+--
+SET ROLE tap_ta;
+SELECT lives_ok($$
+    SELECT mnemo.create_session('ta_s', title => 'A', system_prompt => 'secret of A');
+    SELECT mnemo.append_messages('ta_s', '[
+        {"id": "ta_m1", "role": "user", "parts": [{"type": "text", "id": "ta_p1", "text": "alpha secret"}]},
+        {"id": "ta_m2", "role": "assistant", "parts": [{"type": "tool", "id": "ta_t1", "tool_name": "ls",
+            "tool_call_id": "c1", "tool_state": "completed", "output": "a.txt"}]},
+        {"id": "ta_m3", "role": "user", "parts": [{"type": "text", "text": "more"}]}]');
+    SELECT mnemo.commit_summary('ta_s', 'ta_sum', 'summary of A', 3, ARRAY['ta_m1']);
+    SELECT mnemo.store_file_reference('sha256:shared', '/a.txt', exploration_summary => 'A''s file') $$,
+    'tap_ta writes its session, a summary and a file reference');
+RESET ROLE;
+SET ROLE tap_tb;
+SELECT lives_ok($$
+    SELECT mnemo.create_session('tb_s', title => 'B');
+    SELECT mnemo.append_message('tb_s', 'user', '[{"type": "text", "text": "beta"}]', id => 'tb_m1');
+    SELECT mnemo.store_file_reference('sha256:shared', '/b.txt', exploration_summary => 'B''s file') $$,
+    'tap_tb writes its own, and a file reference with the same content id');
+RESET ROLE;
+
+SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM mnemo.messages WHERE session_id = 'ta_s'), 'tap_ta',
+          'the rows of ta_s carry the tenant tap_ta');
+SELECT is((SELECT count(*) FROM mnemo.file_references WHERE content_id = 'sha256:shared'), 2::bigint,
+          'one file reference per tenant for the same content');
+
+-- a fingerprint of every row of tap_ta, to show the failures below changed nothing
+CREATE FUNCTION pg_temp.rows_of_a() RETURNS text LANGUAGE sql AS $$
+    SELECT md5(concat_ws('#',
+        (SELECT string_agg(s::text, '|') FROM mnemo.sessions s WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(m::text, '|' ORDER BY seq) FROM mnemo.messages m WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(p::text, '|' ORDER BY message_id, part_index) FROM mnemo.message_parts p WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(c::text, '|' ORDER BY position) FROM mnemo.context_items c WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(n::text, '|') FROM mnemo.summary_nodes n WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(e::text, '|' ORDER BY ordinal) FROM mnemo.summary_edges e WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(f::text, '|') FROM mnemo.file_references f WHERE tenant = 'tap_ta')))
+$$;
+CREATE TEMP TABLE before_a AS SELECT pg_temp.rows_of_a() AS rows;
+
+--
+-- every function on tap_ta's session, called by tap_tb: MN001, as if missing
+--
+CREATE TEMP TABLE calls (name text, sql text);
+INSERT INTO calls VALUES
+  ('get_session', $$SELECT mnemo.get_session('ta_s')$$),
+  ('get_or_create_session', $$SELECT mnemo.get_or_create_session('ta_s')$$),
+  ('create_session with parent', $$SELECT mnemo.create_session('tb_child', parent_id => 'ta_s')$$),
+  ('soft_delete_session', $$SELECT mnemo.soft_delete_session('ta_s')$$),
+  ('watch', $$SELECT mnemo.watch('ta_s')$$),
+  ('unwatch', $$SELECT mnemo.unwatch('ta_s')$$),
+  ('append_message', $$SELECT mnemo.append_message('ta_s', 'user', '[]')$$),
+  ('append_messages', $$SELECT mnemo.append_messages('ta_s', '[{"role": "user", "parts": []}]')$$),
+  ('append_part', $$SELECT mnemo.append_part('ta_s', 'ta_m3', '{"type": "text", "text": "x"}')$$),
+  ('update_part_status', $$SELECT mnemo.update_part_status('ta_s', 'ta_t1', tool_state => 'error')$$),
+  ('update_message_tokens', $$SELECT mnemo.update_message_tokens('ta_s', 'ta_m2', '{"input": 9}', 9, 'x')$$),
+  ('tombstone_part', $$SELECT mnemo.tombstone_part('ta_s', 'ta_t1')$$),
+  ('swap_context_items', $$SELECT mnemo.swap_context_items('ta_s', ARRAY['ta_m2'], 'ta_sum')$$),
+  ('commit_summary', $$SELECT mnemo.commit_summary('ta_s', 'tb_sum', 'x', 1, ARRAY['ta_m2'])$$),
+  ('prune_tool_outputs', $$SELECT mnemo.prune_tool_outputs('ta_s', 0, 0)$$),
+  ('get_message', $$SELECT mnemo.get_message('ta_s', 'ta_m1')$$),
+  ('get_messages', $$SELECT * FROM mnemo.get_messages('ta_s')$$),
+  ('get_parts', $$SELECT * FROM mnemo.get_parts('ta_s', 'ta_m1')$$),
+  ('get_messages_with_parts', $$SELECT * FROM mnemo.get_messages_with_parts('ta_s')$$),
+  ('get_messages_with_parts_by_ids', $$SELECT * FROM mnemo.get_messages_with_parts_by_ids('ta_s', ARRAY['ta_m1'])$$),
+  ('history', $$SELECT * FROM mnemo.history('ta_s')$$),
+  ('get_context_items', $$SELECT * FROM mnemo.get_context_items('ta_s')$$),
+  ('build_context', $$SELECT * FROM mnemo.build_context('ta_s', 1000)$$),
+  ('context_report', $$SELECT * FROM mnemo.context_report('ta_s', 1000)$$),
+  ('expand_summary', $$SELECT * FROM mnemo.expand_summary('ta_s', 'ta_sum', true)$$),
+  ('summary_nodes', $$SELECT * FROM mnemo.summary_nodes('ta_s', true)$$),
+  ('last_summary', $$SELECT * FROM mnemo.last_summary('ta_s')$$),
+  ('search_history', $$SELECT * FROM mnemo.search_history('ta_s', 'secret')$$);
+GRANT SELECT ON calls TO tap_tb, tap_pool, tap_eraser;
+-- the missing-session error, for comparison: another tenant's looks the same
+CREATE TEMP TABLE missing AS
+SELECT name, replace(sql, 'ta_s', 'no_such_s') AS sql FROM calls;
+GRANT SELECT ON missing TO tap_tb;
+
+SET ROLE tap_tb;
+SELECT throws_ok(sql, 'MN001', 'session "ta_s" does not exist', 'tap_tb: ' || name || ' on tap_ta''s session: MN001')
+  FROM calls WHERE name NOT IN ('get_or_create_session', 'create_session with parent') ORDER BY name;
+SELECT throws_ok($$SELECT mnemo.create_session('tb_child', parent_id => 'ta_s')$$, 'MN001',
+                 'session "ta_s" does not exist', 'tap_tb: a child of tap_ta''s session: MN001');
+-- a session id is the one global key: taking it is MN004, as create_session says
+SELECT throws_ok($$SELECT mnemo.get_or_create_session('ta_s')$$, 'MN004', 'session "ta_s" already exists',
+                 'tap_tb: get_or_create_session of a taken id: MN004, and not tap_ta''s row');
+SELECT throws_ok(sql, 'MN001', NULL, 'tap_tb: ' || name || ' on a missing session: MN001 too')
+  FROM missing WHERE name IN ('get_messages_with_parts', 'append_message', 'build_context') ORDER BY name;
+RESET ROLE;
+SELECT is(pg_temp.rows_of_a(), (SELECT rows FROM before_a), 'none of tap_tb''s calls changed a row of tap_ta');
+
+--
+-- reads: each tenant sees its own rows only, by function and by SELECT
+--
+SET ROLE tap_tb;
+SELECT is((SELECT string_agg(id, ',') FROM mnemo.list_sessions(active_only => false)), 'tb_s',
+          'tap_tb: list_sessions lists its session only');
+SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shared')), 'B''s file',
+          'tap_tb: get_file_reference reads its own reference');
+SELECT is((SELECT path FROM mnemo.get_file_reference_by_path('/a.txt')), NULL,
+          'tap_tb: get_file_reference_by_path does not find tap_ta''s path');
+SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('tb_s')), 1::bigint, 'tap_tb: reads its session');
+SELECT is((SELECT count(*) FROM mnemo.sessions WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT sessions: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.messages WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT messages: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.message_parts WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT message_parts: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.context_items WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT context_items: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_nodes WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_nodes: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_edges WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_edges: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT file_references: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
+          'tap_tb: SELECT of tap_ta''s messages by session id finds nothing');
+SELECT ok(NOT mnemo.tenant_visible('tap_ta') AND mnemo.tenant_visible('tap_tb') AND NOT mnemo.tenant_visible('tap_no_such_role'),
+          'tap_tb: tenant_visible is true for itself only, false for a role that does not exist');
+RESET ROLE;
+SET ROLE tap_ta;
+SELECT is((SELECT string_agg(id, ',') FROM mnemo.list_sessions(active_only => false)), 'ta_s', 'tap_ta: list_sessions lists its session only');
+SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('ta_s')), 4::bigint, 'tap_ta: reads its session, the summary included');
+SELECT is((SELECT count(DISTINCT tenant) || ' ' || min(tenant) FROM (
+              SELECT tenant FROM mnemo.sessions UNION ALL SELECT tenant FROM mnemo.messages
+              UNION ALL SELECT tenant FROM mnemo.message_parts UNION ALL SELECT tenant FROM mnemo.context_items
+              UNION ALL SELECT tenant FROM mnemo.summary_nodes UNION ALL SELECT tenant FROM mnemo.summary_edges
+              UNION ALL SELECT tenant FROM mnemo.file_references) t), '1 tap_ta',
+          'tap_ta: SELECT over every table sees its tenant only');
+SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shared')), 'A''s file',
+          'tap_ta: its own file reference, untouched by tap_tb''s store');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE id IN ('ta_s', 'tb_s')), 2::bigint,
+          'the superuser sees both tenants');
+
+--
+-- direct writes and locks: 42501 on every table, for every tenant role
+--
+CREATE TEMP TABLE dml (tbl text, sql text);
+INSERT INTO dml
+SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
+                              'summary_edges', 'file_references', 'tenants']) AS t,
+  LATERAL (VALUES
+    (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
+    (format('UPDATE mnemo.%I SET tenant = tenant', t)),
+    (format('DELETE FROM mnemo.%I', t)),
+    (format('TRUNCATE mnemo.%I', t)),
+    (format('LOCK TABLE mnemo.%I IN ACCESS EXCLUSIVE MODE', t))) AS v(s);
+GRANT SELECT ON dml TO tap_ta;
+SET ROLE tap_ta;
+SELECT throws_ok(sql, '42501', NULL, 'tap_ta: ' || sql || ': 42501') FROM dml ORDER BY tbl, sql;
+-- the issue's reproductions, by name
+SELECT throws_ok($$UPDATE mnemo.sessions SET system_prompt = 'evil', is_active = false, metadata = '{}' WHERE id = 'ta_s'$$,
+                 '42501', NULL, 'tap_ta: UPDATE of its own session''s system_prompt, is_active, metadata: 42501');
+SELECT throws_ok($$UPDATE mnemo.messages SET cost = 0 WHERE session_id = 'ta_s'$$, '42501', NULL,
+                 'tap_ta: UPDATE of messages.cost: 42501');
+SELECT lives_ok($$LOCK TABLE mnemo.messages IN ACCESS SHARE MODE$$, 'tap_ta: LOCK ... ACCESS SHARE (what SELECT takes) is allowed');
+RESET ROLE;
+SELECT is(pg_temp.rows_of_a(), (SELECT rows FROM before_a), 'none of the direct writes changed a row');
+
+--
+-- purge: the grant and the tenant
+--
+SET ROLE tap_tb;
+SELECT throws_ok($$SELECT mnemo.purge_session('tb_s')$$, '42501', NULL, 'tap_tb: purge_session without the grant: 42501');
+RESET ROLE;
+SET ROLE tap_eraser;
+SELECT throws_ok($$SELECT mnemo.purge_session('tb_s')$$, 'MN001', NULL,
+                 'tap_eraser: purge of a session of a tenant it is not a member of: MN001');
+SELECT is(mnemo.purge_session('ta_s'), 4::bigint, 'tap_eraser: purges tap_ta''s session (a member of tap_ta)');
+RESET ROLE;
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id IN ('ta_s', 'tb_s')), 1::bigint,
+          'ta_s is gone, tb_s is whole');
+
+--
+-- mnemo.tenant: honoured only for a role whose privileges the caller has
+--
+SET ROLE tap_tb;
+SET mnemo.tenant = 'tap_ta';
+SELECT throws_ok($$SELECT mnemo.create_session('tb_as_a')$$, '42501', NULL,
+                 'tap_tb with mnemo.tenant = tap_ta: create_session 42501');
+SELECT throws_ok($$SELECT mnemo.store_file_reference('sha256:x', '/x')$$, '42501', NULL,
+                 'tap_tb with mnemo.tenant = tap_ta: store_file_reference 42501');
+SELECT throws_ok($$SELECT mnemo.get_file_reference('sha256:shared')$$, '42501', NULL,
+                 'tap_tb with mnemo.tenant = tap_ta: get_file_reference 42501');
+RESET mnemo.tenant;
+RESET ROLE;
+SET ROLE tap_pool;
+SET mnemo.tenant = 'tap_ta';
+SELECT is((mnemo.create_session('pool_a')).tenant, 'tap_ta', 'tap_pool with mnemo.tenant = tap_ta: the session is tap_ta''s');
+SELECT is((mnemo.append_message('pool_a', 'user', '[]', id => 'pool_m1')).seq, 1::bigint, 'tap_pool: appends to it');
+SET mnemo.tenant = 'tap_tb';
+SELECT is((mnemo.create_session('pool_b')).tenant, 'tap_tb', 'tap_pool with mnemo.tenant = tap_tb: the session is tap_tb''s');
+SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shared')), 'B''s file',
+          'tap_pool as tap_tb: tap_tb''s file reference');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE id IN ('pool_a', 'pool_b', 'tb_s')), 3::bigint,
+          'tap_pool sees the sessions of both tenants it is a member of');
+SET mnemo.tenant = 'tap_no_such_role';
+SELECT throws_ok($$SELECT mnemo.create_session('pool_x')$$, '42501', NULL,
+                 'tap_pool with mnemo.tenant naming no role: 42501');
+RESET mnemo.tenant;
+SELECT is((mnemo.create_session('pool_self')).tenant, 'tap_pool', 'tap_pool without mnemo.tenant: its own tenant');
+RESET ROLE;
+SET ROLE tap_ta;
+SELECT is((SELECT string_agg(id, ',' ORDER BY id) FROM mnemo.list_sessions(active_only => false)), 'pool_a',
+          'tap_ta sees the session the pool made for it, not the others');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'pool_a'), 1::bigint, 'and its message, by SELECT');
+RESET ROLE;
+SET mnemo.tenant = 'tap_tb';
+SELECT is((mnemo.create_session('su_b')).tenant, 'tap_tb', 'a superuser may act for any tenant');
+RESET mnemo.tenant;
+
+--
+-- NOTIFY channels: one per tenant, readable by that tenant only
+--
+SET ROLE tap_tb;
+SELECT ok(mnemo.watch('tb_s') ~ '^mnemo_[0-9a-f]{32}$', 'tap_tb: watch returns its channel');
+SELECT is((SELECT channel FROM mnemo.tenants), mnemo.watch('tb_s'), 'tap_tb reads its channel in mnemo.tenants');
+RESET ROLE;
+SET ROLE tap_pool;
+SET mnemo.tenant = 'tap_ta';
+SELECT isnt(mnemo.watch('pool_a'), mnemo.watch('pool_b'), 'two tenants, two channels');
+RESET mnemo.tenant;
+RESET ROLE;
+SET ROLE tap_tb;
+SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant = 'tap_ta'), 0::bigint, 'tap_tb cannot read tap_ta''s channel');
+RESET ROLE;
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# Upgrade test: a 0.1.0 database with data is updated to 0.2.0 with
+# ALTER EXTENSION mnemo UPDATE; its rows read back unchanged through the new
+# functions, and its schema is the schema of a fresh 0.2.0 install.
+#
+#   test/upgrade.sh [DIR]
+#
+# DIR is a running cluster started by test/cluster.sh (test/run.sh passes its
+# own); without it a private cluster is started and removed at the end.  The
+# extension must be installed (make install): the library is this version's,
+# and the 0.1.0 script loads against it (src/compat.c keeps the one symbol it
+# names that 0.2.0 dropped).  The 0.1.0 rows are loaded as a restore loads
+# them, with session_replication_role = replica, since the 0.1.0 functions do
+# not run on this library.
+#
+# The schemas are compared from the catalogs, not with pg_dump: pg_dump
+# writes an extension's objects as one CREATE EXTENSION.  The description
+# below names every table, column (in order, with type, nullability and
+# default), constraint, index, function (signature, result, volatility,
+# parallel safety, strictness, settings, ACL, C symbol), composite type,
+# comment, policy, row-level security flag, table ACL and the tables pg_dump
+# includes the rows of (extconfig).
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+old=mnemo_upgrade_old
+new=mnemo_upgrade_new
+
+schema_sql="
+WITH ns AS (SELECT 'mnemo'::regnamespace AS oid),
+lines AS (
+  SELECT format('column %s %s %s %s notnull=%s default=%s', c.relname,
+                row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum), a.attname,
+                format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                pg_get_expr(d.adbin, d.adrelid)) AS line
+    FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
+    LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
+   WHERE c.relnamespace = (SELECT oid FROM ns) AND c.relkind IN ('r', 'c')
+     AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+  SELECT format('relation %s kind=%s rls=%s acl=%s', c.relname, c.relkind, c.relrowsecurity, c.relacl)
+    FROM pg_class c WHERE c.relnamespace = (SELECT oid FROM ns) AND c.relkind IN ('r', 'S', 'c')
+  UNION ALL
+  SELECT format('constraint %s %s %s', conrelid::regclass, conname, pg_get_constraintdef(oid))
+    FROM pg_constraint WHERE connamespace = (SELECT oid FROM ns)
+  UNION ALL
+  SELECT format('index %s', pg_get_indexdef(i.indexrelid))
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = (SELECT oid FROM ns)
+  UNION ALL
+  SELECT format('function %s returns %s vol=%s par=%s strict=%s secdef=%s config=%s acl=%s src=%s',
+                p.oid::regprocedure, pg_get_function_result(p.oid), p.provolatile, p.proparallel,
+                p.proisstrict, p.prosecdef, p.proconfig, p.proacl, p.prosrc)
+    FROM pg_proc p WHERE p.pronamespace = (SELECT oid FROM ns)
+  UNION ALL
+  SELECT format('comment %s %s', d.classoid::regclass, coalesce(
+                (SELECT c.oid::regclass::text FROM pg_class c WHERE d.classoid = 'pg_class'::regclass AND c.oid = d.objoid),
+                (SELECT p.oid::regprocedure::text FROM pg_proc p WHERE d.classoid = 'pg_proc'::regclass AND p.oid = d.objoid),
+                (SELECT t.oid::regtype::text FROM pg_type t WHERE d.classoid = 'pg_type'::regclass AND t.oid = d.objoid),
+                d.objoid::text) || ' ' || d.objsubid || ' ' || d.description)
+    FROM pg_description d
+   WHERE (d.classoid = 'pg_class'::regclass AND d.objoid IN (SELECT oid FROM pg_class WHERE relnamespace = (SELECT oid FROM ns)))
+      OR (d.classoid = 'pg_proc'::regclass AND d.objoid IN (SELECT oid FROM pg_proc WHERE pronamespace = (SELECT oid FROM ns)))
+      OR (d.classoid = 'pg_type'::regclass AND d.objoid IN (SELECT oid FROM pg_type WHERE typnamespace = (SELECT oid FROM ns)))
+  UNION ALL
+  SELECT format('policy %s %s %s %s %s %s', tablename, policyname, cmd, roles, qual, with_check)
+    FROM pg_policies WHERE schemaname = 'mnemo'
+  UNION ALL
+  SELECT format('trigger %s %s', tgrelid::regclass, tgname)
+    FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+   WHERE c.relnamespace = (SELECT oid FROM ns) AND NOT t.tgisinternal
+  UNION ALL
+  SELECT format('extconfig %s', x::regclass) FROM pg_extension e, unnest(e.extconfig) AS x
+   WHERE e.extname = 'mnemo'
+  UNION ALL
+  SELECT format('extension %s owner=%s schema=%s', extversion, extowner::regrole, extnamespace::regnamespace)
+    FROM pg_extension WHERE extname = 'mnemo'
+)
+SELECT line FROM lines ORDER BY line"
+
+# The 0.1.0 database: two sessions (one a child), messages of each role with
+# text, reasoning, tool and file_ref parts, a tombstone, token usage, a leaf
+# summary and its node, edges and context item, a file reference.
+populate_old() {
+	fresh_db "$old"
+	psql -X -q -v ON_ERROR_STOP=1 -d "$old" >/dev/null <<'SQL'
+CREATE EXTENSION mnemo VERSION '0.1.0';
+SET session_replication_role = replica;
+INSERT INTO mnemo.sessions (id, parent_id, created_at, updated_at, model_id, provider_id, agent, title,
+                            metadata, system_prompt, state, watched, last_seq, last_position)
+VALUES ('up_a', NULL, 1700000000000, 1700000005000, 'gpt-x', 'openai', 'coder', 'Upgrade A',
+        '{"k": "v"}', 'Be brief.', '{"step": 2}', true, 4, 4),
+       ('up_child', 'up_a', 1700000001000, 1700000001000, '', '', 'default', NULL, NULL, '', '{}', false, 1, 1);
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, model_id, provider_id, run_id,
+                            is_summary, tokens_input, tokens_output, cost, finish_reason)
+VALUES ('up_a', 1, 'up_m1', 'user', 1700000001000, 'coder', 'gpt-x', 'openai', NULL, false, 0, 0, 0, NULL),
+       ('up_a', 2, 'up_m2', 'assistant', 1700000002000, 'coder', 'gpt-x', 'openai', 'run_1', false, 120, 30, 0.25, 'tool_calls'),
+       ('up_a', 3, 'up_m3', 'user', 1700000003000, 'coder', 'gpt-x', 'openai', NULL, false, 0, 0, 0, NULL),
+       ('up_a', 4, 'up_s1', 'assistant', 1700000004000, 'coder', 'gpt-x', 'openai', NULL, true, 0, 0, 0, NULL),
+       ('up_child', 1, 'up_c1', 'user', 1700000001500, 'default', '', '', NULL, false, 0, 0, 0, NULL);
+INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, tool_name,
+                                 tool_call_id, tool_state, compacted_at, started_at, completed_at, token_estimate)
+VALUES ('up_a', 'up_m1', 0, 'up_p1', 'text', '{"type": "text", "text": "list the files"}', NULL, NULL, NULL, NULL, NULL, NULL, 3),
+       ('up_a', 'up_m2', 0, 'up_p2', 'reasoning', '{"type": "reasoning", "text": "use ls"}', NULL, NULL, NULL, NULL, NULL, NULL, 1),
+       ('up_a', 'up_m2', 1, 'up_p3', 'tool', '{"type": "tool", "tool_name": "ls", "tool_call_id": "c1", "input": {"path": "/"}, "output": "etc usr"}',
+        'ls', 'c1', 'completed', 1700000009000, 1700000002100, 1700000002200, 12),
+       ('up_a', 'up_m3', 0, 'up_p4', 'file_ref', '{"type": "file_ref", "content_id": "sha256:up", "path": "a.c", "summary": "main()"}', NULL, NULL, NULL, NULL, NULL, NULL, 9),
+       ('up_a', 'up_s1', 0, 'up_p5', 'text', '{"type": "text", "text": "they listed files", "token_estimate": 4}', NULL, NULL, NULL, NULL, NULL, NULL, 4),
+       ('up_child', 'up_c1', 0, 'up_p6', 'text', '{"type": "text", "text": "child says hi"}', NULL, NULL, NULL, NULL, NULL, NULL, 3);
+INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at)
+VALUES ('up_a', 1, 'summary', 'up_s1', 4, 1700000004000),
+       ('up_a', 3, 'message', 'up_m3', 3, 1700000003000),
+       ('up_child', 1, 'message', 'up_c1', 1, 1700000001500);
+INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, token_count, seq_start, seq_end, created_at)
+VALUES ('up_a', 'up_s1', 'leaf', 1, 4, 1, 2, 1700000004000);
+INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, item_id)
+VALUES ('up_a', 'up_s1', 1, 'message', 'up_m1'), ('up_a', 'up_s1', 2, 'message', 'up_m2');
+INSERT INTO mnemo.file_references (content_id, path, file_type, token_count, exploration_summary, created_at)
+VALUES ('sha256:up', 'a.c', 'c', 9, 'main()', 1700000000500);
+SQL
+}
+
+# the rows of every table but the tenant, in a stable order
+rows_sql="SELECT md5(concat_ws('#',
+  (SELECT string_agg(concat_ws(',', id, parent_id, created_at, updated_at, model_id, provider_id, agent, title,
+                               is_active, metadata, system_prompt, state, watched, last_seq, last_position), '|' ORDER BY id)
+     FROM mnemo.sessions),
+  (SELECT string_agg(concat_ws(',', session_id, seq, id, role, created_at, agent, model_id, provider_id, run_id,
+                               is_summary, tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
+                               tokens_reasoning, cost, finish_reason), '|' ORDER BY session_id, seq)
+     FROM mnemo.messages),
+  (SELECT string_agg(concat_ws(',', session_id, message_id, part_index, id, part_type, content, tool_name,
+                               tool_call_id, tool_state, compacted_at, started_at, completed_at, token_estimate),
+                     '|' ORDER BY session_id, message_id, part_index)
+     FROM mnemo.message_parts),
+  (SELECT string_agg(concat_ws(',', session_id, position, item_type, item_id, seq, created_at), '|' ORDER BY session_id, position)
+     FROM mnemo.context_items),
+  (SELECT string_agg(concat_ws(',', session_id, id, kind, level, token_count, seq_start, seq_end, created_at, superseded_by), '|')
+     FROM mnemo.summary_nodes),
+  (SELECT string_agg(concat_ws(',', session_id, summary_id, ordinal, item_type, item_id), '|' ORDER BY session_id, summary_id, ordinal)
+     FROM mnemo.summary_edges),
+  (SELECT string_agg(concat_ws(',', content_id, path, file_type, token_count, exploration_summary, created_at), '|')
+     FROM mnemo.file_references)))"
+
+main() {
+	local before owner
+	setup_cluster upgrade "${1:-}"
+	populate_old
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.1.0 "a 0.1.0 database"
+	before=$(val "$old" "$rows_sql")
+	is "$(sqlstate_of "$old" "INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('x', 'x', 0)")" \
+		55000 "the 0.1.0 guard trigger runs against this library only to ask for the update (55000)"
+
+	check "ALTER EXTENSION mnemo UPDATE TO '0.2.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.2.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.2.0 "the database is at 0.2.0"
+	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged (tenant aside)"
+	owner=$(val "$old" "SELECT extowner::regrole FROM pg_extension WHERE extname = 'mnemo'")
+	is "$(val "$old" "SELECT string_agg(DISTINCT tenant, ',') FROM (
+	            SELECT tenant FROM mnemo.sessions UNION ALL SELECT tenant FROM mnemo.messages
+	            UNION ALL SELECT tenant FROM mnemo.message_parts UNION ALL SELECT tenant FROM mnemo.context_items
+	            UNION ALL SELECT tenant FROM mnemo.summary_nodes UNION ALL SELECT tenant FROM mnemo.summary_edges
+	            UNION ALL SELECT tenant FROM mnemo.file_references) t")" "$owner" \
+		"every existing row belongs to the extension owner's tenant ($owner)"
+
+	# read back through the new functions
+	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
+	                  FROM mnemo.get_messages_with_parts('up_a')")" \
+		"up_m1:1:user:1 up_m2:2:assistant:2 up_m3:3:user:1 up_s1:4:assistant:1" \
+		"get_messages_with_parts reads the session's messages and parts"
+	is "$(val "$old" "SELECT parts->1->>'output' || ' ' || (parts->1->>'tool_state') || ' ' || (parts->1->>'compacted_at')
+	                  FROM mnemo.get_messages_with_parts_by_ids('up_a', ARRAY['up_m2'])")" \
+		"etc usr completed 1700000009000" "a tool part with its output, state and tombstone (by_ids)"
+	is "$(val "$old" "SELECT tokens_input || ' ' || cost || ' ' || finish_reason FROM mnemo.get_message('up_a', 'up_m2')")" \
+		"120 0.25 tool_calls" "get_message: the token usage"
+	is "$(val "$old" "SELECT string_agg(item_id, ',' ORDER BY item_id) FROM mnemo.expand_summary('up_a', 'up_s1')")" \
+		"up_m1,up_m2" "expand_summary: the summary covers its two messages"
+	is "$(val "$old" "SELECT string_agg(item_id || '=' || content, '|' ORDER BY position) FROM mnemo.build_context('up_a', 1000)")" \
+		"up_s1=they listed files|up_m3=[FILE: a.c]
+Content-ID: sha256:up
+Type: unknown
+Tokens: 0
+Exploration Summary:
+main()
+[/FILE]" "build_context: the summary and the newest message"
+	is "$(val "$old" "SELECT string_agg(id, ',' ORDER BY id) FROM mnemo.list_sessions(active_only => false)")" \
+		"up_a,up_child" "list_sessions lists both"
+	is "$(val "$old" "SELECT path FROM mnemo.get_file_reference('sha256:up')")" a.c \
+		"the file reference, now the owner tenant's"
+	is "$(val "$old" "SELECT (mnemo.append_message('up_a', 'user', '[{\"type\":\"text\",\"text\":\"after\"}]')).seq")" 5 \
+		"an append continues the session's seqs"
+	is "$(val "$old" "SELECT mnemo.append_part('up_a', 'up_m3', '{\"type\":\"text\",\"text\":\"more\"}')")" 1 \
+		"append_part continues the message's parts"
+	is "$(val "$old" "SELECT mnemo.watch('up_a') ~ '^mnemo_[0-9a-f]{32}\$'")" t "watch returns the tenant's channel"
+
+	# the schema of a fresh install
+	fresh_db "$new"
+	check "a fresh CREATE EXTENSION mnemo" psql -X -q -v ON_ERROR_STOP=1 -d "$new" -c "CREATE EXTENSION mnemo"
+	val "$old" "$schema_sql" >"$tmp/upgraded.schema"
+	val "$new" "$schema_sql" >"$tmp/fresh.schema"
+	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
+		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
+	check "the upgraded schema equals a fresh 0.2.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	summary upgrade
+}
+
+main "$@"

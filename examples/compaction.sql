@@ -24,7 +24,7 @@ SELECT "position", item_type, role, tokens, content FROM mnemo.build_context('c1
 SELECT * FROM mnemo.context_report('c1', 12);        -- what a 12-token budget leaves out
 
 -- nothing is lost: the summary expands to the exact original messages
-SELECT item_id, seq, role, parts FROM mnemo.expand_summary('sum1', recursive => true);
+SELECT item_id, seq, role, parts FROM mnemo.expand_summary('c1', 'sum1', recursive => true);
 -- and the whole log is searchable: r1 (in_context false) and the summary
 SELECT message_id, seq, in_context FROM mnemo.search_history('c1', 'passwd');
 
@@ -36,7 +36,7 @@ BEGIN
 		= ARRAY['1 summary 9 The user listed /etc: hosts, passwd.',
 				'3 message 5 And what is in hosts?'];
 	ASSERT (SELECT included_items = 1 AND omitted_items = 1 FROM mnemo.context_report('c1', 12));
-	ASSERT (SELECT array_agg(item_id ORDER BY seq) FROM mnemo.expand_summary('sum1', true))
+	ASSERT (SELECT array_agg(item_id ORDER BY seq) FROM mnemo.expand_summary('c1', 'sum1', true))
 		= ARRAY['q1', 'r1'];
 	ASSERT (SELECT array_agg(message_id || ' ' || in_context ORDER BY seq)
 			FROM mnemo.search_history('c1', 'passwd')) = ARRAY['r1 false', 'sum1 true'];

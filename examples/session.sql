@@ -10,12 +10,12 @@ SELECT * FROM mnemo.append_message('s1', 'user', '[{"type":"text","text":"List /
 
 SELECT * FROM mnemo.append_message('s1', 'assistant',
   '[{"type":"tool","id":"p1","tool_name":"ls","tool_call_id":"call_1","input":{"path":"/tmp"}}]');
-SELECT mnemo.update_part_status('p1', tool_state => 'completed', output => 'a.txt b.txt');
-SELECT mnemo.update_message_tokens(id, '{"input":120,"output":18}', 0.0004, 'tool_calls')
+SELECT mnemo.update_part_status('s1', 'p1', tool_state => 'completed', output => 'a.txt b.txt');
+SELECT mnemo.update_message_tokens('s1', id, '{"input":120,"output":18}', 0.0004, 'tool_calls')
   FROM mnemo.get_messages('s1') WHERE seq = 2;
 
 -- later: the tool output is stale; tombstone it (the output stays stored)
-SELECT mnemo.tombstone_part('p1') > 0 AS tombstoned;
+SELECT mnemo.tombstone_part('s1', 'p1') > 0 AS tombstoned;
 
 -- compaction: store a summary message, then swap it in for the span it covers
 SELECT seq FROM mnemo.append_message('s1', 'assistant',
@@ -31,7 +31,7 @@ BEGIN
 	ASSERT (SELECT array_agg(item_type || ' ' || item_id || ' @' || position)
 			FROM mnemo.get_context_items('s1')) = ARRAY['summary sum1 @1'];
 	ASSERT (SELECT count(*) FROM mnemo.get_messages('s1')) = 3;
-	ASSERT (SELECT content ->> 'output' FROM mnemo.get_parts(
+	ASSERT (SELECT content ->> 'output' FROM mnemo.get_parts('s1',
 			(SELECT id FROM mnemo.get_messages('s1') WHERE seq = 2))) = 'a.txt b.txt';
 	ASSERT (SELECT compacted_at IS NOT NULL AND tool_state = 'completed'
 			FROM mnemo.message_parts WHERE id = 'p1');

@@ -90,7 +90,11 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	if (holder != NULL)
+	{
+		/* another tenant's session is a missing one, claim or not */
+		MnemoCheckSessionExists(session_id, NULL, NULL);
 		MnemoCheckClaim(session_id, holder);
+	}
 	MnemoLockSession(session_id, 1, 0, false, &lock);
 	MnemoCheckInContext(session_id, ids);
 

@@ -167,3 +167,11 @@ SELECT mnemo.release_compaction('cl_nope', 'worker-a');
 -- purge takes the claim with the session
 SELECT mnemo.purge_session('cl');
 SELECT count(*) AS claims FROM mnemo.compaction_claims WHERE session_id = 'cl';
+-- every row a compaction wrote carries its session's tenant
+SELECT count(*) AS foreign_rows FROM (
+    SELECT session_id, tenant FROM mnemo.summary_nodes
+    UNION ALL SELECT session_id, tenant FROM mnemo.summary_edges
+    UNION ALL SELECT session_id, tenant FROM mnemo.context_items
+    UNION ALL SELECT session_id, tenant FROM mnemo.messages) r
+  JOIN mnemo.sessions s ON s.id = r.session_id
+ WHERE r.tenant <> s.tenant;

@@ -186,7 +186,6 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.provider_id = (char *) provider_id;
 	m.is_summary = true;
 	TakeParts(parts, "summary parts", &m);
-	/* a context of its own: AppendOne resets it after every part */
 	AppendOne(session_id, &m, lock, seq, 0, RowContext());
 }
 

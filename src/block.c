@@ -74,6 +74,9 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 static bool
 Fits(MnemoContextEntry *e, bool condensed, int32 depth)
 {
+	/* an item whose rendering was not kept cannot be summarised */
+	if (e->oversize || e->let_go)
+		return false;
 	if (!condensed)
 		return !e->is_summary;
 	return e->is_summary && e->depth >= 0 && e->depth == depth;
@@ -153,7 +156,7 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("item_chars must be at least 1")));
 
-	entries = MnemoReadContext(session_id, CurrentMemoryContext, &n);
+	entries = MnemoReadContext(session_id, PG_INT32_MAX, CurrentMemoryContext, &n);
 	InitMaterializedSRF(fcinfo, 0);
 	tail = TailStart(entries, n, tail_messages);
 

@@ -23,6 +23,15 @@
  * Rendering is render.c's, part by part, joined by newlines; a summary is an
  * assistant message holding its text.  tokens is estimate_tokens of the
  * rendered content, or a summary node's token_count where there is one.
+ *
+ * No item can make assembly fail for the whole session.  An item whose
+ * rendering passes CONTEXT_ITEM_MAX bytes keeps none of it (its tokens are
+ * still counted) and is left out as an item that does not fit; so is a
+ * summary.  And the rendering of a message is let go as soon as the
+ * messages from it to the newest seen so far hold more tokens than the
+ * budget (it cannot be kept then), or the renderings held pass
+ * CONTEXT_HELD_MAX bytes: memory stays near the budget's worth of text, not
+ * the view's.
  */
 #include "postgres.h"
 
@@ -30,6 +39,7 @@
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -38,6 +48,9 @@
 
 #include "mnemo.h"
 
+/* see the header comment: one item's rendering, all renderings held */
+#define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
+#define CONTEXT_HELD_MAX (256 * 1024 * 1024)
 
 typedef struct ContextTotals
 {
@@ -67,6 +80,10 @@ typedef struct ContextReceiver
 	int			maxentries;
 	StringInfoData contents;
 	int			content_start;	/* of the last entry, in contents */
+	int32		budget;
+	int			first_held;		/* the oldest message whose content is held */
+	int64		held_tokens;	/* of the messages from first_held on */
+	int64		dropped_bytes;	/* in contents, of entries let go */
 	const char *session_id;
 } ContextReceiver;
 
@@ -102,8 +119,35 @@ static SPIPlanPtr context_plan;
 	"WHERE c.session_id = $1 ORDER BY c.position, p.part_index"
 
 /*
+ * Move the contents still held to the front of the buffer, once the ones let
+ * go fill half of a large one.
+ */
+static void
+CompactContents(ContextReceiver *r)
+{
+	int			to = 0;
+	int			i;
+
+	if (r->dropped_bytes < r->contents.len / 2 || r->contents.len < 1024 * 1024)
+		return;
+	for (i = 0; i < r->nentries; i++)
+	{
+		MnemoContextEntry *e = &r->entries[i];
+
+		if (e->let_go || e->oversize)
+			continue;
+		memmove(r->contents.data + to, r->contents.data + e->content_off, e->content_len + 1);
+		e->content_off = to;
+		to += e->content_len + 1;
+	}
+	r->contents.len = to;
+	r->dropped_bytes = 0;
+}
+
+/*
  * Close the last entry: its content is complete, so its tokens are known.
  * Its content pointer is set once all are in (the buffer may still move).
+ * Then let go the oldest messages that can no longer be kept.
  */
 static void
 FinishEntry(ContextReceiver *r)
@@ -115,9 +159,54 @@ FinishEntry(ContextReceiver *r)
 	e = &r->entries[r->nentries - 1];
 	e->content_len = r->contents.len - r->content_start;
 	if (e->tokens < 0)
-		e->tokens = MnemoEstimateTokens(r->contents.data + r->content_start,
-										e->content_len);
+		e->tokens = e->oversize ? (int32) Min(Max(1, e->chars / 4), PG_INT32_MAX) :
+			MnemoEstimateTokens(r->contents.data + r->content_start, e->content_len);
 	appendStringInfoChar(&r->contents, '\0');
+	if (e->is_summary)
+		return;
+
+	r->held_tokens += e->tokens;
+	while (r->first_held < r->nentries &&
+		   (r->held_tokens > r->budget || r->contents.len - r->dropped_bytes > CONTEXT_HELD_MAX))
+	{
+		MnemoContextEntry *old = &r->entries[r->first_held++];
+
+		if (old->is_summary)
+			continue;
+		r->held_tokens -= old->tokens;
+		old->let_go = true;
+		r->dropped_bytes += old->content_len + 1;
+	}
+	CompactContents(r);
+}
+
+/*
+ * Add one part's rendering to the open entry, or only count its characters
+ * once the entry's rendering is over CONTEXT_ITEM_MAX.
+ */
+static void
+AddRendering(ContextReceiver *r, const char *rendered)
+{
+	MnemoContextEntry *e = &r->entries[r->nentries - 1];
+	int			len = strlen(rendered);
+	bool		first = r->contents.len == r->content_start && e->chars == 0;
+
+	if (!e->oversize && (int64) r->contents.len - r->content_start + len + 1 > CONTEXT_ITEM_MAX)
+	{
+		e->oversize = true;
+		e->chars = pg_mbstrlen_with_len(r->contents.data + r->content_start,
+										r->contents.len - r->content_start);
+		r->contents.len = r->content_start;
+		r->contents.data[r->contents.len] = '\0';
+	}
+	if (e->oversize)
+	{
+		e->chars += (first ? 0 : 1) + pg_mbstrlen_with_len(rendered, len);
+		return;
+	}
+	if (!first)
+		appendStringInfoChar(&r->contents, '\n');
+	appendBinaryStringInfo(&r->contents, rendered, len);
 }
 
 /*
@@ -149,6 +238,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
 		e->position = position;
+		e->content_off = r->contents.len;
 		e->item_type = TextDatumGetCString(slot_getattr(slot, 2, &isnull));
 		e->item_id = TextDatumGetCString(slot_getattr(slot, 3, &isnull));
 		e->role = TextDatumGetCString(slot_getattr(slot, 4, &isnull));
@@ -157,10 +247,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 
 		/* a summary is an assistant message; its node knows its tokens */
 		if (e->is_summary)
-		{
 			e->role = pstrdup("assistant");
-			e->included = true;
-		}
 		e->tokens = e->is_summary && !no_node ? DatumGetInt32(node_tokens) : -1;
 		e->depth = e->is_summary && !no_node ? DatumGetInt32(slot_getattr(slot, 10, &isnull)) : -1;
 		r->content_start = r->contents.len;
@@ -189,11 +276,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 								   no_tombstone ? 0 : DatumGetInt64(compacted_at),
 								   !no_tombstone);
 		if (rendered[0] != '\0')
-		{
-			if (r->contents.len > r->content_start)
-				appendStringInfoChar(&r->contents, '\n');
-			appendStringInfoString(&r->contents, rendered);
-		}
+			AddRendering(r, rendered);
 		MemoryContextReset(r->rowcxt);
 	}
 	MemoryContextSwitchTo(oldcxt);
@@ -219,17 +302,18 @@ ContextDestroy(DestReceiver *self)
 /*
  * Read and render the context view of session_id, in position order: the
  * items build_context chooses from and compaction_block picks from, so both
- * see the same text and estimates.  Entries are allocated in callcxt, none
+ * see the same text and estimates.  budget lets go of the renderings of
+ * messages that cannot fit in it (see the header comment); PG_INT32_MAX
+ * keeps all but oversize ones.  Entries are allocated in callcxt, none
  * included yet.  MN001 if the session does not exist (or is not visible).
  */
 MnemoContextEntry *
-MnemoReadContext(const char *session_id, MemoryContext callcxt, int *nentries)
+MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, int *nentries)
 {
 	Oid			types[1] = {TEXTOID};
 	ContextReceiver receiver;
 	SPIExecuteOptions options;
 	MnemoContextEntry *entries;
-	char	   *content;
 	int			nestlevel;
 	int			rc;
 	int			n;
@@ -246,6 +330,7 @@ MnemoReadContext(const char *session_id, MemoryContext callcxt, int *nentries)
 	receiver.session_id = session_id;
 	receiver.rowcxt = AllocSetContextCreate(callcxt, "mnemo context part",
 											ALLOCSET_DEFAULT_SIZES);
+	receiver.budget = budget;
 	receiver.maxentries = 256;
 	receiver.entries = palloc(sizeof(MnemoContextEntry) * receiver.maxentries);
 	initStringInfo(&receiver.contents);
@@ -293,19 +378,16 @@ MnemoReadContext(const char *session_id, MemoryContext callcxt, int *nentries)
 
 	entries = receiver.entries;
 	n = receiver.nentries;
-	content = receiver.contents.data;
 	for (i = 0; i < n; i++)
-	{
-		entries[i].content = content;
-		content += entries[i].content_len + 1;
-	}
+		entries[i].content = receiver.contents.data + entries[i].content_off;
 	*nentries = n;
 	return entries;
 }
 
 /*
  * The context view of the function's session and what of it fits in the
- * budget.  22004/22023 for a NULL or negative budget.
+ * budget.  Entries and totals are allocated in callcxt.  22004/22023 for a
+ * NULL or negative budget.
  */
 static MnemoContextEntry *
 AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
@@ -323,11 +405,15 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("budget_tokens must not be negative")));
 	memset(totals, 0, sizeof(*totals));
-	entries = MnemoReadContext(session_id, callcxt, &n);
+	entries = MnemoReadContext(session_id, budget, callcxt, &n);
 	for (i = 0; i < n; i++)
-		if (entries[i].is_summary)
+	{
+		if (entries[i].is_summary && !entries[i].oversize)
+		{
+			entries[i].included = true;
 			totals->summary_tokens += entries[i].tokens;
-
+		}
+	}
 
 	/* messages newest to oldest while they fit in what the summaries left */
 	remaining = (int64) budget - totals->summary_tokens;
@@ -337,7 +423,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 
 		if (e->is_summary)
 			continue;
-		if (e->tokens > remaining)
+		if (e->tokens > remaining || e->oversize || e->let_go)
 			break;
 		e->included = true;
 		remaining -= e->tokens;

@@ -19,6 +19,9 @@ int			mnemo_max_parts_per_message = 10000;
 int			mnemo_max_part_bytes = 16 * 1024 * 1024;
 int			mnemo_max_messages_per_batch = 10000;
 
+/* read by the install script only (sql/mnemo--*.sql, doc/scale-out.md) */
+static int	mnemo_partitions = 0;
+
 static const struct config_enum_entry notify_options[] = {
 	{"off", MNEMO_NOTIFY_OFF, false},
 	{"watched", MNEMO_NOTIFY_WATCHED, false},
@@ -41,6 +44,16 @@ _PG_init(void)
 							 PGC_USERSET,
 							 0,
 							 NULL, NULL, NULL);
+	DefineCustomIntVariable("mnemo.partitions",
+							"Hash partitions per table for CREATE EXTENSION mnemo (0: plain tables).",
+							"Read when the extension is created: each table with a session column "
+							"is then partitioned by it, the layout on which the test suite "
+							"proves that every call touches one partition (doc/scale-out.md).",
+							&mnemo_partitions,
+							0, 0, 1024,
+							PGC_USERSET,
+							0,
+							NULL, NULL, NULL);
 	/*
 	 * Limits on what one call may append.  Superuser-only: an application
 	 * role must not be able to raise the memory and time one call of its

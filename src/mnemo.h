@@ -97,6 +97,7 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
+extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids,
@@ -146,15 +147,19 @@ typedef struct MnemoContextEntry
 	char	   *item_id;
 	char	   *role;			/* a summary's is "assistant" */
 	char	   *content;		/* rendered, NUL-terminated */
+	int			content_off;	/* in the reader's buffer */
 	int			content_len;
+	int64		chars;			/* of an oversize rendering, not kept */
 	int32		tokens;
 	int32		depth;			/* a summary node's; -1 for anything else */
 	bool		is_summary;
 	bool		included;		/* chosen by build_context */
+	bool		oversize;		/* rendering over CONTEXT_ITEM_MAX: not kept */
+	bool		let_go;			/* content dropped: cannot be included */
 } MnemoContextEntry;
 
-extern MnemoContextEntry *MnemoReadContext(const char *session_id, MemoryContext callcxt,
-										   int *nentries);
+extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
+										   MemoryContext callcxt, int *nentries);
 
 /* claim.c */
 extern void MnemoCheckClaim(const char *session_id, const char *holder);
@@ -163,7 +168,20 @@ extern void MnemoCheckClaim(const char *session_id, const char *holder);
 extern void MnemoFileIdsIn(const char *text, int len, List **ids);
 extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
 
-/* render.c: the one textual rendering of a part, for estimates and context */
+/*
+ * How deep a part (or session metadata) may nest: the part object is level
+ * 1, a scalar in it level 2 (json-c's count); the client checks the same
+ * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.
+ */
+#define MNEMO_MAX_JSON_DEPTH 512
+extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
+
+/*
+ * render.c: the one textual rendering of a part, for estimates and context.
+ * A tool's input, output or error renders at most MNEMO_RENDER_VALUE_MAX
+ * bytes of itself, then a marker of what was cut.
+ */
+#define MNEMO_RENDER_VALUE_MAX 65536
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);
 

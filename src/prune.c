@@ -87,7 +87,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 				 errmsg("protected_tools must not contain nulls")));
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, false, &lock);
+	MnemoLockSession(session_id, 0, 0, true, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int32GetDatum(protect_tokens);
 	values[2] = Int32GetDatum(minimum_tokens);

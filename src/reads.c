@@ -21,7 +21,7 @@
 
 #include "mnemo.h"
 
-/* The columns of mnemo.message_with_parts, over messages m. */
+/* The columns of mnemo.message_with_parts, over messages m of session $1. */
 #define MESSAGE_WITH_PARTS \
 	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
 	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \

@@ -11,10 +11,18 @@
  *		file_ref			[FILE: PATH]\nContent-ID: ID\nType: T\nTokens: N\n
  *							Exploration Summary:\nSUMMARY\n[/FILE]
  *		others				their "text" if they have one, else nothing
+ *
+ * Rendering costs time and memory linear in the content: JSON renders
+ * compactly (indenting it cost the square of its depth: a 24 KB tool input
+ * nested 12,000 deep rendered to 576 MB), and a tool's input, output and
+ * error each render at most MNEMO_RENDER_VALUE_MAX bytes, then a marker
+ * saying how much was cut.  The part is stored whole; the read functions
+ * return it as it was appended.
  */
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
@@ -32,7 +40,29 @@ ValueText(JsonbContainer *obj, const char *key)
 	if (v->type == jbvString)
 		return pnstrdup(v->val.string.val, v->val.string.len);
 	jb = JsonbValueToJsonb(v);
-	return JsonbToCStringIndent(NULL, &jb->root, VARSIZE(jb));
+	return JsonbToCString(NULL, &jb->root, VARSIZE(jb));
+}
+
+/*
+ * Append label and s, or s's first MNEMO_RENDER_VALUE_MAX bytes (whole
+ * characters) and a marker of the rest.
+ */
+static void
+AppendCapped(StringInfo out, const char *label, const char *s)
+{
+	int			len = strlen(s);
+	int			shown;
+
+	appendStringInfoString(out, label);
+	if (len <= MNEMO_RENDER_VALUE_MAX)
+	{
+		appendBinaryStringInfo(out, s, len);
+		return;
+	}
+	shown = pg_mbcliplen(s, len, MNEMO_RENDER_VALUE_MAX);
+	appendBinaryStringInfo(out, s, shown);
+	appendStringInfo(out, "\n[... %d more bytes not shown; the full part is in mnemo.get_parts]",
+					 len - shown);
 }
 
 static char *
@@ -70,11 +100,12 @@ MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 name, compacted_at);
 			return out.data;
 		}
-		appendStringInfo(&out, "[Tool: %s]\nInput: %s", name, ValueTextOr(obj, "input", "{}"));
+		appendStringInfo(&out, "[Tool: %s]", name);
+		AppendCapped(&out, "\nInput: ", ValueTextOr(obj, "input", "{}"));
 		if ((s = ValueText(obj, "output")) != NULL)
-			appendStringInfo(&out, "\nOutput: %s", s);
+			AppendCapped(&out, "\nOutput: ", s);
 		if ((s = ValueText(obj, "error_message")) != NULL)
-			appendStringInfo(&out, "\nError: %s", s);
+			AppendCapped(&out, "\nError: ", s);
 		appendStringInfoString(&out, "\n[/Tool]");
 	}
 	else if (strcmp(part_type, "file_ref") == 0)

@@ -94,27 +94,47 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 }
 
 /*
- * MN001 unless session_id exists and the caller may see it; its tenant and
- * watched flag into *tenant and *watched unless NULL.  Inside SPI.
+ * MN001 unless session_id exists and the caller may see it; MN012 if it is
+ * inactive and require_active (which reads with a fresh snapshot, to see a
+ * soft delete that committed while the caller waited for a row).  Its tenant
+ * and watched flag into *tenant and *watched unless NULL.  Inside SPI.
  */
-void
-MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
+static void
+CheckSession(const char *session_id, bool require_active, char **tenant, bool *watched)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 
-	MnemoPrepare(&exists_plan, "SELECT tenant, watched FROM mnemo.sessions WHERE id = $1",
+	MnemoPrepare(&exists_plan, "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
 				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoExecute(exists_plan, values, NULL, true, 1) != 1 ||
+	if (MnemoExecute(exists_plan, values, NULL, !require_active, 1) != 1 ||
 		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
+	if (require_active && !MnemoGetBool(0, 3))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
+				 errmsg("session \"%s\" is inactive", session_id),
+				 errhint("It was soft-deleted; its messages stay readable.")));
 	if (tenant)
 		*tenant = MnemoGetText(0, 1, NULL);
 	if (watched)
 		*watched = MnemoGetBool(0, 2);
+}
+
+void
+MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
+{
+	CheckSession(session_id, false, tenant, watched);
+}
+
+/* For the writes that do not take the session lock: status, tokens, tombstones. */
+void
+MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
+{
+	CheckSession(session_id, true, tenant, watched);
 }
 
 /* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */
@@ -170,6 +190,8 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("session metadata must be a JSON object")));
+	if (!PG_ARGISNULL(6))
+		MnemoCheckJsonDepth(PG_GETARG_JSONB_P(6), "session metadata");
 
 	values[0] = CStringGetTextDatum(id);
 	nulls[0] = ' ';
@@ -192,6 +214,14 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	values[9] = CStringGetTextDatum(MnemoCallerTenant());
 	nulls[9] = ' ';
 
+	/*
+	 * The tenant's channel exists before its first session, so that watch
+	 * and the notifying writes only read mnemo.tenants.  Under Citus that is
+	 * a reference table, and a write to it leaves the session's shard, which
+	 * a function delegated with force_delegation may not (doc/scale-out.md);
+	 * create_session itself is not delegated.
+	 */
+	(void) MnemoTenantChannel(TextDatumGetCString(values[9]));
 	MnemoPrepare(&insert_plan, SESSION_INSERT, 10, types);
 	return MnemoExecute(insert_plan, values, nulls, false, 0) == 1;
 }

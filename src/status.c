@@ -111,7 +111,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	nulls[6] = patch ? ' ' : 'n';
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, &watched);
+	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	MnemoPrepare(&find_part_plan,
 				 "SELECT part_type FROM mnemo.message_parts WHERE session_id = $1 AND id = $2",
 				 2, types);
@@ -222,7 +222,7 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 	nulls[8] = ' ';
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, &watched);
+	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	MnemoPrepare(&message_tokens_plan,
 				 "UPDATE mnemo.messages SET "
 				 "tokens_input = coalesce($2, tokens_input), "

@@ -12,7 +12,8 @@
  * before the first row changes, and any failure is MN006 with nothing
  * changed: an empty or duplicated list, an id not in the context view now
  * (another compactor won the race), or a summary id that is not a summary
- * message of this session or is already in its context.  The checks run
+ * message of this session, is already in its context, or is a summary node
+ * (those enter the view through commit_summary alone).  The checks run
  * after the lock is taken, with a fresh snapshot, so two compactors racing
  * on one span cannot both pass them.
  */
@@ -100,7 +101,9 @@ MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids, const char
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq "
+				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq, "
+				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
+				 "        WHERE n.session_id = $1 AND n.id = $3) "
 				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
 				 3, types);
 	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 || !MnemoGetBool(0, 1))
@@ -114,6 +117,19 @@ MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids, const char
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
 	summary_seq = MnemoGetInt64(0, 3, NULL);
+
+	/*
+	 * A node's message enters the view only through commit_summary, the one
+	 * caller that passes items_checked: a bare swap could reinstate a node a
+	 * condensation superseded, which summary_nodes() no longer lists and a
+	 * later condensation would give a second parent.
+	 */
+	if (!items_checked && MnemoGetBool(0, 4))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": \"%s\" is a summary node",
+						session_id, summary_id),
+				 errhint("Only commit_summary puts a summary node in context.")));
 
 	if (!items_checked)
 		MnemoCheckInContext(session_id, ids);
@@ -178,7 +194,7 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	int64		position;
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, false, &lock);
+	MnemoLockSession(session_id, 0, 0, true, &lock);
 	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, false);
 	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
 	MnemoFinish(&call);

@@ -33,7 +33,7 @@ mnemo_tombstone_part(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(part_id);
 	values[2] = Int64GetDatum(MnemoNowMs());
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, &watched);
+	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	MnemoPrepare(&tombstone_plan,
 				 "UPDATE mnemo.message_parts SET compacted_at = coalesce(compacted_at, $3) "
 				 "WHERE session_id = $1 AND id = $2 RETURNING compacted_at",

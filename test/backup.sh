@@ -29,7 +29,10 @@
 #        pg_restore -e --single-transaction --data-only --disable-triggers -d new dump.custom
 #      (--disable-triggers runs ALTER TABLE ... DISABLE TRIGGER ALL around
 #      each COPY and enables the triggers again.)
-#   All three need a superuser (session_replication_role, disabling the
+#   4. custom format, plain, no setting at all (0.1.0 exited 1 here, with
+#      every table empty: its guard refused the COPYs):
+#        pg_restore -e -d new dump.custom
+#   The first three need a superuser (session_replication_role, disabling the
 #   guard), as does CREATE EXTENSION mnemo itself.
 #
 # For each, every row of every table in schema mnemo is compared between the
@@ -201,6 +204,15 @@ test_custom_replica() {
 	works "$new" custom
 }
 
+# A plain pg_restore -d, no settings: it exits 0 and restores every row.
+test_custom_plain() {
+	local new=mnemo_restored_plain_restore
+	fresh_db "$new"
+	check "pg_restore -d: exits 0 without any setting" pg_restore -e -d "$new" "$tmp/dump.custom"
+	compare "$new" pg_restore
+	works "$new" pg_restore
+}
+
 test_custom_disable_triggers() {
 	local new=mnemo_restored_triggers
 	fresh_db "$new"
@@ -217,6 +229,7 @@ main() {
 	check_source
 	test_plain
 	test_custom_replica
+	test_custom_plain
 	test_custom_disable_triggers
 	summary backup
 }

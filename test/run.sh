@@ -14,6 +14,10 @@
 #                   one count per test
 #      pgTAP        pg_prove over test/pgtap/*.sql, each file in a fresh
 #                   database with pgtap and mnemo; one count per assertion
+#      partitioned  pg_regress, isolation and pgTAP again on the layout where
+#                   each table is hash-partitioned by session (mnemo.partitions),
+#                   and test/partitioned/pruning.sh: every call of a
+#                   function that acts on one session touches one partition
 #      client       test/client/run.sh DIR, if it exists (hook below)
 #      examples     test/examples.sh DIR: examples/*.c built against an
 #                   install of libmnemo and run; the README's copies of them
@@ -39,8 +43,8 @@
 #
 # MNEMO_TEST_KEEP=1 keeps the cluster directory for inspection.
 # MNEMO_TEST_ONLY="concurrency backup" runs only the named steps (after the
-# build): regress, pgtap, client, examples, docs, concurrency, crash,
-# backup, upgrade, providers, fuzz, bench.
+# build): regress, pgtap, partitioned, client, examples, docs, concurrency,
+# crash, backup, upgrade, providers, fuzz, bench.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -165,7 +169,7 @@ run_installcheck() {
 	shift 2
 	make --no-print-directory installcheck "$@" >"$work/$label.log" 2>&1 || rc=$?
 	sed -n '/running regression test queries/,$p' "$work/$label.log"
-	grep -E 'could not|No such file|cannot open|FATAL' "$work/$label.log" || true
+	grep -E 'could not|No such file|cannot open|FATAL|ERROR:|DETAIL:' "$work/$label.log" || true
 	count_regress "$work/$label.log" "$rc" "$label"
 	if [ "$rc" -ne 0 ] && [ -f "$diffs" ]; then
 		echo "--- $diffs (first 80 lines) ---"
@@ -173,13 +177,15 @@ run_installcheck() {
 	fi
 }
 
-# run_listed LABEL VAR INPUT EXPECTED DIFFS: the tests of the Makefile list
-# VAR through make installcheck (only those: the other list is emptied).  A
+# run_listed LABEL VAR INPUT EXPECTED DIFFS [MAKEARGS...]: the tests of the
+# Makefile list VAR through make installcheck (only those: the other list is
+# emptied), with MAKEARGS added to the make command line.  A
 # test whose INPUT or EXPECTED file (% stands for its name) is missing counts
 # as a failure and is left out of the run, since pg_regress stops at the
 # first missing file.
 run_listed() {
 	local label=$1 var=$2 input=$3 expected=$4 diffs=$5 t in out present=()
+	shift 5
 	section "$label (make installcheck)"
 	for t in $(make_var "$var"); do
 		in=${input//%/$t}
@@ -193,7 +199,7 @@ run_listed() {
 	done
 	if [ ${#present[@]} -gt 0 ]; then
 		# the last assignment of a variable on make's command line wins
-		run_installcheck "$label" "$diffs" REGRESS= ISOLATION= "$var=${present[*]}"
+		run_installcheck "$label" "$diffs" REGRESS= ISOLATION= "$var=${present[*]}" "$@"
 	fi
 }
 
@@ -244,9 +250,11 @@ run_tap() {
 	echo "# $label took $(($(date +%s) - t0)) s"
 }
 
+# pgtap [LABEL]: each file in a fresh copy of a template database made with
+# CREATE EXTENSION pgtap, mnemo (in the layout PGOPTIONS asks for).
 pgtap() {
-	local f name files=()
-	section "pgTAP (pg_prove test/pgtap/*.sql)"
+	local label=${1:-pgtap} f name files=()
+	section "$label (pg_prove test/pgtap/*.sql)"
 	shopt -s nullglob
 	files=(test/pgtap/*.sql)
 	shopt -u nullglob
@@ -258,17 +266,36 @@ pgtap() {
 	if ! { createdb mnemo_tap_template &&
 		psql -X -q -v ON_ERROR_STOP=1 -d mnemo_tap_template \
 			-c "CREATE EXTENSION pgtap" -c "CREATE EXTENSION mnemo"; }; then
-		fail "pgTAP: could not create a database with pgtap and mnemo"
+		fail "$label: could not create a database with pgtap and mnemo"
 		return
 	fi
 	for f in "${files[@]}"; do
-		name=pgtap-$(basename "$f" .sql)
+		name=$label-$(basename "$f" .sql)
 		dropdb --if-exists mnemo_tap 2>/dev/null || true
 		createdb -T mnemo_tap_template mnemo_tap
 		echo "--- $f"
 		run_tap "$name" pg_prove --verbose --dbname mnemo_tap "$f"
 	done
 	dropdb --if-exists mnemo_tap 2>/dev/null || true
+}
+
+# The same pg_regress, isolation and pgTAP tests, with the same expected
+# outputs, on the hash-partitioned layout (doc/scale-out.md): every database
+# they create gets mnemo with mnemo.partitions = 4, so each table with a
+# session column is partitioned by it.  Then test/partitioned/pruning.sh:
+# each function that acts on one session touches one partition per call.
+partitioned() {
+	local out=$work/partitioned
+	mkdir -p "$out"
+	export PGOPTIONS="-c mnemo.partitions=4"
+	run_listed partitioned-pg_regress REGRESS sql/%.sql expected/%.out "$out/regression.diffs" \
+		REGRESS_OPTS="$(make_var REGRESS_OPTS) --outputdir=$out"
+	run_listed partitioned-isolation ISOLATION test/specs/%.spec test/expected/%.out "$out/iso/regression.diffs" \
+		ISOLATION_OPTS="$(make_var ISOLATION_OPTS) --outputdir=$out/iso"
+	pgtap partitioned-pgtap
+	unset PGOPTIONS
+	section "partitioned-pruning (test/partitioned/pruning.sh)"
+	run_tap partitioned-pruning bash test/partitioned/pruning.sh "$dir"
 }
 
 # Client tests hook: test/client/run.sh DIR runs with PGHOST/PGPORT/PGUSER
@@ -319,6 +346,7 @@ main() {
 	start_cluster
 	if wanted regress; then regress; fi
 	if wanted pgtap; then pgtap; fi
+	if wanted partitioned; then partitioned; fi
 	if wanted client; then client; fi
 	if wanted examples; then shell_test examples; fi
 	if wanted docs; then shell_test docs; fi

@@ -113,20 +113,26 @@ on_part(mnemo_store *st, const mnemo_stream_part *p, void *arg)
 	(void) st;
 	if (strcmp(p->type, "text") == 0)
 	{
-		if (p->len > 0 && fwrite(p->delta, 1, p->len, stdout) != p->len)
-			cs->write_failed = true;
+		if (p->len > 0)
+		{
+			cli_put_text(stdout, p->delta, p->len, false);
+			if (ferror(stdout))
+				cs->write_failed = true;
+		}
 		if (p->len > 0)
 			cs->at_line_start = p->delta[p->len - 1] == '\n';
 		/* the point of streaming: each delta shows as it arrives */
 		fflush(stdout);
 	}
 	else if (strcmp(p->type, "reasoning") == 0)
-		fwrite(p->delta, 1, p->len, stderr);
+		cli_put_text(stderr, p->delta, p->len, false);
 	else if (strcmp(p->type, "tool") == 0)
 	{
 		if (!cs->at_line_start)
 			fputc('\n', stdout);
-		fprintf(stdout, "[tool %s ", p->tool_name ? p->tool_name : "?");
+		fputs("[tool ", stdout);
+		cli_put_line(stdout, p->tool_name ? p->tool_name : "?");
+		fputc(' ', stdout);
 		cli_put_line(stdout, p->tool_input ? p->tool_input : "{}");
 		fputs("]\n", stdout);
 		fflush(stdout);
@@ -182,9 +188,13 @@ open_session(mnemo_store *st, const char *id, const char *provider, const char *
 		if (system != NULL && strcmp(system, (*s)->system_prompt) != 0)
 			fputs("mnemo chat: --system ignored: a session keeps the system prompt it was created with\n",
 				  stderr);
-		fprintf(stderr, "session %s resumed: %" PRId64 " messages, provider %s, model %s\n",
-				(*s)->id, (*s)->last_seq, *(*s)->provider_id ? (*s)->provider_id : "-",
-				*(*s)->model_id ? (*s)->model_id : "-");
+		fputs("session ", stderr);
+		cli_put_line(stderr, (*s)->id);
+		fprintf(stderr, " resumed: %" PRId64 " messages, provider ", (*s)->last_seq);
+		cli_put_line(stderr, *(*s)->provider_id ? (*s)->provider_id : "-");
+		fputs(", model ", stderr);
+		cli_put_line(stderr, *(*s)->model_id ? (*s)->model_id : "-");
+		fputc('\n', stderr);
 		return CLI_OK;
 	}
 	spec.provider_id = provider;

@@ -73,7 +73,15 @@ mnemo_store *cli_open(const char *db, int *exit_code);
 /* A time as 2026-03-02T08:50:29.123Z (UTC) in buf. */
 const char *cli_time(char buf[64], int64_t ms);
 
-/* s on one line: control characters (a newline in a title) as spaces. */
+/*
+ * Stored text for a terminal: every control character that is not a newline
+ * or a tab (C0, DEL, and C1 as UTF-8) is written as a visible escape (\x1b,
+ * \u009b), so a message cannot move the cursor, retitle the window or
+ * write to the clipboard.  cli_put_text keeps newlines and tabs;
+ * cli_put_line (one line: a title, an error) turns them into spaces.
+ */
+void		cli_put_text(FILE *out, const char *s, size_t len, bool one_line);
+void		cli_put(FILE *out, const char *s);
 void		cli_put_line(FILE *out, const char *s);
 
 /* A message with its parts, as `show` and `tail` print it. */

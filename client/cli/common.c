@@ -141,7 +141,9 @@ cli_fail(mnemo_store *st)
 	int			code = mnemo_errcode(st);
 	const char *msg = mnemo_errmsg(st);
 
-	fprintf(stderr, "mnemo: %s\n", *msg ? msg : mnemo_strerror(code));
+	fputs("mnemo: ", stderr);
+	cli_put_line(stderr, *msg ? msg : mnemo_strerror(code));
+	fputc('\n', stderr);
 	return cli_exit_code(code);
 }
 
@@ -183,10 +185,34 @@ cli_time(char buf[64], int64_t ms)
 }
 
 void
+cli_put_text(FILE *out, const char *s, size_t len, bool one_line)
+{
+	for (size_t i = 0; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c == '\n' || c == '\t')
+			fputc(one_line ? ' ' : c, out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\x%02x", c);
+		else if (c == 0xc2 && i + 1 < len &&
+				 (unsigned char) s[i + 1] >= 0x80 && (unsigned char) s[i + 1] <= 0x9f)
+			fprintf(out, "\\u%04x", (unsigned char) s[++i]);
+		else
+			fputc(c, out);
+	}
+}
+
+void
+cli_put(FILE *out, const char *s)
+{
+	cli_put_text(out, s, strlen(s), false);
+}
+
+void
 cli_put_line(FILE *out, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char) *s < 0x20 || *s == 0x7f ? ' ' : *s, out);
+	cli_put_text(out, s, strlen(s), true);
 }
 
 /* Text, every line indented by two spaces; a final newline added. */
@@ -202,7 +228,9 @@ print_block(FILE *out, const char *label, const char *text)
 		const char *nl = strchr(p, '\n');
 		size_t		len = nl ? (size_t) (nl - p) : strlen(p);
 
-		fprintf(out, "%s%.*s\n", label != NULL ? "    " : "  ", (int) len, p);
+		fputs(label != NULL ? "    " : "  ", out);
+		cli_put_text(out, p, len, false);
+		fputc('\n', out);
 		p += len;
 		if (*p == '\n')
 			p++;
@@ -214,14 +242,22 @@ print_part(FILE *out, const mnemo_part *p)
 {
 	char		when[64];
 
-	fprintf(out, "[%s", p->type);
+	fputc('[', out);
+	cli_put_line(out, p->type);
 	if (p->tool_name != NULL)
-		fprintf(out, " %s", p->tool_name);
+	{
+		fputc(' ', out);
+		cli_put_line(out, p->tool_name);
+	}
 	if (p->tool_call_id != NULL)
-		fprintf(out, " %s", p->tool_call_id);
+	{
+		fputc(' ', out);
+		cli_put_line(out, p->tool_call_id);
+	}
 	if (p->tool_state != NULL)
 		fprintf(out, " %s", p->tool_state);
-	fprintf(out, "] %s", p->id);
+	fputs("] ", out);
+	cli_put_line(out, p->id);
 	if (p->compacted_at != 0)
 		fprintf(out, "  COMPACTED %s", cli_time(when, p->compacted_at));
 	fprintf(out, "  (%d tokens)\n", p->token_estimate);
@@ -247,10 +283,14 @@ cli_print_message(FILE *out, const mnemo_message *m)
 	char		when[64];
 	const mnemo_tokens *t = &m->tokens;
 
-	fprintf(out, "--- #%" PRId64 " %s%s %s  %s", m->seq, m->role, m->is_summary ? " (summary)" : "",
-			m->id, cli_time(when, m->created_at));
+	fprintf(out, "--- #%" PRId64 " %s%s ", m->seq, m->role, m->is_summary ? " (summary)" : "");
+	cli_put_line(out, m->id);
+	fprintf(out, "  %s", cli_time(when, m->created_at));
 	if (m->model_id[0] != '\0')
-		fprintf(out, "  model %s", m->model_id);
+	{
+		fputs("  model ", out);
+		cli_put_line(out, m->model_id);
+	}
 	if (t->input || t->output || t->cache_read || t->cache_write || t->reasoning)
 		fprintf(out, "  tokens in %" PRId64 " out %" PRId64 " cache_read %" PRId64
 				" cache_write %" PRId64 " reasoning %" PRId64,
@@ -258,7 +298,10 @@ cli_print_message(FILE *out, const mnemo_message *m)
 	if (m->cost != 0)
 		fprintf(out, "  cost %g", m->cost);
 	if (m->finish_reason != NULL)
-		fprintf(out, "  finish %s", m->finish_reason);
+	{
+		fputs("  finish ", out);
+		cli_put_line(out, m->finish_reason);
+	}
 	fprintf(out, "\n");
 	for (size_t i = 0; i < m->n_parts; i++)
 		print_part(out, &m->parts[i]);

@@ -61,8 +61,11 @@ run(const char *db, int argc, char **argv)
 	{
 		const mnemo_context_entry *e = &ctx->items[i];
 
-		printf("--- @%" PRId64 " %s %s %s (%d tokens)\n%s\n", e->position, e->item_type,
-			   e->item_id, e->role, e->tokens, e->content);
+		printf("--- @%" PRId64 " %s ", e->position, e->item_type);
+		cli_put_line(stdout, e->item_id);
+		printf(" %s (%d tokens)\n", e->role, e->tokens);
+		cli_put(stdout, e->content);
+		putchar('\n');
 	}
 	printf("context: budget %d, %d items (%" PRId64 " tokens, %" PRId64
 		   " of summaries) included, %d items (%" PRId64 " tokens) left out\n",

@@ -64,8 +64,9 @@ run(const char *db, int argc, char **argv)
 		const mnemo_session *s = &list->items[i];
 		char		when[64];
 
-		printf("%-*s  %-24s  %8" PRId64 "  ", (int) width, s->id, cli_time(when, s->created_at),
-			   s->last_seq);
+		cli_put_line(stdout, s->id);
+		printf("%*s  %-24s  %8" PRId64 "  ", (int) (width - strlen(s->id)), "",
+			   cli_time(when, s->created_at), s->last_seq);
 		cli_put_line(stdout, s->title ? s->title : "");
 		printf("%s\n", s->is_active ? "" : (s->title ? " (inactive)" : "(inactive)"));
 	}

@@ -51,12 +51,24 @@ run(const char *db, int argc, char **argv)
 		mnemo_store_close(st);
 		return rc;
 	}
-	printf("session   %s%s\n", s->id, s->is_active ? "" : " (inactive)");
+	fputs("session   ", stdout);
+	cli_put_line(stdout, s->id);
+	printf("%s\n", s->is_active ? "" : " (inactive)");
 	if (s->parent_id != NULL)
-		printf("parent    %s\n", s->parent_id);
+	{
+		fputs("parent    ", stdout);
+		cli_put_line(stdout, s->parent_id);
+		putchar('\n');
+	}
 	printf("created   %s\nupdated   %s\n", cli_time(created, s->created_at),
 		   cli_time(updated, s->updated_at));
-	printf("agent     %s\nmodel     %s\nprovider  %s\n", s->agent, s->model_id, s->provider_id);
+	fputs("agent     ", stdout);
+	cli_put_line(stdout, s->agent);
+	fputs("\nmodel     ", stdout);
+	cli_put_line(stdout, s->model_id);
+	fputs("\nprovider  ", stdout);
+	cli_put_line(stdout, s->provider_id);
+	putchar('\n');
 	if (s->title != NULL)
 	{
 		printf("title     ");

@@ -299,6 +299,53 @@ check "tail --after 0 prints the whole session first" \
 	bash -c "grep -q '^  before the tail$' '$work/tail0.out' && grep -q '^  hello from psql$' '$work/tail0.out'"
 
 # a restart of the server under a running tail: it reconnects and goes on
+# ---- control characters are shown, not obeyed --------------------------
+# A stored OSC "set the window title" sequence (ESC ] 0 ; pwned BEL), a C1
+# CSI (U+009B) and a DEL reach the terminal as visible escapes in every
+# human-facing output; export keeps them, JSON-escaped, and re-imports them.
+psql_q >/dev/null <<'SQL'
+SELECT mnemo.create_session('esc', title => E'title \u001b]0;pwned\u0007', model_id => E'm\u001b[31m');
+SELECT mnemo.append_message('esc', 'user',
+  '[{"type": "text", "text": "hi \u001b]0;pwned\u0007 there \u009b2J del\u007f\ttab\nline two"}]');
+SELECT mnemo.append_message('esc', 'assistant',
+  '[{"type": "tool", "tool_name": "x\u001bname", "tool_call_id": "c\u0007", "input": {"k": "\u001b[2J"},
+     "output": "out \u001b]52;c;Zm9v\u0007"}]');
+SQL
+# no_controls FILE: no C0 control but newline and tab, no DEL, no C1 as UTF-8
+no_controls() {
+	! LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$1" && ! LC_ALL=C grep -q "$(printf '\302[\200-\237]')" "$1"
+}
+run_m show esc
+expect_rc 0 "show of a session whose text holds escape sequences"
+check "show: no raw control character reaches the terminal" no_controls "$work/out"
+check "show: the OSC sequence is shown escaped" grep -qF 'hi \x1b]0;pwned\x07 there \u009b2J del\x7f' "$work/out"
+check "show: tab and newline stay as they are" grep -qF "$(printf '\ttab')" "$work/out"
+check "show: the title, tool name and tool output escaped" \
+	bash -c "grep -qF 'title \\x1b]0;pwned\\x07' '$work/out' && grep -qF 'x\\x1bname c\\x07' '$work/out' && grep -qF 'out \\x1b]52;c;Zm9v\\x07' '$work/out'"
+run_m context esc --budget 100000
+expect_rc 0 "context of that session"
+check "context: no raw control character" no_controls "$work/out"
+check "context: the text escaped" grep -qF 'hi \x1b]0;pwned\x07 there \u009b2J' "$work/out"
+run_m sessions
+expect_rc 0 "sessions with that title"
+check "sessions: no raw control character" no_controls "$work/out"
+check "sessions: the title escaped" grep -qF 'title \x1b]0;pwned\x07' "$work/out"
+"$M" tail esc --after 0 >"$work/tail_esc.out" 2>"$work/tail_esc.err" &
+tail_pid=$!
+for _ in $(seq 1 100); do
+	grep -q "pwned" "$work/tail_esc.out" 2>/dev/null && grep -q "Zm9v" "$work/tail_esc.out" && break
+	sleep 0.1
+done
+kill -TERM "$tail_pid"
+wait "$tail_pid"
+tail_pid=
+check "tail: no raw control character" no_controls "$work/tail_esc.out"
+check "tail: the text escaped" grep -qF 'hi \x1b]0;pwned\x07 there \u009b2J' "$work/tail_esc.out"
+run_m export esc
+expect_rc 0 "export of that session"
+check "export: the text JSON-escaped" grep -qF 'hi \u001b]0;pwned\u0007 there' "$work/out"
+check "export: no raw C0 control character" bash -c "! LC_ALL=C grep -q \"\$(printf '[\\001-\\037]')\" '$work/out'"
+
 if [ -n "${MNEMO_TEST_CLUSTER_DIR:-}" ]; then
 	"$M" tail tailed --after 1 >"$work/tail2.out" 2>"$work/tail2.err" &
 	tail_pid=$!

@@ -3,15 +3,19 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(209);
+SELECT plan(222);
 
 --
 -- tables
 --
 SELECT has_schema('mnemo');
-SELECT tables_are('mnemo', ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                                 'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                                 'compaction_claims']);
+-- (on the partitioned layout, doc/scale-out.md, the partitions aside)
+SELECT set_eq($$
+    SELECT c.relname::text FROM pg_class c
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
+$$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+          'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims'],
+   'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
@@ -37,7 +41,7 @@ SELECT is_empty($$
       FROM pg_index i
       JOIN pg_class c ON c.oid = i.indrelid
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
-     WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisprimary
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisprimary AND NOT c.relispartition
        AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
        AND a.attname <> 'session_id'
 $$, 'every primary key but those of sessions, file_references and tenants leads with session_id');
@@ -46,7 +50,7 @@ $$, 'every primary key but those of sessions, file_references and tenants leads 
 SELECT is_empty($$
     SELECT i.indexrelid::regclass::text
       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
-     WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisunique
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisunique AND NOT c.relispartition
        AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
        AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                         WHERE a.attrelid = i.indrelid AND a.attname = 'session_id'
@@ -196,7 +200,11 @@ INSERT INTO fns VALUES
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
-  ('release_compaction', '{text,text}', 'boolean', 'volatile');
+  ('release_compaction', '{text,text}', 'boolean', 'volatile'),
+  ('_session_column', '{regclass}', 'name', 'stable'),
+  ('_session_functions', '{}', 'setof record', 'stable'),
+  ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
+  ('distribute', '{}', 'void', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
 SELECT has_function('mnemo', name, args, format('function mnemo.%s(%s) exists', name, array_to_string(args, ', ')))
@@ -226,14 +234,21 @@ SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef
 $$, 'no mnemo function is SECURITY DEFINER');
-SELECT is_empty($$
+-- the Citus set-up, the partitioned layout's rebuild and the catalog rule
+-- they share only run catalog queries, DDL and Citus calls: plpgsql and sql
+SELECT set_eq($$
     SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
      WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname <> 'c'
-$$, 'every mnemo function is native C');
+$$, ARRAY['mnemo.distribute()', 'mnemo._session_column(regclass)', 'mnemo._session_functions()',
+         'mnemo._partition_by_session(regclass,integer)'],
+   'every mnemo function is native C but distribute and the _ functions it shares with the partitioned layout');
 SELECT is_empty($$
-    SELECT p.oid::regprocedure::text FROM pg_proc p
-     WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosrc <> 'mnemo' || '_' || ltrim(p.proname, '_')
+    SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang
+     WHERE p.pronamespace = 'mnemo'::regnamespace AND l.lanname = 'c'
+       AND p.prosrc <> 'mnemo' || '_' || ltrim(p.proname, '_')
 $$, 'every C function uses the explicit symbol mnemo_<name>');
+SELECT ok(NOT has_function_privilege('public', 'mnemo.distribute()', 'EXECUTE'),
+          'PUBLIC may not execute mnemo.distribute');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND obj_description(p.oid, 'pg_proc') IS NULL

@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(130);
+SELECT plan(131);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -51,8 +51,16 @@ SELECT lives_ok($$
     'tap_tb writes its own, and a file reference with the same content id');
 RESET ROLE;
 
-SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM mnemo.messages WHERE session_id = 'ta_s'), 'tap_ta',
-          'the rows of ta_s carry the tenant tap_ta');
+SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM (
+              SELECT tenant FROM mnemo.sessions WHERE id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.messages WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.message_parts WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.context_items WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.summary_nodes WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.summary_edges WHERE session_id = 'ta_s') t), 'tap_ta',
+          'every row of ta_s, in every table, carries the tenant tap_ta (read as the superuser)');
+SELECT is((SELECT count(*) FROM mnemo.context_items WHERE session_id = 'ta_s' AND item_type = 'summary'), 1::bigint,
+          'the summary''s context item is among them');
 SELECT is((SELECT count(*) FROM mnemo.file_references WHERE content_id = 'sha256:shared'), 2::bigint,
           'one file reference per tenant for the same content');
 

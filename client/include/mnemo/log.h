@@ -186,7 +186,8 @@ MNEMO_API int mnemo_part_update_status(mnemo_store *st, const char *session_id,
 /*
  * Record usage on a message: the five counts are written as given (tokens
  * NULL keeps them), cost when >= 0, finish_reason when not NULL.
- * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, INVALID_ARGUMENT.
+ * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND, INVALID_ARGUMENT (also a
+ * NaN or infinite cost, a negative count: refused before sending).
  */
 MNEMO_API int mnemo_message_update_tokens(mnemo_store *st, const char *session_id,
 										  const char *message_id,

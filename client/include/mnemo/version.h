@@ -35,6 +35,16 @@
 /* The longest id the extension accepts, in bytes (without the NUL). */
 #define MNEMO_ID_MAX 256
 
+/*
+ * How deep a part may nest: the part object is level 1, each array or object
+ * or scalar inside a level deeper ({"type": "text", "text": "hi"} is 2 deep,
+ * so a tool's input may nest one level less than its part).  The
+ * server refuses deeper parts (22023); the library refuses them before
+ * sending (MNEMO_ERR_FORMAT), and a mnemo JSONL line, which holds its parts
+ * two levels down, may nest MNEMO_MAX_JSON_DEPTH + 2 levels.
+ */
+#define MNEMO_MAX_JSON_DEPTH 512
+
 #if defined(__GNUC__)
 #define MNEMO_DEPRECATED(msg) __attribute__((deprecated(msg)))
 #else

@@ -8,6 +8,7 @@
  * so an exported line looks like the server's own output.
  */
 #include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,6 +84,12 @@ mn_buf_put_double(mn_buf *b, double v)
 	int			n = 0;
 	char	   *p;
 
+	/* JSON has no NaN nor Infinity */
+	if (!isfinite(v))
+	{
+		mn_buf_put(b, "null", 4);
+		return;
+	}
 	/* the fewest digits that read back as the same double */
 	for (prec = 1; prec <= 17; prec++)
 	{

@@ -14,6 +14,7 @@
  * rows, whose "parts" column mn_message_from_row parses.
  */
 #include <locale.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -272,6 +273,12 @@ mn_message_update_tokens_call(mnemo_store *st, const char *session_id, const cha
 {
 	if (session_id == NULL || message_id == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id and message id are required");
+	/* JSON has no NaN nor Infinity, and the server refuses them: send nothing */
+	if (!isfinite(cost))
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "cost must be a finite number");
+	if (tokens != NULL && (tokens->input < 0 || tokens->output < 0 || tokens->cache_read < 0 ||
+						   tokens->cache_write < 0 || tokens->reasoning < 0))
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "token counts must not be negative");
 	if ((call->heap = malloc(256)) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	if (tokens != NULL)
@@ -286,7 +293,6 @@ mn_message_update_tokens_call(mnemo_store *st, const char *session_id, const cha
 	call->params[0] = session_id;
 	call->params[1] = message_id;
 	call->params[2] = call->heap;
-	/* not (cost < 0): a NaN is kept out too, as "keep the stored cost" */
 	call->params[3] = cost >= 0 ? float_param(call->num, sizeof(call->num), cost) : NULL;
 	call->params[4] = finish_reason;
 	return MNEMO_OK;

@@ -29,16 +29,14 @@
 #define JSON_TOKENER_VALIDATE_UTF8 0
 #endif
 
-/* Nesting depth accepted (json-c's default is 32; jsonb goes much deeper). */
-#define MN_JSON_DEPTH 1000
-
 /*
- * Parse one complete JSON text: strict, and nothing but white space after
- * the value (json-c alone would stop at the end of the first value and
- * ignore the rest).  NULL with FORMAT (or NOMEM) set; what names the argument.
+ * Parse one complete JSON text: strict, nesting at most depth levels, and
+ * nothing but white space after the value (json-c alone would stop at the
+ * end of the first value and ignore the rest).  NULL with FORMAT (or NOMEM)
+ * set; what names the argument.
  */
 static struct json_object *
-parse_json(mnemo_store *st, const char *text, const char *what)
+parse_json(mnemo_store *st, const char *text, const char *what, int depth)
 {
 	struct json_tokener *tok;
 	struct json_object *obj;
@@ -51,7 +49,7 @@ parse_json(mnemo_store *st, const char *text, const char *what)
 		mn_fail(st, MNEMO_ERR_FORMAT, "%s is too long (%zu bytes)", what, len);
 		return NULL;
 	}
-	tok = json_tokener_new_ex(MN_JSON_DEPTH);
+	tok = json_tokener_new_ex(depth);
 	if (tok == NULL)
 	{
 		mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
@@ -64,9 +62,12 @@ parse_json(mnemo_store *st, const char *text, const char *what)
 		enum json_tokener_error err = json_tokener_get_error(tok);
 
 		/* a truncated text asks for more input rather than failing */
-		mn_fail(st, MNEMO_ERR_FORMAT, "%s is not valid JSON: %s", what,
-				err == json_tokener_continue ? "unexpected end of input"
-				: json_tokener_error_desc(err));
+		if (err == json_tokener_error_depth)
+			mn_fail(st, MNEMO_ERR_FORMAT, "%s nests deeper than %d levels", what, depth);
+		else
+			mn_fail(st, MNEMO_ERR_FORMAT, "%s is not valid JSON: %s", what,
+					err == json_tokener_continue ? "unexpected end of input"
+					: json_tokener_error_desc(err));
 		json_tokener_free(tok);
 		return NULL;
 	}
@@ -131,7 +132,7 @@ mn_part_to_json(mnemo_store *st, const mnemo_new_part *part)
 
 	if (part->content != NULL)
 	{
-		obj = parse_json(st, part->content, "part content");
+		obj = parse_json(st, part->content, "part content", MNEMO_MAX_JSON_DEPTH);
 		if (obj == NULL)
 			return NULL;
 		if (!json_object_is_type(obj, json_type_object) ||
@@ -165,7 +166,8 @@ mn_part_to_json(mnemo_store *st, const mnemo_new_part *part)
 			add_string(obj, "tool_state", part->tool_state);
 		if (good && part->tool_input != NULL)
 		{
-			struct json_object *input = parse_json(st, part->tool_input, "tool_input");
+			struct json_object *input = parse_json(st, part->tool_input, "tool_input",
+														   MNEMO_MAX_JSON_DEPTH - 1);
 
 			if (input == NULL)
 			{

@@ -25,6 +25,7 @@
  * at a time, so an export of any length runs in the memory of one page.
  */
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "transcript/transcript.h"
@@ -166,7 +167,7 @@ put_message(mn_buf *b, const mnemo_message *m)
 		put_i64(b, "reasoning", t->reasoning);
 		mn_buf_put(b, "}", 1);
 	}
-	if (m->cost != 0)
+	if (m->cost != 0 && isfinite(m->cost))
 	{
 		put_key(b, "cost", false);
 		mn_buf_put_double(b, m->cost);

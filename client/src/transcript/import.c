@@ -32,8 +32,8 @@
 #include "events/events.h"
 #include "transcript/transcript.h"
 
-/* json-c's default nesting limit (32) is below what tool inputs reach. */
-#define JSON_DEPTH 1024
+/* A line holds its parts two levels down (the message, its parts array). */
+#define JSON_DEPTH (MNEMO_MAX_JSON_DEPTH + 2)
 
 #define lengthof(a) (sizeof(a) / sizeof((a)[0]))
 

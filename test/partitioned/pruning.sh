@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# Every call of a function that acts on one session touches one partition:
+# the proof, on the hash-partitioned layout (mnemo.partitions), that each
+# call would be routed to one Citus shard (doc/scale-out.md).
+#
+#   bash test/partitioned/pruning.sh [DIR]   (test/run.sh passes its cluster)
+#
+# Method: each call runs in its own session with auto_explain logging, at
+# NOTICE level to this client, the JSON plan of every statement the call runs
+# (log_nested_statements: the statements inside the C functions too), after
+# executor start-up, so partitions pruned at plan time or at start-up (the
+# $1 of a prepared statement) are already gone.  The plans are then read back
+# in SQL: per statement, the partitions of each table it scans; per call, the
+# partition bounds it touched.  A call passes when every statement touches at
+# most one partition of each table, all with the same bound (colocated: the
+# same shard), and it ran at least one statement on a mnemo table.  Inserts
+# show only the partitioned table; the row goes to its session's partition.
+# The same plans' query texts show what Citus refuses in a write: a function
+# that is not IMMUTABLE inside CASE, COALESCE or RETURNING.
+#
+# The calls below name every mnemo function; a function that is neither
+# called here nor listed as not per session fails the coverage check, so a
+# new function cannot go unchecked.
+set -euo pipefail
+. "$(dirname "$0")/../lib.sh"
+
+setup_cluster pruning "${1:-}"
+PGOPTIONS="-c mnemo.partitions=4" setup_db mnemo_pruning
+
+# functions that do not act on one session, and why
+exempt="
+version          no table
+new_id           no table
+estimate_tokens  no table
+list_sessions    lists sessions across all of them (a multi-shard read by design)
+store_file_reference        file_references is a reference table
+get_file_reference          file_references is a reference table
+get_file_reference_by_path  file_references is a reference table
+distribute       the Citus set-up itself
+_session_column  reads the catalog
+_session_functions  reads the catalog
+_partition_by_session  the partitioned layout's set-up
+tenant_visible   no table: the row-level security policies' test
+"
+
+seed=$(cat <<'SQL'
+SELECT mnemo.create_session('pr_a');
+SELECT mnemo.append_messages('pr_a', '[
+  {"role":"user","id":"pr_m1","parts":[{"type":"text","text":"one"}]},
+  {"role":"assistant","id":"pr_m2","parts":[{"type":"text","text":"two"},
+     {"type":"tool","id":"pr_t1","tool_name":"ls","tool_call_id":"c1","tool_state":"completed",
+      "input":{"p":"/"},"output":"etc usr","token_estimate":100}]},
+  {"role":"user","id":"pr_m3","parts":[{"type":"text","text":"three"}]},
+  {"role":"assistant","id":"pr_m4","parts":[{"type":"text","text":"four"}]},
+  {"role":"user","id":"pr_m5","parts":[{"type":"text","text":"five"}]},
+  {"role":"assistant","id":"pr_m6","parts":[{"type":"text","text":"six"}]},
+  {"role":"assistant","id":"pr_x1","is_summary":true,"parts":[{"type":"text","text":"spare"}]}]');
+SELECT mnemo.commit_summary('pr_a', 'pr_s1', 'one and two', 5, ARRAY['pr_m1', 'pr_m2']);
+SELECT mnemo.create_session('pr_b');
+SELECT mnemo.append_message('pr_b', 'user', '[{"type":"text","text":"other"}]', id => 'pr_b1');
+SQL
+)
+
+# function<TAB>sessions<TAB>call: each call runs in a transaction that is
+# rolled back, so every call sees the seeded data; function/variant names a
+# second call.  sessions: the sessions whose partitions the call may touch,
+# the one it acts on; create_session with a parent also reads the parent's
+# row, which is why distribute() does not delegate it (doc/scale-out.md).
+calls=$(cat <<'SQL'
+create_session	pr_new	SELECT mnemo.create_session('pr_new')
+create_session/child	pr_child,pr_a	SELECT mnemo.create_session('pr_child', parent_id => 'pr_a')
+get_or_create_session	pr_a	SELECT mnemo.get_or_create_session('pr_a')
+get_session	pr_a	SELECT mnemo.get_session('pr_a')
+soft_delete_session	pr_a	SELECT mnemo.soft_delete_session('pr_a')
+purge_session	pr_a	SELECT mnemo.purge_session('pr_a')
+watch	pr_a	SELECT mnemo.watch('pr_a')
+unwatch	pr_a	SELECT mnemo.unwatch('pr_a')
+append_message	pr_a	SELECT mnemo.append_message('pr_a', 'user', '[{"type":"text","text":"more"}]')
+append_messages	pr_a	SELECT mnemo.append_messages('pr_a', '[{"role":"user","parts":[{"type":"text","text":"more"}]}]')
+append_part	pr_a	SELECT mnemo.append_part('pr_a', 'pr_m6', '{"type":"text","text":"more"}')
+update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'error', error_message => 'boom')
+update_message_tokens	pr_a	SELECT mnemo.update_message_tokens('pr_a', 'pr_m6', '{"input": 3, "output": 4}', 0.5, 'stop')
+tombstone_part	pr_a	SELECT mnemo.tombstone_part('pr_a', 'pr_t1')
+swap_context_items	pr_a	SELECT mnemo.swap_context_items('pr_a', ARRAY['pr_m3', 'pr_m4'], 'pr_x1')
+build_context	pr_a	SELECT count(*) FROM mnemo.build_context('pr_a', 1000)
+context_report	pr_a	SELECT mnemo.context_report('pr_a', 1000)
+commit_summary	pr_a	SELECT mnemo.commit_summary('pr_a', 'pr_s2', 'three and four', 6, ARRAY['pr_m3', 'pr_m4'])
+expand_summary	pr_a	SELECT count(*) FROM mnemo.expand_summary('pr_a', 'pr_s1', true)
+summary_nodes	pr_a	SELECT count(*) FROM mnemo.summary_nodes('pr_a', true)
+get_message	pr_a	SELECT mnemo.get_message('pr_a', 'pr_m1')
+get_messages	pr_a	SELECT count(*) FROM mnemo.get_messages('pr_a', 'pr_m1')
+get_parts	pr_a	SELECT count(*) FROM mnemo.get_parts('pr_a', 'pr_m2')
+get_messages_with_parts	pr_a	SELECT count(*) FROM mnemo.get_messages_with_parts('pr_a')
+get_messages_with_parts_by_ids	pr_a	SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('pr_a', ARRAY['pr_m2', 'pr_m1'])
+history	pr_a	SELECT count(*) FROM mnemo.history('pr_a', 2)
+get_context_items	pr_a	SELECT count(*) FROM mnemo.get_context_items('pr_a')
+last_summary	pr_a	SELECT mnemo.last_summary('pr_a')
+prune_tool_outputs	pr_a	SELECT mnemo.prune_tool_outputs('pr_a', 0, 0)
+search_history	pr_a	SELECT count(*) FROM mnemo.search_history('pr_a', 'one')
+SQL
+)
+
+# plans CALL: the JSON plans of the statements CALL runs, as one JSON array
+plans() {
+	psql -X -q -v ON_ERROR_STOP=1 2>&1 >/dev/null <<SQL |
+LOAD 'auto_explain';
+SET auto_explain.log_min_duration = 0;
+SET auto_explain.log_nested_statements = on;
+SET auto_explain.log_analyze = off;
+SET auto_explain.log_format = json;
+SET auto_explain.log_level = notice;
+SET client_min_messages = notice;
+BEGIN;
+$1;
+ROLLBACK;
+SQL
+		awk 'BEGIN { print "[" }
+		     /^NOTICE:  duration: .* plan:$/ { if (n++) print ","; next }
+		     /^(psql:|NOTICE:|WARNING:|ERROR:|DETAIL:|HINT:|CONTEXT:)/ { print "error: " $0 > "/dev/stderr"; next }
+		     { print }
+		     END { print "]" }'
+}
+
+# check_plans JSON SESSIONS [FUNCTION]: one line per statement that touches
+# more than one partition of a table, one line if the call touched a
+# partition that does not hold one of SESSIONS (comma-separated ids), one per
+# function that Citus would refuse in a write, one per write to a reference
+# table if FUNCTION is delegated; nothing when the call passes.
+check_plans() {
+	psql -X -q -tA -v ON_ERROR_STOP=1 -v plans="$1" -v sessions="$2" -v function="${3:-}" <<'SQL'
+CREATE TEMP TABLE touched AS
+  WITH plan AS (
+    SELECT s.n, s.p->>'Query Text' AS query, s.p
+      FROM jsonb_array_elements(:'plans'::jsonb) WITH ORDINALITY AS s(p, n))
+  SELECT plan.n, plan.query, parent.relname AS tab, c.relname AS partition,
+         pg_get_expr(c.relpartbound, c.oid) AS bound
+    FROM plan
+   CROSS JOIN LATERAL jsonb_path_query(plan.p, 'strict $.**."Relation Name"') AS r(name)
+    JOIN pg_class c ON c.relname = r.name #>> '{}' AND c.relnamespace = 'mnemo'::regnamespace
+    LEFT JOIN pg_inherits i ON i.inhrelid = c.oid
+    LEFT JOIN pg_class parent ON parent.oid = i.inhparent;
+SELECT format('statement %s touches %s partitions of %s: %s', n, count(DISTINCT partition), tab,
+              regexp_replace(left(query, 300), '\s+', ' ', 'g'))
+  FROM touched WHERE tab IS NOT NULL
+ GROUP BY n, tab, query HAVING count(DISTINCT partition) > 1
+ ORDER BY n, tab;
+SELECT format('the call touches %s, not only the partitions of session %s',
+              string_agg(DISTINCT partition, ', '), :'sessions')
+  FROM touched t
+ WHERE t.bound IS NOT NULL
+   AND NOT EXISTS (
+       SELECT FROM unnest(string_to_array(:'sessions', ',')) AS s(id),
+                   regexp_match(t.bound, 'modulus (\d+), remainder (\d+)') AS b
+        WHERE satisfies_hash_partition('mnemo.sessions'::regclass, b[1]::integer, b[2]::integer, s.id))
+HAVING count(*) > 0;
+SELECT 'no statement of the call read or wrote a mnemo table' WHERE NOT EXISTS (SELECT FROM touched);
+-- a delegated call (force_delegation) may not leave its session's shards:
+-- no write to a table without a session column, which Citus replicates to
+-- every node (citusdata/citus#5634)
+SELECT format('statement %s writes %s, which has no session column (a reference table under Citus): '
+              '%s is delegated with force_delegation', s.n, c.relname, :'function')
+  FROM jsonb_array_elements(:'plans'::jsonb) WITH ORDINALITY AS s(p, n)
+ CROSS JOIN LATERAL jsonb_path_query(s.p, 'strict $.**?(@."Node Type" == "ModifyTable")."Relation Name"') AS r(name)
+  JOIN pg_class c ON c.relname = r.name #>> '{}' AND c.relnamespace = 'mnemo'::regnamespace
+ WHERE mnemo._session_column(c.oid) IS NULL
+   AND EXISTS (SELECT FROM mnemo._session_functions() f
+                WHERE f.fn::oid::regproc::text = 'mnemo.' || :'function');
+-- Citus evaluates a write's functions that are not IMMUTABLE before routing
+-- it, and refuses them where they depend on rows: inside CASE or COALESCE
+-- and in RETURNING.  The spans of a write statement's text in CASE ... END,
+-- coalesce(...) and RETURNING ...; a function named there is flagged when
+-- no function of that name is IMMUTABLE.
+CREATE FUNCTION pg_temp.conditional_spans(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE
+    s text := lower(q);
+    pos integer := 1;
+    at integer;
+    stop integer;
+    depth integer;
+BEGIN
+    IF s !~ '\m(insert|update|delete)\M' THEN
+        RETURN;
+    END IF;
+    at := regexp_instr(s, '\mreturning\M');
+    IF at > 0 THEN
+        RETURN NEXT substr(s, at);
+    END IF;
+    LOOP
+        at := regexp_instr(s, '\m(coalesce\s*\(|case\M)', pos);
+        EXIT WHEN at = 0;
+        depth := 0;
+        stop := at;
+        IF substr(s, at, 4) = 'case' THEN
+            LOOP
+                stop := regexp_instr(s, '\m(case|end)\M', stop);
+                EXIT WHEN stop = 0;
+                depth := depth + CASE WHEN substr(s, stop, 4) = 'case' THEN 1 ELSE -1 END;
+                stop := stop + 3;
+                EXIT WHEN depth = 0;
+            END LOOP;
+        ELSE
+            stop := strpos(substr(s, at), '(') + at - 1;
+            LOOP
+                depth := depth + CASE substr(s, stop, 1) WHEN '(' THEN 1 WHEN ')' THEN -1 ELSE 0 END;
+                EXIT WHEN depth = 0 OR stop > length(s);
+                stop := stop + 1;
+            END LOOP;
+        END IF;
+        IF stop = 0 THEN
+            stop := length(s);
+        END IF;
+        RETURN NEXT substr(s, at, stop - at + 1);
+        pos := at + 1;
+    END LOOP;
+END
+$f$;
+WITH plan AS (
+  SELECT s.n, s.p->>'Query Text' AS query
+    FROM jsonb_array_elements(:'plans'::jsonb) WITH ORDINALITY AS s(p, n)),
+called AS (
+  SELECT DISTINCT plan.n, plan.query, f[1] AS fn
+    FROM plan, pg_temp.conditional_spans(plan.query) AS span,
+         regexp_matches(span, '([a-z_][a-z0-9_]*)\s*\(', 'g') AS f)
+SELECT format('statement %s calls %s, which is not IMMUTABLE, in a CASE, COALESCE or RETURNING of a write: %s',
+              n, fn, regexp_replace(left(query, 300), '\s+', ' ', 'g'))
+  FROM called
+ WHERE EXISTS (SELECT FROM pg_proc WHERE proname = fn)
+   AND NOT EXISTS (SELECT FROM pg_proc WHERE proname = fn AND provolatile = 'i')
+ ORDER BY n, fn;
+SQL
+}
+
+# check_call NAME SESSIONS SQL
+check_call() {
+	local name=$1 sessions=$2 sql=$3 json out
+	if ! json=$(plans "$sql" 2>"$tmp/plans.err") || [ -s "$tmp/plans.err" ]; then
+		not_ok "$name: one partition per call, routable writes"
+		echo "#   $sql"
+		sed 's/^/#   /' "$tmp/plans.err" | head -n 5
+		return
+	fi
+	out=$(check_plans "$json" "$sessions" "${name%%/*}" 2>&1) || true
+	if [ -z "$out" ]; then
+		ok "$name: one partition per call, routable writes"
+	else
+		not_ok "$name: one partition per call, routable writes"
+		echo "#   $sql"
+		sed 's/^/#   /' <<<"$out"
+	fi
+}
+
+# the layout is the one the check is about
+is "$(val "SELECT count(*) FILTER (WHERE c.relkind = 'p') > 0 AND count(*) FILTER (WHERE c.relkind = 'r') = 0
+             FROM pg_class c
+            WHERE c.relnamespace = 'mnemo'::regnamespace AND NOT c.relispartition
+              AND mnemo._session_column(c.oid) IS NOT NULL")" t \
+	"every table with a session column is hash-partitioned"
+
+check "the seed data goes in" psql -X -q -v ON_ERROR_STOP=1 -c "$seed"
+
+# the check can fail: a read of all sessions' messages is caught
+json=$(plans "SELECT count(*) FROM mnemo.messages" 2>/dev/null || echo '[]')
+out=$(check_plans "$json" pr_a 2>&1 || true)
+case $out in
+*"touches 4 partitions of messages"*) ok "a statement that reads every session's rows is caught" ;;
+*)
+	not_ok "a statement that reads every session's rows is caught"
+	echo "#   got: $out"
+	;;
+esac
+
+# and a write with a STABLE function inside CASE is caught
+out=$(check_plans '[{"Query Text": "UPDATE mnemo.sessions SET metadata = CASE WHEN $2 THEN jsonb_build_object(1, 2) END WHERE id = $1", "Plan": {"Relation Name": "sessions"}}]' pr_a 2>&1 || true)
+case $out in
+*"calls jsonb_build_object, which is not IMMUTABLE"*) ok "a STABLE function inside CASE of a write is caught" ;;
+*)
+	not_ok "a STABLE function inside CASE of a write is caught"
+	echo "#   got: $out"
+	;;
+esac
+
+# and a delegated call that writes a reference table
+out=$(check_plans '[{"Query Text": "INSERT INTO mnemo.tenants VALUES ($1, $2)", "Plan": {"Node Type": "ModifyTable", "Relation Name": "tenants"}}]' pr_a watch 2>&1 || true)
+case $out in
+*"writes tenants, which has no session column"*) ok "a delegated call that writes a reference table is caught" ;;
+*)
+	not_ok "a delegated call that writes a reference table is caught"
+	echo "#   got: $out"
+	;;
+esac
+
+while IFS=$'\t' read -r name sessions sql; do
+	[ -n "$name" ] && check_call "$name" "$sessions" "$sql"
+done <<<"$calls"
+
+# coverage: every function of the extension is called above or exempt
+called=$(cut -f1 <<<"$calls" | sed 's|/.*||' | sort -u | paste -sd, -)
+listed=$(awk 'NF { print $1 }' <<<"$exempt" | sort -u | paste -sd, -)
+missing=$(val "SELECT coalesce(string_agg(DISTINCT p.proname, ', '), '')
+                 FROM pg_proc p JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+                  AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+                 JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+                WHERE p.proname <> ALL (string_to_array('$called,$listed', ','))")
+is "$missing" "" "every mnemo function is checked here or listed as not per session"
+unchecked=$(val "SELECT coalesce(string_agg(f.fn::text, ', '), '') FROM mnemo._session_functions() f
+                  WHERE f.fn::oid::regproc::text <> ALL (SELECT 'mnemo.' || unnest(string_to_array('$called', ',')))")
+is "$unchecked" "" "every function distribute() delegates is checked here"
+
+summary pruning

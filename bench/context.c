@@ -27,8 +27,14 @@
  *                  of the context view (summaries included) and their parts,
  *                  by primary key, the seqs collected beforehand, untimed;
  *                  the physical floor for reading that context.
- *   Both run CALLS times after WARMUP untimed calls, alternating one call of
- *   each so drift hits both alike; the median of each is reported.
+ *   turn reads     what a chat turn reads of its context before the provider
+ *                  call: the three statements it sent before 0.2.0 in one
+ *                  pipeline (context_report, build_context, and
+ *                  get_messages_with_parts_by_ids over build_context's
+ *                  assistant messages: three assemblies), against one
+ *                  mnemo.turn_context() (one assembly); all rows fetched.
+ *   Each runs CALLS times after WARMUP untimed calls, alternating one call of
+ *   each so drift hits all alike; the median of each is reported.
  *   prune          TAIL more messages are appended (untimed: the pruner stops
  *                  at the newest summary, so it needs messages after the last
  *                  compaction), then one mnemo.prune_tool_outputs(session,
@@ -121,6 +127,8 @@ typedef struct SizeResult
 	int			rows_base;
 	double		build_ms;
 	double		base_ms;
+	double		three_ms;		/* a turn's reads as three statements */
+	double		turn_ms;		/* the same as one turn_context */
 	double		prune_ms;
 	int			pruned;
 	double		commit_ms;
@@ -350,6 +358,44 @@ load(PGconn *conn, SizeResult *r)
 	free(view.items);
 }
 
+/*
+ * The three statements a turn read its context with before turn_context,
+ * sent in one pipeline as the client batched them; rows of all three.
+ */
+static int
+run_three_reads(PGconn *conn, const char *const *params)
+{
+	static const char *const names[3] = {"report", "build", "assistants"};
+	PGresult   *res;
+	int			rows = 0;
+	int			i;
+
+	if (!PQenterPipelineMode(conn))
+		die("pipeline mode: %s", PQerrorMessage(conn));
+	for (i = 0; i < 3; i++)
+		if (!PQsendQueryPrepared(conn, names[i], 2, params, NULL, NULL, 0))
+			die("%s: %s", names[i], PQerrorMessage(conn));
+	if (!PQpipelineSync(conn))
+		die("pipeline sync: %s", PQerrorMessage(conn));
+	for (i = 0; i < 3; i++)
+	{
+		res = PQgetResult(conn);
+		if (PQresultStatus(res) != PGRES_TUPLES_OK)
+			die("%s: %s", names[i], PQerrorMessage(conn));
+		rows += PQntuples(res);
+		PQclear(res);
+		if ((res = PQgetResult(conn)) != NULL)
+			die("%s: more than one result", names[i]);
+	}
+	res = PQgetResult(conn);
+	if (PQresultStatus(res) != PGRES_PIPELINE_SYNC)
+		die("pipeline: no sync at the end");
+	PQclear(res);
+	if (!PQexitPipelineMode(conn))
+		die("pipeline mode: %s", PQerrorMessage(conn));
+	return rows;
+}
+
 static void
 measure(PGconn *conn, SizeResult *r)
 {
@@ -357,6 +403,8 @@ measure(PGconn *conn, SizeResult *r)
 	const char *qparams[2];
 	double	   *tb = malloc(sizeof(double) * calls);
 	double	   *tq = malloc(sizeof(double) * calls);
+	double	   *t3 = malloc(sizeof(double) * calls);
+	double	   *tt = malloc(sizeof(double) * calls);
 	View		view = {0};
 	char	   *seqs;
 	size_t		cap;
@@ -368,7 +416,7 @@ measure(PGconn *conn, SizeResult *r)
 	double		t0;
 	int			i;
 
-	if (!tb || !tq)
+	if (!tb || !tq || !t3 || !tt)
 		die("out of memory");
 	read_view(conn, r->session, &view);
 	r->view_items = view.n;
@@ -410,6 +458,26 @@ measure(PGconn *conn, SizeResult *r)
 	}
 	r->build_ms = median(tb, calls);
 	r->base_ms = median(tq, calls);
+
+	for (i = -warmup; i < calls; i++)
+	{
+		int			k;
+
+		for (k = 0; k < 2; k++)
+		{
+			int			three = (k == 0) == (i % 2 == 0);
+
+			t0 = now_s();
+			if (three)
+				run_three_reads(conn, bparams);
+			else
+				PQclear(run_prepared(conn, "turn", 2, bparams));
+			if (i >= 0)
+				(three ? t3 : tt)[i] = (now_s() - t0) * 1000;
+		}
+	}
+	r->three_ms = median(t3, calls);
+	r->turn_ms = median(tt, calls);
 	if (r->rows_build != view.n)
 		die("%s: build_context returned %d rows for a view of %d items", r->session,
 			r->rows_build, view.n);
@@ -457,6 +525,8 @@ measure(PGconn *conn, SizeResult *r)
 	free(seqs);
 	free(tb);
 	free(tq);
+	free(t3);
+	free(tt);
 	free(view.items);
 }
 
@@ -555,6 +625,12 @@ main(int argc, char **argv)
 			"ON p.session_id = m.session_id AND p.message_id = m.id "
 			"WHERE m.session_id = $1 AND m.seq = ANY($2::bigint[]) "
 			"ORDER BY m.seq, p.part_index");
+	prepare(conn, "report", "SELECT * FROM mnemo.context_report($1, $2::int)");
+	prepare(conn, "assistants",
+			"SELECT * FROM mnemo.get_messages_with_parts_by_ids($1, ARRAY("
+			"SELECT item_id FROM mnemo.build_context($1, $2::int) "
+			"WHERE item_type = 'message' AND role = 'assistant'))");
+	prepare(conn, "turn", "SELECT * FROM mnemo.turn_context($1, $2::int)");
 	snprintf(sql, sizeof(sql),
 			 "SELECT mnemo.prune_tool_outputs($1, %d, %d)", PROTECT, MINIMUM);
 	prepare(conn, "prune", sql);
@@ -584,6 +660,11 @@ main(int argc, char **argv)
 			   r->load_s, r->leaves, r->condensations, view, r->build_ms, r->rows_base,
 			   r->base_ms, r->build_ms / r->base_ms);
 	}
+	printf("\n%-9s %-24s %-18s %-9s\n", "messages", "turn reads: 3 stmts ms", "turn_context ms",
+		   "one/three");
+	for (i = 0; i < nsizes; i++)
+		printf("%-9ld %-24.3f %-18.3f %-9.2f\n", results[i].size, results[i].three_ms,
+			   results[i].turn_ms, results[i].turn_ms / results[i].three_ms);
 	printf("\n%-9s %-20s %-20s\n", "messages", "prune_tool_outputs", "commit_summary");
 	for (i = 0; i < nsizes; i++)
 	{

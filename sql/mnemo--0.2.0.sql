@@ -710,6 +710,25 @@ CREATE FUNCTION mnemo.context_report(session_id text, budget_tokens integer)
     AS 'MODULE_PATHNAME', 'mnemo_context_report';
 COMMENT ON FUNCTION mnemo.context_report(text, integer) IS 'what build_context keeps and leaves out for this budget: counts and tokens';
 
+CREATE TYPE mnemo.turn_context_row AS (
+    "position"  bigint,
+    item_type   text,
+    item_id     text,
+    role        text,
+    content     text,
+    tokens      integer,
+    parts       jsonb,
+    budget      mnemo.context_budget
+);
+COMMENT ON TYPE mnemo.turn_context_row IS 'a row of turn_context: a context entry with its parts (assistant messages), or the last row, item_type budget, with the budget report';
+
+CREATE FUNCTION mnemo.turn_context(session_id text, budget_tokens integer)
+    RETURNS SETOF mnemo.turn_context_row
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_turn_context';
+COMMENT ON FUNCTION mnemo.turn_context(text, integer) IS 'what a chat turn reads in one call, the context assembled once: build_context''s rows with the parts of assistant messages, then a budget row holding context_report';
+
 /* ------------------------------------------------------------------------
  * The summary DAG
  * ------------------------------------------------------------------------ */

@@ -47,19 +47,11 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "context.h"
 
 /* see the header comment: one item's rendering, all renderings held */
 #define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
 #define CONTEXT_HELD_MAX (256 * 1024 * 1024)
-
-typedef struct ContextTotals
-{
-	int64		summary_tokens;
-	int32		included_items;
-	int64		included_tokens;
-	int32		omitted_items;
-	int64		omitted_tokens;
-} ContextTotals;
 
 /*
  * Receives the statement's rows one at a time and folds them into entries:
@@ -389,7 +381,7 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
  * budget.  Entries and totals are allocated in callcxt.  22004/22023 for a
  * NULL or negative budget.
  */
-static MnemoContextEntry *
+ContextEntry *
 AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 				ContextTotals *totals)
 {

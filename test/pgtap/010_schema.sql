@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(222);
+SELECT plan(225);
 
 --
 -- tables
@@ -190,6 +190,7 @@ INSERT INTO fns VALUES
   ('expand_summary', '{text,text,boolean}', 'setof mnemo.expansion', 'stable'),
   ('summary_nodes', '{text,boolean}', 'setof mnemo.summary_nodes', 'stable'),
   ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),
+  ('turn_context', '{text,integer}', 'setof mnemo.turn_context_row', 'stable'),
   ('last_summary', '{text}', 'mnemo.messages', 'stable'),
   ('store_file_reference', '{text,text,text,integer,text}', 'mnemo.file_references', 'volatile'),
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),

@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(131);
+SELECT plan(132);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -106,6 +106,7 @@ INSERT INTO calls VALUES
   ('get_context_items', $$SELECT * FROM mnemo.get_context_items('ta_s')$$),
   ('build_context', $$SELECT * FROM mnemo.build_context('ta_s', 1000)$$),
   ('context_report', $$SELECT * FROM mnemo.context_report('ta_s', 1000)$$),
+  ('turn_context', $$SELECT * FROM mnemo.turn_context('ta_s', 1000)$$),
   ('expand_summary', $$SELECT * FROM mnemo.expand_summary('ta_s', 'ta_sum', true)$$),
   ('summary_nodes', $$SELECT * FROM mnemo.summary_nodes('ta_s', true)$$),
   ('last_summary', $$SELECT * FROM mnemo.last_summary('ta_s')$$),

@@ -104,7 +104,8 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_h');
                        jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('x', 9000000)),
                                          jsonb_build_object('type', 'text', 'text', repeat('y', 9000000))), id => 'tap_h2');
                    SELECT mnemo.append_message('tap_h', 'user',
-                       jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('z', 17000000))), id => 'tap_h3');
+                       jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('z', 8500000)),
+                                         jsonb_build_object('type', 'text', 'text', repeat('w', 8500000))), id => 'tap_h3');
                    SELECT mnemo.append_message('tap_h', 'user', '[{"type": "text", "text": "last words"}]', id => 'tap_h4') $$,
                 'two items rendering past 16 MB between two small ones');
 SELECT results_eq($$ SELECT item_id, content FROM mnemo.build_context('tap_h', 2000000000) $$,
@@ -113,7 +114,7 @@ SELECT results_eq($$ SELECT item_id, content FROM mnemo.build_context('tap_h', 2
 SELECT results_eq($$ SELECT included_items, included_tokens, omitted_items, omitted_tokens
                      FROM mnemo.context_report('tap_h', 2000000000) $$,
                   $$ VALUES (1, 2::bigint, 3, 1::bigint + 4500000 + 4250000) $$,
-                  'context_report counts the huge items'' tokens as omitted (18,000,001 and 17,000,000 characters)');
+                  'context_report counts the huge items'' tokens as omitted (18,000,001 and 17,000,001 characters; each part under mnemo.max_part_bytes)');
 SELECT results_eq($$ SELECT item_id FROM mnemo.build_context('tap_h', 2) $$, $$ VALUES ('tap_h4') $$,
                   'a small budget still gets the newest message');
 

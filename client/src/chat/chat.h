@@ -52,7 +52,7 @@ int			mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o,
 /* What a turn reads of its context (flags of mn_turn_context_calls). */
 #define TURN_REPORT		0x1		/* the budget report: the context's size */
 #define TURN_CONTEXT	0x2		/* the assembled context, with the parts of
-								 * its assistant messages */
+								 * its assistant messages (and the report) */
 
 /*
  * The turn's context as the server assembles it for the budget.  Every read
@@ -70,7 +70,7 @@ typedef struct turn_context
 } turn_context;
 
 /* The most calls mn_turn_context_calls adds to a batch. */
-#define TURN_CONTEXT_CALLS 3
+#define TURN_CONTEXT_CALLS 1
 
 /*
  * Add the calls that read what (TURN_*) of session sid's context within

@@ -75,17 +75,6 @@ static const mn_stmt get_by_ids_stmt = {
 	2
 };
 
-/* what a turn sends structured: the assistant messages in the context
- * (build_context runs again inside, so that the turn's first round trip
- * brings them with the context rather than a second one after it) */
-static const mn_stmt context_messages_stmt = {
-	"mnemo_context_messages",
-	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts_by_ids($1::text, ARRAY("
-	"SELECT item_id FROM mnemo.build_context($1::text, $2::integer) "
-	"WHERE item_type = 'message' AND role = 'assistant'))",
-	2
-};
-
 static const mn_stmt history_stmt = {
 	"mnemo_history",
 	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.history($1::text, $2::integer)",
@@ -322,27 +311,6 @@ message_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
 
 /* The rows of res as a new list; res is cleared. */
 MN_LIST_RESULT(messages_result, mnemo_messages, message_from_row, mnemo_messages_free)
-
-int
-mn_messages_of(mnemo_store *st, mn_call *call, mnemo_messages **out)
-{
-	PGresult   *res = call->res;
-
-	call->res = NULL;
-	return messages_result(st, res, out);
-}
-
-int
-mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tokens,
-						 mn_call *call)
-{
-	if (session_id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "session id is required");
-	call->stmt = &context_messages_stmt;
-	call->params[0] = session_id;
-	call->params[1] = mn_i64_param(call->num, budget_tokens);
-	return MNEMO_OK;
-}
 
 /*
  * The single message row of res as a new message; res is cleared.  A row

@@ -29,11 +29,6 @@ int			mn_message_update_tokens_call(mnemo_store *st, const char *session_id,
 										  const char *message_id,
 										  const mnemo_tokens *tokens, double cost,
 										  const char *finish_reason, mn_call *call);
-/* The assistant messages, with their parts, of the context build_context
- * assembles within budget_tokens, in context order. */
-int			mn_context_messages_call(mnemo_store *st, const char *session_id, int budget_tokens,
-									 mn_call *call);
-int			mn_messages_of(mnemo_store *st, mn_call *call, mnemo_messages **out);
 int			mn_part_append_call(mnemo_store *st, const char *session_id, const char *message_id,
 								const mnemo_new_part *part, mn_call *call);
 int			mn_context_build_call(mnemo_store *st, const char *session_id, int budget_tokens,
@@ -42,6 +37,13 @@ int			mn_context_of(mnemo_store *st, mn_call *call, mnemo_context **out);
 int			mn_context_report_call(mnemo_store *st, const char *session_id, int budget_tokens,
 								   mn_call *call);
 int			mn_context_report_of(mnemo_store *st, mn_call *call, mnemo_context_budget *out);
+/* turn_context: the context within budget_tokens (as mn_context_of), its
+ * assistant messages with their parts in context order (id, role and parts
+ * only), and the report (as mn_context_report_of), from one assembly. */
+int			mn_turn_context_call(mnemo_store *st, const char *session_id, int budget_tokens,
+								 mn_call *call);
+int			mn_turn_context_of(mnemo_store *st, mn_call *call, mnemo_context **ctx,
+							   mnemo_messages **msgs, mnemo_context_budget *report);
 
 /* ---- values (convert.c) ---- */
 

@@ -1,0 +1,168 @@
+/*
+ * turn_context.c
+ *		turn_context: everything a chat turn reads of its session, in one call.
+ *
+ * A turn needs the assembled context (the provider's messages), the parts of
+ * the assistant messages in it (tool calls go back to the provider in their
+ * structured form, not as rendered text) and the budget report (the
+ * thresholds).  Asked as build_context, context_report and
+ * get_messages_with_parts_by_ids over build_context's ids, the server
+ * assembled the same context three times.  Here it is assembled once, as
+ * build_context does it (AssembleContext), and the parts of the included
+ * assistant messages are read by key in one more statement.
+ *
+ * Rows: the entries build_context returns, in position order, each with its
+ * parts (assistant messages only, else NULL), then one last row whose
+ * item_type is 'budget' and whose budget column holds what context_report
+ * returns.  The budget row comes even when nothing fits, so a caller always
+ * learns the context's size.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/typcache.h"
+
+#include "mnemo.h"
+#include "context.h"
+
+#define TURN_CONTEXT_COLUMNS 8
+
+static SPIPlanPtr parts_plan;
+
+/*
+ * The parts (jsonb) of each included assistant message among entries, in
+ * parts[i] for entry i, copied into the caller's memory context; NULL where
+ * the entry is anything else.
+ */
+static Datum *
+AssistantParts(const char *session_id, ContextEntry *entries, int n)
+{
+	MemoryContext callcxt = CurrentMemoryContext;
+	Datum	   *parts = palloc0(sizeof(Datum) * n);
+	Datum	   *ids = palloc(sizeof(Datum) * n);
+	int		   *index = palloc(sizeof(int) * n);
+	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
+	Datum		values[2];
+	MnemoCall	call;
+	uint64		rows;
+	uint64		r;
+	int			nids = 0;
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (entries[i].included && !entries[i].is_summary &&
+			strcmp(entries[i].role, "assistant") == 0)
+		{
+			index[nids] = i;
+			ids[nids++] = CStringGetTextDatum(entries[i].item_id);
+		}
+	if (nids == 0)
+		return parts;
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false, TYPALIGN_INT));
+	MnemoConnect(&call);
+	MnemoPrepare(&parts_plan,
+				 "SELECT u.ord, " MNEMO_PARTS_JSON " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id",
+				 2, types);
+	rows = MnemoExecute(parts_plan, values, NULL, true, 0);
+	for (r = 0; r < rows; r++)
+	{
+		int64		ord = MnemoGetInt64(r, 1, NULL);
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
+		MemoryContext oldcxt;
+
+		if (isnull || ord < 1 || ord > nids)
+			continue;
+		oldcxt = MemoryContextSwitchTo(callcxt);
+		parts[index[ord - 1]] = datumCopy(d, false, -1);
+		MemoryContextSwitchTo(oldcxt);
+	}
+	MnemoFinish(&call);
+	return parts;
+}
+
+/* The budget column: a mnemo.context_budget, as context_report returns it. */
+static Datum
+BudgetDatum(Oid typid, int32 budget, const ContextTotals *totals)
+{
+	TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+	Datum		values[6];
+	bool		nulls[6] = {false, false, false, false, false, false};
+	HeapTuple	tuple;
+
+	values[0] = Int32GetDatum(budget);
+	values[1] = Int64GetDatum(totals->summary_tokens);
+	values[2] = Int32GetDatum(totals->included_items);
+	values[3] = Int64GetDatum(totals->included_tokens);
+	values[4] = Int32GetDatum(totals->omitted_items);
+	values[5] = Int64GetDatum(totals->omitted_tokens);
+	tuple = heap_form_tuple(desc, values, nulls);
+	ReleaseTupleDesc(desc);
+	return HeapTupleGetDatum(tuple);
+}
+
+PG_FUNCTION_INFO_V1(mnemo_turn_context);
+Datum
+mnemo_turn_context(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	ContextTotals totals;
+	ContextEntry *entries;
+	Datum	   *parts;
+	Datum		values[TURN_CONTEXT_COLUMNS];
+	bool		nulls[TURN_CONTEXT_COLUMNS];
+	MemoryContext rowcxt;
+	MemoryContext oldcxt;
+	int			n;
+	int			i;
+
+	entries = AssembleContext(fcinfo, CurrentMemoryContext, &n, &totals);
+	parts = AssistantParts(text_to_cstring(PG_GETARG_TEXT_PP(0)), entries, n);
+	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setDesc->natts != TURN_CONTEXT_COLUMNS)
+		elog(ERROR, "turn_context returns %d columns, not %d", rsinfo->setDesc->natts,
+			 TURN_CONTEXT_COLUMNS);
+
+	/* the tuplestore copies each row: its text values are garbage after */
+	rowcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo turn context row",
+								   ALLOCSET_DEFAULT_SIZES);
+	oldcxt = MemoryContextSwitchTo(rowcxt);
+	for (i = 0; i < n; i++)
+	{
+		ContextEntry *e = &entries[i];
+
+		if (!e->included)
+			continue;
+		memset(nulls, false, sizeof(nulls));
+		values[0] = Int64GetDatum(e->position);
+		values[1] = CStringGetTextDatum(e->item_type);
+		values[2] = CStringGetTextDatum(e->item_id);
+		values[3] = CStringGetTextDatum(e->role);
+		values[4] = PointerGetDatum(cstring_to_text_with_len(e->content, e->content_len));
+		values[5] = Int32GetDatum(e->tokens);
+		values[6] = parts[i];
+		nulls[6] = parts[i] == (Datum) 0;
+		nulls[7] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		MemoryContextReset(rowcxt);
+	}
+
+	memset(nulls, true, sizeof(nulls));
+	values[1] = CStringGetTextDatum("budget");
+	nulls[1] = false;
+	values[7] = BudgetDatum(TupleDescAttr(rsinfo->setDesc, 7)->atttypid, PG_GETARG_INT32(1),
+							&totals);
+	nulls[7] = false;
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(rowcxt);
+	return (Datum) 0;
+}

@@ -1,6 +1,6 @@
 -- The SQL API under the demo agent: every write of the store, a compaction
--- race lost cleanly, the append-only guard, then the proof that nothing was
--- lost.  Run by test/demo.sh after the agent session, in the same database
+-- race lost cleanly, the append-only log refused to an application role, then
+-- the proof that nothing was lost.  Run by test/demo.sh after the agent session, in the same database
 -- (the extension is already created there).
 \set ON_ERROR_STOP on
 \pset footer off
@@ -52,11 +52,18 @@ SELECT * FROM mnemo.context_report('demo', 60);
 \echo '== the summary expands back to the original messages'
 SELECT depth, item_id, seq, role FROM mnemo.expand_summary('demo', 'sum1', recursive => true);
 
-\echo '== the log is append-only, even for a superuser (MN005)'
+\echo '== the log is append-only: an application role reads and calls, it cannot write a table (42501)'
+DO $$ BEGIN
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'demo_app') THEN CREATE ROLE demo_app; END IF;
+END $$;
+GRANT USAGE ON SCHEMA mnemo TO demo_app;
+GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO demo_app;
+SET ROLE demo_app;
 \set ON_ERROR_STOP off
 UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'call1';
 DELETE FROM mnemo.messages WHERE session_id = 'demo';
 \set ON_ERROR_STOP on
+RESET ROLE;
 
 \echo '== nothing is lost: every message and the pruned tool output read back'
 SELECT count(*) AS messages, count(*) FILTER (WHERE is_summary) AS summaries,

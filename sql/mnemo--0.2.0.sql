@@ -132,6 +132,8 @@ CREATE TABLE mnemo.summary_nodes (
     seq_end         bigint NOT NULL,
     created_at      bigint NOT NULL,
     superseded_by   text,
+    -- 0 for a leaf, one more than the deepest node it consumed for a condensed one
+    depth           integer NOT NULL DEFAULT 0 CHECK (depth >= 0),
     tenant          text NOT NULL,
     PRIMARY KEY (session_id, id)
 );
@@ -166,6 +168,15 @@ COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large file
 -- get_file_reference_by_path.  A hash index: paths may be longer than a
 -- btree entry allows, and the few rows of one path are sorted after the fetch.
 CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
+
+CREATE TABLE mnemo.compaction_claims (
+    session_id  text PRIMARY KEY,
+    holder      text NOT NULL,
+    claimed_at  bigint NOT NULL,
+    expires_at  bigint NOT NULL,
+    tenant      text NOT NULL
+);
+COMMENT ON TABLE mnemo.compaction_claims IS 'one compactor per session: the holder of each session''s compaction lease, until expires_at (ms); not dumped, a lease does not outlive its compactor';
 
 CREATE TABLE mnemo.tenants (
     tenant      text PRIMARY KEY,
@@ -731,12 +742,13 @@ CREATE FUNCTION mnemo.commit_summary(
     kind text DEFAULT 'leaf',
     level integer DEFAULT 1,
     model_id text DEFAULT NULL,
-    provider_id text DEFAULT NULL)
+    provider_id text DEFAULT NULL,
+    holder text DEFAULT NULL)
     RETURNS bigint
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
-COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim';
 
 CREATE FUNCTION mnemo.expand_summary(session_id text, summary_id text, recursive boolean DEFAULT false)
     RETURNS SETOF mnemo.expansion
@@ -870,6 +882,59 @@ CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" intege
 COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';
 
 /* ------------------------------------------------------------------------
+ * Compaction: the deterministic half (doc/compaction.md)
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.compaction_block AS (
+    kind        text,
+    depth       integer,
+    item_ids    text[],
+    content     text,
+    tokens      integer,
+    file_ids    text[]
+);
+COMMENT ON TYPE mnemo.compaction_block IS 'what to summarise next: the items (messages for a leaf, summary nodes of one depth for a condensation), their rendered transcript, its token estimate and the file ids found in it';
+
+CREATE FUNCTION mnemo.compaction_block(
+    session_id text,
+    kind text DEFAULT 'leaf',
+    tail_messages integer DEFAULT 8,
+    max_tokens integer DEFAULT 20000,
+    min_items integer DEFAULT 3,
+    item_chars integer DEFAULT NULL)
+    RETURNS SETOF mnemo.compaction_block
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_compaction_block';
+COMMENT ON FUNCTION mnemo.compaction_block(text, text, integer, integer, integer, integer) IS 'the oldest contiguous block of the context view outside the fresh tail (the two latest user turns and the last tail_messages messages): messages for kind leaf, summary nodes of one depth for kind condensed; at least min_items, no more than max_tokens beyond them; no row when there is none; item_chars cuts each item in the transcript';
+
+CREATE FUNCTION mnemo.file_id_footer(content text, file_ids text[] DEFAULT '{}')
+    RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_file_id_footer';
+COMMENT ON FUNCTION mnemo.file_id_footer(text, text[]) IS 'content with its file-id footer "[LCM File IDs: ...]" replaced by one naming the ids found in it, then file_ids, each once in first-seen order; no footer when there are none';
+
+CREATE FUNCTION mnemo.truncate_summary(content text, max_tokens integer DEFAULT 512)
+    RETURNS text
+    LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_truncate_summary';
+COMMENT ON FUNCTION mnemo.truncate_summary(text, integer) IS 'Level 3, deterministic: the start of content cut to fit max_tokens with a truncation marker, and the footer of every file id in the whole content; never fails';
+
+CREATE FUNCTION mnemo.claim_compaction(session_id text, holder text, ttl_ms integer DEFAULT 60000)
+    RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_claim_compaction';
+COMMENT ON FUNCTION mnemo.claim_compaction(text, text, integer) IS 'takes or renews the session''s compaction lease for ttl_ms; false while another holder''s lease has not expired';
+
+CREATE FUNCTION mnemo.release_compaction(session_id text, holder text)
+    RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
+COMMENT ON FUNCTION mnemo.release_compaction(text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it';
+
+/* ------------------------------------------------------------------------
  * Tenancy and privileges (doc/security.md)
  *
  * Row-level security on every table: a role sees the rows of the tenants
@@ -885,7 +950,8 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                             'summary_nodes', 'summary_edges', 'file_references', 'tenants']
+                             'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                             'compaction_claims']
     LOOP
         EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '

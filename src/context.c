@@ -67,7 +67,7 @@ typedef struct ContextReceiver
 	DestReceiver pub;
 	MemoryContext callcxt;		/* entries, their strings, contents */
 	MemoryContext rowcxt;		/* reset after every part */
-	ContextEntry *entries;
+	MnemoContextEntry *entries;
 	int			nentries;
 	int			maxentries;
 	StringInfoData contents;
@@ -100,7 +100,10 @@ static SPIPlanPtr context_plan;
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
-	"p.part_type, p.content, p.compacted_at, c.tenant " \
+	"p.part_type, p.content, p.compacted_at, c.tenant, " \
+	"CASE WHEN c.item_type = 'summary' THEN " \
+	"(SELECT n.depth FROM mnemo.summary_nodes n " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END " \
 	"FROM mnemo.context_items c " \
 	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
@@ -121,7 +124,7 @@ CompactContents(ContextReceiver *r)
 		return;
 	for (i = 0; i < r->nentries; i++)
 	{
-		ContextEntry *e = &r->entries[i];
+		MnemoContextEntry *e = &r->entries[i];
 
 		if (e->let_go || e->oversize)
 			continue;
@@ -141,7 +144,7 @@ CompactContents(ContextReceiver *r)
 static void
 FinishEntry(ContextReceiver *r)
 {
-	ContextEntry *e;
+	MnemoContextEntry *e;
 
 	if (r->nentries == 0)
 		return;
@@ -158,7 +161,7 @@ FinishEntry(ContextReceiver *r)
 	while (r->first_held < r->nentries &&
 		   (r->held_tokens > r->budget || r->contents.len - r->dropped_bytes > CONTEXT_HELD_MAX))
 	{
-		ContextEntry *old = &r->entries[r->first_held++];
+		MnemoContextEntry *old = &r->entries[r->first_held++];
 
 		if (old->is_summary)
 			continue;
@@ -176,7 +179,7 @@ FinishEntry(ContextReceiver *r)
 static void
 AddRendering(ContextReceiver *r, const char *rendered)
 {
-	ContextEntry *e = &r->entries[r->nentries - 1];
+	MnemoContextEntry *e = &r->entries[r->nentries - 1];
 	int			len = strlen(rendered);
 	bool		first = r->contents.len == r->content_start && e->chars == 0;
 
@@ -214,7 +217,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 
 	if (r->nentries == 0 || r->entries[r->nentries - 1].position != position)
 	{
-		ContextEntry *e;
+		MnemoContextEntry *e;
 		Datum		node_tokens;
 		bool		no_node;
 
@@ -222,7 +225,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		if (r->nentries == r->maxentries)
 		{
 			r->maxentries *= 2;
-			r->entries = repalloc(r->entries, sizeof(ContextEntry) * r->maxentries);
+			r->entries = repalloc(r->entries, sizeof(MnemoContextEntry) * r->maxentries);
 		}
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
@@ -238,6 +241,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		if (e->is_summary)
 			e->role = pstrdup("assistant");
 		e->tokens = e->is_summary && !no_node ? DatumGetInt32(node_tokens) : -1;
+		e->depth = e->is_summary && !no_node ? DatumGetInt32(slot_getattr(slot, 10, &isnull)) : -1;
 		r->content_start = r->contents.len;
 		/*
 		 * Items carry their session's tenant: a session the caller may not
@@ -288,32 +292,25 @@ ContextDestroy(DestReceiver *self)
 }
 
 /*
- * Read and render the context view of session_id and choose what fits in
- * budget.  Entries and totals are allocated in callcxt.  MN001 if the session
- * does not exist; 22004/22023 for a NULL or negative budget.
+ * Read and render the context view of session_id, in position order: the
+ * items build_context chooses from and compaction_block picks from, so both
+ * see the same text and estimates.  budget lets go of the renderings of
+ * messages that cannot fit in it (see the header comment); PG_INT32_MAX
+ * keeps all but oversize ones.  Entries are allocated in callcxt, none
+ * included yet.  MN001 if the session does not exist (or is not visible).
  */
-ContextEntry *
-AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
-				ContextTotals *totals)
+MnemoContextEntry *
+MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, int *nentries)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
 	Oid			types[1] = {TEXTOID};
 	ContextReceiver receiver;
 	SPIExecuteOptions options;
-	ContextEntry *entries;
-	int64		remaining;
+	MnemoContextEntry *entries;
 	int			nestlevel;
 	int			rc;
 	int			n;
 	int			i;
 	MnemoCall	call;
-
-	if (budget < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("budget_tokens must not be negative")));
-	memset(totals, 0, sizeof(*totals));
 
 	memset(&receiver, 0, sizeof(receiver));
 	receiver.pub.receiveSlot = ContextReceiveSlot;
@@ -327,7 +324,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 											ALLOCSET_DEFAULT_SIZES);
 	receiver.budget = budget;
 	receiver.maxentries = 256;
-	receiver.entries = palloc(sizeof(ContextEntry) * receiver.maxentries);
+	receiver.entries = palloc(sizeof(MnemoContextEntry) * receiver.maxentries);
 	initStringInfo(&receiver.contents);
 
 	memset(&options, 0, sizeof(options));
@@ -374,8 +371,35 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	entries = receiver.entries;
 	n = receiver.nentries;
 	for (i = 0; i < n; i++)
-	{
 		entries[i].content = receiver.contents.data + entries[i].content_off;
+	*nentries = n;
+	return entries;
+}
+
+/*
+ * The context view of the function's session and what of it fits in the
+ * budget.  Entries and totals are allocated in callcxt.  22004/22023 for a
+ * NULL or negative budget.
+ */
+ContextEntry *
+AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
+				ContextTotals *totals)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
+	MnemoContextEntry *entries;
+	int64		remaining;
+	int			n;
+	int			i;
+
+	if (budget < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("budget_tokens must not be negative")));
+	memset(totals, 0, sizeof(*totals));
+	entries = MnemoReadContext(session_id, budget, callcxt, &n);
+	for (i = 0; i < n; i++)
+	{
 		if (entries[i].is_summary && !entries[i].oversize)
 		{
 			entries[i].included = true;
@@ -387,7 +411,7 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 	remaining = (int64) budget - totals->summary_tokens;
 	for (i = n; i-- > 0;)
 	{
-		ContextEntry *e = &entries[i];
+		MnemoContextEntry *e = &entries[i];
 
 		if (e->is_summary)
 			continue;
@@ -419,7 +443,7 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	ContextTotals totals;
-	ContextEntry *entries;
+	MnemoContextEntry *entries;
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
 	int			n;
@@ -434,7 +458,7 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 	oldcxt = MemoryContextSwitchTo(rowcxt);
 	for (i = 0; i < n; i++)
 	{
-		ContextEntry *e = &entries[i];
+		MnemoContextEntry *e = &entries[i];
 		Datum		values[6];
 		bool		nulls[6] = {false, false, false, false, false, false};
 

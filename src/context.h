@@ -8,22 +8,10 @@
 
 #include "fmgr.h"
 
-typedef struct ContextEntry
-{
-	int64		position;
-	char	   *item_type;
-	char	   *item_id;
-	char	   *role;
-	char	   *content;
-	int			content_off;	/* in the receiver's contents */
-	int			content_len;
-	int64		chars;			/* of an oversize rendering, not kept */
-	int32		tokens;
-	bool		is_summary;
-	bool		included;
-	bool		oversize;		/* over CONTEXT_ITEM_MAX: never included */
-	bool		let_go;			/* content dropped: cannot be included */
-} ContextEntry;
+#include "mnemo.h"
+
+/* an item of the context view, as mnemo.h's reader returns it */
+typedef MnemoContextEntry ContextEntry;
 
 typedef struct ContextTotals
 {

@@ -137,6 +137,38 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 extern void MnemoCheckToolState(const char *state, const char *where);
 
 /*
+ * context.c: the context view read and rendered, one entry per item in
+ * position order (the one rendering build_context and compaction share)
+ */
+typedef struct MnemoContextEntry
+{
+	int64		position;
+	char	   *item_type;
+	char	   *item_id;
+	char	   *role;			/* a summary's is "assistant" */
+	char	   *content;		/* rendered, NUL-terminated */
+	int			content_off;	/* in the reader's buffer */
+	int			content_len;
+	int64		chars;			/* of an oversize rendering, not kept */
+	int32		tokens;
+	int32		depth;			/* a summary node's; -1 for anything else */
+	bool		is_summary;
+	bool		included;		/* chosen by build_context */
+	bool		oversize;		/* rendering over CONTEXT_ITEM_MAX: not kept */
+	bool		let_go;			/* content dropped: cannot be included */
+} MnemoContextEntry;
+
+extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
+										   MemoryContext callcxt, int *nentries);
+
+/* claim.c */
+extern void MnemoCheckClaim(const char *session_id, const char *holder);
+
+/* file_ids.c: the file ids a text names, and the footer that lists them */
+extern void MnemoFileIdsIn(const char *text, int len, List **ids);
+extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
+
+/*
  * How deep a part (or session metadata) may nest: the part object is level
  * 1, a scalar in it level 2 (json-c's count); the client checks the same
  * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.

@@ -39,6 +39,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "e AS (DELETE FROM mnemo.summary_edges WHERE session_id = $1), "
 				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
+				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
 				 "SELECT count(*) FROM m",
 				 1, types);

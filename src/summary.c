@@ -52,6 +52,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	int32		level = DatumGetInt32(MnemoRequireArg(fcinfo, 6, "level"));
 	char	   *model_id = MnemoTextArgOrNull(fcinfo, 7);
 	char	   *provider_id = MnemoTextArgOrNull(fcinfo, 8);
+	char	   *holder = PG_NARGS() > 9 ? MnemoTextArgOrNull(fcinfo, 9) : NULL;
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	Oid			types[7] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID};
@@ -62,6 +63,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	int64		seq_start;
 	int64		seq_end;
 	int64		position;
+	int32		depth;
 
 	condensed = strcmp(kind, "condensed") == 0;
 	if (!condensed && strcmp(kind, "leaf") != 0)
@@ -88,6 +90,12 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum(MnemoNowMs());
 
 	MnemoConnect(&call);
+	if (holder != NULL)
+	{
+		/* another tenant's session is a missing one, claim or not */
+		MnemoCheckSessionExists(session_id, NULL, NULL);
+		MnemoCheckClaim(session_id, holder);
+	}
 	MnemoLockSession(session_id, 1, 0, true, &lock);
 	MnemoCheckInContext(session_id, ids);
 
@@ -101,7 +109,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "SELECT count(*) FILTER (WHERE CASE WHEN $4 = 'leaf' "
 				 "       THEN c.item_type = 'message' "
 				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
-				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)) "
+				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)), "
+				 "       coalesce(max(n.depth), -1) "
 				 "FROM mnemo.context_items c "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
 				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = c.item_id "
@@ -117,6 +126,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 						"message items")));
 	seq_start = MnemoGetInt64(0, 2, NULL);
 	seq_end = MnemoGetInt64(0, 3, NULL);
+	depth = condensed ? MnemoGetInt64(0, 4, NULL) + 1 : 0;
 
 	/* the summary message: its text and a compaction marker */
 	initStringInfo(&parts);
@@ -136,14 +146,14 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	/* the node, its provenance, and the nodes it consumed */
 	MnemoPrepare(&node_plan,
 				 "INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, token_count, "
-				 "seq_start, seq_end, created_at, tenant) "
-				 "VALUES ($1, $2, $4, $5, $6, $8, $9, $7, $10)",
-				 10, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
-				 INT8OID, INT8OID, TEXTOID});
+				 "seq_start, seq_end, created_at, tenant, depth) "
+				 "VALUES ($1, $2, $4, $5, $6, $8, $9, $7, $10, $11)",
+				 11, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+				 INT8OID, INT8OID, TEXTOID, INT4OID});
 	MnemoExecute(node_plan,
 				 (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
 				 values[6], Int64GetDatum(seq_start), Int64GetDatum(seq_end),
-				 CStringGetTextDatum(lock.tenant)},
+				 CStringGetTextDatum(lock.tenant), Int32GetDatum(depth)},
 				 NULL, false, 0);
 	MnemoPrepare(&edges_plan,
 				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, "

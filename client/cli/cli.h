@@ -94,5 +94,7 @@ extern const cli_command cli_export;
 extern const cli_command cli_import;
 extern const cli_command cli_tail;
 extern const cli_command cli_chat;
+extern const cli_command cli_compact;
+extern const cli_command cli_verify;
 
 #endif							/* MNEMO_CLI_H */

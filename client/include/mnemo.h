@@ -43,5 +43,6 @@
 #include "mnemo/events.h"
 #include "mnemo/transcript.h"
 #include "mnemo/chat.h"
+#include "mnemo/compact.h"
 
 #endif							/* MNEMO_H */

@@ -63,7 +63,7 @@ expect_rc 0 "mnemo --help"
 check "--help prints the usage to stdout, with every command" \
 	grep -q "^Usage: mnemo \[--db CONNINFO\] COMMAND" "$work/out"
 check "--help documents the exit codes" grep -q "2 usage error, 3 session or message not" "$work/out"
-for cmd in sessions show context export import tail; do
+for cmd in sessions show context export import tail compact verify; do
 	run_m "$cmd" --help
 	if [ "$rc" -eq 0 ] && grep -q "^Usage: mnemo $cmd" "$work/out" && [ ! -s "$work/err" ]; then
 		ok "mnemo $cmd --help: usage on stdout, exit 0"
@@ -158,6 +158,47 @@ check "the tombstoned output is rendered as compacted" grep -q "\[Tool 'Read' ou
 run_m context "$sid" --budget 10
 check "a small budget reports what is left out" \
 	bash -c "tail -n 1 '$work/out' | grep -Eq '^context: budget 10, [0-9]+ items .* [1-9][0-9]* items \([1-9][0-9]* tokens\) left out$'"
+
+# ---- compact and verify ----------------------------------------------------
+
+run_m import "$LARGE" --session cli-compact --new-ids --quiet
+expect_rc 0 "mnemo import of the larger log for compaction"
+run_m compact cli-compact --dry-run
+expect_rc 0 "mnemo compact --dry-run"
+check "names the block the first round would summarise" \
+	grep -Eq '^would summarise: leaf, [0-9]+ items, [0-9]+ tokens \(context [0-9]+ tokens\)$' "$work/out"
+check "and writes nothing" test "$(psql_q -c "SELECT count(*) FROM mnemo.summary_nodes('cli-compact')")" -eq 0
+before=$(psql_q -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('cli-compact', 2147483647)")
+run_m compact cli-compact --level 3 --budget 2000
+expect_rc 0 "mnemo compact --level 3 --budget 2000"
+check "prints a line per summary and the outcome" \
+	bash -c "grep -q '^compacting cli-compact$' '$work/out' && grep -Eq '^  sum_[0-9A-Z]+: leaf summary of [0-9]+ items at level 3; context now [0-9]+ tokens$' '$work/out' && grep -Eq '^compact: [1-9][0-9]* summaries \(L1 0, L2 0, L3 [1-9][0-9]*\), $before -> [0-9]+ tokens, [0-9]+ tool outputs pruned$' '$work/out'"
+after=$(psql_q -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('cli-compact', 2147483647)")
+check "the context is smaller ($before -> $after tokens)" test "$after" -lt "$before"
+check "the claim is released" test "$(psql_q -c "SELECT count(*) FROM mnemo.compaction_claims WHERE session_id = 'cli-compact'")" -eq 0
+run_m verify cli-compact
+expect_rc 0 "mnemo verify after compaction"
+check "every message reachable, through the summaries" \
+	bash -c "tail -n 1 '$work/out' | grep -Eq '^verify: ([0-9]+) messages, \\1 reachable \([0-9]+ in context, [1-9][0-9]* through [1-9][0-9]* summaries\), 0 failed$'"
+psql_q -c "SELECT mnemo.claim_compaction('cli-compact', 'elsewhere', 60000)" >/dev/null
+run_m compact cli-compact --level 3
+expect_rc 0 "mnemo compact while another process holds the claim"
+check "says so and does nothing" grep -q '^compact: another compactor holds the claim; nothing done$' "$work/out"
+psql_q -c "SELECT mnemo.release_compaction('cli-compact', 'elsewhere')" >/dev/null
+# a summary swapped in by hand, with no DAG node: what it replaced is lost
+victim=$(psql_q -c "SELECT item_id FROM mnemo.get_context_items('cli-compact') WHERE item_type = 'message' ORDER BY position DESC LIMIT 1")
+psql_q -c "SELECT mnemo.append_message('cli-compact', 'assistant', '[{\"type\": \"text\", \"text\": \"lossy\"}]', id => 'cli-bare', is_summary => true)" >/dev/null
+psql_q -c "SELECT mnemo.swap_context_items('cli-compact', ARRAY['$victim'], 'cli-bare')" >/dev/null
+run_m verify cli-compact
+expect_rc 1 "mnemo verify of a session that lost a message"
+check "names the message that cannot be reached" \
+	grep -q "^message $victim (seq [0-9]*): not reachable from the context view$" "$work/out"
+run_m verify no-such-session
+expect_rc 3 "mnemo verify of a missing session"
+run_m compact no-such-session --level 3
+expect_rc 3 "mnemo compact of a missing session"
+usage_case "compact --level 4" compact cli-compact --level 4
+usage_case "compact --budget 0" compact cli-compact --budget 0
 
 # ---- export / import round trips ----------------------------------------
 

@@ -41,6 +41,8 @@ _session_column  reads the catalog
 _session_functions  reads the catalog
 _partition_by_session  the partitioned layout's set-up
 tenant_visible   no table: the row-level security policies' test
+file_id_footer   no table: a text function
+truncate_summary no table: a text function
 "
 
 seed=$(cat <<'SQL'
@@ -98,6 +100,10 @@ get_context_items	pr_a	SELECT count(*) FROM mnemo.get_context_items('pr_a')
 last_summary	pr_a	SELECT mnemo.last_summary('pr_a')
 prune_tool_outputs	pr_a	SELECT mnemo.prune_tool_outputs('pr_a', 0, 0)
 search_history	pr_a	SELECT count(*) FROM mnemo.search_history('pr_a', 'one')
+compaction_block	pr_a	SELECT count(*) FROM mnemo.compaction_block('pr_a', tail_messages => 0, min_items => 2)
+claim_compaction	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder')
+release_compaction	pr_a	SELECT mnemo.release_compaction('pr_a', 'pr_holder')
+commit_summary/holder	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder'); SELECT mnemo.commit_summary('pr_a', 'pr_s3', 'three and four', 6, ARRAY['pr_m3', 'pr_m4'], holder => 'pr_holder')
 SQL
 )
 

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(203);
+SELECT plan(225);
 
 --
 -- tables
@@ -14,11 +14,12 @@ SELECT set_eq($$
     SELECT c.relname::text FROM pg_class c
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-          'summary_nodes', 'summary_edges', 'file_references', 'tenants'],
+          'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'compaction_claims']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -34,6 +35,7 @@ SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'or
 SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
+SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
@@ -68,15 +70,18 @@ SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', '
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
     'seq', 'created_at', 'tenant']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
-    'seq_start', 'seq_end', 'created_at', 'superseded_by', 'tenant']);
+    'seq_start', 'seq_end', 'created_at', 'superseded_by', 'depth', 'tenant']);
 SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal', 'item_type',
     'item_id', 'tenant']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
+    'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'compaction_claims']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
@@ -88,6 +93,7 @@ SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
 SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
+SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
@@ -112,7 +118,8 @@ SELECT is_empty($$
 $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants']) AS t;
+                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'compaction_claims']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -133,7 +140,7 @@ SELECT set_eq($$
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
           'mnemo.file_references_ordinal_seq'],
-   'every table, and the sequence giving file store order, are registered with pg_extension_config_dump');
+   'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
 -- result types
@@ -145,6 +152,7 @@ SELECT has_composite('mnemo', 'context_entry', 'type mnemo.context_entry exists'
 SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exists');
 SELECT has_composite('mnemo', 'expansion', 'type mnemo.expansion exists');
 SELECT has_composite('mnemo', 'search_hit', 'type mnemo.search_hit exists');
+SELECT has_composite('mnemo', 'compaction_block', 'type mnemo.compaction_block exists');
 
 --
 -- functions: names, signatures, result types, volatility
@@ -178,7 +186,7 @@ INSERT INTO fns VALUES
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),
   ('build_context', '{text,integer}', 'setof mnemo.context_entry', 'stable'),
-  ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text}', 'bigint', 'volatile'),
+  ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text,text}', 'bigint', 'volatile'),
   ('expand_summary', '{text,text,boolean}', 'setof mnemo.expansion', 'stable'),
   ('summary_nodes', '{text,boolean}', 'setof mnemo.summary_nodes', 'stable'),
   ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),
@@ -189,6 +197,11 @@ INSERT INTO fns VALUES
   ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable'),
   ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
   ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable'),
+  ('compaction_block', '{text,text,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
+  ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
+  ('truncate_summary', '{text,integer}', 'text', 'immutable'),
+  ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
+  ('release_compaction', '{text,text}', 'boolean', 'volatile'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
@@ -202,20 +215,22 @@ SELECT function_returns('mnemo', name, args, returns, format('mnemo.%s returns %
 SELECT volatility_is('mnemo', name, args, volatility, format('mnemo.%s is %s', name, volatility))
   FROM fns ORDER BY name;
 
--- every function that runs SQL pins search_path; the four that run none
--- (estimate_tokens, version, new_id, tenant_visible) need not
+-- every function that runs SQL pins search_path; the six that run none
+-- (estimate_tokens, version, new_id, tenant_visible, file_id_footer,
+-- truncate_summary) need not
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text
       FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace
-       AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', 'tenant_visible')
+       AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', 'tenant_visible',
+                             'file_id_footer', 'truncate_summary')
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)
 $$, 'every mnemo function that runs SQL has SET search_path = pg_catalog, pg_temp');
 SELECT set_eq($$
     SELECT p.proname::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proconfig IS NULL
-$$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible'],
-   'only estimate_tokens, version, new_id and tenant_visible run without a pinned search_path');
+$$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible', 'file_id_footer', 'truncate_summary'],
+   'only estimate_tokens, version, new_id, tenant_visible, file_id_footer and truncate_summary run without a pinned search_path');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef

@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(123);
+SELECT plan(132);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -110,7 +110,11 @@ INSERT INTO calls VALUES
   ('expand_summary', $$SELECT * FROM mnemo.expand_summary('ta_s', 'ta_sum', true)$$),
   ('summary_nodes', $$SELECT * FROM mnemo.summary_nodes('ta_s', true)$$),
   ('last_summary', $$SELECT * FROM mnemo.last_summary('ta_s')$$),
-  ('search_history', $$SELECT * FROM mnemo.search_history('ta_s', 'secret')$$);
+  ('search_history', $$SELECT * FROM mnemo.search_history('ta_s', 'secret')$$),
+  ('compaction_block', $$SELECT * FROM mnemo.compaction_block('ta_s', tail_messages => 0)$$),
+  ('claim_compaction', $$SELECT mnemo.claim_compaction('ta_s', 'tb_compactor')$$),
+  ('release_compaction', $$SELECT mnemo.release_compaction('ta_s', 'tb_compactor')$$),
+  ('commit_summary with a holder', $$SELECT mnemo.commit_summary('ta_s', 'tb_sum', 'x', 1, ARRAY['ta_m2'], holder => 'tb_compactor')$$);
 GRANT SELECT ON calls TO tap_tb, tap_pool, tap_eraser;
 -- the missing-session error, for comparison: another tenant's looks the same
 CREATE TEMP TABLE missing AS
@@ -175,7 +179,7 @@ SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE 
 CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
-                              'summary_edges', 'file_references', 'tenants']) AS t,
+                              'summary_edges', 'file_references', 'tenants', 'compaction_claims']) AS t,
   LATERAL (VALUES
     (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
     (format('UPDATE mnemo.%I SET tenant = tenant', t)),

@@ -100,6 +100,9 @@ typedef struct mnemo_new_summary
 	int			level;			/* 1, 2, 3; 0: 1 */
 	const char *model_id;		/* or NULL */
 	const char *provider_id;	/* or NULL */
+	const char *holder;			/* or NULL; else commit only while holding
+								 * the session's compaction claim
+								 * (INVALID_SWAP otherwise) */
 } mnemo_new_summary;
 
 /* Initialises a summary spec: a new id, kind "leaf", level 1. */

@@ -46,7 +46,9 @@ mn_turn_context_size(const turn_context *tc)
 {
 	const mnemo_context_budget *r = &tc->report;
 
-	return r->summary_tokens + r->included_tokens + r->omitted_tokens;
+	/* every summary is among the included items: summary_tokens is a part
+	 * of included_tokens, not more */
+	return r->included_tokens + r->omitted_tokens;
 }
 
 void

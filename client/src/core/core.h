@@ -61,6 +61,7 @@ typedef struct mn_attachment
 struct mn_events;				/* events/events.c */
 struct mn_http;					/* stream/http.c */
 struct mn_feed;					/* events/feed.c */
+struct mn_compactor;			/* compact/hook.c */
 
 struct mnemo_store
 {
@@ -88,6 +89,8 @@ struct mnemo_store
 								 * first turn; outlives reconnects, so
 								 * mnemo_turn_cancel never reads the
 								 * connection another thread may replace */
+	struct mn_compactor *compactor; /* a background compaction, NULL until
+									 * the first */
 };
 
 /* Register a room's state on the handle (store.c); once per attachment,

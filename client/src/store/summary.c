@@ -21,9 +21,9 @@ static const mn_stmt commit_stmt = {
 	"mnemo_summary_commit",
 	"SELECT s.id AS summary_id, mnemo.commit_summary($1::text, s.id, $3::text, $4::integer, "
 	"$5::text[], kind => $6::text, level => $7::integer, model_id => $8::text, "
-	"provider_id => $9::text) AS \"position\" "
+	"provider_id => $9::text, holder => $10::text) AS \"position\" "
 	"FROM (SELECT coalesce($2::text, mnemo.new_id('sum')) AS id) AS s",
-	9
+	10
 };
 
 static const mn_stmt nodes_stmt = {
@@ -46,7 +46,7 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 {
 	char		token_count[24];
 	char		level[24];
-	const char *params[9];
+	const char *params[10];
 	char	   *array;
 	PGresult   *res;
 	char		id[MNEMO_ID_MAX + 1];
@@ -69,6 +69,7 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 	params[6] = mn_i64_param(level, summary->level == 0 ? 1 : summary->level);
 	params[7] = summary->model_id;
 	params[8] = summary->provider_id;
+	params[9] = summary->holder;
 	res = mn_exec(st, &commit_stmt, params);
 	free(array);
 	if (res == NULL)

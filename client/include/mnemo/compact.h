@@ -1,0 +1,140 @@
+/*
+ * mnemo/compact.h
+ *		The compaction engine: mnemo_compact.
+ *
+ * A part of the public API: include <mnemo.h>, which includes every part
+ * (the conventions of every call are at its head).
+ */
+#ifndef MNEMO_API_COMPACT_H
+#define MNEMO_API_COMPACT_H
+
+#include "chat.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------
+ * Compaction (doc/compaction.md)
+ *
+ * mnemo_compact() runs one compaction of a session, as LCM's control loop:
+ *	1. the session's compaction claim is taken (mnemo.claim_compaction), a
+ *	   lease with an expiry, before any model is called; another live
+ *	   holder means someone else is compacting: MNEMO_OK with lost set;
+ *	2. tool outputs are pruned (mnemo.prune_tool_outputs);
+ *	3. rounds, each one block the server picks (mnemo.compaction_block: the
+ *	   oldest messages outside the fresh tail, else summary nodes of one
+ *	   depth), summarised by Level 1 (the structured prompt), else Level 2
+ *	   (the aggressive one, each input cut to 500 characters, 800 for
+ *	   summaries), else Level 3 (mnemo.truncate_summary, no model, never
+ *	   fails); Level 1 and 2 are accepted only when smaller than their input
+ *	   and not empty, and any failure (provider error, timeout, too long,
+ *	   empty) falls through to the next level; every summary gets the
+ *	   file-id footer of all its inputs (mnemo.file_id_footer);
+ *	4. each summary is committed with the claim's holder (commit_summary);
+ *	   losing the race (MN006) is someone else's win: MNEMO_OK, lost set;
+ *	5. rounds go on while the context is over budget_tokens, up to
+ *	   max_rounds, and stop at the first that does not make it smaller.
+ * The claim is released at the end.  Events: COMPACTION_TRIGGERED at the
+ * start, COMPACTION_COMPLETED ({"tokens_before", "tokens_after", "level",
+ * "summary_id", "summaries"}) or COMPACTION_FAILED.
+ * ------------------------------------------------------------------------ */
+
+/* Called after each summary a compaction commits: its id, kind ("leaf" or
+ * "condensed"), level, the number of items it replaced, and the context's
+ * size after it. */
+typedef void (*mnemo_compact_progress_fn) (const char *summary_id, const char *kind, int level,
+										   int items, int64_t tokens_after, void *arg);
+
+/* How to compact; a NULL or zero field takes the default. */
+typedef struct mnemo_compact_options
+{
+	/* the compaction model, apart from the chat's: NULL takes the turn's
+	 * rules (the session's provider and model, then the environment) */
+	const char *provider;
+	const char *model;
+	const char *base_url;
+	const char *api_key;
+	int			connect_timeout_ms; /* 0: 10000 */
+	int			idle_timeout_ms;	/* 0: 60000 */
+	int			max_retries;	/* 0: 1, < 0: none */
+	int			max_output_tokens;	/* Level 1; 0: 8192 (Level 2: at most
+									 * 4000) */
+
+	int			budget_tokens;	/* compact while the context is over this;
+								 * 0: one round */
+	int			first_level;	/* 1, 2 or 3: the level to start at; 0: 1 */
+	int			max_rounds;		/* 0: 10 */
+	int			tail_messages;	/* messages of the fresh tail besides the
+								 * two latest user turns; 0: 8, < 0: none */
+	int			block_tokens;	/* cap of one block's input; 0: 20000 */
+	int			l3_tokens;		/* Level 3's size; 0: 512 */
+	bool		no_prune;		/* skip prune_tool_outputs */
+	bool		dry_run;		/* only say what the first round would
+								 * summarise: no claim, no prune, no model,
+								 * nothing written */
+
+	/* prompts; NULL: the seed's */
+	const char *level1_prompt;
+	const char *level2_prompt;
+	const char *condense_level1_prompt;
+	const char *condense_level2_prompt;
+
+	const char *holder;			/* the claim's holder; NULL: host:pid:time */
+	int			claim_ttl_ms;	/* 0: 300000 */
+	mnemo_compact_progress_fn progress; /* or NULL */
+	void	   *progress_arg;
+} mnemo_compact_options;
+
+/* Initialises compaction options: every field its default. */
+#define MNEMO_COMPACT_OPTIONS_INIT { 0 }
+
+/* What a compaction did. */
+typedef struct mnemo_compact_result
+{
+	int64_t		tokens_before;	/* the assembled context's size */
+	int64_t		tokens_after;
+	int			summaries;		/* committed by this call */
+	int			level;			/* of the last one (0: none) */
+	int			levels[4];		/* summaries committed at each level */
+	int			pruned;			/* tool outputs tombstoned */
+	bool		lost;			/* another compactor held the claim or won a
+								 * commit: nothing more was done here */
+	char		summary_id[MNEMO_ID_MAX + 1];	/* the last one, or "" */
+	/* dry_run: the block the first round would summarise (items 0: none) */
+	char		block_kind[16];	/* "leaf" or "condensed" */
+	int			block_items;
+	int			block_tokens;
+} mnemo_compact_result;
+
+/*
+ * Compact session_id (opts may be NULL; out may be NULL).  A provider that
+ * cannot be set up or reached is not an error: Level 3 runs.  Errors:
+ * SESSION_NOT_FOUND, INVALID_ARGUMENT, CONNECTION and the other database
+ * errors (the claim is released if the connection still works).
+ */
+MNEMO_API int mnemo_compact(mnemo_store *st, const char *session_id,
+							const mnemo_compact_options *opts, mnemo_compact_result *out);
+
+/*
+ * The engine as a turn's compaction hook (mnemo_turn_options.compact =
+ * mnemo_compact_hook, compact_arg = a mnemo_compact_options that lives as
+ * long as the handle).  Blocking (the hard threshold): mnemo_compact on
+ * this connection, after waiting for this handle's background compaction,
+ * and again while another process holds the claim (up to 10 s); set the
+ * options' budget_tokens to the turn's budget so that it compacts until the
+ * context is under it.  Not blocking (the soft threshold): mnemo_compact
+ * starts on a thread with a connection of its own and the turn goes on; one
+ * at a time per handle, the next joined by the next call or by
+ * mnemo_store_close.  The background compaction's events are published on
+ * its own connection's handle, not on this one: follow the session's feed
+ * to see its summaries.  Returns 0, or the error of a blocking compaction.
+ */
+MNEMO_API int mnemo_compact_hook(mnemo_store *st, const char *session_id, bool blocking,
+								 void *arg);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* MNEMO_API_COMPACT_H */

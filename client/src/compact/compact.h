@@ -1,0 +1,78 @@
+/*
+ * compact.h
+ *		The compaction room: mnemo_compact's loop (engine.c), the levels
+ *		that call a model (levels.c), and the server's deterministic half
+ *		(server.c: the block picker, the footer, Level 3, the claim).
+ *
+ * Owns: compact/.  May call: chat/ (the turn's settings resolver, so the
+ * compaction model is found by the same rules), stream/ (the request body,
+ * the transport, the decoders), store/, events/, core/.  Nothing below calls
+ * into compact/: a turn reaches it through mnemo_turn_options.compact.
+ */
+#ifndef MNEMO_COMPACT_H
+#define MNEMO_COMPACT_H
+
+#include <json-c/json.h>
+
+#include "chat/chat.h"
+
+/* ---- the server's half (server.c) ---- */
+
+/* What mnemo.compaction_block picked. */
+typedef struct mn_block
+{
+	bool		condensed;
+	char	   *content;		/* the transcript */
+	int			tokens;
+	json_object *item_ids;		/* array of strings */
+	json_object *file_ids;		/* array of strings */
+} mn_block;
+
+/* The next block of kind (leaf / condensed), each item cut to item_chars
+ * (0: whole).  *found is false when there is none. */
+int			mn_compact_block(mnemo_store *st, const char *sid, bool condensed,
+							 const mnemo_compact_options *o, int min_items, int item_chars,
+							 mn_block *b, bool *found);
+void		mn_block_clear(mn_block *b);
+
+/* text with the footer of its file ids and file_ids (a JSON array); *out
+ * malloc'd. */
+int			mn_compact_footer(mnemo_store *st, const char *text, json_object *file_ids,
+							  char **out);
+
+/* Level 3 of content at max_tokens; *out malloc'd. */
+int			mn_compact_truncate(mnemo_store *st, const char *content, int max_tokens, char **out);
+
+/* The claim: *taken says whether holder has it now. */
+int			mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int ttl_ms,
+							 bool *taken);
+int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder);
+
+/* The assembled context's size, summaries included. */
+int			mn_compact_size(mnemo_store *st, const char *sid, int64_t *size);
+
+/* ---- the levels that call a model (levels.c) ---- */
+
+/* The compaction model's settings, resolved once per compaction; *usable
+ * false (and no error) when no provider or key is set. */
+typedef struct mn_compact_model
+{
+	bool		usable;
+	turn_cfg	cfg;
+} mn_compact_model;
+
+void		mn_compact_model_init(mnemo_store *st, const char *sid, const mnemo_compact_options *o,
+								  mn_compact_model *m);
+void		mn_compact_model_free(mn_compact_model *m);
+
+/*
+ * Level 1 or 2 of block b: the model's summary with its footer in *out
+ * (malloc'd), or *out NULL when the level failed (the model could not be
+ * called or answered badly, the answer is empty, or not smaller than the
+ * input).  Errors only for the database (the footer) or memory.
+ */
+int			mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
+								 const mnemo_compact_options *o, int level, const mn_block *b,
+								 char **out);
+
+#endif							/* MNEMO_COMPACT_H */

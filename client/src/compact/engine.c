@@ -1,0 +1,306 @@
+/*
+ * engine.c
+ *		mnemo_compact: LCM's control loop over the server's deterministic
+ *		half and the model's levels.
+ *
+ * The claim is taken before any model is called and released at the end;
+ * each round renews it, so a live compactor keeps it however long its model
+ * takes and a dead one loses it when it expires.  A round summarises one
+ * block: the oldest messages outside the fresh tail, else (when none is
+ * left) summary nodes of one depth: the condensation that runs while the
+ * context is still over budget.  Levels fall through 1 -> 2 -> 3, and the
+ * loop stops at the budget, at max_rounds, or at a round that did not make
+ * the context smaller.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compact/compact.h"
+#include "events/events.h"
+
+typedef struct compaction
+{
+	mnemo_store *st;
+	const char *sid;
+	mnemo_compact_options o;
+	mn_compact_model model;
+	char		holder[MNEMO_ID_MAX + 1];
+	mnemo_compact_result r;
+	const char *kind;			/* of the last summary committed */
+	int			items;			/* it replaced */
+} compaction;
+
+/* b's item ids as a C array borrowing b's strings; NULL when out of memory. */
+static const char **
+item_ids(const mn_block *b, size_t *n)
+{
+	const char **ids;
+	size_t		i;
+
+	*n = json_object_array_length(b->item_ids);
+	if ((ids = calloc(*n + 1, sizeof(*ids))) == NULL)
+		return NULL;
+	for (i = 0; i < *n; i++)
+		ids[i] = json_object_get_string(json_object_array_get_idx(b->item_ids, i));
+	return ids;
+}
+
+/*
+ * Level 2's input: the same block with each item cut, read again; its
+ * acceptance is still against the whole input.  *found false if the view
+ * changed meanwhile (the level is skipped).
+ */
+static int
+cut_block(compaction *c, const mn_block *b, mn_block *cut, bool *found)
+{
+	int			rc = mn_compact_block(c->st, c->sid, b->condensed, &c->o, b->condensed ? 2 : 3,
+									  b->condensed ? 800 : 500, cut, found);
+
+	if (rc == MNEMO_OK && *found &&
+		strcmp(json_object_to_json_string(cut->item_ids), json_object_to_json_string(b->item_ids)) != 0)
+	{
+		mn_block_clear(cut);
+		*found = false;
+	}
+	if (*found)
+		cut->tokens = b->tokens;
+	return rc;
+}
+
+/* The next block, messages first, then summary nodes of one depth. */
+static int
+next_block(compaction *c, mn_block *b, bool *found)
+{
+	int			rc = mn_compact_block(c->st, c->sid, false, &c->o, 3, 0, b, found);
+
+	if (rc == MNEMO_OK && !*found)
+		rc = mn_compact_block(c->st, c->sid, true, &c->o, 2, 0, b, found);
+	return rc;
+}
+
+/* dry_run: what the first round would summarise. */
+static int
+dry_run(compaction *c)
+{
+	mn_block	b;
+	bool		found;
+	int			rc;
+
+	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK ||
+		(rc = next_block(c, &b, &found)) != MNEMO_OK)
+		return rc;
+	c->r.tokens_after = c->r.tokens_before;
+	if (found)
+	{
+		snprintf(c->r.block_kind, sizeof(c->r.block_kind), "%s", b.condensed ? "condensed" : "leaf");
+		c->r.block_items = (int) json_object_array_length(b.item_ids);
+		c->r.block_tokens = b.tokens;
+		mn_block_clear(&b);
+	}
+	return MNEMO_OK;
+}
+
+/* One block summarised and committed; *progress whether a summary went in. */
+static int
+round_once(compaction *c, bool *progress)
+{
+	mn_block	b;
+	bool		found;
+	char	   *summary = NULL;
+	int			level;
+	int			rc;
+
+	*progress = false;
+	rc = next_block(c, &b, &found);
+	if (rc != MNEMO_OK || !found)
+		return rc;
+
+	for (level = c->o.first_level; level <= 2 && summary == NULL && rc == MNEMO_OK; level++)
+	{
+		mn_block	cut;
+		bool		have = true;
+
+		if (level == 1)
+			rc = mn_compact_summarise(c->st, &c->model, &c->o, 1, &b, &summary);
+		else if ((rc = cut_block(c, &b, &cut, &have)) == MNEMO_OK && have)
+		{
+			rc = mn_compact_summarise(c->st, &c->model, &c->o, 2, &cut, &summary);
+			mn_block_clear(&cut);
+		}
+	}
+	if (rc == MNEMO_OK && summary == NULL)
+	{
+		/* at most half its input too, so that a small block shrinks as well */
+		int			cap = c->o.l3_tokens > 0 ? c->o.l3_tokens : 512;
+
+		level = 3;
+		rc = mn_compact_truncate(c->st, b.content, b.tokens / 2 < cap ? b.tokens / 2 + 1 : cap,
+								 &summary);
+	}
+	else
+		level--;
+
+	if (rc == MNEMO_OK)
+	{
+		mnemo_new_summary s = MNEMO_NEW_SUMMARY_INIT;
+		char		id[MNEMO_ID_MAX + 1];
+		const char **ids = item_ids(&b, &s.n_remove);
+
+		s.content = summary;
+		s.token_count = mnemo_estimate_tokens(summary);
+		s.remove_item_ids = ids;
+		s.kind = b.condensed ? "condensed" : "leaf";
+		s.level = level;
+		s.model_id = level < 3 ? c->model.cfg.model : NULL;
+		s.provider_id = level < 3 ? c->model.cfg.provider_name : NULL;
+		s.holder = c->holder;
+		rc = ids == NULL ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
+			: mnemo_summary_commit(c->st, c->sid, &s, NULL, id);
+		free(ids);
+		if (rc == MNEMO_ERR_INVALID_SWAP)
+		{
+			/* another compactor took the claim over, or got there first */
+			c->r.lost = true;
+			mn_clear_error(c->st);
+			rc = MNEMO_OK;
+		}
+		else if (rc == MNEMO_OK)
+		{
+			c->r.summaries++;
+			c->r.level = level;
+			c->kind = s.kind;
+			c->items = (int) s.n_remove;
+			c->r.levels[level]++;
+			memcpy(c->r.summary_id, id, strlen(id) + 1);
+			*progress = true;
+		}
+	}
+	free(summary);
+	mn_block_clear(&b);
+	return rc;
+}
+
+static void
+publish(compaction *c, int rc)
+{
+	char		data[512];
+
+	if (rc != MNEMO_OK)
+	{
+		mn_emit(c->st, MNEMO_EVENT_COMPACTION_FAILED, c->sid, NULL, 0, NULL, false);
+		return;
+	}
+	snprintf(data, sizeof(data),
+			 "{\"tokens_before\": %lld, \"tokens_after\": %lld, \"level\": %d, "
+			 "\"summaries\": %d, \"summary_id\": \"%s\", \"lost\": %s}",
+			 (long long) c->r.tokens_before, (long long) c->r.tokens_after, c->r.level,
+			 c->r.summaries, c->r.summary_id, c->r.lost ? "true" : "false");
+	mn_emit(c->st, MNEMO_EVENT_COMPACTION_COMPLETED, c->sid,
+			c->r.summary_id[0] ? c->r.summary_id : NULL, 0, data, false);
+}
+
+static int
+run(compaction *c)
+{
+	int			rounds = c->o.max_rounds > 0 ? c->o.max_rounds : 10;
+	int			ttl = c->o.claim_ttl_ms > 0 ? c->o.claim_ttl_ms : 300000;
+	int64_t		size;
+	bool		held = true;
+	bool		progress = true;
+	int			round;
+	int			rc;
+
+	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK)
+		return rc;
+	if (!c->o.no_prune &&
+		(rc = mnemo_prune_tool_outputs(c->st, c->sid, NULL, &c->r.pruned)) != MNEMO_OK)
+		return rc;
+	if ((rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK)
+		return rc;
+	if (c->o.first_level < 3)
+		mn_compact_model_init(c->st, c->sid, &c->o, &c->model);
+
+	for (round = 0; round < rounds && progress && held && !c->r.lost; round++)
+	{
+		int64_t		before = size;
+
+		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : round > 0)
+			break;
+		if ((rc = round_once(c, &progress)) != MNEMO_OK ||
+			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
+			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
+			break;
+		if (progress && c->o.progress != NULL)
+			c->o.progress(c->r.summary_id, c->kind, c->r.level, c->items, size,
+						  c->o.progress_arg);
+		progress = progress && size < before;
+	}
+	c->r.lost = c->r.lost || !held;
+	c->r.tokens_after = size;
+	return rc;
+}
+
+MNEMO_API int
+mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_options *opts,
+			  mnemo_compact_result *out)
+{
+	compaction	c;
+	bool		taken;
+	int			rc;
+
+	if ((rc = mn_begin(st, session_id != NULL, "mnemo_compact: session_id is required")) != MNEMO_OK)
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.st = st;
+	c.sid = session_id;
+	if (opts != NULL)
+		c.o = *opts;
+	if (c.o.first_level == 0)
+		c.o.first_level = 1;
+	if (c.o.first_level < 1 || c.o.first_level > 3 || c.o.budget_tokens < 0)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "mnemo_compact: first_level must be 1, 2 or 3 and budget_tokens not negative");
+	if (c.o.holder != NULL)
+		snprintf(c.holder, sizeof(c.holder), "%s", c.o.holder);
+	else
+	{
+		char		host[64] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(c.holder, sizeof(c.holder), "%s:%ld:%lld", host, (long) getpid(),
+				 (long long) mn_unix_ms());
+	}
+
+	if (c.o.dry_run)
+	{
+		rc = dry_run(&c);
+		if (out != NULL)
+			*out = c.r;
+		return rc;
+	}
+	rc = mn_compact_claim(st, session_id, c.holder,
+						  c.o.claim_ttl_ms > 0 ? c.o.claim_ttl_ms : 300000, &taken);
+	if (rc == MNEMO_OK && !taken)
+		c.r.lost = true;
+	else if (rc == MNEMO_OK)
+	{
+		mn_emit(st, MNEMO_EVENT_COMPACTION_TRIGGERED, session_id, NULL, 0, NULL, false);
+		rc = run(&c);
+		mn_compact_model_free(&c.model);
+		publish(&c, rc);
+		if (rc != MNEMO_ERR_CONNECTION)
+		{
+			mn_saved_error e;
+
+			mn_error_save(st, rc, &e);
+			(void) mn_compact_release(st, session_id, c.holder);
+			rc = mn_error_restore(st, &e);
+		}
+	}
+	if (out != NULL)
+		*out = c.r;
+	return rc;
+}

@@ -1,0 +1,177 @@
+-- Compaction, the deterministic half: compaction_block, file_id_footer,
+-- truncate_summary (Level 3), claim_compaction / release_compaction and
+-- commit_summary's holder.
+\set VERBOSITY terse
+SELECT id FROM mnemo.create_session('cb');
+SELECT seq FROM mnemo.append_messages('cb', '[
+  {"role":"user","id":"cb_u1","parts":[{"type":"text","text":"Read the config and fix the parser"}]},
+  {"role":"assistant","id":"cb_a1","parts":[{"type":"text","text":"Reading it."},
+     {"type":"tool","id":"cb_t1","tool_name":"read","tool_call_id":"c1","input":{"path":"parser.c"},"output":"int parse(void);"}]},
+  {"role":"user","id":"cb_u2","parts":[{"type":"file_ref","content_id":"sha256:0123456789abcdef","path":"/src/big.c","file_type":"c","token_count":9000,"summary":"the parser"}]},
+  {"role":"assistant","id":"cb_a2","parts":[{"type":"text","text":"See file_0a1b2c3d4e and file_0a1b2c3d4e again"}]},
+  {"role":"user","id":"cb_u3","parts":[{"type":"text","text":"three"}]},
+  {"role":"assistant","id":"cb_a3","parts":[{"type":"text","text":"héllo wörld, a longer answer to cut"}]},
+  {"role":"user","id":"cb_u4","parts":[{"type":"text","text":"four"}]},
+  {"role":"assistant","id":"cb_a4","parts":[{"type":"text","text":"four done"}]},
+  {"role":"user","id":"cb_u5","parts":[{"type":"text","text":"five"}]},
+  {"role":"assistant","id":"cb_a5","parts":[{"type":"text","text":"five done"}]}]');
+
+-- the fresh tail: from the second most recent user message (cb_u4) on, and
+-- the last tail_messages messages; the block is everything older, oldest first
+SELECT kind, depth, item_ids, tokens, file_ids FROM mnemo.compaction_block('cb', tail_messages => 2);
+SELECT content FROM mnemo.compaction_block('cb', tail_messages => 2);
+-- the transcript is build_context's rendering, its tokens the one estimator
+SELECT b.tokens = mnemo.estimate_tokens(b.content) AS one_estimator,
+       b.content LIKE '%' || (SELECT content FROM mnemo.build_context('cb', 100000) WHERE item_id = 'cb_a1') || '%' AS one_renderer
+  FROM mnemo.compaction_block('cb', tail_messages => 2) b;
+-- a token cap: the first min_items always, then more only while under the cap
+SELECT item_ids FROM mnemo.compaction_block('cb', tail_messages => 2, max_tokens => 1);
+SELECT item_ids FROM mnemo.compaction_block('cb', tail_messages => 2, max_tokens => 1, min_items => 2);
+SELECT item_ids FROM mnemo.compaction_block('cb', tail_messages => 2, max_tokens => 75);
+-- a longer tail protects more: 6 messages leave four, 8 leave two (no block)
+SELECT item_ids FROM mnemo.compaction_block('cb', tail_messages => 6);
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cb');
+-- item_chars cuts each item (by characters), not the file ids
+SELECT content, file_ids FROM mnemo.compaction_block('cb', tail_messages => 2, item_chars => 7);
+
+-- commit the leaf; the next leaf block starts after the summary
+SELECT mnemo.commit_summary('cb', 'cb_s1', 'u1 to a2', 4, ARRAY['cb_u1', 'cb_a1', 'cb_u2', 'cb_a2']);
+SELECT kind, item_ids FROM mnemo.compaction_block('cb', tail_messages => 2, min_items => 2);
+SELECT mnemo.commit_summary('cb', 'cb_s2', 'u3 and a3', 3, ARRAY['cb_u3', 'cb_a3']);
+SELECT id, kind, depth FROM mnemo.summary_nodes('cb') ORDER BY seq_start;
+-- condensation: summary nodes of one depth, oldest first
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 2);
+SELECT kind, depth, item_ids, content FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 2, min_items => 2);
+-- a tail longer than the messages protects the messages, not the summaries
+SELECT item_ids FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 50, min_items => 2);
+SELECT mnemo.commit_summary('cb', 'cb_c1', 'u1 to a3', 4, ARRAY['cb_s1', 'cb_s2'], 'condensed', 1);
+SELECT id, kind, depth, superseded_by FROM mnemo.summary_nodes('cb', true) ORDER BY seq_start, depth;
+-- a block never crosses a summary of another depth, nor a message
+SELECT seq FROM mnemo.append_messages('cb', '[
+  {"role":"user","id":"cb_u6","parts":[{"type":"text","text":"six"}]},
+  {"role":"assistant","id":"cb_a6","parts":[{"type":"text","text":"six done"}]},
+  {"role":"user","id":"cb_u7","parts":[{"type":"text","text":"seven"}]}]');
+SELECT mnemo.commit_summary('cb', 'cb_s3', 'u4 and a4', 3, ARRAY['cb_u4', 'cb_a4']);
+SELECT mnemo.commit_summary('cb', 'cb_s4', 'u5 and a5', 3, ARRAY['cb_u5', 'cb_a5']);
+SELECT item_type, item_id FROM mnemo.get_context_items('cb');
+SELECT depth, item_ids FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 0, min_items => 2);
+SELECT mnemo.commit_summary('cb', 'cb_x', 'x', 1, ARRAY['cb_s3', 'cb_s4'], 'condensed', 1);
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 0, min_items => 2);
+SELECT id, depth FROM mnemo.summary_nodes('cb') ORDER BY seq_start;
+-- depth 1 and depth 1 now: a condensation of condensations has depth 2
+SELECT depth, item_ids FROM mnemo.compaction_block('cb', 'condensed', tail_messages => 0, min_items => 2);
+SELECT mnemo.commit_summary('cb', 'cb_y', 'y', 1, ARRAY['cb_c1', 'cb_x'], 'condensed', 3);
+SELECT id, depth FROM mnemo.summary_nodes('cb');
+-- the footers of the summaries being condensed are file ids of the block
+SELECT id FROM mnemo.create_session('cf');
+SELECT seq FROM mnemo.append_messages('cf', '[
+  {"role":"user","id":"cf_u1","parts":[{"type":"text","text":"a"}]},
+  {"role":"user","id":"cf_u2","parts":[{"type":"text","text":"b"}]},
+  {"role":"user","id":"cf_u3","parts":[{"type":"text","text":"c"}]},
+  {"role":"user","id":"cf_u4","parts":[{"type":"text","text":"d"}]}]');
+SELECT mnemo.commit_summary('cf', 'cf_s1', E'about a\n\n[LCM File IDs: sha256:aaaa, odd-id.txt]', 5, ARRAY['cf_u1']);
+SELECT mnemo.commit_summary('cf', 'cf_s2', E'about b, see file_00112233\n\n[LCM File IDs: file_00112233]', 5, ARRAY['cf_u2']);
+SELECT item_ids, file_ids FROM mnemo.compaction_block('cf', 'condensed', tail_messages => 0, min_items => 2);
+-- empty view, bare summaries, missing sessions, bad options
+SELECT id FROM mnemo.create_session('ce');
+SELECT count(*) AS blocks FROM mnemo.compaction_block('ce');
+SELECT * FROM mnemo.compaction_block('ce_nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block('cb', 'twig');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block('cb', tail_messages => -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block('cb', max_tokens => 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block('cb', min_items => 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.compaction_block('cb', item_chars => 0);
+\echo :LAST_ERROR_SQLSTATE
+
+-- the footer: ids found in the text (content ids, footers, the seed's and
+-- sha256 forms in prose), then the ones given; replaced, never stacked
+SELECT mnemo.file_id_footer('nothing here');
+SELECT mnemo.file_id_footer(E'[FILE: a]\nContent-ID: sha256:abc\nType: c', ARRAY['file_0123456789']);
+SELECT mnemo.file_id_footer('x file_0123456789 y sha256:00112233445566778899 z', ARRAY['sha256:abc']);
+SELECT mnemo.file_id_footer(repeat('f', 64) || ' and ' || repeat('f', 63) || ' and xfile_01234567 and file_0123');
+SELECT mnemo.file_id_footer(mnemo.file_id_footer('see file_0123456789', ARRAY['b.txt']), ARRAY['b.txt'])
+     = mnemo.file_id_footer('see file_0123456789', ARRAY['b.txt']) AS idempotent;
+SELECT mnemo.file_id_footer(E'old\n\n[LCM File IDs: a.txt]', ARRAY['b.txt']);
+SELECT mnemo.file_id_footer('x', ARRAY['a, b']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.file_id_footer('x', ARRAY['a]']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.file_id_footer('x', ARRAY[NULL]);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.file_id_footer('x', ARRAY['']);
+\echo :LAST_ERROR_SQLSTATE
+
+-- Level 3: what fits comes back whole, with its footer
+SELECT mnemo.truncate_summary('short and sweet, file_0123456789');
+-- what does not is cut to max_tokens, footer included, and the footer names
+-- the ids of the part cut away too
+WITH t AS (SELECT mnemo.truncate_summary(repeat('word ', 2000) || E'\nContent-ID: sha256:feed\nend') AS s)
+SELECT mnemo.estimate_tokens(s) AS tokens, left(s, 44) AS head, right(s, 40) AS tail FROM t;
+WITH t AS (SELECT mnemo.truncate_summary(repeat('wörd ', 500), 20) AS s)
+SELECT mnemo.estimate_tokens(s) AS tokens, s FROM t;
+-- a footer longer than the budget is kept whole; the prose goes
+SELECT mnemo.truncate_summary('long prose file_0123456789 file_0123456788 file_0123456787', 5);
+-- deterministic: the same input, the same output
+SELECT mnemo.truncate_summary(repeat('abc ', 1000)) = mnemo.truncate_summary(repeat('abc ', 1000)) AS same;
+SELECT mnemo.truncate_summary('x', 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.truncate_summary(NULL);
+\echo :LAST_ERROR_SQLSTATE
+
+-- The claim: one holder at a time; the holder renews; release frees it
+SELECT id FROM mnemo.create_session('cl');
+SELECT seq FROM mnemo.append_messages('cl', '[
+  {"role":"user","id":"cl_u1","parts":[{"type":"text","text":"a"}]},
+  {"role":"assistant","id":"cl_a1","parts":[{"type":"text","text":"b"}]},
+  {"role":"user","id":"cl_u2","parts":[{"type":"text","text":"c"}]}]');
+SELECT mnemo.claim_compaction('cl', 'worker-a') AS a;
+SELECT mnemo.claim_compaction('cl', 'worker-b') AS b;
+SELECT mnemo.claim_compaction('cl', 'worker-a', 120000) AS a_renews;
+SELECT holder, expires_at - claimed_at >= 120000 AS renewed FROM mnemo.compaction_claims WHERE session_id = 'cl';
+-- only the holder commits; anyone else gets MN006 and nothing is written
+SELECT mnemo.commit_summary('cl', 'cl_sb', 'b', 1, ARRAY['cl_u1', 'cl_a1'], holder => 'worker-b');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS summaries FROM mnemo.messages WHERE session_id = 'cl' AND is_summary;
+SELECT mnemo.commit_summary('cl', 'cl_sa', 'a', 1, ARRAY['cl_u1', 'cl_a1'], holder => 'worker-a');
+SELECT mnemo.release_compaction('cl', 'worker-b') AS b_releases;
+SELECT mnemo.release_compaction('cl', 'worker-a') AS a_releases;
+SELECT mnemo.release_compaction('cl', 'worker-a') AS a_again;
+SELECT mnemo.claim_compaction('cl', 'worker-b') AS b;
+-- a holder that died: its claim expires and the next one takes it over
+SELECT mnemo.claim_compaction('cl', 'worker-b', 1) AS b_renews_briefly;
+SELECT pg_sleep(0.02);
+SELECT mnemo.claim_compaction('cl', 'worker-c') AS c_after_expiry;
+SELECT mnemo.commit_summary('cl', 'cl_sb2', 'b', 1, ARRAY['cl_u2'], holder => 'worker-b');
+\echo :LAST_ERROR_SQLSTATE
+-- an expired claim nobody took over still lets its holder commit
+SELECT mnemo.claim_compaction('cl', 'worker-c', 1) AS c_briefly;
+SELECT pg_sleep(0.02);
+SELECT mnemo.commit_summary('cl', 'cl_sc', 'c', 1, ARRAY['cl_u2'], holder => 'worker-c') > 0 AS c_commits;
+SELECT mnemo.claim_compaction('cl_nope', 'worker-a');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.claim_compaction('cl', 'worker-a', 0);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.claim_compaction('cl', '');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.claim_compaction('cl', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.release_compaction('cl_nope', 'worker-a');
+\echo :LAST_ERROR_SQLSTATE
+-- purge takes the claim with the session
+SELECT mnemo.purge_session('cl');
+SELECT count(*) AS claims FROM mnemo.compaction_claims WHERE session_id = 'cl';
+-- every row a compaction wrote carries its session's tenant
+SELECT count(*) AS foreign_rows FROM (
+    SELECT session_id, tenant FROM mnemo.summary_nodes
+    UNION ALL SELECT session_id, tenant FROM mnemo.summary_edges
+    UNION ALL SELECT session_id, tenant FROM mnemo.context_items
+    UNION ALL SELECT session_id, tenant FROM mnemo.messages) r
+  JOIN mnemo.sessions s ON s.id = r.session_id
+ WHERE r.tenant <> s.tenant;

@@ -1,0 +1,209 @@
+/*
+ * block.c
+ *		mnemo.compaction_block(): what a compactor summarises next, picked by
+ *		the server so that every client compacts by the same rules.
+ *
+ * Mnesis re-summarises the whole raw log each time; mnemo, like LCM and
+ * lossless-claw, takes the oldest contiguous block of the context view
+ * outside a protected fresh tail, so each message is covered once per depth
+ * of the DAG.
+ *
+ * The fresh tail starts at the earlier of the second most recent user
+ * message (the current turn and the one before, as the seed protects) and
+ * the tail_messages-th most recent message.  Before it:
+ *	- a leaf block is a run of message items not broken by a summary;
+ *	- a condensed block is a run of summary nodes of one depth, broken by a
+ *	  message, a node of another depth or a summary without a node (one a
+ *	  bare swap put there: it has no provenance to condense);
+ * the first run, oldest first, with at least min_items items gives the
+ * block: its first min_items items, then more while the items' tokens stay
+ * within max_tokens.  No row when there is no such run.
+ *
+ * The transcript is the items as build_context renders them (one renderer,
+ * one estimator): "[ROLE]: content" for messages, "[Summary ID]:" blocks
+ * separated by "---" for nodes, each item cut to item_chars characters when
+ * given (Level 2 does that).  File ids are gathered from the whole items,
+ * footers of the summaries being condensed included.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
+#include "utils/builtins.h"
+#include "utils/tuplestore.h"
+
+#include "mnemo.h"
+
+/*
+ * The index in entries where the fresh tail starts.  Too few user messages
+ * or messages for a rule protects every message, not the summaries before
+ * them.
+ */
+static int
+TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
+{
+	int			users = 0;
+	int			messages = 0;
+	int			oldest = n;		/* the oldest message seen */
+	int			by_users = -1;
+	int			by_count = tail_messages == 0 ? n : -1;
+	int			i;
+
+	for (i = n; i-- > 0;)
+	{
+		if (entries[i].is_summary)
+			continue;
+		oldest = i;
+		if (strcmp(entries[i].role, "user") == 0 && ++users == 2)
+			by_users = i;
+		if (++messages == tail_messages)
+			by_count = i;
+		if (by_users >= 0 && by_count >= 0)
+			break;
+	}
+	if (by_users < 0)
+		by_users = oldest;
+	if (by_count < 0)
+		by_count = oldest;
+	return Min(by_users, by_count);
+}
+
+/* Whether entry e can join a block of kind condensed/leaf at depth. */
+static bool
+Fits(MnemoContextEntry *e, bool condensed, int32 depth)
+{
+	/* an item whose rendering was not kept cannot be summarised */
+	if (e->oversize || e->let_go)
+		return false;
+	if (!condensed)
+		return !e->is_summary;
+	return e->is_summary && e->depth >= 0 && e->depth == depth;
+}
+
+static Datum
+TextArray(List *strings)
+{
+	ArrayBuildState *state = initArrayResult(TEXTOID, CurrentMemoryContext, false);
+	ListCell   *lc;
+
+	foreach(lc, strings)
+		accumArrayResult(state, CStringGetTextDatum(lfirst(lc)), false, TEXTOID,
+						 CurrentMemoryContext);
+	return makeArrayResult(state, CurrentMemoryContext);
+}
+
+static void
+AppendItem(StringInfo out, MnemoContextEntry *e, bool condensed, int32 item_chars)
+{
+	int			len = e->content_len;
+	char	   *role;
+	char	   *p;
+
+	if (item_chars > 0)
+		len = pg_mbcharcliplen(e->content, e->content_len, item_chars);
+	if (out->len > 0)
+		appendStringInfoString(out, condensed ? "\n\n---\n\n" : "\n\n");
+	if (condensed)
+		appendStringInfo(out, "[Summary %s]:\n", e->item_id);
+	else
+	{
+		role = pstrdup(e->role);
+		for (p = role; *p; p++)
+			*p = pg_ascii_toupper((unsigned char) *p);
+		appendStringInfo(out, "[%s]: ", role);
+	}
+	appendBinaryStringInfo(out, e->content, len);
+}
+
+PG_FUNCTION_INFO_V1(mnemo_compaction_block);
+Datum
+mnemo_compaction_block(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *kind = MnemoRequireTextArg(fcinfo, 1, "kind");
+	int32		tail_messages = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "tail_messages"));
+	int32		max_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 3, "max_tokens"));
+	int32		min_items = DatumGetInt32(MnemoRequireArg(fcinfo, 4, "min_items"));
+	int32		item_chars = PG_ARGISNULL(5) ? 0 : PG_GETARG_INT32(5);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MnemoContextEntry *entries;
+	bool		condensed = strcmp(kind, "condensed") == 0;
+	int			n;
+	int			tail;
+	int			start;
+	int			end = 0;
+
+	if (!condensed && strcmp(kind, "leaf") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind must be \"leaf\" or \"condensed\", not \"%s\"", kind)));
+	if (tail_messages < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tail_messages must not be negative")));
+	if (max_tokens < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_tokens must be at least 1")));
+	if (min_items < 2)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("min_items must be at least 2")));
+	if (!PG_ARGISNULL(5) && item_chars < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("item_chars must be at least 1")));
+
+	entries = MnemoReadContext(session_id, PG_INT32_MAX, CurrentMemoryContext, &n);
+	InitMaterializedSRF(fcinfo, 0);
+	tail = TailStart(entries, n, tail_messages);
+
+	/* the first run, oldest first, long enough */
+	for (start = 0; start < tail; start = end)
+	{
+		MnemoContextEntry *first = &entries[start];
+
+		end = start + 1;
+		if (!Fits(first, condensed, first->depth))
+			continue;
+		while (end < tail && Fits(&entries[end], condensed, first->depth))
+			end++;
+		if (end - start >= min_items)
+			break;
+	}
+
+	if (start < tail)
+	{
+		List	   *ids = NIL;
+		List	   *file_ids = NIL;
+		StringInfoData text;
+		int64		tokens = 0;
+		Datum		values[6];
+		bool		nulls[6] = {false, false, false, false, false, false};
+		int			i;
+
+		initStringInfo(&text);
+		for (i = start; i < end; i++)
+		{
+			MnemoContextEntry *e = &entries[i];
+
+			if (i - start >= min_items && tokens + e->tokens > max_tokens)
+				break;
+			tokens += e->tokens;
+			ids = lappend(ids, e->item_id);
+			MnemoFileIdsIn(e->content, e->content_len, &file_ids);
+			AppendItem(&text, e, condensed, item_chars);
+		}
+		values[0] = CStringGetTextDatum(kind);
+		values[1] = Int32GetDatum(entries[start].depth);
+		nulls[1] = !condensed;
+		values[2] = TextArray(ids);
+		values[3] = PointerGetDatum(cstring_to_text_with_len(text.data, text.len));
+		values[4] = Int32GetDatum(MnemoEstimateTokens(text.data, text.len));
+		values[5] = TextArray(file_ids);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
+}

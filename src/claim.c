@@ -1,0 +1,125 @@
+/*
+ * claim.c
+ *		One compactor per session across processes: claim_compaction and
+ *		release_compaction, the lease that commit_summary checks when given
+ *		a holder.
+ *
+ * A compaction calls a model for seconds or minutes; an advisory lock or a
+ * row lock held across that call would pin a backend and a transaction open
+ * the whole time, and a compactor that dies with its connection still open
+ * would hold it until the connection times out.  The claim is a row instead,
+ * written and committed at once, with an expiry: a holder that crashes loses
+ * it when it expires, and a live one renews it by claiming again.  Taking it
+ * never waits on appends (it does not touch the session row) and appends
+ * never wait on it.
+ *
+ * commit_summary with a holder first locks the claim row FOR SHARE and
+ * checks the holder, before it takes the session lock: a claimant that
+ * would take the row over waits for that commit, and both orders take the
+ * claim row before the session row, so they cannot deadlock.  A holder whose
+ * lease expired but that nobody took over still commits.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr claim_plan;
+static SPIPlanPtr release_plan;
+static SPIPlanPtr holder_plan;
+
+PG_FUNCTION_INFO_V1(mnemo_claim_compaction);
+Datum
+mnemo_claim_compaction(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *holder = MnemoRequireTextArg(fcinfo, 1, "holder");
+	int32		ttl_ms = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "ttl_ms"));
+	Oid			types[5] = {TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID};
+	Datum		values[5];
+	char	   *tenant;
+	MnemoCall	call;
+	bool		taken;
+
+	MnemoCheckId(holder, "holder");
+	if (ttl_ms < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl_ms must be at least 1")));
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, &tenant, NULL);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(holder);
+	values[2] = Int64GetDatum(MnemoNowMs());
+	values[3] = Int64GetDatum(ttl_ms);
+	values[4] = CStringGetTextDatum(tenant);
+
+	/*
+	 * A concurrent claimant's insert or update of the row makes this one wait
+	 * for its commit, then decide on the row it committed.
+	 */
+	MnemoPrepare(&claim_plan,
+				 "INSERT INTO mnemo.compaction_claims AS c "
+				 "(session_id, holder, claimed_at, expires_at, tenant) "
+				 "VALUES ($1, $2, $3, $3 + $4, $5) "
+				 "ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, "
+				 "claimed_at = CASE WHEN c.holder = excluded.holder "
+				 "THEN c.claimed_at ELSE excluded.claimed_at END, "
+				 "expires_at = excluded.expires_at "
+				 "WHERE c.holder = excluded.holder OR c.expires_at <= excluded.claimed_at "
+				 "RETURNING 1",
+				 5, types);
+	taken = MnemoExecute(claim_plan, values, NULL, false, 0) == 1;
+	MnemoFinish(&call);
+	PG_RETURN_BOOL(taken);
+}
+
+PG_FUNCTION_INFO_V1(mnemo_release_compaction);
+Datum
+mnemo_release_compaction(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *holder = MnemoRequireTextArg(fcinfo, 1, "holder");
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+	MnemoCall	call;
+	bool		released;
+
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(holder);
+	MnemoPrepare(&release_plan,
+				 "DELETE FROM mnemo.compaction_claims WHERE session_id = $1 AND holder = $2 "
+				 "RETURNING 1",
+				 2, types);
+	released = MnemoExecute(release_plan, values, NULL, false, 0) == 1;
+	MnemoFinish(&call);
+	PG_RETURN_BOOL(released);
+}
+
+/*
+ * MN006 unless holder holds the session's claim, which stays locked FOR
+ * SHARE until the caller's transaction ends.  Inside a function's frame.
+ */
+void
+MnemoCheckClaim(const char *session_id, const char *holder)
+{
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(holder);
+	MnemoPrepare(&holder_plan,
+				 "SELECT 1 FROM mnemo.compaction_claims WHERE session_id = $1 AND holder = $2 "
+				 "FOR SHARE",
+				 2, types);
+	if (MnemoExecute(holder_plan, values, NULL, false, 1) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": \"%s\" does not hold its compaction claim",
+						session_id, holder),
+				 errdetail("Another compactor took the claim over after it expired, or it was never taken.")));
+}

@@ -1,0 +1,250 @@
+/*
+ * file_ids.c
+ *		The file ids a text names, and the footer "[LCM File IDs: ...]" that
+ *		carries them through every summary (seed 002, invariant 4), with
+ *		mnemo.file_id_footer(), its SQL face.
+ *
+ * The seed's pattern, \bfile_[0-9a-fA-F]{8,32}\b, never matches mnemo's own
+ * file ids: a file reference's content_id is whatever the caller keyed the
+ * content by (a sha256, "sha256:<hex>" by convention), and context renders
+ * a file_ref part with a "Content-ID: <id>" line.  So a file id here is, in
+ * order of appearance:
+ *	- the rest of a line that starts "Content-ID: " (mnemo's own references,
+ *	  whatever their form);
+ *	- each id listed in a footer line "[LCM File IDs: a, b]" (summaries being
+ *	  condensed carry theirs in the middle of the transcript);
+ *	- a word (letters, digits, underscores) that is "file_" and 8 to 32 hex
+ *	  digits (the seed's form) or 64 hex digits, or "sha256:" and 8 to 64 hex
+ *	  digits: ids a model or a user wrote in prose.
+ * Each id is kept once, in first-seen order.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+#define FOOTER_START "\n\n[LCM File IDs: "
+#define FOOTER "[LCM File IDs: "
+#define FOOTER_LEN ((int) sizeof(FOOTER) - 1)
+#define CONTENT_ID "Content-ID: "
+#define CONTENT_ID_LEN ((int) sizeof(CONTENT_ID) - 1)
+
+static bool
+IsWordChar(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static bool
+AllHex(const char *s, int len)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') ||
+			  (s[i] >= 'A' && s[i] <= 'F')))
+			return false;
+	return true;
+}
+
+static bool
+IsFileId(const char *w, int len)
+{
+	if (len == 64)
+		return AllHex(w, len);
+	return len >= 5 + 8 && len <= 5 + 32 && strncmp(w, "file_", 5) == 0 &&
+		AllHex(w + 5, len - 5);
+}
+
+static void
+AddId(List **ids, const char *id, int len)
+{
+	ListCell   *lc;
+
+	while (len > 0 && (id[len - 1] == ' ' || id[len - 1] == '\r'))
+		len--;
+	if (len == 0)
+		return;
+	foreach(lc, *ids)
+	{
+		const char *seen = lfirst(lc);
+
+		if ((int) strlen(seen) == len && strncmp(seen, id, len) == 0)
+			return;
+	}
+	*ids = lappend(*ids, pnstrdup(id, len));
+}
+
+static int
+LineEnd(const char *text, int len, int i)
+{
+	const char *nl = memchr(text + i, '\n', len - i);
+
+	return nl != NULL ? nl - text : len;
+}
+
+/* The index of the last ']' in text[from, to), or -1. */
+static int
+LastClose(const char *text, int from, int to)
+{
+	while (to-- > from)
+		if (text[to] == ']')
+			return to;
+	return -1;
+}
+
+/* Add to *ids (a List of C strings) each file id in text not already there. */
+void
+MnemoFileIdsIn(const char *text, int len, List **ids)
+{
+	int			i = 0;
+
+	while (i < len)
+	{
+		int			start = i;
+		int			end;
+
+		if ((i == 0 || text[i - 1] == '\n') && len - i > CONTENT_ID_LEN &&
+			strncmp(text + i, CONTENT_ID, CONTENT_ID_LEN) == 0)
+		{
+			end = LineEnd(text, len, i);
+			AddId(ids, text + i + CONTENT_ID_LEN, end - i - CONTENT_ID_LEN);
+			i = end;
+		}
+		else if (len - i > FOOTER_LEN && strncmp(text + i, FOOTER, FOOTER_LEN) == 0 &&
+				 (end = LastClose(text, i, LineEnd(text, len, i))) > i)
+		{
+			int			p = i + FOOTER_LEN;
+
+			while (p < end)
+			{
+				int			q = p;
+
+				while (q < end && text[q] != ',')
+					q++;
+				AddId(ids, text + p, q - p);
+				p = q + 1;
+				while (p < end && text[p] == ' ')
+					p++;
+			}
+			i = end + 1;
+		}
+		else if (IsWordChar(text[i]) && (i == 0 || !IsWordChar(text[i - 1])))
+		{
+			while (i < len && IsWordChar(text[i]))
+				i++;
+			if (IsFileId(text + start, i - start))
+				AddId(ids, text + start, i - start);
+			else if (i - start == 6 && strncmp(text + start, "sha256", 6) == 0 &&
+					 i < len && text[i] == ':')
+			{
+				end = i + 1;
+				while (end < len && IsWordChar(text[end]))
+					end++;
+				if (end - i - 1 >= 8 && end - i - 1 <= 64 && AllHex(text + i + 1, end - i - 1))
+				{
+					AddId(ids, text + start, end - start);
+					i = end;
+				}
+			}
+		}
+		else
+			i++;
+	}
+}
+
+/*
+ * content without a file-id footer at its end, as a length: a footer is
+ * FOOTER_START, then a single line ending in "]" at the very end.
+ */
+static int
+BodyLength(const char *content, int len)
+{
+	const char *p = NULL;
+	const char *q = content;
+
+	while ((q = strstr(q, FOOTER_START)) != NULL)
+		p = q++;
+	if (p == NULL || len == 0 || content[len - 1] != ']' ||
+		memchr(p + strlen(FOOTER_START), '\n', content + len - (p + strlen(FOOTER_START))) != NULL)
+		return len;
+	return p - content;
+}
+
+/*
+ * content with its footer, if any, replaced by one listing the file ids
+ * found in content (the old footer's included), then those of extra.  No
+ * footer when there are none.  Idempotent.  *body_len (may be NULL) gets
+ * the length of the result before its footer.
+ */
+char *
+MnemoFileIdFooter(const char *content, List *extra, int *body_len)
+{
+	int			len = strlen(content);
+	List	   *ids = NIL;
+	ListCell   *lc;
+	StringInfoData out;
+	bool		first = true;
+
+	MnemoFileIdsIn(content, len, &ids);
+	foreach(lc, extra)
+		AddId(&ids, lfirst(lc), strlen(lfirst(lc)));
+	initStringInfo(&out);
+	appendBinaryStringInfo(&out, content, BodyLength(content, len));
+	if (body_len != NULL)
+		*body_len = out.len;
+	if (ids == NIL)
+		return out.data;
+	appendStringInfoString(&out, FOOTER_START);
+	foreach(lc, ids)
+	{
+		if (!first)
+			appendStringInfoString(&out, ", ");
+		appendStringInfoString(&out, lfirst(lc));
+		first = false;
+	}
+	appendStringInfoChar(&out, ']');
+	return out.data;
+}
+
+PG_FUNCTION_INFO_V1(mnemo_file_id_footer);
+Datum
+mnemo_file_id_footer(PG_FUNCTION_ARGS)
+{
+	char	   *content = MnemoRequireTextArg(fcinfo, 0, "content");
+	List	   *extra = NIL;
+
+	if (!PG_ARGISNULL(1))
+	{
+		ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+		Datum	   *elems;
+		bool	   *nulls;
+		int			n;
+		int			i;
+
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		for (i = 0; i < n; i++)
+		{
+			char	   *id;
+
+			if (nulls[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+						 errmsg("file_ids must not contain nulls")));
+			id = TextDatumGetCString(elems[i]);
+			MnemoCheckId(id, "a file id");
+			if (strpbrk(id, ",]\n") != NULL || id[0] == ' ' || id[strlen(id) - 1] == ' ')
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("file id \"%s\" cannot be listed in a footer", id),
+						 errdetail("A footer lists ids separated by \", \" and ends with \"]\": an id cannot hold a comma, a \"]\" or a newline, nor start or end with a space.")));
+			extra = lappend(extra, id);
+		}
+	}
+	PG_RETURN_TEXT_P(cstring_to_text(MnemoFileIdFooter(content, extra, NULL)));
+}

@@ -18,8 +18,11 @@ PG_CONFIG   ?= pg_config
 PGXS        := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# the version is compiled in (mnemo.version()), so a new default_version rebuilds
-$(OBJS): mnemo.control
+# the version is compiled in (mnemo.version()), so a new default_version
+# rebuilds; PGXS tracks no header dependencies (only with --enable-depend), so
+# every object depends on every header of src/: a changed struct must never
+# leave an object compiled against its old layout
+$(OBJS): mnemo.control $(wildcard src/*.h)
 
 # libmnemo and the mnemo command build with their own plain Makefile, so the
 # extension build never needs json-c (see client/Makefile).

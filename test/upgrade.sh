@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Upgrade test: a 0.1.0 database with data is updated to 0.2.0 with
-# ALTER EXTENSION mnemo UPDATE; its rows read back unchanged through the new
-# functions, and its schema is the schema of a fresh 0.2.0 install.
+# Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
+# then to 0.3.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
+# unchanged through the new functions, and its schema is the schema of a
+# fresh install of the current version.
 #
 #   test/upgrade.sh [DIR]
 #
@@ -194,6 +195,15 @@ main()
 		"append_part continues the message's parts"
 	is "$(val "$old" "SELECT mnemo.watch('up_a') ~ '^mnemo_[0-9a-f]{32}\$'")" t "watch returns the tenant's channel"
 
+	before=$(val "$old" "$rows_sql")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.3.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.3.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.3.0 "the database is at 0.3.0"
+	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged by 0.2.0 -> 0.3.0"
+	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
+	                  FROM mnemo.get_messages_with_parts('up_a')")" \
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.3.0 reads the updated session, the appends made at 0.2.0 included"
+
 	# the schema of a fresh install
 	fresh_db "$new"
 	check "a fresh CREATE EXTENSION mnemo" psql -X -q -v ON_ERROR_STOP=1 -d "$new" -c "CREATE EXTENSION mnemo"
@@ -201,7 +211,7 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.2.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.3.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 	summary upgrade
 }
 

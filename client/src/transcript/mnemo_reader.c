@@ -5,7 +5,10 @@
  * The ids in the file are kept, so an import into another database restores
  * the session exactly, and a second import into the same database fails
  * with MNEMO_ERR_DUPLICATE_ID and leaves nothing; options.new_ids drops
- * them to copy a session instead.
+ * them to copy a session instead.  The header line (export.c) gives the
+ * session its id, title, agent, model, provider, system prompt and
+ * metadata; a file without one (an export of 0.2) still imports.  A message
+ * key this reader does not know is kept in the message's metadata.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -148,6 +151,70 @@ jsonl_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
 	return MNEMO_OK;
 }
 
+/* The session's header: the first line, before any message. */
+static int
+header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
+{
+	mn_import_session *s = &imp->session;
+	const char *type = mn_js_str(obj, "type", NULL);
+	int64_t		version = 0;
+	char	   *id = NULL;
+	mn_span		meta;
+	int			rc = MNEMO_OK;
+
+	if (type == NULL || strcmp(type, MNEMO_SESSION_HEADER) != 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": \"type\" must be \"" MNEMO_SESSION_HEADER "\"", line);
+	if (imp->records > 1 || s->header)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a session header after the first line", line);
+	json_object_object_foreach(obj, key, v)
+	{
+		if (strcmp(key, "type") == 0)
+			continue;
+		if (strcmp(key, "version") == 0)
+			rc = count_field(imp, line, key, v, &version);
+		else if (strcmp(key, "id") == 0)
+			rc = string_field(imp, line, key, v, &id);
+		else if (strcmp(key, "title") == 0)
+			rc = string_field(imp, line, key, v, &s->title);
+		else if (strcmp(key, "agent") == 0)
+			rc = string_field(imp, line, key, v, &s->agent);
+		else if (strcmp(key, "model_id") == 0)
+			rc = string_field(imp, line, key, v, &s->model_id);
+		else if (strcmp(key, "provider_id") == 0)
+			rc = string_field(imp, line, key, v, &s->provider_id);
+		else if (strcmp(key, "system_prompt") == 0)
+			rc = string_field(imp, line, key, v, &s->system_prompt);
+		else if (strcmp(key, "created_at") == 0)
+			rc = count_field(imp, line, key, v, &s->created_at);
+		else if (strcmp(key, "metadata") == 0)
+		{
+			if (!json_object_is_type(v, json_type_object) || !mn_json_member(text, key, &meta))
+				rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+							 "line %" PRId64 ": \"metadata\" must be an object", line);
+			else if ((s->metadata = strndup(meta.p, meta.len)) == NULL)
+				rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		}
+		/* keys of later versions are theirs to define */
+		if (rc != MNEMO_OK)
+			break;
+	}
+	if (rc == MNEMO_OK && (version < 1 || version > MNEMO_SESSION_HEADER_VERSION))
+		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					 "line %" PRId64 ": a session header of version %" PRId64 "; this mnemo "
+					 "reads version 1", line, version);
+	if (rc == MNEMO_OK && id != NULL && imp->opts->session_id == NULL)
+	{
+		free(s->want_id);
+		s->want_id = id;
+		id = NULL;
+	}
+	free(id);
+	s->header = rc == MNEMO_OK;
+	return rc;
+}
+
 static int
 jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		   struct json_object *obj)
@@ -164,6 +231,8 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 	if (!json_object_is_type(obj, json_type_object))
 		return mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a message must be a JSON object",
 					   line);
+	if (json_object_object_get_ex(obj, "type", NULL))
+		return header_line(imp, line, obj, whole);
 	if ((m = mn_import_msg_new(imp, line, NULL)) == NULL)
 		return st->errcode;
 
@@ -207,15 +276,22 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		}
 		else if (strcmp(key, "parts") == 0)
 			parts = v;
+		else if (strcmp(key, "created_at") == 0)
+			rc = count_field(imp, line, key, v, &m->created_at);
 		else
-			rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": unknown key \"%s\"", line, key);
+		{
+			mn_span		raw;
+
+			if (mn_json_member(whole, key, &raw))
+				mn_import_keep(imp, m, key, raw, NULL);
+		}
 		if (rc != MNEMO_OK)
 			break;
 	}
 	if (rc == MNEMO_OK && m->role == NULL)
 		rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"role\" is required", line);
-	/* the session takes the first message's agent and model */
-	if (rc == MNEMO_OK && !imp->created && imp->n_batch == 0 &&
+	/* without a header, the session takes the first message's agent and model */
+	if (rc == MNEMO_OK && !imp->session.header && !imp->created && imp->n_batch == 0 &&
 		(!mn_import_strdup(m->agent, &imp->session.agent) ||
 		 !mn_import_strdup(m->model_id, &imp->session.model_id) ||
 		 !mn_import_strdup(m->provider_id, &imp->session.provider_id)))
@@ -244,10 +320,12 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 static bool
 jsonl_detect(struct json_object *first)
 {
-	return json_object_object_get_ex(first, "role", NULL) ||
-		json_object_object_get_ex(first, "parts", NULL);
+	const char *type = mn_js_str(first, "type", NULL);
+
+	return json_object_object_get_ex(first, "parts", NULL) ||
+		(type != NULL && strcmp(type, MNEMO_SESSION_HEADER) == 0);
 }
 
 const mn_reader mn_mnemo_reader = {
-	"mnemo", jsonl_detect, NULL, jsonl_line, NULL, NULL, NULL
+	"mnemo", jsonl_detect, NULL, NULL, jsonl_line, NULL, NULL, NULL
 };

@@ -29,6 +29,8 @@ typedef struct req_build
 	char	  **strs;			/* strings made here */
 	size_t		n_strs;
 	size_t		cap_strs;
+	mn_buf		system;			/* the session's system prompt and the text
+								 * of its system-role messages */
 } req_build;
 
 static mn_req_message *
@@ -83,6 +85,7 @@ req_free(req_build *b)
 	free(b->strs);
 	free(b->calls);
 	free(b->msgs);
+	mn_buf_free(&b->system);
 }
 
 /* A stored reasoning part's signature (kept in its content), or NULL. */
@@ -306,6 +309,18 @@ build_messages(mnemo_store *st, const mnemo_context *ctx, const mnemo_messages *
 		}
 		if (e->content == NULL || *e->content == '\0')
 			continue;
+		/* a system message (an imported transcript's) is system text: the
+		 * provider's system field, never a user turn */
+		if (e->role != NULL && strcmp(e->role, "system") == 0 &&
+			strcmp(e->item_type, "message") == 0)
+		{
+			if (b->system.len > 0)
+				mn_buf_puts(&b->system, "\n\n");
+			mn_buf_puts(&b->system, e->content);
+			if (b->system.oom)
+				return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			continue;
+		}
 		if ((rm = req_add(b)) == NULL)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 		rm->role = e->role != NULL && strcmp(e->role, "assistant") == 0 ? MN_REQ_ASSISTANT : MN_REQ_USER;
@@ -326,10 +341,17 @@ mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
 	size_t		body_len = 0;
 	int			rc;
 
+	if (s->system_prompt != NULL)
+		mn_buf_puts(&b.system, s->system_prompt);
 	if ((rc = build_messages(st, tc->ctx, tc->msgs, c->provider, &b)) != MNEMO_OK)
 		goto done;
 	req.model = c->model;
-	req.system = s->system_prompt;
+	if (b.system.oom)
+	{
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	req.system = b.system.len > 0 ? b.system.data : NULL;
 	req.messages = b.msgs;
 	req.n_messages = b.n;
 	req.tools = o->tools;
@@ -359,7 +381,7 @@ mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
 
 		if (state == MN_STREAM_FAILED && err != NULL && err->kind == MN_STREAM_ERR_PROVIDER)
 		{
-			char	   *m = strstr(err->message, c->api_key) ? NULL : strdup(err->message);
+			char	   *m = *c->api_key && strstr(err->message, c->api_key) ? NULL : strdup(err->message);
 
 			rc = mn_fail(st, MNEMO_ERR_STREAM, "the provider sent an error mid-stream (%s): %s",
 						 mn_errclass_name(err->errclass), m ? m : "(message withheld)");

@@ -311,7 +311,9 @@ setup(mnemo_store *st, transfer *t, struct curl_slist **headers)
 		snprintf(auth, alen, "x-api-key: %s", post->api_key);
 	else
 		snprintf(auth, alen, "Authorization: Bearer %s", post->api_key);
-	ok = ok && (hl = curl_slist_append(hl, auth)) != NULL;
+	/* a local server (a base URL of its own) may take no key: no header */
+	if (*post->api_key != '\0')
+		ok = ok && (hl = curl_slist_append(hl, auth)) != NULL;
 	memset(auth, 0, alen);
 	free(auth);
 	if (post->provider == MN_PROVIDER_ANTHROPIC)

@@ -101,9 +101,14 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 		enum json_tokener_error err = json_tokener_get_error(tok);
 		size_t		at = json_tokener_get_parse_end(tok);
 
+		/* the line the parser stopped on, not the one after its newline */
+		if (at > len)
+			at = len;
+		if (at > 0 && text[at - 1] == '\n')
+			at--;
 		*incomplete = err == json_tokener_continue;
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid JSON: %s",
-					   lineno + newlines(text, text + (at < len ? at : len)),
+					   lineno + newlines(text, text + at),
 					   *incomplete ? "unexpected end of line" : json_tokener_error_desc(err));
 	}
 	for (end = json_tokener_get_parse_end(tok); end < len; end++)

@@ -173,6 +173,30 @@ run_m import "$work/dup.jsonl"
 expect_rc 1 "a message id used twice"
 check "is named by its line (the server said messages[1])" grep -q "^mnemo: line 2: " "$work/err"
 
+# ---- images ---------------------------------------------------------------
+
+cat >"$work/images.json" <<'EOF2'
+[{"role": "user", "content": [{"type": "text", "text": "what is this?"},
+  {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+  {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}}]},
+ {"role": "assistant", "content": "a cat"}]
+EOF2
+run_m import "$work/images.json"
+expect_rc 0 "OpenAI image_url blocks import"
+img_sid=$(cat "$work/out")
+check "a data: URL is an image part with its media type and base64 data" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo='")" = 1
+check "a plain URL is an image part with the url" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'url' = 'https://example.com/cat.jpg'")" = 1
+check "an image is estimated at 1600 tokens" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND token_estimate = 1600")" = 2
+check "build_context renders a placeholder with its size and estimate" \
+	bash -c "psql -X -q -A -t -c \"SELECT content FROM mnemo.build_context('$img_sid', 100000) WHERE position = 1\" | grep -qF '[Image: image/png, 12 bytes of base64, ~1600 tokens]'"
+printf '{"role": "user", "parts": [{"type": "image", "media_type": "image/png", "data": "AA==", "url": "x"}]}\n' >"$work/badimg.jsonl"
+run_m import "$work/badimg.jsonl"
+expect_rc 1 "an image part with both data and url"
+check "is refused, naming the line" grep -q '^mnemo: line 1: parts\[0\]: an image has either "data" (base64) or "url"' "$work/err"
+
 # ---- a transcript with its own id imports once --------------------------
 
 run_m import $D/transcript-pi.jsonl

@@ -32,6 +32,19 @@
 #define BATCH_MESSAGES 256
 #define BATCH_BYTES (1024 * 1024)
 
+/* The context items a summary of the span replaces: messages for a leaf,
+ * summary nodes for a condensation, in position order. */
+static const mn_stmt covered_stmt = {
+	"mnemo_import_covered",
+	"SELECT c.item_id FROM mnemo.context_items c "
+	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.id = c.item_id "
+	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
+	"WHERE c.session_id = $1::text AND c.item_type = $2::text "
+	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
+	"ORDER BY c.position",
+	4
+};
+
 static const mn_stmt append_stmt = {
 	"mnemo_import_append",
 	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
@@ -459,6 +472,81 @@ mn_import_flush(mn_import *imp)
 	if (imp->opts->progress != NULL)
 		imp->opts->progress(imp->done, imp->total, imp->opts->progress_arg);
 	return MNEMO_OK;
+}
+
+int
+mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
+{
+	mnemo_store *st = imp->st;
+	mnemo_new_summary ns = {0};
+	const char *params[4];
+	const char **ids = NULL;
+	char		from[24],
+				to[24];
+	PGresult   *res;
+	int			n;
+	int			rc;
+
+	/* everything before it is stored: its span is in the context now */
+	if ((rc = mn_import_flush(imp)) != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	snprintf(from, sizeof(from), "%" PRId64, sum->seq_start);
+	snprintf(to, sizeof(to), "%" PRId64, sum->seq_end);
+	params[0] = imp->session_id;
+	params[1] = strcmp(sum->kind, "condensed") == 0 ? "summary" : "message";
+	params[2] = from;
+	params[3] = to;
+	if ((res = mn_exec(st, &covered_stmt, params)) == NULL)
+	{
+		mn_import_msg_free(m);
+		return st->errcode;
+	}
+	n = PQntuples(res);
+	if (n == 0 || n != sum->item_count)
+	{
+		PQclear(res);
+		mn_import_bookkeeping(imp, m->line, "summary not restored as a compaction");
+		return mn_import_push(imp, m);
+	}
+	if ((ids = calloc((size_t) n, sizeof(*ids))) == NULL)
+	{
+		PQclear(res);
+		mn_import_msg_free(m);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = PQgetvalue(res, i, 0);
+	ns.summary_id = m->id;
+	ns.content = sum->text;
+	ns.token_count = sum->token_count;
+	ns.remove_item_ids = ids;
+	ns.n_remove = (size_t) n;
+	ns.kind = sum->kind;
+	ns.level = sum->level;
+	ns.model_id = m->model_id;
+	ns.provider_id = m->provider_id;
+	rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
+	free(ids);
+	PQclear(res);
+	if (rc == MNEMO_OK)
+		rc = restore(imp, m);
+	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
+	{
+		char	   *copy = strdup(st->errmsg ? st->errmsg : "");
+		char		sqlstate[6];
+
+		memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+		mn_fail(st, rc, "line %" PRId64 ": %s", m->line, copy ? copy : "");
+		memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+		free(copy);
+	}
+	if (rc == MNEMO_OK)
+		imp->imported++;
+	mn_import_msg_free(m);
+	return rc;
 }
 
 int

@@ -151,6 +151,52 @@ jsonl_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
 	return MNEMO_OK;
 }
 
+/* An integer member of a JSON object; false when absent or not one. */
+static bool
+int_member(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+/*
+ * Whether a summary message's parts are what commit_summary writes (its
+ * text, then a compaction marker naming kind, level, span and item count),
+ * so that the compaction can be committed again rather than the message
+ * appended: *sum gets what the marker says.
+ */
+static bool
+compaction_of(struct json_object *parts, mn_import_summary *sum)
+{
+	struct json_object *text;
+	struct json_object *marker;
+	int64_t		tokens,
+				level;
+
+	if (json_object_array_length(parts) != 2)
+		return false;
+	text = json_object_array_get_idx(parts, 0);
+	marker = json_object_array_get_idx(parts, 1);
+	if (mn_js_str(text, "type", NULL) == NULL || strcmp(mn_js_str(text, "type", NULL), "text") != 0 ||
+		(sum->text = mn_js_str(text, "text", NULL)) == NULL ||
+		!int_member(text, "token_estimate", &tokens) ||
+		mn_js_str(marker, "type", NULL) == NULL ||
+		strcmp(mn_js_str(marker, "type", NULL), "compaction_marker") != 0 ||
+		(sum->kind = mn_js_str(marker, "kind", NULL)) == NULL ||
+		!int_member(marker, "level", &level) || !int_member(marker, "seq_start", &sum->seq_start) ||
+		!int_member(marker, "seq_end", &sum->seq_end) ||
+		!int_member(marker, "compacted_item_count", &sum->item_count) ||
+		tokens < 0 || tokens > INT_MAX || level < 1 || level > 3)
+		return false;
+	sum->token_count = (int) tokens;
+	sum->level = (int) level;
+	return true;
+}
+
 /* The session's header: the first line, before any message. */
 static int
 header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
@@ -224,6 +270,7 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 	struct json_object *parts = NULL;
 	mn_span		whole = {text, len};
 	mn_span		parts_text;
+	mn_import_summary sum;
 	size_t		pos = 0;
 	int			rc = MNEMO_OK;
 
@@ -314,6 +361,8 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		mn_import_msg_free(m);
 		return rc;
 	}
+	if (m->is_summary && compaction_of(parts, &sum))
+		return mn_import_summary_push(imp, m, &sum);
 	return mn_import_push(imp, m);
 }
 

@@ -161,6 +161,28 @@ bool		mn_import_strdup(const char *s, char **dst);
  * sent when full.  m is freed on failure too. */
 int			mn_import_push(mn_import *imp, mn_import_msg *m);
 
+/* A compaction summary of a mnemo export, as its compaction_marker says. */
+typedef struct mn_import_summary
+{
+	const char *text;			/* the summary's text */
+	int			token_count;
+	const char *kind;			/* "leaf" or "condensed" */
+	int			level;
+	int64_t		seq_start;		/* the span of messages underneath */
+	int64_t		seq_end;
+	int64_t		item_count;		/* the context items it replaced */
+} mn_import_summary;
+
+/*
+ * Restore summary message m (which the import now owns) as the compaction
+ * it was: commit_summary over the context items of its span, so the
+ * summary is back in context, the items it covers out of it, and the DAG
+ * node and edges written.  When the context does not hold exactly the items
+ * the marker counts, m is appended as a plain summary message instead (and
+ * reported).
+ */
+int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum);
+
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
  * (an import that leaves out more than half of its records fails). */

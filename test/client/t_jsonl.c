@@ -130,7 +130,8 @@ session_exists(mnemo_store *st, const char *id)
 
 /* Every "id": "..." value emptied, to compare exports made with new ids. */
 /*
- * text with the part ids and the created_at of its summary lines blanked:
+ * text with the part ids, summary_node_id and created_at of its summary
+ * lines blanked:
  * an import commits a summary again (commit_summary), which makes its own
  * part ids and time.
  */
@@ -158,6 +159,13 @@ summaries_blanked(const char *text)
 				memcpy(o, "\"id\": \"", 7);
 				o += 7;
 				for (i += 7; line[i] != '"'; i++)
+					;
+			}
+			else if (summary && strncmp(line + i, "\"summary_node_id\": \"", 20) == 0)
+			{
+				memcpy(o, line + i, 20);
+				o += 20;
+				for (i += 20; line[i] != '"'; i++)
 					;
 			}
 			else if (summary && strncmp(line + i, "\"created_at\": ", 14) == 0)

@@ -316,9 +316,10 @@ setup(mnemo_store *st, transfer *t, struct curl_slist **headers)
 		ok = ok && (hl = curl_slist_append(hl, auth)) != NULL;
 	memset(auth, 0, alen);
 	free(auth);
+	/* the first header makes the list when there was no key's */
+	ok = ok && (hl = curl_slist_append(hl, "Content-Type: application/json")) != NULL;
 	if (post->provider == MN_PROVIDER_ANTHROPIC)
 		ok = ok && curl_slist_append(hl, "anthropic-version: 2023-06-01") != NULL;
-	ok = ok && curl_slist_append(hl, "Content-Type: application/json") != NULL;
 	ok = ok && curl_slist_append(hl, "Accept: text/event-stream") != NULL;
 	/* no 100-continue round trip before the body */
 	ok = ok && curl_slist_append(hl, "Expect:") != NULL;

@@ -160,8 +160,8 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_COMPLETED),
 				 errmsg("run \"%s\" of session \"%s\" is not completed", run_id, session_id),
-				 errdetail("A snapshot is taken after a completed run; this one is %s.",
-						   claimed ? "still in flight" : "not claimed")));
+				 claimed ? errdetail("It is still in flight; a snapshot is taken after a completed run.")
+				 : errdetail("It was never claimed; a snapshot is taken after a completed run.")));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(cutoff);
 	MnemoPrepare(&snapshot_plan,

@@ -53,17 +53,16 @@ DO $$
 DECLARE
     modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
                          WHERE inhparent = 'mnemo.sessions'::regclass);
-    t regclass;
+    t text;
 BEGIN
-    FOREACH t IN ARRAY ARRAY['mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests']::regclass[]
-    LOOP
+    FOREACH t IN ARRAY ARRAY['checkpoints', 'runs', 'pending_requests'] LOOP
         IF modulus > 0 THEN
-            PERFORM mnemo._partition_by_session(t, modulus);
+            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
         END IF;
-        EXECUTE format('ALTER TABLE %s ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY tenant_rows ON %s '
+        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
                        'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
-        EXECUTE format('REVOKE ALL ON %s FROM PUBLIC', t);
+        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
     END LOOP;
 END
 $$;

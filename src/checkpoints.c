@@ -54,7 +54,7 @@ mnemo_add_checkpoint(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* In log order; checkpoints at one seq in the order they were added. */
+/* In log order; checkpoints at one seq in the order they were added (ms, then label). */
 PG_FUNCTION_INFO_V1(mnemo_list_checkpoints);
 Datum
 mnemo_list_checkpoints(PG_FUNCTION_ARGS)

@@ -106,5 +106,6 @@ extern const cli_command cli_verify;
 extern const cli_command cli_search;
 extern const cli_command cli_delete;
 extern const cli_command cli_purge;
+extern const cli_command cli_checkpoints;
 
 #endif							/* MNEMO_CLI_H */

@@ -105,3 +105,18 @@ SELECT mnemo.swap_context_items('sw', ARRAY(SELECT item_id FROM mnemo.get_contex
 SELECT pg_temp.ctx('sw');
 -- swaps are not appends: seqs and positions are not allocated
 SELECT last_seq, last_position FROM mnemo.get_session('sw');
+
+-- generations: every swap writes the view anew as the session's next
+-- generation and deletes the old one, so no row of an earlier view is left
+-- in the range a read scans; a failed swap moved nothing
+SELECT context_generation FROM mnemo.get_session('sw');
+SELECT count(*) AS rows, count(*) FILTER (WHERE c.generation = s.context_generation) AS live
+  FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
+ WHERE c.session_id = 'sw';
+SELECT context_generation FROM mnemo.get_session('sw_other');
+-- an append after a swap joins the live generation
+SELECT seq FROM mnemo.append_message('sw', 'user', '[{"type":"text","text":"after"}]', id => 'sw_after');
+SELECT pg_temp.ctx('sw');
+SELECT count(*) FILTER (WHERE c.generation <> s.context_generation) AS stale
+  FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
+ WHERE c.session_id = 'sw';

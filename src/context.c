@@ -108,7 +108,7 @@ static SPIPlanPtr context_plan;
 	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = c.seq " \
 	"LEFT JOIN mnemo.message_parts p " \
 	"ON p.session_id = $1 AND p.message_id = c.item_id " \
-	"WHERE c.session_id = $1 ORDER BY c.position, p.part_index"
+	"WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position, p.part_index"
 
 /*
  * Move the contents still held to the front of the buffer, once the ones let

@@ -40,7 +40,7 @@ static SPIPlanPtr prune_plan;
 	"scan AS (" \
 	"  SELECT m.id, m.seq, m.role FROM mnemo.context_items c " \
 	"  JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id " \
-	"  WHERE c.session_id = $1 AND c.item_type = 'message' " \
+	"  WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_type = 'message' " \
 	"  AND m.seq > (SELECT seq FROM boundary)), " \
 	"turn AS (" \
 	"  SELECT seq FROM scan WHERE role = 'user' ORDER BY seq DESC OFFSET 1 LIMIT 1), " \

@@ -40,6 +40,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
 				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
+				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1), "
+				 "d AS (DELETE FROM mnemo.search_documents WHERE session_id = $1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
 				 "SELECT count(*) FROM m",
 				 1, types);

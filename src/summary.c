@@ -177,7 +177,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, true);
+	position = MnemoSwap(session_id, &lock, ids, summary_id, true);
 	MnemoNotify(lock.watched, lock.tenant, "summary_committed", session_id, summary_id,
 				lock.last_seq);
 	MnemoFinish(&call);

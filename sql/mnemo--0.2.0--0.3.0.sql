@@ -48,7 +48,7 @@ CREATE TABLE mnemo.search_documents (
     PRIMARY KEY (session_id, message_id, part_index)
 );
 COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields)';
-CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv) WITH (fastupdate = off);
+CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_queue', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_documents', '');
 ALTER TABLE mnemo.search_queue ENABLE ROW LEVEL SECURITY;

@@ -242,9 +242,9 @@ CREATE TABLE mnemo.search_documents (
     PRIMARY KEY (session_id, message_id, part_index)
 );
 COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields)';
--- No pending list: the drain writes in bulk anyway, and a search then never
--- scans a pending list nor stalls on its flush.
-CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv) WITH (fastupdate = off);
+-- Written by drains only, so the pending list's flush stalls a drain, never
+-- an append.
+CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
 
 /* ------------------------------------------------------------------------
  * The hash-partitioned layout (doc/scale-out.md)

@@ -16,6 +16,7 @@
  * Existing views are generation 0.
  */
 ALTER TABLE mnemo.sessions ADD COLUMN context_generation bigint NOT NULL DEFAULT 0;
+ALTER TABLE mnemo.sessions ADD COLUMN context_dead bigint NOT NULL DEFAULT 0;
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
 ALTER TABLE mnemo.context_items ADD COLUMN generation bigint NOT NULL DEFAULT 0;
 ALTER TABLE mnemo.context_items ALTER COLUMN generation DROP DEFAULT;

@@ -54,8 +54,10 @@ CREATE TABLE mnemo.sessions (
     last_seq        bigint NOT NULL DEFAULT 0,
     last_position   bigint NOT NULL DEFAULT 0,
     tenant          text NOT NULL,
-    -- the generation of context_items that is the session's view now
-    context_generation bigint NOT NULL DEFAULT 0
+    -- the generation of context_items that is the session's view now, and
+    -- how many of its rows swaps deleted in place (src/swap.c)
+    context_generation bigint NOT NULL DEFAULT 0,
+    context_dead    bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),

@@ -93,6 +93,7 @@ typedef struct MnemoSessionLock
 	char	   *provider_id;
 	char	   *tenant;
 	int64		context_generation; /* the live generation of the context view */
+	int64		context_dead;	/* rows deleted from it in place (see swap.c) */
 } MnemoSessionLock;
 
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,

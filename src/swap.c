@@ -8,15 +8,17 @@
  * same call serves leaf summaries (it removes messages) and condensation (it
  * removes summaries).
  *
- * The view is rewritten as the session's next generation
- * (sessions.context_generation): the old generation's rows are deleted and
- * the survivors and the summary inserted under the new one.  Every read of
- * the view is an index range scan over (session_id, generation), so the
- * swapped-out rows, dead but not yet vacuumed, lie outside every range a
- * read visits: assembly right after a swap of 50,000 items costs what it
- * costs on a session that never had them (doc/benchmarks.md).  The price is
- * one row per item of the view written per swap, which the context budget
- * bounds, not the session's history.
+ * Every read of the view is an index range scan over (session_id,
+ * generation) of its live generation (sessions.context_generation).  A swap
+ * deletes the removed items in place, unless the rows so deleted in the
+ * generation (sessions.context_dead) would then outnumber the live ones:
+ * then it writes the survivors and the summary as the next generation and
+ * deletes the old one, whose dead rows lie outside every range a read
+ * visits.  So a read never steps over more dead rows than the view has live
+ * ones, vacuumed or not, whatever snapshot is open: assembly right after a
+ * swap of 49,800 items of 50,000 costs what it costs on a session that
+ * never had them (doc/benchmarks.md).  The rewrites cost O(1) rows per
+ * removed item over time; every swap reads the view once.
  *
  * Invariant 3: the swap happens entirely or not at all.  Every check runs
  * before the first row changes, and any failure is MN006 with nothing
@@ -38,8 +40,10 @@
 static SPIPlanPtr summary_plan;
 static SPIPlanPtr missing_plan;
 static SPIPlanPtr generation_plan;
-static SPIPlanPtr take_plan;
-static SPIPlanPtr rewrite_plan;
+static SPIPlanPtr view_plan;
+static SPIPlanPtr drop_plan;
+static SPIPlanPtr remove_plan;
+static SPIPlanPtr insert_plan;
 
 static int
 CompareStrings(const void *a, const void *b)
@@ -105,6 +109,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	Datum	   *elems;
 	char	  **sorted;
 	Datum	   *cols;
+	Datum	   *gone;
+	int64		dead;
+	int			first;
 	uint64		nrows;
 	uint64		row;
 	int			kept;
@@ -154,56 +161,50 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	if (!items_checked)
 		MnemoCheckInContext(session_id, ids);
 
-	MnemoPrepare(&generation_plan,
-				 "UPDATE mnemo.sessions SET context_generation = context_generation + 1 "
-				 "WHERE id = $1 RETURNING context_generation",
-				 1, types);
-	MnemoExecute(generation_plan, values, NULL, false, 0);
-	generation = MnemoGetInt64(0, 1, NULL);
-	Assert(generation == lock->context_generation + 1);
-
 	/*
-	 * The old generation out, all of it, and back in as the new one without
-	 * the removed items, the summary at the smallest position they held.
-	 * The survivors are told from the removed in C, by binary search in the
-	 * sorted list: in SQL, a plan made while the session was small compared
-	 * every row of the view with every id (minutes for a view of 50,000).
-	 * The unique (session_id, item_id) check passes for the survivors
-	 * because this transaction deleted their old rows.
+	 * The view as it is, in the live generation's range: which rows go, which
+	 * stay.  The removed items are told from the others in C, by binary
+	 * search in the sorted list: in SQL, a plan made while the session was
+	 * small compared every row of the view with every id (minutes for a view
+	 * of 50,000).
 	 */
 	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
 	sorted = palloc(sizeof(char *) * nids);
 	for (i = 0; i < nids; i++)
 		sorted[i] = TextDatumGetCString(elems[i]);
 	qsort(sorted, nids, sizeof(char *), CompareStrings);
-
-	MnemoPrepare(&take_plan,
-				 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND generation = $2 "
-				 "RETURNING position, item_type, item_id, seq, created_at",
+	MnemoPrepare(&view_plan,
+				 "SELECT ctid, position, item_type, item_id, seq, created_at "
+				 "FROM mnemo.context_items WHERE session_id = $1 AND generation = $2 "
+				 "ORDER BY position",
 				 2, (Oid[]) {TEXTOID, INT8OID});
-	nrows = MnemoExecute(take_plan,
+	nrows = MnemoExecute(view_plan,
 						 (Datum[]) {values[0], Int64GetDatum(lock->context_generation)},
 						 NULL, false, 0);
+	gone = palloc(sizeof(Datum) * Max(nids, 1));
 	cols = palloc(sizeof(Datum) * 5 * (nrows + 1));
 	kept = 0;
 	removed = 0;
 	position = PG_INT64_MAX;
 	for (row = 0; row < nrows; row++)
 	{
-		char	   *item_id = MnemoGetText(row, 3, NULL);
-		int64		pos = MnemoGetInt64(row, 1, NULL);
+		char	   *item_id = MnemoGetText(row, 4, NULL);
+		int64		pos = MnemoGetInt64(row, 2, NULL);
+		bool		isnull;
 
 		if (bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
 		{
+			if (removed < nids)
+				gone[removed] = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull);
 			removed++;
 			position = Min(position, pos);
 			continue;
 		}
 		cols[kept] = Int64GetDatum(pos);
-		cols[(nrows + 1) + kept] = CStringGetTextDatum(MnemoGetText(row, 2, NULL));
+		cols[(nrows + 1) + kept] = CStringGetTextDatum(MnemoGetText(row, 3, NULL));
 		cols[2 * (nrows + 1) + kept] = CStringGetTextDatum(item_id);
-		cols[3 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 4, NULL));
-		cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 5, NULL));
+		cols[3 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 5, NULL));
+		cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 6, NULL));
 		kept++;
 	}
 	if (removed != nids)
@@ -215,24 +216,66 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoNowMs());
 	kept++;
 
-	MnemoPrepare(&rewrite_plan,
+	/*
+	 * Rows deleted in place stay in the live generation's index range, dead,
+	 * until VACUUM (longer while an older snapshot is open), and a read
+	 * steps over them.  So once the dead rows would outnumber the live ones,
+	 * the view is written anew as the next generation instead: a read then
+	 * never steps over more dead rows than the view has live ones, and the
+	 * rewrites cost O(1) rows per removed item over time (a swap of most of
+	 * the view rewrites at once; a run of small swaps rewrites once in a
+	 * while).
+	 */
+	dead = lock->context_dead + nids;
+	if (dead > kept)
+	{
+		generation = lock->context_generation + 1;
+		dead = 0;
+		MnemoPrepare(&drop_plan,
+					 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND generation = $2",
+					 2, (Oid[]) {TEXTOID, INT8OID});
+		MnemoExecute(drop_plan, (Datum[]) {values[0], Int64GetDatum(lock->context_generation)},
+					 NULL, false, 0);
+		first = 0;
+	}
+	else
+	{
+		generation = lock->context_generation;
+		MnemoPrepare(&remove_plan,
+					 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND ctid = ANY ($2)",
+					 2, (Oid[]) {TEXTOID, TIDARRAYOID});
+		MnemoExecute(remove_plan,
+					 (Datum[]) {values[0],
+					 PointerGetDatum(construct_array(gone, nids, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT))},
+					 NULL, false, 0);
+		first = kept - 1;		/* the summary alone */
+	}
+
+	/* the survivors, when rewritten, and the summary, in position order */
+	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
 				 "seq, created_at, tenant, generation) "
 				 "SELECT $1, v.p, v.t, v.i, v.s, v.c, $7, $8 "
 				 "FROM unnest($2, $3, $4, $5, $6) AS v(p, t, i, s, c) ORDER BY v.p",
 				 8, (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID,
 				 INT8ARRAYOID, TEXTOID, INT8OID});
-	MnemoExecute(rewrite_plan,
+	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0],
-					 PointerGetDatum(construct_array(cols, kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 2 * (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 3 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + 4 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols + (nrows + 1) + first, kept - first, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(cols + 2 * (nrows + 1) + first, kept - first, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(cols + 3 * (nrows + 1) + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols + 4 * (nrows + 1) + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 					 CStringGetTextDatum(lock->tenant),
 				 Int64GetDatum(generation)},
 				 NULL, false, 0);
+	MnemoPrepare(&generation_plan,
+				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = $3 WHERE id = $1",
+				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	MnemoExecute(generation_plan, (Datum[]) {values[0], Int64GetDatum(generation), Int64GetDatum(dead)},
+				 NULL, false, 0);
 	lock->context_generation = generation;
+	lock->context_dead = dead;
 	return position;
 }
 

@@ -21,7 +21,9 @@ COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_posit
 ALTER TABLE mnemo.context_items ADD COLUMN generation bigint NOT NULL DEFAULT 0;
 ALTER TABLE mnemo.context_items ALTER COLUMN generation DROP DEFAULT;
 ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_pkey,
-    ADD CONSTRAINT context_items_pkey PRIMARY KEY (session_id, generation, position);
+    ADD CONSTRAINT context_items_pkey PRIMARY KEY (session_id, generation, position),
+    DROP CONSTRAINT context_items_session_id_item_id_key,
+    ADD CONSTRAINT context_items_session_id_generation_item_id_key UNIQUE (session_id, generation, item_id);
 COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now, as of its session''s context_generation; a swap replaces a span with one summary row at its smallest position';
 
 /*

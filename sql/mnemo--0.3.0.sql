@@ -127,7 +127,7 @@ CREATE TABLE mnemo.context_items (
     generation  bigint NOT NULL,
     PRIMARY KEY (session_id, generation, position),
     -- an item is in a session's context at most once; swap finds items by id
-    UNIQUE (session_id, item_id)
+    UNIQUE (session_id, generation, item_id)
 );
 COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now, as of its session''s context_generation; a swap replaces a span with one summary row at its smallest position';
 

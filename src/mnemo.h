@@ -103,8 +103,10 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
 
 /*
  * The condition that limits a read of context_items (alias c, the session
- * in $1) to the live generation of the view: with it the read is an index
- * range scan that never visits swapped-out rows (see swap.c).
+ * in $1) to the live generation of the view.  Every read of context_items
+ * has it, a look-up by item id too: both keys lead with (session_id,
+ * generation), so no read visits the rows of earlier generations (see
+ * swap.c).
  */
 #define MNEMO_LIVE_VIEW \
 	"c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1)"

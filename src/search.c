@@ -88,7 +88,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	MnemoPrepare(&search_plan,
 				 "SELECT t.message_id, t.seq, t.role, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND c.item_id = t.message_id), "
+				 "        WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = t.message_id), "
 				 "ts_headline('simple'::regconfig, "
 				 "            (SELECT " SEARCH_DOC " FROM mnemo.message_parts p "
 				 "             WHERE p.session_id = $1 AND p.message_id = t.message_id "

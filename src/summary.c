@@ -119,7 +119,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "FROM unnest($3) AS u(id), "
 				 "LATERAL (SELECT c.item_type, m.seq FROM mnemo.context_items c "
 				 "         JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
-				 "         WHERE c.session_id = $1 AND c.item_id = u.id OFFSET 0) c "
+				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) c "
 				 "LEFT JOIN LATERAL (SELECT n.id, n.seq_start, n.seq_end, n.depth "
 				 "         FROM mnemo.summary_nodes n "
 				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",

@@ -128,7 +128,7 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND c.item_id = $3), m.seq, "
+				 "        WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = $3), m.seq, "
 				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
 				 "        WHERE n.session_id = $1 AND n.id = $3) "
 				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
@@ -300,7 +300,7 @@ MnemoCheckInContext(const char *session_id, ArrayType *ids)
 	MnemoPrepare(&missing_plan,
 				 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
 				 "WHERE (SELECT true FROM mnemo.context_items c "
-				 "       WHERE c.session_id = $1 AND c.item_id = u.id) IS NULL "
+				 "       WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id) IS NULL "
 				 "ORDER BY u.ord LIMIT 1",
 				 2, types);
 	if (MnemoExecute(missing_plan, values, NULL, false, 1) == 1)

@@ -94,7 +94,7 @@ SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', 
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx']);
 SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key']);
-SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
+SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_generation_item_id_key']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
@@ -105,7 +105,7 @@ SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', '
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
-SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'item_id']);
+SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'generation', 'item_id']);
 
 --
 -- no triggers: privileges keep the log append-only (Citus would not

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(243);
+SELECT plan(292);
 
 --
 -- tables
@@ -15,12 +15,12 @@ SELECT set_eq($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-          'search_queue', 'search_documents'],
+          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -41,6 +41,9 @@ SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_t
                  'search_queue: primary key (session_id, seq_from, seq_to)');
 SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index'],
                  'search_documents: primary key (session_id, message_id, part_index)');
+SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
+SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
+SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
@@ -85,10 +88,15 @@ SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq
 SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
     'tenant']);
+SELECT columns_are('mnemo', 'checkpoints', ARRAY['session_id', 'label', 'seq', 'created_at', 'auto', 'tenant']);
+SELECT columns_are('mnemo', 'runs', ARRAY['session_id', 'run_id', 'claimed_at', 'completed_at',
+    'completion_seq', 'tenant']);
+SELECT columns_are('mnemo', 'pending_requests', ARRAY['session_id', 'request', 'run_id', 'created_at',
+    'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
@@ -102,10 +110,15 @@ SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_ke
 SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
 SELECT indexes_are('mnemo', 'search_queue', ARRAY['search_queue_pkey']);
 SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', 'search_documents_tsv_idx']);
+SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
+SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
+SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
 SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'generation', 'item_id']);
+-- a completion order is given once per session
+SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'completion_seq']);
 
 --
 -- no triggers: privileges keep the log append-only (Citus would not
@@ -127,7 +140,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -147,7 +160,8 @@ SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
-          'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq'],
+          'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
+          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
@@ -212,6 +226,16 @@ INSERT INTO fns VALUES
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
   ('release_compaction', '{text,text}', 'boolean', 'volatile'),
+  ('add_checkpoint', '{text,text,boolean}', 'mnemo.checkpoints', 'volatile'),
+  ('list_checkpoints', '{text}', 'setof mnemo.checkpoints', 'stable'),
+  ('claim_run', '{text,text}', 'mnemo.runs', 'volatile'),
+  ('complete_run', '{text,text}', 'mnemo.runs', 'volatile'),
+  ('snapshot', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
+  ('set_pending_request', '{text,jsonb,text}', 'void', 'volatile'),
+  ('clear_pending_request', '{text}', 'boolean', 'volatile'),
+  ('load_pending_request', '{text}', 'mnemo.pending_requests', 'stable'),
+  ('update_state', '{text,jsonb}', 'jsonb', 'volatile'),
+  ('get_state', '{text}', 'jsonb', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),

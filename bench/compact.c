@@ -33,14 +33,10 @@
 #define _GNU_SOURCE				/* RUSAGE_THREAD */
 
 #include <errno.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,83 +44,18 @@
 
 #include "common.h"
 #include "mnemo.h"
+#include "provider.h"
 
 const char *bench_name = "bench/compact";
-
-extern char **environ;
 
 #define KEY "bench-key"
 #define SYSTEM_PROMPT "You are a benchmark replaying a long session."
 
-typedef struct server
-{
-	pid_t		pid;
-	char		dir[64];
-	char		log[128];
-	char		url[128];		/* .../v1 */
-} server;
-
+/* Every request answered with 100 tokens after delay_ms. */
 static void
-server_start(server *s, const char *path, int delay_ms)
+reply_script(char *script, size_t size, int delay_ms)
 {
-	char		script[128],
-				port_file[128],
-				buf[32];
-	FILE	   *f;
-	char	   *argv[10];
-	int			waited;
-
-	snprintf(s->dir, sizeof(s->dir), "/tmp/mnemo-bench-compact.XXXXXX");
-	if (mkdtemp(s->dir) == NULL)
-		die("mkdtemp: %s", strerror(errno));
-	snprintf(script, sizeof(script), "%s/bench.script", s->dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	snprintf(s->log, sizeof(s->log), "%s/requests.log", s->dir);
-	if ((f = fopen(script, "w")) == NULL)
-		die("%s: %s", script, strerror(errno));
-	fprintf(f, "reply\n  wait_ms %d\n  text_tokens 100\n  repeat forever\n", delay_ms);
-	fclose(f);
-	argv[0] = (char *) path;
-	argv[1] = (char *) "--script";
-	argv[2] = script;
-	argv[3] = (char *) "--port-file";
-	argv[4] = port_file;
-	argv[5] = (char *) "--log";
-	argv[6] = s->log;
-	argv[7] = (char *) "--quiet";
-	argv[8] = NULL;
-	if ((errno = posix_spawn(&s->pid, path, NULL, NULL, argv, environ)) != 0)
-		die("starting %s: %s", path, strerror(errno));
-	for (waited = 0; waited < 200; waited++)
-	{
-		if ((f = fopen(port_file, "r")) != NULL)
-		{
-			bool		got = fgets(buf, sizeof(buf), f) != NULL;
-
-			fclose(f);
-			if (got)
-				break;
-		}
-		nanosleep(&(struct timespec) {.tv_nsec = 25000000}, NULL);
-	}
-	if (waited == 200)
-		die("the provider server did not start");
-	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d/v1", atoi(buf));
-}
-
-static void
-server_stop(server *s)
-{
-	char		path[160];
-
-	kill(s->pid, SIGTERM);
-	waitpid(s->pid, NULL, 0);
-	snprintf(path, sizeof(path), "%s/bench.script", s->dir);
-	unlink(path);
-	snprintf(path, sizeof(path), "%s/port", s->dir);
-	unlink(path);
-	unlink(s->log);
-	rmdir(s->dir);
+	snprintf(script, size, "reply\n  wait_ms %d\n  text_tokens 100\n  repeat forever\n", delay_ms);
 }
 
 /* The user turns: deterministic texts of 50 to 1,500 characters. */
@@ -259,15 +190,17 @@ static void
 replay(mnemo_store *st, PGconn *conn, const char *server_path, int delay_ms, bool on,
 	   char **turns, int n, int budget, run_result *r)
 {
-	server		srv;
+	bench_server srv;
 	mnemo_turn_options o = MNEMO_TURN_OPTIONS_INIT;
 	mnemo_new_session spec = MNEMO_NEW_SESSION_INIT;
 	mnemo_session *s = NULL;
 	double		total = 0,
 				cpu0;
+	char		script[96];
 
 	memset(r, 0, sizeof(*r));
-	server_start(&srv, server_path, delay_ms);
+	reply_script(script, sizeof(script), delay_ms);
+	bench_server_start(&srv, server_path, script, true);
 	spec.provider_id = "openai";
 	spec.model_id = "gpt-4o-mini";
 	spec.system_prompt = SYSTEM_PROMPT;
@@ -303,7 +236,7 @@ replay(mnemo_store *st, PGconn *conn, const char *server_path, int delay_ms, boo
 	compacted(conn, s->id, &r->compacted, &r->summaries);
 	snprintf(r->session_id, sizeof(r->session_id), "%s", s->id);
 	mnemo_session_free(s);
-	server_stop(&srv);
+	bench_server_stop(&srv);
 }
 
 /*
@@ -315,17 +248,19 @@ static double
 engine_cpu(PGconn *conn, const char *server_path, int delay_ms, const char *sid, int budget,
 		   long *messages, int *requests)
 {
-	server		srv;
+	bench_server srv;
 	run_result	r = {0};
 	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
 	mnemo_compact_result res;
 	mnemo_store *st = mnemo_store_open(NULL);
 	double		cpu0;
+	char		script[96];
 	int			summaries;
 
 	if (st == NULL || mnemo_errcode(st) != MNEMO_OK)
 		die("connecting: %s", st ? mnemo_errmsg(st) : "out of memory");
-	server_start(&srv, server_path, delay_ms);
+	reply_script(script, sizeof(script), delay_ms);
+	bench_server_start(&srv, server_path, script, true);
 	o.provider = "openai";
 	o.model = "gpt-4o-mini";
 	o.base_url = srv.url;
@@ -339,7 +274,7 @@ engine_cpu(PGconn *conn, const char *server_path, int delay_ms, const char *sid,
 	mnemo_store_close(st);
 	read_log(srv.log, &r);
 	*requests = r.compaction_requests;
-	server_stop(&srv);
+	bench_server_stop(&srv);
 	compacted(conn, sid, messages, &summaries);
 	return *messages > 0 ? cpu0 / *messages * 1e3 : 0;
 }

@@ -48,7 +48,7 @@ if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
 	for b in send compact; do
 		# shellcheck disable=SC2046 # flag lists
 		cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include $(pkg-config --cflags json-c) \
-			bench/$b.c bench/common.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
+			bench/$b.c bench/common.c bench/provider.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
 			$(pkg-config --libs json-c libcurl) -pthread -o bench/$b
 	done
 fi

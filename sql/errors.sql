@@ -63,6 +63,23 @@ SELECT mnemo.swap_context_items('er', ARRAY['er_m1'], 'er_s1');
 SELECT mnemo.swap_context_items('er', ARRAY['er_m1'], 'er_s1');
 \echo :LAST_ERROR_SQLSTATE
 
+-- MN007 run already claimed, MN008 run already completed, MN009 run not
+-- claimed, MN010 run not completed (with what it is instead)
+SELECT run_id FROM mnemo.claim_run('er', 'er_r1');
+\set VERBOSITY default
+SELECT mnemo.claim_run('er', 'er_r1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.snapshot('er', 'er_r1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT run_id FROM mnemo.complete_run('er', 'er_r1');
+SELECT mnemo.claim_run('er', 'er_r1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.complete_run('er', 'er_r_missing');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.snapshot('er', 'er_r_missing');
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY terse
+
 -- MN012 session inactive
 SELECT id FROM mnemo.create_session('er_closed');
 SELECT mnemo.soft_delete_session('er_closed');

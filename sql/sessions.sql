@@ -93,7 +93,9 @@ SELECT count(*) FROM mnemo.sessions WHERE id = 'ses_g';
 -- list_sessions: newest first
 --
 -- children of ls_parent, created in the order ls_3, ls_1, ls_2 (neither id
--- order nor its reverse), a few milliseconds apart
+-- order nor its reverse), a few milliseconds apart, and after the sessions
+-- above (the unfiltered list below would otherwise flake on a shared ms)
+SELECT pg_sleep(0.005);
 SELECT id FROM mnemo.create_session('ls_parent');
 SELECT pg_sleep(0.005);
 SELECT id FROM mnemo.create_session('ls_3', parent_id => 'ls_parent');

@@ -75,6 +75,13 @@ extern int64 MnemoNowMs(void);
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
 	"WHERE p.session_id = $1 AND p.message_id = m.id), '[]')"
 
+/* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
+#define MNEMO_MESSAGE_WITH_PARTS \
+	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
+	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
+	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
+	"m.finish_reason, " MNEMO_PARTS_JSON
+
 /* ids.c */
 extern char *MnemoNewId(const char *prefix);
 extern void MnemoCheckId(const char *id, const char *what);

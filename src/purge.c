@@ -3,7 +3,8 @@
  *		mnemo.purge_session(): the one way rows leave the log.
  *
  * For erasure requests only.  It deletes the session and everything keyed by
- * it -- context items, summary nodes and edges, parts, messages -- in one call, under
+ * it -- context items, summary nodes and edges, parts, messages, checkpoints,
+ * runs, the pending request -- in one call, under
  * the session lock, so no append can slip in between.  EXECUTE is revoked
  * from PUBLIC: an operator grants it to the role that handles erasure, which
  * must also have the privileges of the session's tenant (else MN001).
@@ -40,6 +41,9 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
 				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
+				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
+				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "
+				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
 				 "SELECT count(*) FROM m",
 				 1, types);

@@ -21,13 +21,6 @@
 
 #include "mnemo.h"
 
-/* The columns of mnemo.message_with_parts, over messages m of session $1. */
-#define MESSAGE_WITH_PARTS \
-	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
-	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
-	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
-	"m.finish_reason, " MNEMO_PARTS_JSON
-
 static SPIPlanPtr message_plan;
 static SPIPlanPtr since_plan;
 static SPIPlanPtr messages_plan;
@@ -140,7 +133,7 @@ Datum
 mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &with_parts_plan,
-					   "SELECT " MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+					   "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
 					   "WHERE m.session_id = $1 AND m.seq > $2 ORDER BY m.seq");
 }
 
@@ -189,7 +182,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
 	MnemoPrepare(&by_ids_plan,
-				 "SELECT " MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id ORDER BY u.ord",
 				 2, types);
 	if (MnemoExecute(by_ids_plan, values, NULL, true, 0) != (uint64) nids)
@@ -233,7 +226,7 @@ mnemo_history(PG_FUNCTION_ARGS)
 
 	(void) ConnectToSession(fcinfo, &call);
 	MnemoPrepare(&history_plan,
-				 "SELECT * FROM (SELECT " MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+				 "SELECT * FROM (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 ORDER BY m.seq DESC LIMIT $2) h ORDER BY h.seq",
 				 2, types);
 	MnemoExecute(history_plan, values, nulls, true, 0);

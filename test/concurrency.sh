@@ -17,6 +17,14 @@
 #    B succeeds under lock_timeout = 1s and one to A fails with 55P03 after
 #    waiting; a plain append to A waits on the lock and, once the holder
 #    commits, gets the next seq.
+# 4. pgbench, 16 clients x 500 claims of run ids 1..100 of ONE session, the
+#    even ones completed by their winner in the same transaction: every
+#    claimed id has exactly one winner, every other claim of it failed with
+#    MN007 (odd: in flight) or MN008 (even: completed), completion_seq is
+#    dense 1..50.
+# 5. pgbench, 16 clients x 100 update_state calls on ONE session, each with
+#    a key of its own: the state holds all 1600 keys (no patch lost).  (Each
+#    merge rewrites the whole state, so 100 each keeps it quick.)
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.  These are assertions about behaviour, not speed.
@@ -30,10 +38,11 @@ per_client=500
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# run_pgbench SCRIPT LABEL: 16 clients x 500 transactions, checks its report.
+# run_pgbench SCRIPT LABEL [N]: 16 clients x N (500) transactions, checks its report.
 run_pgbench() {
-	local script=$1 label=$2 out rc=0 total=$((clients * per_client))
-	out=$(pgbench -n -M prepared -f "$script" -c "$clients" -j 4 -t "$per_client" 2>&1) || rc=$?
+	local script=$1 label=$2 out rc=0 each=${3:-$per_client}
+	local total=$((clients * each))
+	out=$(pgbench -n -M prepared -f "$script" -c "$clients" -j 4 -t "$each" 2>&1) || rc=$?
 	sed 's/^/# /' <<<"$out" | grep -E 'processed|failed|tps|aborted|error' || true
 	is "$rc" 0 "$label: pgbench exits 0"
 	is "$(sed -n 's/^number of transactions actually processed: \([0-9]*\/[0-9]*\).*/\1/p' <<<"$out")" \
@@ -187,12 +196,63 @@ test_no_cross_session_blocking() {
 		"blocking: session A holds seqs 1,2,3"
 }
 
+test_run_claims() {
+	local total=$((clients * per_client))
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SELECT mnemo.create_session('conc_runs');
+CREATE TABLE conc_claims (client int, k int, outcome text);
+CREATE FUNCTION conc_claim(client int, k int) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM mnemo.claim_run('conc_runs', 'run_' || k);
+    IF k % 2 = 0 THEN
+        PERFORM mnemo.complete_run('conc_runs', 'run_' || k);
+    END IF;
+    INSERT INTO conc_claims VALUES (client, k, 'won');
+EXCEPTION WHEN SQLSTATE 'MN007' OR SQLSTATE 'MN008' THEN
+    INSERT INTO conc_claims VALUES (client, k, SQLSTATE);
+END
+$$;
+SQL
+	run_pgbench "$here/pgbench/claim_run.sql" "run claims"
+	is "$(val "SELECT count(*) FROM conc_claims")" "$total" "run claims: $total claims, each won or refused"
+	is "$(val "SELECT count(*) FROM (SELECT k FROM conc_claims WHERE outcome = 'won' GROUP BY k HAVING count(*) <> 1) s")" 0 \
+		"run claims: no run id was won twice"
+	is "$(val "SELECT count(*) FROM (SELECT DISTINCT k FROM conc_claims) a
+	            FULL JOIN (SELECT k FROM conc_claims WHERE outcome = 'won') w USING (k) WHERE w.k IS NULL")" 0 \
+		"run claims: every run id claimed was won by one client"
+	is "$(val "SELECT count(*) FROM mnemo.runs WHERE session_id = 'conc_runs'")" \
+		"$(val "SELECT count(*) FROM conc_claims WHERE outcome = 'won'")" \
+		"run claims: one row in mnemo.runs per winner"
+	is "$(val "SELECT count(*) FROM conc_claims WHERE outcome <> 'won' AND outcome <> CASE WHEN k % 2 = 0 THEN 'MN008' ELSE 'MN007' END")" 0 \
+		"run claims: every other claim got MN007 (in flight) or MN008 (completed), as its run was"
+	is "$(val "SELECT count(*) = max(completion_seq) AND count(DISTINCT completion_seq) = count(*) AND min(completion_seq) = 1
+	            FROM mnemo.runs WHERE session_id = 'conc_runs' AND completion_seq IS NOT NULL")" t \
+		"run claims: completion_seq dense 1..N over the completed runs"
+	is "$(val "SELECT count(*) FROM mnemo.runs WHERE session_id = 'conc_runs'
+	            AND (completion_seq IS NULL) <> (substr(run_id, 5)::int % 2 = 1)")" 0 \
+		"run claims: exactly the even runs completed"
+}
+
+test_state_merges() {
+	local each=100
+	local total=$((clients * each))
+	psql -X -q -v ON_ERROR_STOP=1 \
+		-c "SELECT mnemo.create_session('conc_state')" -c "CREATE SEQUENCE conc_state_keys" >/dev/null
+	run_pgbench "$here/pgbench/update_state.sql" "state merges" "$each"
+	is "$(val "SELECT count(*) FROM jsonb_object_keys(mnemo.get_state('conc_state'))")" "$total" \
+		"state merges: the state holds all $total keys, none lost"
+	is "$(val "SELECT count(*) FROM jsonb_each(mnemo.get_state('conc_state')) e GROUP BY e.value ORDER BY 1 LIMIT 1")" \
+		"$each" "state merges: each client's $each patches are all there"
+}
+
 main() {
 	setup_cluster concurrency "${1:-}"
 	setup_db mnemo_concurrency
 	test_one_session
 	test_own_sessions
 	test_no_cross_session_blocking
+	test_run_claims
+	test_state_merges
 	summary concurrency
 }
 

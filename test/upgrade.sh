@@ -2,7 +2,8 @@
 # Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
 # then to 0.3.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
 # unchanged through the new functions, and its schema is the schema of a
-# fresh install of the current version.
+# fresh install of the current version.  A database made hash-partitioned
+# at 0.2.0 (mnemo.partitions) gets the tables 0.3.0 adds partitioned alike.
 #
 #   test/upgrade.sh [DIR]
 #
@@ -28,6 +29,7 @@ set -euo pipefail
 
 old=mnemo_upgrade_old
 new=mnemo_upgrade_new
+part=mnemo_upgrade_partitioned
 
 schema_sql="
 WITH ns AS (SELECT 'mnemo'::regnamespace AS oid),
@@ -212,6 +214,30 @@ main()
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
 	check "the upgraded schema equals a fresh 0.3.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+
+	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
+	# tables 0.3.0 adds join its layout, with as many partitions
+	fresh_db "$part"
+	check "a 0.2.0 install with mnemo.partitions = 3" env PGOPTIONS="-c mnemo.partitions=3" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "CREATE EXTENSION mnemo VERSION '0.2.0'"
+	check "its ALTER EXTENSION mnemo UPDATE TO '0.3.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE TO '0.3.0'"
+	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
+	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
+	                     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace
+	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests')")" \
+		"checkpoints:p:true:3 pending_requests:p:true:3 runs:p:true:3 sessions:p:true:3" \
+		"checkpoints, runs and pending_requests are partitioned as sessions is, with row-level security"
+	is "$(val "$part" "SELECT (mnemo.create_session('up_p')).id;
+	                   SELECT (mnemo.claim_run('up_p', 'r1')).run_id;
+	                   SELECT (mnemo.complete_run('up_p', 'r1')).completion_seq;
+	                   SELECT (mnemo.add_checkpoint('up_p', 'c1')).seq;
+	                   SELECT mnemo.set_pending_request('up_p', '{\"q\": 1}', 'r1');
+	                   SELECT count(*) FROM (SELECT tableoid FROM mnemo.runs UNION ALL SELECT tableoid FROM mnemo.checkpoints
+	                                         UNION ALL SELECT tableoid FROM mnemo.pending_requests) t
+	                    WHERE tableoid::regclass::text ~ '_p[0-9]+\$'" | tr '\n' ' ')" \
+		"up_p r1 1 0  3 " "their rows go to the partitions"
+	dropdb --if-exists "$part" 2>/dev/null || true
 	summary upgrade
 }
 

@@ -96,5 +96,6 @@ extern const cli_command cli_tail;
 extern const cli_command cli_chat;
 extern const cli_command cli_compact;
 extern const cli_command cli_verify;
+extern const cli_command cli_checkpoints;
 
 #endif							/* MNEMO_CLI_H */

@@ -63,7 +63,7 @@ expect_rc 0 "mnemo --help"
 check "--help prints the usage to stdout, with every command" \
 	grep -q "^Usage: mnemo \[--db CONNINFO\] COMMAND" "$work/out"
 check "--help documents the exit codes" grep -q "2 usage error, 3 session or message not" "$work/out"
-for cmd in sessions show context export import tail compact verify; do
+for cmd in sessions show context export import tail compact verify checkpoints; do
 	run_m "$cmd" --help
 	if [ "$rc" -eq 0 ] && grep -q "^Usage: mnemo $cmd" "$work/out" && [ ! -s "$work/err" ]; then
 		ok "mnemo $cmd --help: usage on stdout, exit 0"
@@ -99,6 +99,8 @@ usage_case "context without --budget" context s
 usage_case "a negative budget" context s --budget -5
 usage_case "tail --after not a number" tail s --after x
 usage_case "import without a file" import
+usage_case "checkpoints without a session" checkpoints
+usage_case "checkpoints --add without a label" checkpoints s --add
 
 # ---- connection problems and missing sessions -----------------------------
 
@@ -119,6 +121,27 @@ done
 run_m context no-such-session --budget 100
 expect_rc 3 "mnemo context of a missing session"
 check "the message names the session" grep -q '^mnemo: session "no-such-session" does not exist' "$work/err"
+
+# ---- checkpoints -----------------------------------------------------------
+
+run_m checkpoints no-such-session
+expect_rc 3 "mnemo checkpoints of a missing session"
+psql_q -c "SELECT mnemo.create_session('cli-cp')" \
+	-c "SELECT mnemo.append_message('cli-cp', 'user', '[{\"type\": \"text\", \"text\": \"hi\"}]')" \
+	-c "SELECT mnemo.add_checkpoint('cli-cp', 'turn-1', true)" >/dev/null
+run_m checkpoints cli-cp
+expect_rc 0 "mnemo checkpoints"
+check "one line: seq, label, auto, time (tab-separated)" \
+	bash -c "[ \$(wc -l <'$work/out') -eq 1 ] && grep -Eq '^1	turn-1	auto	[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$' '$work/out'"
+run_m checkpoints cli-cp --add 'before the storm'
+expect_rc 0 "mnemo checkpoints --add"
+check "prints the new checkpoint, manual" grep -Eq '^1	before the storm	manual	' "$work/out"
+run_m checkpoints cli-cp
+check "both listed, in the order they were added" \
+	bash -c "cut -f2 '$work/out' | tr '\n' , | grep -qx 'turn-1,before the storm,'"
+run_m checkpoints cli-cp --add turn-1
+expect_rc 1 "mnemo checkpoints --add of a taken label"
+check "the message names the label" grep -q '^mnemo: checkpoint "turn-1" already exists' "$work/err"
 
 # ---- import of a real Claude Code log, sessions, show, context -------------
 

@@ -209,6 +209,17 @@ test_text(mnemo_store *st, const char *provider, const char *model, const char *
 	is_int(a->n_parts, 1, "%s: one part", provider);
 	is_str(a->n_parts ? a->parts[0].text : NULL, want, "%s: the text part holds the reply", provider);
 	is_str(a->model_id, model, "%s: the model is recorded", provider);
+	{
+		mnemo_checkpoints *cps = NULL;
+		char		label[48];
+
+		snprintf(label, sizeof(label), "turn-%lld", (long long) a->seq);
+		is_int(mnemo_checkpoints_list(st, sid, &cps), MNEMO_OK, "%s: list the checkpoints", provider);
+		ok(cps != NULL && cps->count == 1 && strcmp(cps->items[0].label, label) == 0 &&
+		   cps->items[0].is_auto && cps->items[0].seq == a->seq,
+		   "%s: the completed turn added one auto checkpoint, %s, at its seq", provider, label);
+		mnemo_checkpoints_free(cps);
+	}
 	mnemo_messages_free(m);
 	mnemo_turn_free(t);
 
@@ -734,6 +745,13 @@ test_failures(mnemo_store *st, const char *provider, const char *model)
 		is_str(a->finish_reason, fc->want_finish, "%s %s: stored finish reason", provider, fc->label);
 		ok(a->n_parts == 1 && strcmp(a->parts[0].text, c.text) == 0,
 		   "%s %s: the streamed text is stored", provider, fc->label);
+		{
+			mnemo_checkpoints *cps = NULL;
+
+			ok(mnemo_checkpoints_list(st, sid, &cps) == MNEMO_OK && cps->count == 0,
+			   "%s %s: a failed turn adds no checkpoint", provider, fc->label);
+			mnemo_checkpoints_free(cps);
+		}
 		mnemo_messages_free(m);
 		mnemo_turn_free(t);
 		server_stop(&s);

@@ -4,9 +4,10 @@
  *		error, the token estimate, server-made ids, reconnecting after the
  *		server went away.
  *
- * Runs in the database PGDATABASE (with the extension); makes two scratch
- * databases beside it, one without the extension and one whose extension
- * claims another version, and drops them at the end.  The reconnect tests
+ * Runs in the database PGDATABASE (with the extension); makes three
+ * scratch databases beside it, one without the extension, one whose
+ * extension claims another version and one with the extension installed at
+ * 0.2.0 (its real older version), and drops them at the end.  The reconnect tests
  * stop and start the cluster in MNEMO_TEST_CLUSTER_DIR.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -21,6 +22,7 @@
 
 #define BARE_DB "t_store_bare"
 #define SKEWED_DB "t_store_skewed"
+#define OLD_DB "t_store_old"
 
 static PGconn *admin;			/* libpq beside the library: setup and oracle */
 
@@ -159,6 +161,38 @@ test_version_mismatch(void)
 	exec_in(SKEWED_DB, "UPDATE pg_catalog.pg_extension SET extversion = '0.3.0' "
 			"WHERE extname = 'mnemo'");
 	is_int(mnemo_store_reconnect(st), MNEMO_OK, "once the versions agree, reconnect succeeds");
+	mnemo_store_close(st);
+}
+
+/*
+ * A database whose extension is still at 0.2.0, as an installation left
+ * before ALTER EXTENSION ... UPDATE: refused with the mismatch, until the
+ * update.
+ */
+static void
+test_older_version(void)
+{
+	mnemo_store *st;
+	char		id[MNEMO_ID_MAX + 1];
+	char		conninfo[64];
+
+	exec_in(OLD_DB, "CREATE EXTENSION mnemo VERSION '0.2.0'");
+	snprintf(conninfo, sizeof(conninfo), "dbname=%s", OLD_DB);
+	st = mnemo_store_open(conninfo);
+	if (st == NULL)
+		bail_out("mnemo_store_open returned NULL");
+	is_int(mnemo_errcode(st), MNEMO_ERR_VERSION_MISMATCH,
+		   "extension installed at 0.2.0 with library 0.3: MNEMO_ERR_VERSION_MISMATCH");
+	ok(contains(mnemo_errmsg(st), "0.2.0") && contains(mnemo_errmsg(st), library_version()),
+	   "the message names both versions (%s)", mnemo_errmsg(st));
+	is_int(mnemo_new_id(st, "msg", id), MNEMO_ERR_CONNECTION,
+		   "a call on the refused handle fails with MNEMO_ERR_CONNECTION");
+
+	exec_in(OLD_DB, "ALTER EXTENSION mnemo UPDATE");
+	is_int(mnemo_store_reconnect(st), MNEMO_OK,
+		   "after ALTER EXTENSION mnemo UPDATE, mnemo_store_reconnect succeeds");
+	is_int(mnemo_state_update(st, "sess_none", "{}", NULL), MNEMO_ERR_SESSION_NOT_FOUND,
+		   "and 0.3.0's functions answer (update_state of a missing session: MN001)");
 	mnemo_store_close(st);
 }
 
@@ -456,12 +490,15 @@ main(void)
 	PQsetNoticeProcessor(admin, quiet, NULL);
 	admin_exec("DROP DATABASE IF EXISTS " BARE_DB);
 	admin_exec("DROP DATABASE IF EXISTS " SKEWED_DB);
+	admin_exec("DROP DATABASE IF EXISTS " OLD_DB);
 	admin_exec("CREATE DATABASE " BARE_DB);
 	admin_exec("CREATE DATABASE " SKEWED_DB);
+	admin_exec("CREATE DATABASE " OLD_DB);
 
 	test_open();
 	test_uninitialized();
 	test_version_mismatch();
+	test_older_version();
 	test_connection_errors();
 	test_strerror();
 	test_estimate_tokens();
@@ -476,6 +513,7 @@ main(void)
 
 	admin_exec("DROP DATABASE IF EXISTS " BARE_DB);
 	admin_exec("DROP DATABASE IF EXISTS " SKEWED_DB);
+	admin_exec("DROP DATABASE IF EXISTS " OLD_DB);
 	PQfinish(admin);
 	return tap_done();
 }

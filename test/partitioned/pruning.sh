@@ -58,6 +58,11 @@ SELECT mnemo.append_messages('pr_a', '[
   {"role":"assistant","id":"pr_m6","parts":[{"type":"text","text":"six"}]},
   {"role":"assistant","id":"pr_x1","is_summary":true,"parts":[{"type":"text","text":"spare"}]}]');
 SELECT mnemo.commit_summary('pr_a', 'pr_s1', 'one and two', 5, ARRAY['pr_m1', 'pr_m2']);
+SELECT mnemo.add_checkpoint('pr_a', 'pr_cp');
+SELECT mnemo.claim_run('pr_a', 'pr_r1');
+SELECT mnemo.complete_run('pr_a', 'pr_r1');
+SELECT mnemo.claim_run('pr_a', 'pr_r2');
+SELECT mnemo.set_pending_request('pr_a', '{"q":"?"}', 'pr_r2');
 SELECT mnemo.create_session('pr_b');
 SELECT mnemo.append_message('pr_b', 'user', '[{"type":"text","text":"other"}]', id => 'pr_b1');
 SQL
@@ -104,6 +109,17 @@ compaction_block	pr_a	SELECT count(*) FROM mnemo.compaction_block('pr_a', tail_m
 claim_compaction	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder')
 release_compaction	pr_a	SELECT mnemo.release_compaction('pr_a', 'pr_holder')
 commit_summary/holder	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder'); SELECT mnemo.commit_summary('pr_a', 'pr_s3', 'three and four', 6, ARRAY['pr_m3', 'pr_m4'], holder => 'pr_holder')
+add_checkpoint	pr_a	SELECT mnemo.add_checkpoint('pr_a', 'pr_cp2', true)
+list_checkpoints	pr_a	SELECT count(*) FROM mnemo.list_checkpoints('pr_a')
+claim_run	pr_a	SELECT mnemo.claim_run('pr_a', 'pr_r3')
+complete_run	pr_a	SELECT mnemo.complete_run('pr_a', 'pr_r2')
+complete_run/again	pr_a	SELECT mnemo.complete_run('pr_a', 'pr_r1')
+snapshot	pr_a	SELECT count(*) FROM mnemo.snapshot('pr_a', 'pr_r1')
+set_pending_request	pr_a	SELECT mnemo.set_pending_request('pr_a', '{"q":"again?"}', 'pr_r2')
+clear_pending_request	pr_a	SELECT mnemo.clear_pending_request('pr_a')
+load_pending_request	pr_a	SELECT mnemo.load_pending_request('pr_a')
+update_state	pr_a	SELECT mnemo.update_state('pr_a', '{"k":"v"}')
+get_state	pr_a	SELECT mnemo.get_state('pr_a')
 SQL
 )
 

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(225);
+SELECT plan(274);
 
 --
 -- tables
@@ -14,12 +14,13 @@ SELECT set_eq($$
     SELECT c.relname::text FROM pg_class c
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-          'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims'],
+          'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
+          'checkpoints', 'runs', 'pending_requests'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims']) AS t;
+                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -36,6 +37,9 @@ SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
 SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
+SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
+SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
+SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
@@ -78,10 +82,15 @@ SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
     'tenant']);
+SELECT columns_are('mnemo', 'checkpoints', ARRAY['session_id', 'label', 'seq', 'created_at', 'auto', 'tenant']);
+SELECT columns_are('mnemo', 'runs', ARRAY['session_id', 'run_id', 'claimed_at', 'completed_at',
+    'completion_seq', 'tenant']);
+SELECT columns_are('mnemo', 'pending_requests', ARRAY['session_id', 'request', 'run_id', 'created_at',
+    'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims']) AS t;
+                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
@@ -94,10 +103,15 @@ SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summar
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
 SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
 SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
+SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
+SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
+SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
 SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'item_id']);
+-- a completion order is given once per session
+SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'completion_seq']);
 
 --
 -- no triggers: privileges keep the log append-only (Citus would not
@@ -119,7 +133,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims']) AS t;
+                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -139,7 +153,8 @@ SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
-          'mnemo.file_references_ordinal_seq'],
+          'mnemo.file_references_ordinal_seq', 'mnemo.checkpoints', 'mnemo.runs',
+          'mnemo.pending_requests'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
@@ -202,6 +217,16 @@ INSERT INTO fns VALUES
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
   ('release_compaction', '{text,text}', 'boolean', 'volatile'),
+  ('add_checkpoint', '{text,text,boolean}', 'mnemo.checkpoints', 'volatile'),
+  ('list_checkpoints', '{text}', 'setof mnemo.checkpoints', 'stable'),
+  ('claim_run', '{text,text}', 'mnemo.runs', 'volatile'),
+  ('complete_run', '{text,text}', 'mnemo.runs', 'volatile'),
+  ('snapshot', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
+  ('set_pending_request', '{text,jsonb,text}', 'void', 'volatile'),
+  ('clear_pending_request', '{text}', 'boolean', 'volatile'),
+  ('load_pending_request', '{text}', 'mnemo.pending_requests', 'stable'),
+  ('update_state', '{text,jsonb}', 'jsonb', 'volatile'),
+  ('get_state', '{text}', 'jsonb', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),

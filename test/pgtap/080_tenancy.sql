@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(132);
+SELECT plan(162);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -42,6 +42,14 @@ SELECT lives_ok($$
     SELECT mnemo.commit_summary('ta_s', 'ta_sum', 'summary of A', 3, ARRAY['ta_m1']);
     SELECT mnemo.store_file_reference('sha256:shared', '/a.txt', exploration_summary => 'A''s file') $$,
     'tap_ta writes its session, a summary and a file reference');
+SELECT lives_ok($$
+    SELECT mnemo.add_checkpoint('ta_s', 'ta_cp');
+    SELECT mnemo.claim_run('ta_s', 'ta_r1');
+    SELECT mnemo.complete_run('ta_s', 'ta_r1');
+    SELECT mnemo.claim_run('ta_s', 'ta_r2');
+    SELECT mnemo.set_pending_request('ta_s', '{"q": "A?"}', 'ta_r2');
+    SELECT mnemo.update_state('ta_s', '{"a": 1}') $$,
+    'tap_ta adds a checkpoint, runs, a pending request and state to its session');
 RESET ROLE;
 SET ROLE tap_tb;
 SELECT lives_ok($$
@@ -57,7 +65,10 @@ SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM (
               UNION ALL SELECT tenant FROM mnemo.message_parts WHERE session_id = 'ta_s'
               UNION ALL SELECT tenant FROM mnemo.context_items WHERE session_id = 'ta_s'
               UNION ALL SELECT tenant FROM mnemo.summary_nodes WHERE session_id = 'ta_s'
-              UNION ALL SELECT tenant FROM mnemo.summary_edges WHERE session_id = 'ta_s') t), 'tap_ta',
+              UNION ALL SELECT tenant FROM mnemo.summary_edges WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.checkpoints WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.runs WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.pending_requests WHERE session_id = 'ta_s') t), 'tap_ta',
           'every row of ta_s, in every table, carries the tenant tap_ta (read as the superuser)');
 SELECT is((SELECT count(*) FROM mnemo.context_items WHERE session_id = 'ta_s' AND item_type = 'summary'), 1::bigint,
           'the summary''s context item is among them');
@@ -73,7 +84,10 @@ CREATE FUNCTION pg_temp.rows_of_a() RETURNS text LANGUAGE sql AS $$
         (SELECT string_agg(c::text, '|' ORDER BY position) FROM mnemo.context_items c WHERE tenant = 'tap_ta'),
         (SELECT string_agg(n::text, '|') FROM mnemo.summary_nodes n WHERE tenant = 'tap_ta'),
         (SELECT string_agg(e::text, '|' ORDER BY ordinal) FROM mnemo.summary_edges e WHERE tenant = 'tap_ta'),
-        (SELECT string_agg(f::text, '|') FROM mnemo.file_references f WHERE tenant = 'tap_ta')))
+        (SELECT string_agg(f::text, '|') FROM mnemo.file_references f WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(c::text, '|' ORDER BY label) FROM mnemo.checkpoints c WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(r::text, '|' ORDER BY run_id) FROM mnemo.runs r WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(h::text, '|') FROM mnemo.pending_requests h WHERE tenant = 'tap_ta')))
 $$;
 CREATE TEMP TABLE before_a AS SELECT pg_temp.rows_of_a() AS rows;
 
@@ -114,7 +128,17 @@ INSERT INTO calls VALUES
   ('compaction_block', $$SELECT * FROM mnemo.compaction_block('ta_s', tail_messages => 0)$$),
   ('claim_compaction', $$SELECT mnemo.claim_compaction('ta_s', 'tb_compactor')$$),
   ('release_compaction', $$SELECT mnemo.release_compaction('ta_s', 'tb_compactor')$$),
-  ('commit_summary with a holder', $$SELECT mnemo.commit_summary('ta_s', 'tb_sum', 'x', 1, ARRAY['ta_m2'], holder => 'tb_compactor')$$);
+  ('commit_summary with a holder', $$SELECT mnemo.commit_summary('ta_s', 'tb_sum', 'x', 1, ARRAY['ta_m2'], holder => 'tb_compactor')$$),
+  ('add_checkpoint', $$SELECT mnemo.add_checkpoint('ta_s', 'tb_cp')$$),
+  ('list_checkpoints', $$SELECT * FROM mnemo.list_checkpoints('ta_s')$$),
+  ('claim_run', $$SELECT mnemo.claim_run('ta_s', 'tb_r')$$),
+  ('complete_run', $$SELECT mnemo.complete_run('ta_s', 'ta_r2')$$),
+  ('snapshot', $$SELECT * FROM mnemo.snapshot('ta_s', 'ta_r1')$$),
+  ('set_pending_request', $$SELECT mnemo.set_pending_request('ta_s', '{"q": "B?"}')$$),
+  ('clear_pending_request', $$SELECT mnemo.clear_pending_request('ta_s')$$),
+  ('load_pending_request', $$SELECT mnemo.load_pending_request('ta_s')$$),
+  ('update_state', $$SELECT mnemo.update_state('ta_s', '{"b": 2}')$$),
+  ('get_state', $$SELECT mnemo.get_state('ta_s')$$);
 GRANT SELECT ON calls TO tap_tb, tap_pool, tap_eraser;
 -- the missing-session error, for comparison: another tenant's looks the same
 CREATE TEMP TABLE missing AS
@@ -152,7 +176,10 @@ UNION ALL SELECT is((SELECT count(*) FROM mnemo.context_items WHERE tenant <> 't
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_nodes WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_nodes: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_edges WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_edges: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT file_references: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only');
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.checkpoints WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT checkpoints: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.runs WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT runs: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only');
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
           'tap_tb: SELECT of tap_ta''s messages by session id finds nothing');
 SELECT ok(NOT mnemo.tenant_visible('tap_ta') AND mnemo.tenant_visible('tap_tb') AND NOT mnemo.tenant_visible('tap_no_such_role'),
@@ -179,7 +206,8 @@ SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE 
 CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
-                              'summary_edges', 'file_references', 'tenants', 'compaction_claims']) AS t,
+                              'summary_edges', 'file_references', 'tenants', 'compaction_claims',
+                              'checkpoints', 'runs', 'pending_requests']) AS t,
   LATERAL (VALUES
     (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
     (format('UPDATE mnemo.%I SET tenant = tenant', t)),
@@ -211,6 +239,10 @@ SELECT is(mnemo.purge_session('ta_s'), 4::bigint, 'tap_eraser: purges tap_ta''s 
 RESET ROLE;
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id IN ('ta_s', 'tb_s')), 1::bigint,
           'ta_s is gone, tb_s is whole');
+SELECT is((SELECT count(*) FROM (SELECT 1 FROM mnemo.checkpoints WHERE session_id = 'ta_s'
+                                 UNION ALL SELECT 1 FROM mnemo.runs WHERE session_id = 'ta_s'
+                                 UNION ALL SELECT 1 FROM mnemo.pending_requests WHERE session_id = 'ta_s') t),
+          0::bigint, 'the purge took ta_s''s checkpoints, runs and pending request with it');
 
 --
 -- mnemo.tenant: honoured only for a role whose privileges the caller has

@@ -124,6 +124,9 @@ int			mn_turn_on_delta(void *arg, const mn_delta *d);
  */
 int			mn_turn_flush_part(turn_state *ts, mn_call *into);
 
+/* The add_checkpoint call of a completed turn, made into *call. */
+int			mn_turn_checkpoint_call(turn_state *ts, mn_call *call);
+
 /* The cost of the tokens at the options' price of the model (0: none). */
 double		mn_turn_cost(const mnemo_turn_options *o, const char *model, const mnemo_tokens *t);
 

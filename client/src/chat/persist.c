@@ -10,6 +10,8 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -192,6 +194,19 @@ mn_turn_on_delta(void *arg, const mn_delta *d)
 		default:
 			return MNEMO_OK;
 	}
+}
+
+/*
+ * The auto checkpoint after a completed assistant turn: labelled
+ * "turn-<seq of the assistant message>", unique per turn of the session
+ * (mantis adds one after each assistant turn; doc/c-api.md).  The label
+ * lives in call->num.
+ */
+int
+mn_turn_checkpoint_call(turn_state *ts, mn_call *call)
+{
+	snprintf(call->num, sizeof(call->num), "turn-%" PRId64, ts->row_seq);
+	return mn_checkpoint_add_call(ts->st, ts->session_id, call->num, true, call);
 }
 
 double

@@ -212,7 +212,8 @@ done:
 
 /*
  * Step 6's writes in one round trip: the last part, then usage, cost and
- * finish reason, committed together; then, in a second transaction, the
+ * finish reason, committed together; then, for a completed turn, its
+ * checkpoint (mn_turn_checkpoint_call); then, in a last transaction, the
  * context's size for the soft threshold and the unlock.  What streamed is
  * kept whatever ended the stream (rc, the stream's outcome): the finish
  * reason is then "error" or "cancelled".  *size is -1 when unread.
@@ -221,7 +222,7 @@ static int
 finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, turn_state *ts,
 			mn_stream *stream, int rc, int64_t *size)
 {
-	mn_call		d[3 + TURN_CONTEXT_CALLS] = {{0}};
+	mn_call		d[4 + TURN_CONTEXT_CALLS] = {{0}};
 	mn_saved_error se = {0};
 	mnemo_tokens tok = {0};
 	turn_context after = {0};
@@ -261,6 +262,9 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	}
 	else
 		d[nd - 1].sync = true;
+	/* a completed turn: its checkpoint, on its own (a clash fails only it) */
+	if (rc2 == MNEMO_OK && rc == MNEMO_OK && mn_turn_checkpoint_call(ts, &d[nd]) == MNEMO_OK)
+		d[nd++].sync = true;
 	rc3 = mn_turn_context_calls(st, ts->session_id, c->available, TURN_REPORT, d, &nd, &after);
 	lock_call(&d[nd++], &unlock_stmt, ts->session_id);
 	if (rc3 == MNEMO_OK)

@@ -4,7 +4,8 @@
  *		and gives the rooms above it (chat/, transcript/).
  *
  * Owns: store/ (one file per concept of the SQL API: sessions.c,
- * messages.c, parts.c, context.c, summary.c, search.c, files.c, util.c;
+ * messages.c, parts.c, context.c, summary.c, search.c, files.c, util.c,
+ * checkpoints.c, runs.c, pending.c, state.c;
  * and what they share: convert.c and part_json.c, rows to structs; specs.c,
  * specs to JSON; lists.c, results to lists; free.c, releasing rows).
  * May call: core/ and events/ (a write publishes its event after the
@@ -44,6 +45,11 @@ int			mn_turn_context_call(mnemo_store *st, const char *session_id, int budget_t
 								 mn_call *call);
 int			mn_turn_context_of(mnemo_store *st, mn_call *call, mnemo_context **ctx,
 							   mnemo_messages **msgs, mnemo_context_budget *report);
+
+/* add_checkpoint (checkpoints.c): the turn's auto checkpoint; the call
+ * keeps pointers to session_id and label, which must outlive it. */
+int			mn_checkpoint_add_call(mnemo_store *st, const char *session_id, const char *label,
+								   bool is_auto, mn_call *call);
 
 /* ---- values (convert.c) ---- */
 

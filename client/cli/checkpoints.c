@@ -1,0 +1,79 @@
+/*
+ * checkpoints.c
+ *		mnemo checkpoints SESSION [--add LABEL]: a session's checkpoints, or
+ *		a new one at its end.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+static int	run(const char *db, int argc, char **argv);
+
+const cli_command cli_checkpoints = {
+	"checkpoints",
+	"a session's checkpoints, or a new one at its end",
+	"Usage: mnemo checkpoints SESSION [--add LABEL]\n"
+	"\n"
+	"List the session's checkpoints in log order (mnemo.list_checkpoints),\n"
+	"one line each, tab-separated:\n"
+	"  SEQ  LABEL  auto|manual  CREATED\n"
+	"SEQ is the session's last message seq when the checkpoint was added;\n"
+	"auto marks the ones mnemo chat adds after each completed assistant\n"
+	"turn (labelled turn-SEQ).\n"
+	"\n"
+	"Options:\n"
+	"  --add LABEL  add a checkpoint labelled LABEL at the session's end\n"
+	"               (mnemo.add_checkpoint) and print it instead\n"
+	"\n"
+	"Exit status 3 when the session does not exist; 1 when the label is\n"
+	"taken in the session.\n",
+	run
+};
+
+static void
+print_checkpoint(const mnemo_checkpoint *c)
+{
+	char		when[64];
+
+	printf("%" PRId64 "\t", c->seq);
+	cli_put_line(stdout, c->label);
+	printf("\t%s\t%s\n", c->is_auto ? "auto" : "manual", cli_time(when, c->created_at));
+}
+
+static int
+run(const char *db, int argc, char **argv)
+{
+	const char *label = NULL;
+	cli_option	opts[] = {{"add", &label, NULL}};
+	const char *pos[1];
+	mnemo_checkpoints *list = NULL;
+	mnemo_checkpoint *added = NULL;
+	mnemo_store *st;
+	int			rc;
+
+	if ((rc = cli_parse(&cli_checkpoints, argc, argv, opts, 1, pos, 1, 1, NULL)) != CLI_OK)
+		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if ((st = cli_open(db, &rc)) == NULL)
+		return rc;
+	if (label != NULL ? mnemo_checkpoint_add(st, pos[0], label, false, &added) != MNEMO_OK
+		: mnemo_checkpoints_list(st, pos[0], &list) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_store_close(st);
+		return rc;
+	}
+	if (added != NULL)
+		print_checkpoint(added);
+	for (size_t i = 0; list != NULL && i < list->count; i++)
+		print_checkpoint(&list->items[i]);
+	mnemo_checkpoint_free(added);
+	mnemo_checkpoints_free(list);
+	mnemo_store_close(st);
+	if (fflush(stdout) != 0)
+	{
+		perror("mnemo: writing the checkpoints");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}

@@ -1,0 +1,77 @@
+/*
+ * checkpoints.c
+ *		Named points in a session's log: add_checkpoint, list_checkpoints.
+ *
+ * A checkpoint is a label on the session's end as it stood when it was
+ * added: seq is the session's last seq then (0 for an empty session), so
+ * the checkpoint covers seqs 1 .. seq.  add_checkpoint takes the session
+ * row lock every append takes, so that end is the end in commit order: an
+ * append in flight commits before the checkpoint sees the session, or
+ * after it and past it.  Labels are unique within their session (MN004);
+ * the client labels the one it adds after each completed assistant turn
+ * "turn-<seq of the assistant message>" with auto = true.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "utils/builtins.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr insert_plan;
+static SPIPlanPtr list_plan;
+
+PG_FUNCTION_INFO_V1(mnemo_add_checkpoint);
+Datum
+mnemo_add_checkpoint(PG_FUNCTION_ARGS)
+{
+	MemoryContext callcxt = CurrentMemoryContext;
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *label = MnemoRequireTextArg(fcinfo, 1, "label");
+	bool		is_auto = DatumGetBool(MnemoRequireArg(fcinfo, 2, "auto"));
+	Oid			types[6] = {TEXTOID, TEXTOID, INT8OID, INT8OID, BOOLOID, TEXTOID};
+	Datum		values[6];
+	MnemoSessionLock lock;
+	MnemoCall	call;
+	Datum		result;
+
+	MnemoCheckId(label, "label");
+	MnemoConnect(&call);
+	MnemoLockSession(session_id, 0, 0, true, &lock);
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(label);
+	values[2] = Int64GetDatum(lock.last_seq);
+	values[3] = Int64GetDatum(MnemoNowMs());
+	values[4] = BoolGetDatum(is_auto);
+	values[5] = CStringGetTextDatum(lock.tenant);
+	MnemoPrepare(&insert_plan,
+				 "INSERT INTO mnemo.checkpoints (session_id, label, seq, created_at, auto, tenant) "
+				 "VALUES ($1, $2, $3, $4, $5, $6) RETURNING *",
+				 6, types);
+	MnemoInsert(insert_plan, values, NULL, "checkpoint", label);
+	result = MnemoResultRow(fcinfo, callcxt, 0);
+	MnemoFinish(&call);
+	PG_RETURN_DATUM(result);
+}
+
+/* In log order; checkpoints at one seq in the order they were added (ms, then label). */
+PG_FUNCTION_INFO_V1(mnemo_list_checkpoints);
+Datum
+mnemo_list_checkpoints(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	Datum		values[1];
+	MnemoCall	call;
+
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
+	values[0] = CStringGetTextDatum(session_id);
+	MnemoPrepare(&list_plan,
+				 "SELECT * FROM mnemo.checkpoints WHERE session_id = $1 "
+				 "ORDER BY seq, created_at, label",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(list_plan, values, NULL, true, 0);
+	MnemoResultSet(fcinfo);
+	MnemoFinish(&call);
+	return (Datum) 0;
+}

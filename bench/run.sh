@@ -3,10 +3,10 @@
 # start a private PostgreSQL cluster in a temporary directory (test/cluster.sh:
 # unix socket only, its settings plus nothing else), create a database with
 # mnemo, run the append benchmark, then the context benchmark, then the send
-# benchmark (libmnemo and test/provider_server built for it), stop the
-# cluster and remove it.
+# and compact benchmarks (libmnemo and test/provider_server built for them),
+# stop the cluster and remove it.
 #
-#   bash bench/run.sh [append|context|send|all]   or   BENCH=send make bench
+#   bash bench/run.sh [append|context|send|compact|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
 #   BENCH_ROUNDS   append: runs per measure, median   (default 10)
@@ -22,13 +22,16 @@
 #                  else 200)
 #   BENCH_SEND_TOKENS  send: reply sizes, tokens (default 50,500,5000)
 #   BENCH_SEND_CHUNKS  send: the server's writes, event or all (default event)
+#   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
+#   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
+#                  compact's figures: bench/results/compact-<time>.jsonl
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|send|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|send|all]" >&2; exit 2 ;;
+append|context|send|compact|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|compact|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -41,13 +44,15 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/commo
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
-if [ "$which" = send ] || [ "$which" = all ]; then
+if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
 	make -s -C client >/dev/null
 	make -s -C test/provider_server >/dev/null
-	# shellcheck disable=SC2046 # flag lists
-	cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include bench/send.c \
-		bench/common.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
-		$(pkg-config --libs json-c libcurl) -o bench/send
+	for b in send compact; do
+		# shellcheck disable=SC2046 # flag lists
+		cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include $(pkg-config --cflags json-c) \
+			bench/$b.c bench/common.c bench/provider.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
+			$(pkg-config --libs json-c libcurl) -pthread -o bench/$b
+	done
 fi
 
 dir=$(mktemp -d /tmp/mnemo-bench.XXXXXX)
@@ -85,6 +90,15 @@ if [ "$which" = send ] || [ "$which" = all ]; then
 	cmd=(bench/send --server test/provider_server/provider-server
 		--tokens "${BENCH_SEND_TOKENS:-50,500,5000}" --calls "${BENCH_SEND_CALLS:-${BENCH_CALLS:-200}}"
 		--chunks "${BENCH_SEND_CHUNKS:-event}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = compact ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	mkdir -p bench/results
+	cmd=(bench/compact --server test/provider_server/provider-server
+		--messages "${BENCH_COMPACT_MESSAGES:-2000}" --delay-ms "${BENCH_COMPACT_DELAY:-20}"
+		--json "bench/results/compact-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

@@ -28,13 +28,9 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,78 +39,13 @@
 
 #include "common.h"
 #include "mnemo.h"
+#include "provider.h"
 
 const char *bench_name = "bench/send";
-
-extern char **environ;
 
 #define SYSTEM_PROMPT "You are a benchmark."
 #define USER_TEXT "Tell me about the store."
 #define KEY "bench-key"
-
-typedef struct server
-{
-	pid_t		pid;
-	char		dir[64];
-	char		url[128];		/* .../v1 */
-} server;
-
-static void
-server_start(server *s, const char *path, int tokens, const char *chunks)
-{
-	char		script[128],
-				port_file[128],
-				buf[32];
-	FILE	   *f;
-	char	   *argv[8];
-	int			waited;
-
-	snprintf(s->dir, sizeof(s->dir), "/tmp/mnemo-bench-send.XXXXXX");
-	if (mkdtemp(s->dir) == NULL)
-		die("mkdtemp: %s", strerror(errno));
-	snprintf(script, sizeof(script), "%s/bench.script", s->dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	if ((f = fopen(script, "w")) == NULL)
-		die("%s: %s", script, strerror(errno));
-	fprintf(f, "reply\n  text_tokens %d\n  chunks %s\n  repeat forever\n", tokens, chunks);
-	fclose(f);
-	argv[0] = (char *) path;
-	argv[1] = (char *) "--script";
-	argv[2] = script;
-	argv[3] = (char *) "--port-file";
-	argv[4] = port_file;
-	argv[5] = (char *) "--quiet";
-	argv[6] = NULL;
-	if ((errno = posix_spawn(&s->pid, path, NULL, NULL, argv, environ)) != 0)
-		die("starting %s: %s", path, strerror(errno));
-	for (waited = 0; waited < 200; waited++)
-	{
-		if ((f = fopen(port_file, "r")) != NULL)
-		{
-			bool		got = fgets(buf, sizeof(buf), f) != NULL;
-
-			fclose(f);
-			if (got)
-				break;
-		}
-		nanosleep(&(struct timespec) {.tv_nsec = 25000000}, NULL);
-	}
-	if (waited == 200)
-		die("the provider server did not start");
-	snprintf(s->url, sizeof(s->url), "http://127.0.0.1:%d/v1", atoi(buf));
-}
-
-static void
-server_stop(server *s)
-{
-	char		path[160];
-
-	kill(s->pid, SIGTERM);
-	waitpid(s->pid, NULL, 0);
-	snprintf(path, sizeof(path), "%s/bench.script", s->dir);
-	unlink(path);
-	rmdir(s->dir);
-}
 
 /* ---- the baseline: the same request, the bytes counted and dropped --------- */
 
@@ -318,7 +249,8 @@ main(int argc, char **argv)
 	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
 	{
 		int			tokens = atoi(tok);
-		server		srv;
+		bench_server srv;
+		char		script[128];
 		CURL	   *curl = curl_easy_init();
 		struct curl_slist *headers = NULL;
 		char		url[160];
@@ -335,7 +267,9 @@ main(int argc, char **argv)
 
 		if (tokens < 1 || curl == NULL || t_curl == NULL || t_send == NULL || t_floor == NULL)
 			die("bad --tokens value %s, or out of memory", tok);
-		server_start(&srv, server_path, tokens, chunks);
+		snprintf(script, sizeof(script), "reply\n  text_tokens %d\n  chunks %s\n  repeat forever\n",
+				 tokens, chunks);
+		bench_server_start(&srv, server_path, script, false);
 		snprintf(url, sizeof(url), "%s/chat/completions", srv.url);
 		headers = curl_slist_append(headers, "content-type: application/json");
 		headers = curl_slist_append(headers, "authorization: Bearer " KEY);
@@ -372,7 +306,7 @@ main(int argc, char **argv)
 		fflush(stdout);
 		curl_slist_free_all(headers);
 		curl_easy_cleanup(curl);
-		server_stop(&srv);
+		bench_server_stop(&srv);
 		free(t_curl);
 		free(t_send);
 		free(t_floor);

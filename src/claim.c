@@ -40,8 +40,10 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	Oid			types[5] = {TEXTOID, TEXTOID, INT8OID, INT8OID, TEXTOID};
 	Datum		values[5];
 	char	   *tenant;
+	bool		watched;
 	MnemoCall	call;
 	bool		taken;
+	bool		fresh = false;
 
 	MnemoCheckId(holder, "holder");
 	if (ttl_ms < 1)
@@ -49,7 +51,7 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ttl_ms must be at least 1")));
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, NULL);
+	MnemoCheckSessionExists(session_id, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
 	values[2] = Int64GetDatum(MnemoNowMs());
@@ -61,6 +63,7 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	 * for its commit, then decide on the row it committed.
 	 */
 	MnemoPrepare(&claim_plan,
+				 "WITH old AS (SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1) "
 				 "INSERT INTO mnemo.compaction_claims AS c "
 				 "(session_id, holder, claimed_at, expires_at, tenant) "
 				 "VALUES ($1, $2, $3, $3 + $4, $5) "
@@ -69,9 +72,15 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 				 "THEN c.claimed_at ELSE excluded.claimed_at END, "
 				 "expires_at = excluded.expires_at "
 				 "WHERE c.holder = excluded.holder OR c.expires_at <= excluded.claimed_at "
-				 "RETURNING 1",
+				 "RETURNING (SELECT holder FROM old) IS DISTINCT FROM $2",
 				 5, types);
 	taken = MnemoExecute(claim_plan, values, NULL, false, 0) == 1;
+	if (taken)
+		fresh = MnemoGetBool(0, 1);
+
+	/* a new holder (not a renewal): a compaction starts */
+	if (fresh)
+		MnemoNotify(watched, tenant, "compaction_started", session_id, NULL, -1);
 	MnemoFinish(&call);
 	PG_RETURN_BOOL(taken);
 }

@@ -132,6 +132,9 @@ extern void MnemoAppendSummaryMessage(const char *session_id, const char *summar
 /* notify.c */
 extern void MnemoNotify(bool watched, const char *tenant, const char *event,
 						const char *session_id, const char *id, int64 seq);
+extern void MnemoNotifyWith(bool watched, const char *tenant, const char *event,
+							const char *session_id, const char *id, int64 seq,
+							const char *extra);
 extern char *MnemoTenantChannel(const char *tenant);
 
 /* parts.c: validation and storage of one part object */

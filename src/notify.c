@@ -8,6 +8,8 @@
  * Hence only sessions marked with mnemo.watch() notify, unless the setting
  * mnemo.notify says all or off.  The payload is small JSON:
  *		{"event": E, "session_id": S, "id": I, "seq": N}
+ * and, for some events, a few members more (summary_committed: the
+ * summary's kind, level, tokens and items).
  * and is delivered at commit only, so a follower never hears of a write it
  * cannot read.  A follower that missed some catches up by seq.
  *
@@ -83,6 +85,17 @@ void
 MnemoNotify(bool watched, const char *tenant, const char *event, const char *session_id,
 			const char *id, int64 seq)
 {
+	MnemoNotifyWith(watched, tenant, event, session_id, id, seq, NULL);
+}
+
+/*
+ * The same, with more members: extra is JSON object members (", \"k\": v"
+ * ...) the caller built with escape_json where they hold text.
+ */
+void
+MnemoNotifyWith(bool watched, const char *tenant, const char *event, const char *session_id,
+				const char *id, int64 seq, const char *extra)
+{
 	StringInfoData payload;
 
 	if (!Wanted(watched))
@@ -99,6 +112,8 @@ MnemoNotify(bool watched, const char *tenant, const char *event, const char *ses
 	}
 	if (seq >= 0)
 		appendStringInfo(&payload, ", \"seq\": " INT64_FORMAT, seq);
+	if (extra)
+		appendStringInfoString(&payload, extra);
 	appendStringInfoChar(&payload, '}');
 	Async_Notify(MnemoTenantChannel(tenant), payload.data);
 	pfree(payload.data);

@@ -189,8 +189,12 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	}
 
 	position = MnemoSwap(session_id, &lock, ids, summary_id, true);
-	MnemoNotify(lock.watched, lock.tenant, "summary_committed", session_id, summary_id,
-				lock.last_seq);
+	/* what a follower in another process reports of the compaction */
+	resetStringInfo(&parts);
+	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"tokens\": %d, \"items\": %d",
+					 kind, level, token_count, nids);
+	MnemoNotifyWith(lock.watched, lock.tenant, "summary_committed", session_id, summary_id,
+					lock.last_seq, parts.data);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(position);
 }

@@ -5,9 +5,10 @@
 # run a scripted agent session with tool calls through mnemo_session_send():
 # against the provider whose key is in the environment (OPENAI_API_KEY, else
 # ANTHROPIC_API_KEY), or, with none, against the bundled local test server.
-# Then the stored messages, the context, a compaction by hand, the SQL API
-# underneath (test/demo.sql), and the check that the log holds every message
-# sent.  Exits 0 when all of it worked.
+# Then the stored messages, the context, a compaction by the engine at a
+# budget of half the context, the SQL API underneath (test/demo.sql), the
+# check that the log holds every message sent, and mnemo verify.  Exits 0
+# when all of it worked.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -89,8 +90,11 @@ client/mnemo show "$sid"
 step "3. its context as build_context returns it (mnemo context $sid --budget 100000)"
 client/mnemo context "$sid" --budget 100000
 
-step "4. compaction by hand: prune the stale tool outputs, commit a summary over the earlier turns"
-"$run/agent" compact "$sid"
+# a budget of half the context, so that the engine has to summarise
+size=$(psql -X -qAt -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('$sid', 100000)")
+budget=$((size / 2))
+step "4. compaction by the engine at a low budget (mnemo compact $sid --budget $budget --tail 0): the context is $size tokens"
+client/mnemo compact "$sid" --budget "$budget" --tail 0
 echo
 client/mnemo context "$sid" --budget 100000
 
@@ -101,3 +105,6 @@ grep -q "OK: every message of the SQL session is in the log" <<<"$out"
 
 step "6. the check: every message sent and received is in the log, compacted or not"
 "$run/agent" check "$sid" "$run/sent.json"
+
+step "7. the losslessness check (mnemo verify $sid): every message reachable from the context, unchanged"
+client/mnemo verify "$sid"

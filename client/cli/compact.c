@@ -13,7 +13,7 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_compact = {
 	"compact",
 	"compact a session: summarise its oldest context, level 1, 2 or 3",
-	"Usage: mnemo compact SESSION [--level N] [--budget N] [--dry-run]\n"
+	"Usage: mnemo compact SESSION [--level N] [--budget N] [--tail N] [--dry-run]\n"
 	"\n"
 	"Run the compaction engine on the session (see doc/compaction.md): take\n"
 	"its compaction claim, prune tool outputs, then summarise the oldest block\n"
@@ -32,6 +32,8 @@ const cli_command cli_compact = {
 	"Options:\n"
 	"  --level N   the level to start at: 1 (default), 2, or 3 (no model)\n"
 	"  --budget N  compact until the context is at most N tokens (default: one round)\n"
+	"  --tail N    keep N messages uncompacted besides the two latest user turns\n"
+	"              (default 8)\n"
 	"  --dry-run   only print the block the first round would summarise:\n"
 	"                would summarise: KIND, I items, T tokens (context T0 tokens)\n"
 	"\n"
@@ -64,10 +66,12 @@ run(const char *db, int argc, char **argv)
 {
 	const char *level_text = NULL;
 	const char *budget_text = NULL;
+	const char *tail_text = NULL;
 	bool		dry = false;
 	cli_option	opts[] = {
 		{"level", &level_text, NULL},
 		{"budget", &budget_text, NULL},
+		{"tail", &tail_text, NULL},
 		{"dry-run", NULL, &dry}
 	};
 	const char *pos[1];
@@ -77,7 +81,7 @@ run(const char *db, int argc, char **argv)
 	int64_t		n;
 	int			rc;
 
-	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 3, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 4, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if (level_text != NULL)
 	{
@@ -91,6 +95,13 @@ run(const char *db, int argc, char **argv)
 			return CLI_USAGE;
 		o.budget_tokens = (int) n;
 	}
+	if (tail_text != NULL)
+	{
+		if (!cli_parse_count(&cli_compact, "--tail", tail_text, INT32_MAX, &n))
+			return CLI_USAGE;
+		/* the options' 0 is the default; none is < 0 */
+		o.tail_messages = n == 0 ? -1 : (int) n;
+	}
 	o.dry_run = dry;
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
@@ -100,7 +111,7 @@ run(const char *db, int argc, char **argv)
 		mnemo_store_close(st);
 		return CLI_ERROR;
 	}
-	mnemo_event_subscribe(st, MNEMO_EVENT_COMPACTION_TRIGGERED, started, NULL);
+	mnemo_event_subscribe(st, MNEMO_EVENT_COMPACTION_STARTED, started, NULL);
 	o.progress = progress;
 	if (mnemo_compact(st, pos[0], &o, &r) != MNEMO_OK)
 		rc = cli_fail(st);

@@ -187,6 +187,10 @@ test_names(void)
 		   "name of MAP_ITEM_COMPLETED");
 	is_str(mnemo_event_name(MNEMO_EVENT_PART_UPDATED), "part_updated", "name of PART_UPDATED");
 	is_str(mnemo_event_name(MNEMO_EVENT_PARTS_PRUNED), "parts_pruned", "name of PARTS_PRUNED");
+	is_str(mnemo_event_name(MNEMO_EVENT_COMPACTION_STARTED), "compaction_started",
+		   "name of COMPACTION_STARTED");
+	is_int(MNEMO_EVENT_COMPACTION_STARTED, MNEMO_EVENT_PARTS_PRUNED + 1,
+		   "COMPACTION_STARTED comes after the 0.2 types: their values are unchanged");
 	ok(mnemo_event_name(MNEMO_EVENT_ANY) == NULL, "ANY is not an event: no name");
 	ok(mnemo_event_name(MNEMO_EVENT_TYPE_COUNT_) == NULL, "an unknown type has no name");
 	{

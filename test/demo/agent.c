@@ -7,8 +7,6 @@
  *	                          them as they stream; write what was sent and
  *	                          received to SENT_FILE (JSON) and the session id
  *	                          as the last line of stdout
- *	agent compact SESSION     compaction by hand: prune the stale tool outputs,
- *	                          then commit a summary over the earlier turns
  *	agent check SESSION SENT_FILE
  *	                          every message sent and received is in the log,
  *	                          in order, with the same text: exit 0 if so
@@ -269,92 +267,6 @@ cmd_run(mnemo_store *st, const char *sent_file)
 	return 0;
 }
 
-/* ---- compact: prune, then a summary over the earlier turns ------------------- */
-
-static void
-report(mnemo_store *st, const char *sid, const char *when)
-{
-	mnemo_context_budget b;
-
-	if (mnemo_context_report(st, sid, 100000, &b) != MNEMO_OK)
-		die(st, "context_report");
-	printf("context %s: %d items, %lld tokens (%lld of summaries)\n", when, b.included_items,
-		   (long long) b.included_tokens, (long long) b.summary_tokens);
-}
-
-static int
-cmd_compact(mnemo_store *st, const char *sid)
-{
-	mnemo_prune_options po = MNEMO_PRUNE_OPTIONS_INIT;
-	mnemo_context_items *items = NULL;
-	mnemo_messages *msgs = NULL;
-	mnemo_new_summary sum = MNEMO_NEW_SUMMARY_INIT;
-	const char **ids;
-	size_t		n = 0,
-				last_user = 0;
-	int			pruned = 0;
-	int64_t		pos;
-	char		sum_id[MNEMO_ID_MAX + 1];
-	char	   *content = NULL;
-	size_t		clen = 0;
-	FILE	   *f;
-
-	report(st, sid, "before");
-	/* tool outputs older than the two latest user turns go, whatever their
-	 * size (the defaults wait for 40,000 tokens of them) */
-	po.protect_tokens = 0;
-	po.minimum_tokens = 0;
-	if (mnemo_prune_tool_outputs(st, sid, &po, &pruned) != MNEMO_OK)
-		die(st, "prune_tool_outputs");
-	printf("prune_tool_outputs: %d tool output%s tombstoned (still in the log)\n", pruned,
-		   pruned == 1 ? "" : "s");
-	report(st, sid, "after pruning");
-
-	/* summarise every message item before the last user turn */
-	if (mnemo_context_items_get(st, sid, &items) != MNEMO_OK ||
-		mnemo_messages_get(st, sid, NULL, true, &msgs) != MNEMO_OK)
-		die(st, "reading the context");
-	for (size_t i = 0; i < msgs->count; i++)
-		if (strcmp(msgs->items[i].role, "user") == 0)
-			last_user = i;
-	ids = calloc(items->count + 1, sizeof(*ids));
-	f = open_memstream(&content, &clen);
-	fputs("Summary of the earlier turns (written by the demo, not by a model):", f);
-	for (size_t i = 0; i < last_user; i++)
-	{
-		const mnemo_message *m = &msgs->items[i];
-
-		for (size_t k = 0; k < items->count; k++)
-			if (strcmp(items->items[k].item_id, m->id) == 0)
-				ids[n++] = m->id;
-		for (size_t p = 0; p < m->n_parts; p++)
-		{
-			const mnemo_part *pt = &m->parts[p];
-
-			if (strcmp(m->role, "user") == 0 && pt->text != NULL)
-				fprintf(f, " the user asked \"%s\";", pt->text);
-			else if (pt->tool_name != NULL)
-				fprintf(f, " the agent ran %s %s;", pt->tool_name, pt->tool_input);
-		}
-	}
-	fputs(" and the agent answered each.", f);
-	fclose(f);
-	sum.content = content;
-	sum.token_count = mnemo_estimate_tokens(content);
-	sum.remove_item_ids = ids;
-	sum.n_remove = n;
-	if (mnemo_summary_commit(st, sid, &sum, &pos, sum_id) != MNEMO_OK)
-		die(st, "commit_summary");
-	printf("commit_summary: %s replaces %zu items at position %lld (%d tokens)\n", sum_id, n,
-		   (long long) pos, sum.token_count);
-	report(st, sid, "after the summary");
-	free(content);
-	free(ids);
-	mnemo_messages_free(msgs);
-	mnemo_context_items_free(items);
-	return 0;
-}
-
 /* ---- check: everything sent is in the log ---------------------------------- */
 
 static int failures;
@@ -476,7 +388,7 @@ main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc < 3 || (strcmp(argv[1], "check") == 0 && argc < 4))
 	{
-		fputs("usage: agent run SENT_FILE | compact SESSION | check SESSION SENT_FILE\n", stderr);
+		fputs("usage: agent run SENT_FILE | check SESSION SENT_FILE\n", stderr);
 		return 2;
 	}
 	if (mnemo_global_init() != MNEMO_OK)
@@ -486,8 +398,6 @@ main(int argc, char **argv)
 		die(st, "connecting");
 	if (strcmp(argv[1], "run") == 0)
 		rc = cmd_run(st, argv[2]);
-	else if (strcmp(argv[1], "compact") == 0)
-		rc = cmd_compact(st, argv[2]);
 	else if (strcmp(argv[1], "check") == 0)
 		rc = cmd_check(st, argv[2], argv[3]);
 	else

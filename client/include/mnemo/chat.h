@@ -21,11 +21,13 @@ extern "C" {
  *	1. the user message and its parts are committed;
  *	2. if the assembled context (mnemo.context_report: what a turn would
  *	   send, which survives restarts, not a running sum of provider tokens)
- *	   is over the hard threshold (usable budget), the compaction hook is
- *	   called with blocking = true and must bring it under before going on;
+ *	   is over the hard threshold (usable budget), a compaction runs
+ *	   blocking and must bring it under before going on: the hook, or with
+ *	   none the compaction engine (mnemo_compact, doc/compaction.md); a
+ *	   context still over the budget (summaries alone) is never sent;
  *	3. the context comes from mnemo.build_context with the budget
  *	   usable = context_limit - max_output_tokens - compaction_output_budget
- *	   - the system prompt's tokens;
+ *	   - the system prompt's and the tools' tokens;
  *	4. the assistant row is appended (no parts) and committed with the user
  *	   turn, before the provider is called, as the seed does: a request
  *	   refused (401, 429 after the retries, ...) or never answered leaves it
@@ -35,8 +37,10 @@ extern "C" {
  *	   complete;
  *	6. usage, cost (from the price table) and the finish reason are written
  *	   with update_message_tokens;
- *	7. over the soft threshold the hook is called with blocking = false (a
- *	   background compaction), and the turn says so;
+ *	7. over the soft threshold the hook is called with blocking = false,
+ *	   or with none the engine starts on a thread and connection of its own
+ *	   (a background compaction, whose outcome a later call on this handle
+ *	   publishes), and the turn says so;
  *	8. the same tool call (name and input) doom_loop_threshold times in a
  *	   row publishes MNEMO_EVENT_DOOM_LOOP_DETECTED.
  * While a turn streams, the session is held with an advisory lock, so that
@@ -62,9 +66,10 @@ typedef struct mnemo_price
 	double		cache_write;
 } mnemo_price;
 
-/* A compaction hook (until the compaction engine exists): blocking says the
- * turn waits for it (hard threshold).  Non-zero fails the turn (blocking)
- * or publishes COMPACTION_FAILED (background). */
+/* A compaction hook, in place of the engine the turn runs by default:
+ * blocking says the turn waits for it (hard threshold).  Non-zero fails the
+ * turn (blocking) or publishes COMPACTION_FAILED (background).  A hook that
+ * returns 0 and does nothing turns compaction off. */
 typedef int (*mnemo_compact_fn) (mnemo_store *st, const char *session_id, bool blocking,
 								 void *arg);
 
@@ -93,7 +98,7 @@ typedef struct mnemo_turn_options
 	int			doom_loop_threshold;	/* 0: 3 */
 	const mnemo_price *prices;
 	size_t		n_prices;
-	mnemo_compact_fn compact;	/* or NULL */
+	mnemo_compact_fn compact;	/* NULL: the compaction engine */
 	void	   *compact_arg;
 } mnemo_turn_options;
 

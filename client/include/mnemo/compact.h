@@ -35,9 +35,11 @@ extern "C" {
  *	   losing the race (MN006) is someone else's win: MNEMO_OK, lost set;
  *	5. rounds go on while the context is over budget_tokens, up to
  *	   max_rounds, and stop at the first that does not make it smaller.
- * The claim is released at the end.  Events: COMPACTION_TRIGGERED at the
- * start, COMPACTION_COMPLETED ({"tokens_before", "tokens_after", "level",
- * "summary_id", "summaries"}) or COMPACTION_FAILED.
+ * The claim is released at the end.  Events: COMPACTION_STARTED once the
+ * claim is taken, COMPACTION_COMPLETED ({"tokens_before", "tokens_after",
+ * "level", "summary_id", "summaries", "lost"}) or COMPACTION_FAILED
+ * ({"error", "summaries"}).  mnemo_session_send runs it by default at its
+ * thresholds (doc/compaction.md).
  * ------------------------------------------------------------------------ */
 
 /* Called after each summary a compaction commits: its id, kind ("leaf" or
@@ -125,10 +127,12 @@ MNEMO_API int mnemo_compact(mnemo_store *st, const char *session_id,
  * options' budget_tokens to the turn's budget so that it compacts until the
  * context is under it.  Not blocking (the soft threshold): mnemo_compact
  * starts on a thread with a connection of its own and the turn goes on; one
- * at a time per handle, the next joined by the next call or by
- * mnemo_store_close.  The background compaction's events are published on
- * its own connection's handle, not on this one: follow the session's feed
- * to see its summaries.  Returns 0, or the error of a blocking compaction.
+ * at a time per handle, joined by the next call, the next turn or
+ * mnemo_store_close; it keeps copies of the options' provider, model,
+ * base_url and api_key (the prompts and holder stay borrowed).  It publishes
+ * COMPACTION_STARTED here when it starts, and its COMPLETED or FAILED here
+ * when one of this handle's calls joins it, on the caller's thread.
+ * Returns 0, or the error of a blocking compaction.
  */
 MNEMO_API int mnemo_compact_hook(mnemo_store *st, const char *session_id, bool blocking,
 								 void *arg);

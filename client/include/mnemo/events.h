@@ -47,6 +47,9 @@ typedef enum mnemo_event_type
 	MNEMO_EVENT_MESSAGE_UPDATED,
 	MNEMO_EVENT_CONTEXT_SWAPPED,
 	MNEMO_EVENT_PARTS_PRUNED,
+	/* a compaction took its claim (or, on the feed, claim_compaction did);
+	 * after the others, so that their values stay those of 0.2 */
+	MNEMO_EVENT_COMPACTION_STARTED,
 	MNEMO_EVENT_TYPE_COUNT_
 } mnemo_event_type;
 

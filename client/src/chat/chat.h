@@ -155,6 +155,19 @@ bool		mn_turn_over_hard(const turn_cfg *c, int64_t size);
 void		mn_turn_check_soft(mnemo_store *st, const char *sid, const mnemo_turn_options *o,
 							   const turn_cfg *c, turn_state *ts, int64_t size);
 
+/*
+ * The compaction engine a turn runs when its options set no hook
+ * (compact/hook.c): blocking, on this connection until the context is under
+ * the turn's budget; else on a thread of its own until it is under the soft
+ * threshold.  0, or the blocking compaction's error.
+ */
+int			mn_compact_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *t,
+							const turn_cfg *c, bool blocking);
+
+/* Join this handle's background compaction if it has finished, publishing
+ * its COMPACTION_COMPLETED or _FAILED here (compact/hook.c). */
+void		mn_compact_reap(mnemo_store *st);
+
 /* Step 8: the same tool call doom_loop_threshold times in a row marks the
  * turn and publishes DOOM_LOOP_DETECTED.  MNEMO_OK or the read's error. */
 int			mn_turn_check_doom_loop(mnemo_store *st, const char *sid, const turn_cfg *c,

@@ -139,7 +139,7 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 	row.role = "assistant";
 	row.model_id = c->model;
 	row.provider_id = c->provider_name;
-	if (mn_turn_over_hard(c, size) && o->compact != NULL)
+	if (mn_turn_over_hard(c, size))
 	{
 		int			hook;
 
@@ -151,10 +151,12 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 		if (user != NULL)
 			mn_emit(st, MNEMO_EVENT_MESSAGE_CREATED, sid, user_ref.id, user_ref.seq, NULL, false);
 		user = NULL;
-		if ((hook = o->compact(st, sid, true, o->compact_arg)) != 0)
+		hook = o->compact != NULL ? o->compact(st, sid, true, o->compact_arg)
+			: mn_compact_turn(st, sid, o, c, true);
+		if (hook != 0)
 		{
 			rc = mn_fail(st, MNEMO_ERR_CANCELLED,
-						 "the compaction hook failed (%d) with the context over its budget (%lld of %d tokens)",
+						 "the compaction failed (%d) with the context over its budget (%lld of %d tokens)",
 						 hook, (long long) size, c->available);
 			goto done;
 		}
@@ -164,8 +166,18 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 		if ((rc = mn_turn_context_calls(st, sid, c->available, TURN_CONTEXT, a, &na,
 										tc)) != MNEMO_OK ||
 			(rc = mn_exec_batch(st, a, na)) != MNEMO_OK ||
-			(rc = mn_turn_context_read(st, tc)) != MNEMO_OK ||
-			(rc = mn_message_append_call(st, sid, &row, &b[0])) != MNEMO_OK ||
+			(rc = mn_turn_context_read(st, tc)) != MNEMO_OK)
+			goto done;
+		/* summaries are always kept: more of them than the budget is a
+		 * context that must not be sent */
+		if (tc->report.included_tokens > c->available)
+		{
+			rc = mn_fail(st, MNEMO_ERR_CANCELLED,
+						 "the context is still over its budget after compaction (%lld of %d tokens)",
+						 (long long) tc->report.included_tokens, c->available);
+			goto done;
+		}
+		if ((rc = mn_message_append_call(st, sid, &row, &b[0])) != MNEMO_OK ||
 			(rc = mn_call_run(st, &b[0])) != MNEMO_OK)
 			goto done;
 	}
@@ -350,6 +362,9 @@ mnemo_session_send(mnemo_store *st, const char *session_id, const mnemo_turn_opt
 					   (n_parts == 0 || parts != NULL),
 					   "mnemo_session_send: a session id, and text or parts (not both)")) != MNEMO_OK)
 		return rc;
+	/* a background compaction that ended since the last turn is heard of
+	 * here, on the caller's thread */
+	mn_compact_reap(st);
 	if ((rc = mnemo_session_get(st, session_id, &s)) != MNEMO_OK)
 		return rc;
 	if ((rc = mn_turn_settings(st, o, s, &c)) != MNEMO_OK ||

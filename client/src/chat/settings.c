@@ -86,13 +86,14 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 	c->idle_ms = o->idle_timeout_ms > 0 ? o->idle_timeout_ms : 60000;
 	c->retries = o->max_retries > 0 ? o->max_retries : o->max_retries < 0 ? 0 : 3;
 	c->doom = o->doom_loop_threshold > 0 ? o->doom_loop_threshold : 3;
-	sys = mnemo_estimate_tokens(s->system_prompt);
-	/* the seed's budget: usable = limit - output - compaction; minus the
-	 * system prompt */
+	sys = mnemo_estimate_tokens(s->system_prompt) + mnemo_estimate_tokens(o->tools);
+	/* the seed's budget: usable = limit - output - compaction; minus what
+	 * every request carries besides the context: the system prompt, the
+	 * tools */
 	c->available = c->context_limit - c->max_output - c->compaction_budget - sys;
 	if (c->available <= 0)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
-					   "no room for context: context_limit %d - max_output_tokens %d - compaction_output_budget %d - system prompt %d tokens",
+					   "no room for context: context_limit %d - max_output_tokens %d - compaction_output_budget %d - system prompt and tools %d tokens",
 					   c->context_limit, c->max_output, c->compaction_budget, sys);
 	return MNEMO_OK;
 }

@@ -4,11 +4,12 @@
  *		go round in a loop.
  *
  * The hard threshold is the budget itself (context_limit less the output,
- * the compaction's output and the system prompt): over it, a blocking
- * compaction runs before the provider is called (send.c).  The soft one,
- * a share of the budget checked after the turn, triggers compaction in the
- * background.  Both read the assembled context's size from the server's
- * report, so they hold across restarts.
+ * the compaction's output, the system prompt and the tools): over it, a
+ * blocking compaction runs before the provider is called (send.c).  The
+ * soft one, a share of the budget checked after the turn, starts
+ * compaction in the background.  Both read the assembled context's size
+ * from the server's report, so they hold across restarts.  The compaction
+ * is the options' hook, else the engine (mn_compact_turn).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -34,7 +35,8 @@ mn_turn_check_soft(mnemo_store *st, const char *sid, const mnemo_turn_options *o
 		return;
 	ts->turn->compaction_triggered = true;
 	mn_emit(st, MNEMO_EVENT_COMPACTION_TRIGGERED, sid, NULL, 0, NULL, false);
-	if (o->compact != NULL && o->compact(st, sid, false, o->compact_arg) != 0)
+	if ((o->compact != NULL ? o->compact(st, sid, false, o->compact_arg)
+		 : mn_compact_turn(st, sid, o, c, false)) != 0)
 		mn_emit(st, MNEMO_EVENT_COMPACTION_FAILED, sid, NULL, 0, NULL, false);
 	mn_clear_error(st);
 }

@@ -6,8 +6,10 @@
  *
  * Owns: compact/.  May call: chat/ (the turn's settings resolver, so the
  * compaction model is found by the same rules), stream/ (the request body,
- * the transport, the decoders), store/, events/, core/.  Nothing below calls
- * into compact/: a turn reaches it through mnemo_turn_options.compact.
+ * the transport, the decoders), store/, events/, core/.  Below it only a
+ * turn calls into compact/, through mnemo_turn_options.compact or, when
+ * that is NULL, the two entries chat.h declares (mn_compact_turn,
+ * mn_compact_reap: hook.c).
  */
 #ifndef MNEMO_COMPACT_H
 #define MNEMO_COMPACT_H
@@ -74,5 +76,13 @@ void		mn_compact_model_free(mn_compact_model *m);
 int			mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
 								 const mnemo_compact_options *o, int level, const mn_block *b,
 								 char **out);
+
+/* ---- the outcome (engine.c) ---- */
+
+/* COMPACTION_COMPLETED (data: tokens_before, tokens_after, level,
+ * summaries, summary_id, lost) or COMPACTION_FAILED (data: error,
+ * summaries) on st, for a compaction of sid that ended with rc and r. */
+void		mn_compact_publish(mnemo_store *st, const char *sid, int rc,
+							   const mnemo_compact_result *r);
 
 #endif							/* MNEMO_COMPACT_H */

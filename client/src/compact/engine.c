@@ -183,23 +183,24 @@ round_once(compaction *c, bool *progress)
 	return rc;
 }
 
-static void
-publish(compaction *c, int rc)
+void
+mn_compact_publish(mnemo_store *st, const char *sid, int rc, const mnemo_compact_result *r)
 {
 	char		data[512];
 
 	if (rc != MNEMO_OK)
 	{
-		mn_emit(c->st, MNEMO_EVENT_COMPACTION_FAILED, c->sid, NULL, 0, NULL, false);
+		snprintf(data, sizeof(data), "{\"error\": %d, \"summaries\": %d}", rc, r->summaries);
+		mn_emit(st, MNEMO_EVENT_COMPACTION_FAILED, sid, NULL, 0, data, false);
 		return;
 	}
 	snprintf(data, sizeof(data),
 			 "{\"tokens_before\": %lld, \"tokens_after\": %lld, \"level\": %d, "
 			 "\"summaries\": %d, \"summary_id\": \"%s\", \"lost\": %s}",
-			 (long long) c->r.tokens_before, (long long) c->r.tokens_after, c->r.level,
-			 c->r.summaries, c->r.summary_id, c->r.lost ? "true" : "false");
-	mn_emit(c->st, MNEMO_EVENT_COMPACTION_COMPLETED, c->sid,
-			c->r.summary_id[0] ? c->r.summary_id : NULL, 0, data, false);
+			 (long long) r->tokens_before, (long long) r->tokens_after, r->level,
+			 r->summaries, r->summary_id, r->lost ? "true" : "false");
+	mn_emit(st, MNEMO_EVENT_COMPACTION_COMPLETED, sid, r->summary_id[0] ? r->summary_id : NULL, 0,
+			data, false);
 }
 
 static int
@@ -287,10 +288,10 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 		c.r.lost = true;
 	else if (rc == MNEMO_OK)
 	{
-		mn_emit(st, MNEMO_EVENT_COMPACTION_TRIGGERED, session_id, NULL, 0, NULL, false);
+		mn_emit(st, MNEMO_EVENT_COMPACTION_STARTED, session_id, NULL, 0, NULL, false);
 		rc = run(&c);
 		mn_compact_model_free(&c.model);
-		publish(&c, rc);
+		mn_compact_publish(st, session_id, rc, &c.r);
 		if (rc != MNEMO_ERR_CONNECTION)
 		{
 			mn_saved_error e;

@@ -65,6 +65,7 @@ static const char *const event_names[MNEMO_EVENT_TYPE_COUNT_] = {
 	[MNEMO_EVENT_MESSAGE_UPDATED] = "message_updated",
 	[MNEMO_EVENT_CONTEXT_SWAPPED] = "context_swapped",
 	[MNEMO_EVENT_PARTS_PRUNED] = "parts_pruned",
+	[MNEMO_EVENT_COMPACTION_STARTED] = "compaction_started",
 };
 
 static void events_release(mnemo_store *st);

@@ -97,7 +97,7 @@ run(const char *db, int argc, char **argv)
 	}
 	if (tail_text != NULL)
 	{
-		if (!cli_parse_count(&cli_compact, "--tail", tail_text, INT32_MAX, &n))
+		if (!cli_parse_count(&cli_compact, "--tail", tail_text, 0, INT32_MAX, &n))
 			return CLI_USAGE;
 		/* the options' 0 is the default; none is < 0 */
 		o.tail_messages = n == 0 ? -1 : (int) n;

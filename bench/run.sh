@@ -45,7 +45,7 @@ if [ "$which" = send ] || [ "$which" = all ]; then
 	# shellcheck disable=SC2046 # flag lists
 	cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include bench/send.c \
 		bench/common.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
-		$(pkg-config --libs json-c libcurl) -o bench/send
+		$(pkg-config --libs json-c libcurl libcrypto) -o bench/send
 fi
 
 dir=$(mktemp -d /tmp/mnemo-bench.XXXXXX)

@@ -97,5 +97,6 @@ extern const cli_command cli_chat;
 extern const cli_command cli_compact;
 extern const cli_command cli_verify;
 extern const cli_command cli_checkpoints;
+extern const cli_command cli_file;
 
 #endif							/* MNEMO_CLI_H */

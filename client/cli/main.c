@@ -10,7 +10,7 @@
 
 static const cli_command *const commands[] = {
 	&cli_sessions, &cli_show, &cli_context, &cli_export, &cli_import, &cli_tail,
-	&cli_chat, &cli_compact, &cli_verify, &cli_checkpoints
+	&cli_chat, &cli_compact, &cli_verify, &cli_checkpoints, &cli_file
 };
 
 #define N_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -6,7 +6,7 @@
  *		or, in JavaScript and TypeScript, one that starts with "export".
  *
  *	C			#include lines; struct/union/enum definitions and typedef
- *				names; function definitions (a column-0 line with a name
+ *				names (one line, or the "} name;" that closes one); function definitions (a column-0 line with a name
  *				and "(" that does not end in ";", the name the word before
  *				the "(", as in "static int\nname(args)" or one line)
  *	Python		import and from lines; classes with their method counts;
@@ -94,6 +94,17 @@ c_line(outline *o, const char *line, size_t n)
 		mn_names_add(&o->imports, rest, (size_t) (end - rest));
 		return;
 	}
+	if (n > 2 && line[0] == '}' && line[n - 1] == ';')
+	{
+		/* the name that closes "typedef struct ... {" */
+		const char *p = line + 1;
+
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		if (is_ident(*p))
+			add_ident(&o->types, p, end);
+		return;
+	}
 	if (n == 0 || !(is_ident(line[0])))
 		return;
 	if (starts_word(line, n, "typedef", &rest))
@@ -128,7 +139,7 @@ c_line(outline *o, const char *line, size_t n)
 		paren = p;
 		while (p > line && is_ident(p[-1]))
 			p--;
-		if (paren > p && !c_keyword(p, (size_t) (paren - p)) && !isupper((unsigned char) *p))
+		if (paren > p && !c_keyword(p, (size_t) (paren - p)))
 			mn_names_add(&o->functions, p, (size_t) (paren - p));
 	}
 }

@@ -103,6 +103,8 @@ SELECT mnemo.append_message('er', 'robot', '[]');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.append_message('er', 'user', '{"type": "text"}');
 \echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.append_message('er', 'user', '[{"type": "text", "text": "ok"}, {"type": "video"}]');
+\echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.append_message('er', 'user', '[{"type": "text", "text": "ok"}, {"type": "image"}]');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.append_message('er', 'user', '[{"type": "tool", "tool_call_id": "c"}]');

@@ -39,6 +39,7 @@ typedef struct MessageInput
 	char	   *provider_id;
 	char	   *run_id;
 	bool		is_summary;
+	int64		created_at;		/* ms; 0 or -1: now (imports restore it) */
 	int			nparts;
 	JsonbContainer *parts;
 	const char *where;			/* "parts", "messages[2].parts": names a part in errors */
@@ -108,7 +109,7 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 {
 	Datum		values[11];
 	char		nulls[11];
-	Datum		now = Int64GetDatum(MnemoNowMs());
+	Datum		now = Int64GetDatum(m->created_at > 0 ? m->created_at : MnemoNowMs());
 	Datum		sid = CStringGetTextDatum(session_id);
 	Datum		id = CStringGetTextDatum(m->id);
 	Datum		tenant = CStringGetTextDatum(lock->tenant);
@@ -239,7 +240,8 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 
 /*
  * A batch: a JSON array of {"role", "parts", and optionally "id", "agent",
- * "model_id", "provider_id", "run_id", "is_summary"}.  One lock reserves all
+ * "model_id", "provider_id", "run_id", "is_summary", "created_at" (ms since
+ * the epoch: a transcript's own times, restored by an import)}.  One lock reserves all
  * the seqs, so the batch occupies consecutive seqs even under concurrency.
  */
 PG_FUNCTION_INFO_V1(mnemo_append_messages);
@@ -302,6 +304,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 			ms[i].is_summary = field->val.boolean;
 		}
 		nsummaries += ms[i].is_summary ? 1 : 0;
+		ms[i].created_at = MnemoJsonbCount(obj, "created_at", where, PG_INT64_MAX);
 		field = getKeyJsonValueFromContainer(obj, "parts", 5, &buf);
 		if (field == NULL)
 			ereport(ERROR,

@@ -189,6 +189,10 @@ extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
  * bytes of itself, then a marker of what was cut.
  */
 #define MNEMO_RENDER_VALUE_MAX 65536
+
+/* The token estimate of an image part (parts.c), shown in its placeholder
+ * (render.c): about what OpenAI and Anthropic charge for a 1-megapixel image. */
+#define MNEMO_IMAGE_TOKENS 1600
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);
 

@@ -9,6 +9,9 @@
  *							 pending|running|completed|error, "input": object,
  *							 "output": any, "error_message": string}
  *		file_ref			{"content_id", "path": string, "file_type", "summary"}
+ *		image				{"media_type": string, and "data" (base64) or "url":
+ *							 string}; estimated at MNEMO_IMAGE_TOKENS, what a
+ *							 provider charges for an image of about a megapixel
  *		compaction_marker, step_start, step_finish, patch: free-form
  * Any part may carry "id" (else one is made) and "token_estimate" (else the
  * server estimates its rendering, see render.c).  The object is stored as
@@ -25,7 +28,7 @@
 #include "mnemo.h"
 
 static const char *const part_types[] = {
-	"text", "reasoning", "tool", "file_ref", "compaction_marker",
+	"text", "reasoning", "tool", "file_ref", "image", "compaction_marker",
 	"step_start", "step_finish", "patch", NULL
 };
 
@@ -178,7 +181,7 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: unknown part type \"%s\"", where, out->part_type),
-				 errhint("Part types are text, reasoning, tool, file_ref, compaction_marker, "
+				 errhint("Part types are text, reasoning, tool, file_ref, image, compaction_marker, "
 						 "step_start, step_finish and patch.")));
 	out->id = MnemoJsonbString(obj, "id", where, false);
 	if (out->id)
@@ -202,6 +205,17 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 					 errmsg("%s: \"input\" must be a JSON object", where)));
 		(void) MnemoJsonbString(obj, "error_message", where, false);
 	}
+	else if (strcmp(out->part_type, "image") == 0)
+	{
+		char	   *data = MnemoJsonbString(obj, "data", where, false);
+		char	   *url = MnemoJsonbString(obj, "url", where, false);
+
+		(void) MnemoJsonbString(obj, "media_type", where, false);
+		if ((data == NULL) == (url == NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s: an image has either \"data\" (base64) or \"url\"", where)));
+	}
 	else if (strcmp(out->part_type, "file_ref") == 0)
 	{
 		(void) MnemoJsonbString(obj, "content_id", where, true);
@@ -213,6 +227,8 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	out->content = JsonbValueToJsonb(v);
 	MnemoCheckJsonDepth(out->content, where);
 	estimate = (int32) MnemoJsonbCount(obj, "token_estimate", where, PG_INT32_MAX);
+	if (estimate < 0 && strcmp(out->part_type, "image") == 0)
+		estimate = MNEMO_IMAGE_TOKENS;
 	if (estimate < 0)
 	{
 		char	   *rendered = MnemoRenderPart(out->part_type, out->content, 0, false);

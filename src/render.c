@@ -10,6 +10,9 @@
  *							(Output and Error lines only when present)
  *		file_ref			[FILE: PATH]\nContent-ID: ID\nType: T\nTokens: N\n
  *							Exploration Summary:\nSUMMARY\n[/FILE]
+ *		image				[Image: MEDIA_TYPE, N bytes of base64 | URL, ~T tokens]
+ *							(the model gets the image itself from the client;
+ *							the placeholder keeps the context readable)
  *		others				their "text" if they have one, else nothing
  *
  * Rendering costs time and memory linear in the content: JSON renders
@@ -107,6 +110,18 @@ MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 		if ((s = ValueText(obj, "error_message")) != NULL)
 			AppendCapped(&out, "\nError: ", s);
 		appendStringInfoString(&out, "\n[/Tool]");
+	}
+	else if (strcmp(part_type, "image") == 0)
+	{
+		char	   *url = ValueText(obj, "url");
+		char	   *data = ValueText(obj, "data");
+
+		appendStringInfo(&out, "[Image: %s, ", ValueTextOr(obj, "media_type", "unknown type"));
+		if (url != NULL)
+			AppendCapped(&out, "", url);
+		else
+			appendStringInfo(&out, "%zu bytes of base64", data != NULL ? strlen(data) : (size_t) 0);
+		appendStringInfo(&out, ", ~%s tokens]", ValueTextOr(obj, "token_estimate", CppAsString2(MNEMO_IMAGE_TOKENS)));
 	}
 	else if (strcmp(part_type, "file_ref") == 0)
 	{

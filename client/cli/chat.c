@@ -25,7 +25,8 @@ const cli_command cli_chat = {
 	"chat",
 	"an interactive chat with a model, streamed and stored as it goes",
 	"Usage: mnemo chat [--session ID] [--provider openai|anthropic] [--model M]\n"
-	"                  [--system PROMPT] [--base-url URL] [--context-limit N]\n"
+	"                  [--system PROMPT] [--base-url URL] [--api-key KEY]\n"
+	"                  [--context-limit N]\n"
 	"\n"
 	"Read one user message per line of standard input (a terminal or a pipe),\n"
 	"send it with mnemo_session_send() and print the reply on standard output\n"
@@ -56,7 +57,10 @@ const cli_command cli_chat = {
 	"                     claude-sonnet-4-5 (anthropic)\n"
 	"  --system PROMPT    a new session's system prompt\n"
 	"  --base-url URL     the provider's API (default OPENAI_BASE_URL or\n"
-	"                     ANTHROPIC_BASE_URL, else the public API)\n"
+	"                     ANTHROPIC_BASE_URL, else the public API); a server of\n"
+	"                     one's own (llama.cpp, vLLM, Ollama) needs no key\n"
+	"  --api-key KEY      the key (default OPENAI_API_KEY or ANTHROPIC_API_KEY);\n"
+	"                     beware that other users may see a command line\n"
 	"  --context-limit N  the model's context window in tokens (default 128000)\n"
 	"\n"
 	"Exit status: 0 at the end of input; 1 if a turn failed (the chat goes on\n"
@@ -295,11 +299,13 @@ run(const char *db, int argc, char **argv)
 			   *model = NULL,
 			   *system = NULL,
 			   *base_url = NULL,
+			   *api_key = NULL,
 			   *limit_text = NULL;
 	cli_option	opts[] = {
 		{"session", &session_id, NULL}, {"provider", &provider, NULL},
 		{"model", &model, NULL}, {"system", &system, NULL},
-		{"base-url", &base_url, NULL}, {"context-limit", &limit_text, NULL}
+		{"base-url", &base_url, NULL}, {"context-limit", &limit_text, NULL},
+		{"api-key", &api_key, NULL}
 	};
 	mnemo_turn_options to = MNEMO_TURN_OPTIONS_INIT;
 	mnemo_session *s = NULL;
@@ -315,7 +321,7 @@ run(const char *db, int argc, char **argv)
 	if (provider != NULL && strcmp(provider, "openai") != 0 && strcmp(provider, "anthropic") != 0)
 		return cli_usage_error(&cli_chat, "--provider must be openai or anthropic, not '%s'", provider);
 	if (limit_text != NULL &&
-		!cli_parse_count(&cli_chat, "--context-limit", limit_text, INT32_MAX, &limit))
+		!cli_parse_count(&cli_chat, "--context-limit", limit_text, 1, INT32_MAX, &limit))
 		return CLI_USAGE;
 	/* a new session needs a provider now: it is stored with the session */
 	if (session_id == NULL && provider == NULL)
@@ -324,6 +330,10 @@ run(const char *db, int argc, char **argv)
 				   *a = getenv("ANTHROPIC_API_KEY");
 
 		provider = o != NULL && *o ? "openai" : a != NULL && *a ? "anthropic" : NULL;
+		/* a key or a server of one's own: most speak OpenAI's API */
+		if (provider == NULL && (api_key != NULL || base_url != NULL ||
+								 (getenv("OPENAI_BASE_URL") && *getenv("OPENAI_BASE_URL"))))
+			provider = "openai";
 		if (provider == NULL)
 		{
 			fputs("mnemo chat: no provider: set OPENAI_API_KEY or ANTHROPIC_API_KEY, or --provider\n",
@@ -346,6 +356,7 @@ run(const char *db, int argc, char **argv)
 		to.provider = provider;
 		to.model = model;
 		to.base_url = base_url;
+		to.api_key = api_key;
 		to.context_limit = (int) limit;
 		to.compact = compact;
 

@@ -56,9 +56,16 @@ int			cli_parse(const cli_command *cmd, int argc, char **argv,
 int			cli_usage_error(const cli_command *cmd, const char *fmt,...)
 			__attribute__((format(printf, 2, 3)));
 
-/* A non-negative integer argument; false (after a usage error) if not. */
+/* An integer argument from min to max; false (after a usage error naming
+ * the range and the text) if not. */
 bool		cli_parse_count(const cli_command *cmd, const char *option, const char *text,
-							int64_t max, int64_t *out);
+							int64_t min, int64_t max, int64_t *out);
+
+/* "s" unless n is 1: "%d item%s" */
+const char *cli_s(int64_t n);
+
+/* s as a JSON string (NULL: null), for --json output. */
+void		cli_json_string(FILE *out, const char *s);
 
 /* The exit code of a libmnemo error. */
 int			cli_exit_code(int err);
@@ -96,6 +103,9 @@ extern const cli_command cli_tail;
 extern const cli_command cli_chat;
 extern const cli_command cli_compact;
 extern const cli_command cli_verify;
+extern const cli_command cli_search;
+extern const cli_command cli_delete;
+extern const cli_command cli_purge;
 extern const cli_command cli_checkpoints;
 extern const cli_command cli_file;
 

@@ -94,8 +94,8 @@ cli_parse(const cli_command *cmd, int argc, char **argv, const cli_option *opts,
 }
 
 bool
-cli_parse_count(const cli_command *cmd, const char *option, const char *text, int64_t max,
-				int64_t *out)
+cli_parse_count(const cli_command *cmd, const char *option, const char *text, int64_t min,
+				int64_t max, int64_t *out)
 {
 	char	   *end;
 	long long	v;
@@ -103,14 +103,49 @@ cli_parse_count(const cli_command *cmd, const char *option, const char *text, in
 	errno = 0;
 	v = strtoll(text, &end, 10);
 	if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || text[0] == '+' ||
-		text[0] == ' ' || v > max)
+		text[0] == ' ' || v > max || v < min)
 	{
-		cli_usage_error(cmd, "%s must be an integer from 0 to %" PRId64 ", not '%s'",
-						option, max, text);
+		cli_usage_error(cmd, "%s must be an integer from %" PRId64 " to %" PRId64 ", not '%s'",
+						option, min, max, text);
 		return false;
 	}
 	*out = v;
 	return true;
+}
+
+const char *
+cli_s(int64_t n)
+{
+	return n == 1 ? "" : "s";
+}
+
+void
+cli_json_string(FILE *out, const char *s)
+{
+	if (s == NULL)
+	{
+		fputs("null", out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++)
+	{
+		unsigned char c = (unsigned char) *s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c == '\r')
+			fputs("\\r", out);
+		else if (c < 0x20 || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
 }
 
 int
@@ -260,7 +295,7 @@ print_part(FILE *out, const mnemo_part *p)
 	cli_put_line(out, p->id);
 	if (p->compacted_at != 0)
 		fprintf(out, "  COMPACTED %s", cli_time(when, p->compacted_at));
-	fprintf(out, "  (%d tokens)\n", p->token_estimate);
+	fprintf(out, "  (%d token%s)\n", p->token_estimate, cli_s(p->token_estimate));
 
 	if (strcmp(p->type, "tool") == 0)
 	{

@@ -81,18 +81,14 @@ run(const char *db, int argc, char **argv)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if (level_text != NULL)
 	{
-		if (!cli_parse_count(&cli_compact, "--level", level_text, 3, &n))
+		if (!cli_parse_count(&cli_compact, "--level", level_text, 1, 3, &n))
 			return CLI_USAGE;
-		if (n < 1)
-			return cli_usage_error(&cli_compact, "--level must be 1, 2 or 3");
 		o.first_level = (int) n;
 	}
 	if (budget_text != NULL)
 	{
-		if (!cli_parse_count(&cli_compact, "--budget", budget_text, INT32_MAX, &n))
+		if (!cli_parse_count(&cli_compact, "--budget", budget_text, 1, INT32_MAX, &n))
 			return CLI_USAGE;
-		if (n < 1)
-			return cli_usage_error(&cli_compact, "--budget must be at least 1");
 		o.budget_tokens = (int) n;
 	}
 	o.dry_run = dry;
@@ -111,14 +107,17 @@ run(const char *db, int argc, char **argv)
 	else if (dry && r.block_items == 0)
 		printf("would summarise: nothing (context %" PRId64 " tokens)\n", r.tokens_before);
 	else if (dry)
-		printf("would summarise: %s, %d items, %d tokens (context %" PRId64 " tokens)\n",
-			   r.block_kind, r.block_items, r.block_tokens, r.tokens_before);
+		printf("would summarise: %s, %d item%s, %d token%s (context %" PRId64 " token%s)\n",
+			   r.block_kind, r.block_items, cli_s(r.block_items), r.block_tokens,
+			   cli_s(r.block_tokens), r.tokens_before, cli_s(r.tokens_before));
 	else if (r.lost && r.summaries == 0)
 		printf("compact: another compactor holds the claim; nothing done\n");
 	else
-		printf("compact: %d summaries (L1 %d, L2 %d, L3 %d), %" PRId64 " -> %" PRId64
-			   " tokens, %d tool outputs pruned\n", r.summaries, r.levels[1], r.levels[2],
-			   r.levels[3], r.tokens_before, r.tokens_after, r.pruned);
+		printf("compact: %d %s (L1 %d, L2 %d, L3 %d), %" PRId64 " -> %" PRId64
+			   " token%s, %d tool output%s pruned\n", r.summaries,
+			   r.summaries == 1 ? "summary" : "summaries", r.levels[1], r.levels[2],
+			   r.levels[3], r.tokens_before, r.tokens_after, cli_s(r.tokens_after), r.pruned,
+			   cli_s(r.pruned));
 	mnemo_store_close(st);
 	mnemo_global_cleanup();
 	return rc;

@@ -84,10 +84,8 @@ run(const char *db, int argc, char **argv)
 	o.inline_threshold = 10000;
 	if (threshold_text != NULL)
 	{
-		if (!cli_parse_count(&cli_file, "--threshold", threshold_text, INT32_MAX, &n))
+		if (!cli_parse_count(&cli_file, "--threshold", threshold_text, 1, INT32_MAX, &n))
 			return CLI_USAGE;
-		if (n < 1)
-			return cli_usage_error(&cli_file, "--threshold must be at least 1");
 		o.inline_threshold = (int) n;
 	}
 	if ((st = cli_open(db, &rc)) == NULL)

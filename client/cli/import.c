@@ -20,28 +20,39 @@ static int	run(const char *db, int argc, char **argv);
 
 const cli_command cli_import = {
 	"import",
-	"load a transcript (a mnemo export or a Claude Code log) into a new session",
-	"Usage: mnemo import FILE [--session ID] [--new-ids] [--quiet]\n"
+	"load a transcript (mnemo, Claude Code, pi, OpenAI, Anthropic, SWE-agent, OpenHands)",
+	"Usage: mnemo import FILE [--format NAME] [--session ID] [--new-ids] [--lenient] [--quiet]\n"
 	"\n"
 	"Read a transcript from FILE ('-' for stdin) into a new session, in one\n"
 	"transaction: if anything is wrong, nothing is stored.  The format is\n"
-	"detected from the first record:\n"
-	"  - mnemo's export format (mnemo export), one message a line; the ids of\n"
-	"    messages and parts are kept, so importing a file twice into one\n"
-	"    database fails unless --new-ids is given;\n"
-	"  - a Claude Code session log (~/.claude/projects/.../SESSION.jsonl): user\n"
-	"    and assistant records become messages, tool results complete the tool\n"
-	"    parts of their calls, and bookkeeping records (progress, system,\n"
-	"    file-history-snapshot, ...) are left out and counted.\n"
+	"detected from the first record, or named by --format:\n"
+	"  mnemo        mnemo export: a session header line, then one message a line;\n"
+	"               the ids of the session, messages and parts are kept\n"
+	"  claude-code  a Claude Code session log (~/.claude/projects/.../ID.jsonl)\n"
+	"  pi           a pi session log (JSON Lines, first record type \"session\")\n"
+	"  openai       OpenAI Chat Completions messages: a JSON array, JSON Lines,\n"
+	"               or a request body {\"model\", \"messages\"}\n"
+	"  anthropic    Anthropic Messages messages, the same ways ({\"system\", ...})\n"
+	"  swe-agent    a SWE-agent trajectory (.traj, one JSON document)\n"
+	"  openhands    an OpenHands event stream, or a resolver run's history\n"
+	"Tool results complete the tool parts of their calls; what mnemo has no\n"
+	"field for is kept in the message's metadata and counted; bookkeeping\n"
+	"records (Claude Code's progress lines, ...) are left out and counted.  A\n"
+	"transcript with no message, or one that leaves out more than half of its\n"
+	"records, fails.  A transcript that names its own session id imports once:\n"
+	"a second import fails (MN004) unless --new-ids asks for a copy.\n"
 	"Prints the new session's id on stdout, and a summary on stderr.  Large\n"
 	"files get a progress bar on stderr when it is a terminal.\n"
 	"\n"
 	"Options:\n"
-	"  --session ID  the new session's id (default: the log's own session id\n"
-	"                when no session has it, else a new one)\n"
-	"  --new-ids     give messages and parts new ids (to copy an export into\n"
-	"                the database it came from)\n"
-	"  --quiet       no summary on stderr\n"
+	"  --format NAME  the format, instead of detecting it\n"
+	"  --session ID   the new session's id (default: the transcript's own id\n"
+	"                 when it has one, else a new one)\n"
+	"  --new-ids      new ids for the session, messages and parts (to copy a\n"
+	"                 transcript into the database it came from)\n"
+	"  --lenient      skip a last line cut short (a log still being written)\n"
+	"                 and report it, instead of failing\n"
+	"  --quiet        no summary on stderr\n"
 	"\n"
 	"Exit status 1 for a malformed file (the message names the line), an id\n"
 	"that is taken, or a file that cannot be read.\n",
@@ -54,12 +65,19 @@ typedef struct skip_count
 	int64_t		count;
 } skip_count;
 
+/* Kinds and how often each was seen, for the summary line. */
+typedef struct tally
+{
+	skip_count *items;
+	size_t		n;
+} tally;
+
 typedef struct import_state
 {
 	bool		bar;
 	bool		bar_drawn;
-	skip_count *skips;
-	size_t		n_skips;
+	tally		skipped;
+	tally		kept;
 	bool		oom;
 } import_state;
 
@@ -85,32 +103,56 @@ progress(uint64_t done, uint64_t total, void *arg)
 }
 
 static void
-skipped(int64_t line, const char *kind, void *arg)
+count(import_state *is, tally *t, const char *kind)
 {
-	import_state *is = arg;
 	skip_count *grown;
 
-	(void) line;
-	for (size_t i = 0; i < is->n_skips; i++)
+	for (size_t i = 0; i < t->n; i++)
 	{
-		if (strcmp(is->skips[i].kind, kind) == 0)
+		if (strcmp(t->items[i].kind, kind) == 0)
 		{
-			is->skips[i].count++;
+			t->items[i].count++;
 			return;
 		}
 	}
-	if ((grown = realloc(is->skips, (is->n_skips + 1) * sizeof(*grown))) == NULL)
+	if ((grown = realloc(t->items, (t->n + 1) * sizeof(*grown))) == NULL)
 	{
 		is->oom = true;
 		return;
 	}
-	is->skips = grown;
-	if ((grown[is->n_skips].kind = strdup(kind)) == NULL)
+	t->items = grown;
+	if ((grown[t->n].kind = strdup(kind)) == NULL)
 	{
 		is->oom = true;
 		return;
 	}
-	grown[is->n_skips++].count = 1;
+	grown[t->n++].count = 1;
+}
+
+static void
+skipped(int64_t line, const char *kind, void *arg)
+{
+	import_state *is = arg;
+
+	(void) line;
+	count(is, &is->skipped, kind);
+}
+
+static void
+kept(int64_t line, const char *kind, void *arg)
+{
+	import_state *is = arg;
+
+	(void) line;
+	count(is, &is->kept, kind);
+}
+
+static void
+tally_free(tally *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->items[i].kind);
+	free(t->items);
 }
 
 static int
@@ -124,23 +166,29 @@ by_count(const void *a, const void *b)
 	return strcmp(x->kind, y->kind);
 }
 
+/* "; WHAT N thing(s): 3 progress, 1 system" */
 static void
-summary(const import_state *is, const char *session_id, int64_t imported)
+put_tally(tally *t, const char *what, const char *thing)
 {
 	int64_t		total = 0;
 
+	for (size_t i = 0; i < t->n; i++)
+		total += t->items[i].count;
+	if (total == 0)
+		return;
+	qsort(t->items, t->n, sizeof(*t->items), by_count);
+	fprintf(stderr, "; %s %" PRId64 " %s%s:", what, total, thing, total == 1 ? "" : "s");
+	for (size_t i = 0; i < t->n; i++)
+		fprintf(stderr, "%s %" PRId64 " %s", i ? "," : "", t->items[i].count, t->items[i].kind);
+}
+
+static void
+summary(import_state *is, const char *session_id, int64_t imported)
+{
 	fprintf(stderr, "mnemo: imported %" PRId64 " message%s into %s", imported,
 			imported == 1 ? "" : "s", session_id);
-	for (size_t i = 0; i < is->n_skips; i++)
-		total += is->skips[i].count;
-	if (total > 0)
-	{
-		qsort(is->skips, is->n_skips, sizeof(*is->skips), by_count);
-		fprintf(stderr, "; left out %" PRId64 " record%s:", total, total == 1 ? "" : "s");
-		for (size_t i = 0; i < is->n_skips; i++)
-			fprintf(stderr, "%s %" PRId64 " %s", i ? "," : "", is->skips[i].count,
-					is->skips[i].kind);
-	}
+	put_tally(&is->skipped, "left out", "record");
+	put_tally(&is->kept, "kept in metadata", "field");
 	fprintf(stderr, "\n");
 }
 
@@ -148,10 +196,13 @@ static int
 run(const char *db, int argc, char **argv)
 {
 	const char *session_id = NULL;
+	const char *format = NULL;
 	bool		new_ids = false;
+	bool		lenient = false;
 	bool		quiet = false;
 	cli_option	opts[] = {
-		{"session", &session_id, NULL}, {"new-ids", NULL, &new_ids}, {"quiet", NULL, &quiet}
+		{"session", &session_id, NULL}, {"new-ids", NULL, &new_ids}, {"quiet", NULL, &quiet},
+		{"format", &format, NULL}, {"lenient", NULL, &lenient}
 	};
 	const char *pos[1];
 	mnemo_import_options io = MNEMO_IMPORT_OPTIONS_INIT;
@@ -162,7 +213,7 @@ run(const char *db, int argc, char **argv)
 	FILE	   *in;
 	int			rc;
 
-	if ((rc = cli_parse(&cli_import, argc, argv, opts, 3, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_import, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if (session_id != NULL && session_id[0] == '\0')
 		return cli_usage_error(&cli_import, "--session needs a non-empty id");
@@ -194,6 +245,9 @@ run(const char *db, int argc, char **argv)
 	io.new_ids = new_ids;
 	io.progress = progress;
 	io.skipped = skipped;
+	io.kept = kept;
+	io.format = format;
+	io.lenient = lenient;
 	io.progress_arg = &is;
 	rc = mnemo_import_jsonl(st, in, &io, sid, &imported);
 	if (is.bar_drawn)
@@ -211,9 +265,8 @@ run(const char *db, int argc, char **argv)
 			rc = CLI_ERROR;
 		}
 	}
-	for (size_t i = 0; i < is.n_skips; i++)
-		free(is.skips[i].kind);
-	free(is.skips);
+	tally_free(&is.skipped);
+	tally_free(&is.kept);
 	if (in != stdin)
 		fclose(in);
 	mnemo_store_close(st);

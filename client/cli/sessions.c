@@ -12,7 +12,7 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_sessions = {
 	"sessions",
 	"list sessions, newest first",
-	"Usage: mnemo sessions [--all] [--limit N]\n"
+	"Usage: mnemo sessions [--all] [--limit N] [--json]\n"
 	"\n"
 	"List sessions, newest first: one line each with the id, the creation\n"
 	"time (UTC), the number of messages (the last seq) and the title, under\n"
@@ -21,40 +21,41 @@ const cli_command cli_sessions = {
 	"\n"
 	"Options:\n"
 	"  --all       also soft-deleted sessions (marked \"(inactive)\")\n"
-	"  --limit N   at most N sessions (default 100)\n",
+	"  --limit N   at most N sessions (default 100)\n"
+	"  --json      a JSON array instead, one object a session: id, created_at\n"
+	"              (ms), title, messages, active, agent, model_id, provider_id\n",
 	run
 };
 
-static int
-run(const char *db, int argc, char **argv)
+static void
+print_json(const mnemo_sessions *list)
 {
-	bool		all = false;
-	const char *limit_text = NULL;
-	cli_option	opts[] = {{"all", NULL, &all}, {"limit", &limit_text, NULL}};
-	mnemo_session_filter filter = MNEMO_SESSION_FILTER_INIT;
-	mnemo_sessions *list = NULL;
-	mnemo_store *st;
-	int64_t		limit = 100;
-	size_t		width = strlen("ID");
-	int			rc;
-
-	if ((rc = cli_parse(&cli_sessions, argc, argv, opts, 2, NULL, 0, 0, NULL)) != CLI_OK)
-		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
-	if (limit_text != NULL && !cli_parse_count(&cli_sessions, "--limit", limit_text, INT32_MAX, &limit))
-		return CLI_USAGE;
-	if (limit == 0)
-		return cli_usage_error(&cli_sessions, "--limit must be at least 1");
-	if ((st = cli_open(db, &rc)) == NULL)
-		return rc;
-
-	filter.include_inactive = all;
-	filter.limit = (int) limit;
-	if (mnemo_session_list(st, &filter, &list) != MNEMO_OK)
+	putchar('[');
+	for (size_t i = 0; i < list->count; i++)
 	{
-		rc = cli_fail(st);
-		mnemo_store_close(st);
-		return rc;
+		const mnemo_session *s = &list->items[i];
+
+		printf("%s\n {\"id\": ", i ? "," : "");
+		cli_json_string(stdout, s->id);
+		printf(", \"created_at\": %" PRId64 ", \"title\": ", s->created_at);
+		cli_json_string(stdout, s->title);
+		printf(", \"messages\": %" PRId64 ", \"active\": %s, \"agent\": ", s->last_seq,
+			   s->is_active ? "true" : "false");
+		cli_json_string(stdout, s->agent);
+		fputs(", \"model_id\": ", stdout);
+		cli_json_string(stdout, s->model_id);
+		fputs(", \"provider_id\": ", stdout);
+		cli_json_string(stdout, s->provider_id);
+		putchar('}');
 	}
+	puts(list->count ? "\n]" : "]");
+}
+
+static void
+print_table(const mnemo_sessions *list)
+{
+	size_t		width = strlen("ID");
+
 	for (size_t i = 0; i < list->count; i++)
 		if (strlen(list->items[i].id) > width)
 			width = strlen(list->items[i].id);
@@ -70,6 +71,40 @@ run(const char *db, int argc, char **argv)
 		cli_put_line(stdout, s->title ? s->title : "");
 		printf("%s\n", s->is_active ? "" : (s->title ? " (inactive)" : "(inactive)"));
 	}
+}
+
+static int
+run(const char *db, int argc, char **argv)
+{
+	bool		all = false;
+	const char *limit_text = NULL;
+	bool		json = false;
+	cli_option	opts[] = {{"all", NULL, &all}, {"limit", &limit_text, NULL}, {"json", NULL, &json}};
+	mnemo_session_filter filter = MNEMO_SESSION_FILTER_INIT;
+	mnemo_sessions *list = NULL;
+	mnemo_store *st;
+	int64_t		limit = 100;
+	int			rc;
+
+	if ((rc = cli_parse(&cli_sessions, argc, argv, opts, 3, NULL, 0, 0, NULL)) != CLI_OK)
+		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if (limit_text != NULL && !cli_parse_count(&cli_sessions, "--limit", limit_text, 1, INT32_MAX, &limit))
+		return CLI_USAGE;
+	if ((st = cli_open(db, &rc)) == NULL)
+		return rc;
+
+	filter.include_inactive = all;
+	filter.limit = (int) limit;
+	if (mnemo_session_list(st, &filter, &list) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_store_close(st);
+		return rc;
+	}
+	if (json)
+		print_json(list);
+	else
+		print_table(list);
 	mnemo_sessions_free(list);
 	mnemo_store_close(st);
 	if (fflush(stdout) != 0)

@@ -12,7 +12,7 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_show = {
 	"show",
 	"a session's messages with their parts, tombstones marked",
-	"Usage: mnemo show SESSION\n"
+	"Usage: mnemo show SESSION [--json]\n"
 	"\n"
 	"Print the session (id, times, agent, model, title, message count), then\n"
 	"every message in seq order: a line\n"
@@ -24,6 +24,10 @@ const cli_command cli_show = {
 	"marked COMPACTED with the time; its content is still shown, since mnemo\n"
 	"never deletes it.  Times are UTC.\n"
 	"\n"
+	"Options:\n"
+	"  --json  the session as JSON Lines instead: the export format of 'mnemo\n"
+	"          export' (a session header line, then one message a line)\n"
+	"\n"
 	"Exit status 3 when the session does not exist.\n",
 	run
 };
@@ -31,6 +35,8 @@ const cli_command cli_show = {
 static int
 run(const char *db, int argc, char **argv)
 {
+	bool		json = false;
+	cli_option	opts[] = {{"json", NULL, &json}};
 	const char *pos[1];
 	mnemo_session *s = NULL;
 	mnemo_messages *list = NULL;
@@ -39,10 +45,16 @@ run(const char *db, int argc, char **argv)
 				updated[64];
 	int			rc;
 
-	if ((rc = cli_parse(&cli_show, argc, argv, NULL, 0, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_show, argc, argv, opts, 1, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
+	if (json)
+	{
+		rc = mnemo_export_jsonl(st, pos[0], stdout) == MNEMO_OK ? CLI_OK : cli_fail(st);
+		mnemo_store_close(st);
+		return rc;
+	}
 	if (mnemo_session_get(st, pos[0], &s) != MNEMO_OK ||
 		mnemo_messages_get(st, pos[0], NULL, true, &list) != MNEMO_OK)
 	{

@@ -37,7 +37,8 @@ const cli_command cli_tail = {
 	"that seq first (--after 0: the whole session).  The session is marked\n"
 	"watched (mnemo.watch) so that appends notify.  A lost connection is\n"
 	"retried with backoff and the feed catches up where it was.  Runs until\n"
-	"interrupted (SIGINT, SIGTERM), then exits with status 0.\n"
+	"interrupted (SIGINT, SIGTERM), then unwatches the session (unless it was\n"
+	"watched before) and exits with status 0.\n"
 	"\n"
 	"Options:\n"
 	"  --after SEQ  print the messages after this seq first\n"
@@ -165,11 +166,12 @@ run(const char *db, int argc, char **argv)
 	queued		q = {0};
 	mnemo_store *st;
 	int64_t		after = -1;
+	bool		was_watched = false;
 	int			rc;
 
 	if ((rc = cli_parse(&cli_tail, argc, argv, opts, 1, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
-	if (after_text != NULL && !cli_parse_count(&cli_tail, "--after", after_text, INT64_MAX, &after))
+	if (after_text != NULL && !cli_parse_count(&cli_tail, "--after", after_text, 0, INT64_MAX, &after))
 		return CLI_USAGE;
 
 	memset(&sa, 0, sizeof(sa));
@@ -180,7 +182,6 @@ run(const char *db, int argc, char **argv)
 
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
-	if (after < 0)
 	{
 		mnemo_session *s = NULL;
 
@@ -190,7 +191,9 @@ run(const char *db, int argc, char **argv)
 			mnemo_store_close(st);
 			return rc;
 		}
-		after = s->last_seq;
+		if (after < 0)
+			after = s->last_seq;
+		was_watched = s->watched;
 		mnemo_session_free(s);
 	}
 	if (mnemo_event_subscribe(st, MNEMO_EVENT_MESSAGE_CREATED, on_message, &q) < 0 ||
@@ -228,6 +231,10 @@ run(const char *db, int argc, char **argv)
 		rc = CLI_OK;
 	else
 		rc = rc == MNEMO_ERR_NOMEM ? CLI_ERROR : cli_fail(st);
+	/* following watched the session; unwatch what was not watched before
+	 * (another follower's watch is left alone) */
+	if (!was_watched && mnemo_session_unwatch(st, pos[0]) != MNEMO_OK && rc == CLI_OK)
+		rc = cli_fail(st);
 	queue_clear(&q);
 	free(q.ids);
 	mnemo_store_close(st);

@@ -135,8 +135,9 @@ run(const char *db, int argc, char **argv)
 			printf("message %s (seq %lld): not reachable from the context view\n", m->id,
 				   (long long) m->seq);
 	}
-	printf("verify: %zu messages, %zu reachable (%zu in context, %zu through %zu summaries), "
-		   "%zu failed\n", total, direct + via_dag, direct, via_dag, summaries, failed);
+	printf("verify: %zu message%s, %zu reachable (%zu in context, %zu through %zu %s), "
+		   "%zu failed\n", total, cli_s((int64_t) total), direct + via_dag, direct, via_dag,
+		   summaries, summaries == 1 ? "summary" : "summaries", failed);
 	rc = failed == 0 ? CLI_OK : CLI_ERROR;
 	goto done;
 

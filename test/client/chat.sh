@@ -97,6 +97,9 @@ reply interrupted                # 9: stalls until Ctrl-C cancels it
 
 reply after-cancel               # 10: the chat goes on after the cancel
   text "After the cancel."
+
+reply imported-system            # 11: a session whose log has a system message
+  text "Understood."
 EOF
 
 "$SRV" --script "$work/chat.script" --port-file "$work/port" --log "$work/requests.log" \
@@ -249,7 +252,7 @@ chat $'hi\n' --provider gemini
 is "$rc" 2 "an unknown --provider is a usage error (exit 2)"
 chat $'hi\n' stray
 is "$rc" 2 "a stray argument is a usage error (exit 2)"
-OPENAI_API_KEY='' chat $'hi\n'
+OPENAI_API_KEY='' OPENAI_BASE_URL='' chat $'hi\n'
 if [ "$rc" -eq 1 ] && grep -q "no provider" "$work/err"; then
 	ok "no key and no --provider: exit 1 saying so"
 else
@@ -264,6 +267,18 @@ if grep -q "Usage: mnemo chat" "$work/out" && "$M" --help | grep -q "^  chat "; 
 	ok "mnemo chat --help, and chat is listed by mnemo --help"
 else
 	not_ok "help"
+fi
+
+# ---- a system message of an imported transcript is sent as system ------
+
+printf '[{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "hello"}, {"role": "assistant", "content": "bonjour"}]\n' >"$work/sys.json"
+sys_sid=$("$M" import "$work/sys.json" --quiet 2>"$work/err")
+chat $'and now?\n' --session "$sys_sid" --provider openai --model gpt-4o-mini
+is "$rc" 0 "a chat on an imported session with a system message"
+if request_body 11 | grep -q '"messages":\[{"role":"system","content":"Answer in French."},{"role":"user","content":"hello"},{"role":"assistant","content":"bonjour"},{"role":"user","content":"and now?"}\]'; then
+	ok "the system message went as the system message, not as a user turn"
+else
+	not_ok "the system message in the request"; request_body 11 | cut -c1-600 | sed 's/^/# /'
 fi
 
 echo "1..$n"

@@ -487,6 +487,25 @@ test_request(void)
 		   "{\"role\":\"user\",\"content\":\"Weather in Paris?\"}],\"stream\":true}",
 		   "the smallest body: no system, tools, temperature or thinking");
 	free(body);
+
+	/* a user message with images: a text block, then image blocks */
+	{
+		static const mn_req_image imgs[] = {
+			{"image/jpeg", "AAAA", NULL}, {NULL, NULL, "https://example.com/cat.png"}
+		};
+		mn_req_message im = {.role = MN_REQ_USER,.text = "what is this?",.images = imgs,.n_images = 2};
+
+		req.messages = &im;
+		req.n_messages = 1;
+		mn_request_body(MN_PROVIDER_ANTHROPIC, &req, &body, NULL, NULL);
+		is_str(body, "{\"model\":\"claude-sonnet-4-5\",\"max_tokens\":10,\"messages\":["
+			   "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"what is this?\"},"
+			   "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/jpeg\",\"data\":\"AAAA\"}},"
+			   "{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":\"https://example.com/cat.png\"}}]}],"
+			   "\"stream\":true}",
+			   "images go as Anthropic image blocks: base64 with its media type, or a URL source");
+		free(body);
+	}
 }
 
 /* ---- HTTP error bodies ---- */

@@ -129,6 +129,69 @@ session_exists(mnemo_store *st, const char *id)
 }
 
 /* Every "id": "..." value emptied, to compare exports made with new ids. */
+/*
+ * text with the part ids, summary_node_id and created_at of its summary
+ * lines blanked:
+ * an import commits a summary again (commit_summary), which makes its own
+ * part ids and time.
+ */
+static char *
+summaries_blanked(const char *text)
+{
+	size_t		len = strlen(text);
+	char	   *out = malloc(len + 1);
+	const char *line = text;
+	char	   *o = out;
+
+	if (out == NULL)
+		bail_out("out of memory");
+	while (*line)
+	{
+		const char *end = strchr(line, '\n');
+		size_t		n = end ? (size_t) (end - line + 1) : strlen(line);
+		const char *hit = strstr(line, "\"is_summary\": true");
+		bool		summary = hit != NULL && hit < line + n;
+
+		for (size_t i = 0; i < n; i++)
+		{
+			if (summary && strncmp(line + i, "\"id\": \"part_", 12) == 0)
+			{
+				memcpy(o, "\"id\": \"", 7);
+				o += 7;
+				for (i += 7; line[i] != '"'; i++)
+					;
+			}
+			else if (summary && strncmp(line + i, "\"summary_node_id\": \"", 20) == 0)
+			{
+				memcpy(o, line + i, 20);
+				o += 20;
+				for (i += 20; line[i] != '"'; i++)
+					;
+			}
+			else if (summary && strncmp(line + i, "\"created_at\": ", 14) == 0)
+			{
+				memcpy(o, line + i, 14);
+				o += 14;
+				for (i += 14; line[i] >= '0' && line[i] <= '9'; i++)
+					;
+			}
+			*o++ = line[i];
+		}
+		line += n;
+	}
+	*o = '\0';
+	return out;
+}
+
+/* The export after its header line: the messages. */
+static const char *
+body_of(const char *text)
+{
+	const char *nl = strchr(text, '\n');
+
+	return nl != NULL ? nl + 1 : "";
+}
+
 static char *
 without_ids(const char *text)
 {
@@ -355,11 +418,17 @@ test_round_trip(mnemo_store *st)
 	diag("export of rich, %zu bytes; its first line:", first_len);
 	diag("%.*s", (int) (strchr(first, '\n') - first), first);
 
-	/* the format: fixed key order, no session id, no times */
-	ok(strncmp(first, "{\"id\": \"msg_", 12) == 0, "a line starts with the message's \"id\"");
-	ok(strstr(first, "\", \"role\": \"user\", \"agent\": \"agent-a\", \"model_id\": \"model-a\", "
+	/* the format: a header line, then one message a line in a fixed key order */
+	ok(strncmp(first, "{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"rich\", "
+			   "\"title\": \"round trip\", \"agent\": \"agent-a\", \"model_id\": \"model-a\", "
+			   "\"provider_id\": \"prov-a\", \"system_prompt\": \"\", \"created_at\": ", 160) == 0,
+	   "the header line: type, version, id, title, agent, model_id, provider_id, "
+	   "system_prompt, created_at");
+	ok(strncmp(body_of(first), "{\"id\": \"msg_", 12) == 0, "a message line starts with its \"id\"");
+	ok(strstr(first, "\", \"role\": \"user\", \"created_at\": ") != NULL &&
+	   strstr(first, ", \"agent\": \"agent-a\", \"model_id\": \"model-a\", "
 			  "\"provider_id\": \"prov-a\", \"parts\": [{\"id\": \"part_") != NULL,
-	   "then role, agent, model_id, provider_id and parts, each part led by its id");
+	   "then role, created_at, agent, model_id, provider_id and parts, each part led by its id");
 	ok(strstr(first, "\"run_id\": \"run-1\", \"tokens\": {\"input\": 10, \"output\": 20, "
 			  "\"cache_read\": 30, \"cache_write\": 40, \"reasoning\": 5}, \"cost\": 0.0123, "
 			  "\"finish_reason\": \"tool_use\", \"parts\": [") != NULL,
@@ -379,8 +448,8 @@ test_round_trip(mnemo_store *st)
 	ok(strstr(first, "\"text\": \"an answer whose estimate is given as 0\", \"type\": \"text\", "
 			  "\"token_estimate\": 0}") != NULL,
 	   "token_estimate is written even when 0");
-	ok(strstr(first, "created_at") == NULL && strstr(first, "\"rich\"") == NULL &&
-	   strstr(first, "session") == NULL, "no session id and no created_at in the export");
+	ok(strstr(body_of(first), "\"rich\"") == NULL && strstr(body_of(first), "session") == NULL,
+	   "message lines do not name the session");
 	ok(strstr(first, "\"parts\": []") != NULL, "a message without parts has \"parts\": []");
 
 	/* into another database, ids kept: the same bytes again */
@@ -400,9 +469,18 @@ test_round_trip(mnemo_store *st)
 	is_int(plog.total, first_len, "progress total is the file's size");
 	is_int(plog.done, first_len, "the last progress call has read it all");
 	second = export_text(st2, "rich-copy", &second_len);
-	is_int(second_len, first_len, "export(import(export)) has the same length");
-	ok(second != NULL && second_len == first_len && memcmp(first, second, first_len) == 0,
-	   "export(import(export(s))) == export(s), byte for byte");
+	a = summaries_blanked(body_of(first));
+	b = summaries_blanked(second ? body_of(second) : "");
+	is_str(b, a, "export(import(export(s))) == export(s), byte for byte, message times included "
+		   "(but for the part ids and time of the summary, committed again)");
+	free(a);
+	free(b);
+	a = without_ids(first);
+	b = without_ids(second ? second : "");
+	ok(strncmp(a, b, strstr(a, "\"created_at\"") - a) == 0,
+	   "and the header but for the session's id (rich-copy, as asked) and created time");
+	free(a);
+	free(b);
 	if (mnemo_session_get(st2, "rich-copy", &s) == MNEMO_OK)
 	{
 		is_str(s->agent, "agent-a", "the session takes the first message's agent");
@@ -412,10 +490,32 @@ test_round_trip(mnemo_store *st)
 	}
 	else
 		ok(0, "the imported session reads back: %s", mnemo_errmsg(st2));
-	rc = mnemo_context_items_get(st2, "rich-copy", &items);
-	is_int(items ? items->count : 0, 4,
-		   "the imported context view holds every message but the summary");
-	mnemo_context_items_free(items);
+	/* the compaction is restored: the summary in context, what it covers
+	 * out, the DAG node and its edges written */
+	{
+		mnemo_context_items *orig = NULL;
+		bool		same;
+
+		rc = mnemo_context_items_get(st2, "rich-copy", &items);
+		mnemo_context_items_get(st, "rich", &orig);
+		same = items != NULL && orig != NULL && items->count == orig->count;
+		for (size_t i = 0; same && i < items->count; i++)
+			same = strcmp(items->items[i].item_id, orig->items[i].item_id) == 0 &&
+				strcmp(items->items[i].item_type, orig->items[i].item_type) == 0;
+		ok(same, "the imported context view is the original's, summary and all (%zu items)",
+		   items ? items->count : 0);
+		mnemo_context_items_free(items);
+		mnemo_context_items_free(orig);
+	}
+	{
+		mnemo_summary_nodes *nodes = NULL;
+
+		rc = mnemo_summary_nodes_get(st2, "rich-copy", false, &nodes);
+		ok(rc == MNEMO_OK && nodes->count == 1 && strcmp(nodes->items[0].kind, "leaf") == 0 &&
+		   nodes->items[0].seq_start == 1 && nodes->items[0].seq_end == 2,
+		   "with its DAG node (leaf, seqs 1..2)");
+		mnemo_summary_nodes_free(nodes);
+	}
 
 	/* the same message and part ids into another session of the same
 	 * database: ids are unique within their session only (0.2.0) */
@@ -452,9 +552,16 @@ test_round_trip(mnemo_store *st)
 	is_code(st, rc, MNEMO_OK, "import with new_ids into the same database");
 	ok(strncmp(sid, "sess_", 5) == 0, "without a session id the server makes one (%s)", sid);
 	third = rc == MNEMO_OK ? export_text(st, sid, NULL) : NULL;
-	a = without_ids(first);
-	b = without_ids(third ? third : "");
-	is_str(b, a, "the copy's export equals the original's but for the ids");
+	{
+		char	   *x = summaries_blanked(body_of(first));
+		char	   *y = summaries_blanked(third ? body_of(third) : "");
+
+		a = without_ids(x);
+		b = without_ids(y);
+		free(x);
+		free(y);
+	}
+	is_str(b, a, "the copy's messages export as the original's but for the ids");
 	ok(third && strcmp(third, first) != 0, "and the ids are new");
 	free(a);
 	free(b);
@@ -514,8 +621,8 @@ test_errors(mnemo_store *st)
 				  "line 1", "an unknown part type, refused by the server");
 	expect_format(st, "{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"\xff\xfe\"}]}\n",
 				  "line 1", "invalid UTF-8");
-	expect_format(st, "{\"role\": \"user\", \"parts\": [], \"colour\": \"red\"}\n",
-				  "line 1", "an unknown key");
+	expect_format(st, "{\"role\": \"user\", \"parts\": [], \"tokens\": 5}\n",
+				  "line 1", "tokens not an object");
 	expect_format(st, "{\"role\": \"user\", \"parts\": []} trailing\n",
 				  "line 1", "text after the JSON value");
 	expect_format(st, "\n  \n{\"role\": \"user\", \"parts\": [{\"type\": \"text\"\n",
@@ -525,11 +632,31 @@ test_errors(mnemo_store *st)
 	expect_format(st, "{\"role\": \"user\", \"parts\": [], \"tokens\": {\"input\": -1}}\n",
 				  "line 1", "a negative token count");
 
-	/* nothing at all is an empty session */
-	rc = import_text(st, "", NULL, sid, &n);
-	is_code(st, rc, MNEMO_OK, "an empty file imports");
-	is_int(n, 0, "as an empty session");
-	ok(session_exists(st, sid), "which exists (%s)", sid);
+	/* nothing at all is no transcript: an error, and no empty session */
+	{
+		size_t		before = count_sessions(st);
+
+		rc = import_text(st, "", NULL, sid, &n);
+		is_code(st, rc, MNEMO_ERR_FORMAT, "an empty file fails");
+		ok(strstr(mnemo_errmsg(st), "empty") != NULL, "saying so (%s)", mnemo_errmsg(st));
+		is_int(count_sessions(st), before, "and leaves no session");
+	}
+
+	/* a key this reader has no field for is kept in the message's metadata */
+	{
+		mnemo_import_options opts = {.session_id = "kept-key"};
+
+		rc = import_text(st, "{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"x\"}], "
+						 "\"colour\": \"red\", \"timestamp\": 5}\n", &opts, sid, &n);
+		is_code(st, rc, MNEMO_OK, "unknown message keys import");
+		rc = mnemo_messages_get(st, "kept-key", NULL, true, &list);
+		ok(rc == MNEMO_OK && list->count == 1 && list->items[0].n_parts == 1 &&
+		   strstr(list->items[0].parts[0].content, "\"metadata\": {\"colour\": \"red\", \"timestamp\": 5}") != NULL,
+		   "kept in the first part's metadata (%s)",
+		   rc == MNEMO_OK && list->count == 1 ? list->items[0].parts[0].content : "");
+		mnemo_messages_free(list);
+		list = NULL;
+	}
 
 	/* lines of any length */
 	{
@@ -715,7 +842,8 @@ read_expected(const char *path, expected *e)
 					if (m == NULL)
 						m = exp_new(e, "user");
 					json_object_object_get_ex(b, "text", &v);
-					exp_part_add(m, "text", strcmp(bt, "text") == 0 ? v : NULL, NULL);
+					exp_part_add(m, strcmp(bt, "text") == 0 ? "text" : "image",
+								 strcmp(bt, "text") == 0 ? v : NULL, NULL);
 				}
 				else
 					e->skipped++;
@@ -816,8 +944,7 @@ check_message(const mnemo_message *got, const exp_msg *want, expected *e)
 		if (w->tool == NULL)
 		{
 			if (w->text != NULL ? !same_string(p->text, w->text, e)
-				: (p->text == NULL || strncmp(p->text, "[image: ", 8) != 0 ||
-				   strstr(p->content, "\"source\": {") == NULL))
+				: strstr(p->content, "\"data\": \"") == NULL)
 				return "text";
 			continue;
 		}
@@ -895,7 +1022,16 @@ typedef struct skip_log
 	int64_t		count;
 	int64_t		progress;
 	int64_t		last_line;
+	int64_t		kept;			/* options.kept calls */
 } skip_log;
+
+static void
+on_kept(int64_t line, const char *kind, void *arg)
+{
+	(void) line;
+	(void) kind;
+	((skip_log *) arg)->kept++;
+}
 
 static void
 on_skip(int64_t line, const char *kind, void *arg)
@@ -1044,14 +1180,25 @@ test_claude_code(mnemo_store *st)
 	else
 		ok(0, "the session takes the log's sessionId: %s", mnemo_errmsg(st));
 
-	/* the same log again: its id is taken, so a new session */
+	/* the same log again: it was imported, so refused; new_ids makes a copy */
 	snprintf(path, sizeof(path), "%s/%s", dir, SMALL_LOG);
 	in = fopen(path, "r");
 	rc = in ? mnemo_import_jsonl(st, in, NULL, sid, NULL) : -1;
 	if (in)
 		fclose(in);
-	is_code(st, rc, MNEMO_OK, "the same log imports twice");
-	ok(strncmp(sid, "sess_", 5) == 0, "the second time into a new session (%s)", sid);
+	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "the same log twice: refused");
+	ok(strstr(mnemo_errmsg(st), "imported before (--new-ids") != NULL, "with a hint (%s)",
+	   mnemo_errmsg(st));
+	{
+		mnemo_import_options copy = {.new_ids = true};
+
+		in = fopen(path, "r");
+		rc = in ? mnemo_import_jsonl(st, in, &copy, sid, NULL) : -1;
+		if (in)
+			fclose(in);
+		is_code(st, rc, MNEMO_OK, "with new_ids, a copy");
+		ok(strncmp(sid, "sess_", 5) == 0, "in a new session (%s)", sid);
+	}
 
 	check_claude_log(st, dir, LARGE_LOG, false);
 	check_all_logs(st, getenv("MNEMO_SHARED_CLAUDE_DIR") ? getenv("MNEMO_SHARED_CLAUDE_DIR") :
@@ -1089,7 +1236,7 @@ test_claude_corners(mnemo_store *st)
 	size_t		size = 0;
 	FILE	   *f = open_memstream(&text, &size);
 	skip_log	skips = {0};
-	mnemo_import_options opts = {.skipped = on_skip,.progress_arg = &skips};
+	mnemo_import_options opts = {.skipped = on_skip,.kept = on_kept,.progress_arg = &skips};
 	mnemo_messages *list = NULL;
 	mnemo_session *s = NULL;
 	char		sid[MNEMO_ID_MAX + 1];
@@ -1127,8 +1274,8 @@ test_claude_corners(mnemo_store *st)
 	is_str(sid, "corner-log", "its sessionId");
 	/* user, assistant, 300 user turns, the ghost's tool message, the user text+image */
 	is_int(n, 304, "304 messages");
-	is_int(skips.count, 4, "left out: the summary record, the unknown block, the sidechain, "
-		   "the progress record");
+	is_int(skips.count, 3, "left out: the summary record, the sidechain, the progress record");
+	is_int(skips.kept, 1, "kept in the message's metadata: the unknown block");
 	if (mnemo_session_get(st, "corner-log", &s) == MNEMO_OK)
 	{
 		is_str(s->title, "A corner case", "the summary record is the title");
@@ -1164,9 +1311,10 @@ test_claude_corners(mnemo_store *st)
 		   "a result for no known call is a tool message of its own");
 		json_object_put(boo);
 		ok(last->n_parts == 2 && strcmp(last->parts[0].text, "look") == 0 &&
-		   strcmp(last->parts[1].text, "[image: image/png]") == 0 &&
+		   strcmp(last->parts[1].type, "image") == 0 &&
+		   strstr(last->parts[1].content, "\"media_type\": \"image/png\"") != NULL &&
 		   strstr(last->parts[1].content, "\"data\": \"iVBORw0KGgo=\"") != NULL,
-		   "an image is a text part naming it, with its source kept");
+		   "an image is an image part: its media type and base64 data");
 	}
 	mnemo_messages_free(list);
 	free(text);
@@ -1182,13 +1330,13 @@ test_claude_corners(mnemo_store *st)
 
 		for (const char *p = first ? first : ""; *p; p++)
 			lines += *p == '\n';
-		is_int(lines, 304, "the export of 304 messages, read a page at a time, has 304 lines");
+		is_int(lines, 305, "the export of 304 messages, read a page at a time, has a header and 304 lines");
 		rc = first ? import_text(st, first, &copy, sid, NULL) : -1;
 		is_code(st, rc, MNEMO_OK, "its copy imports with new ids");
 		if (rc == MNEMO_OK)
 			second = export_text(st, sid, NULL);
-		a = without_ids(first ? first : "");
-		b = without_ids(second ? second : "");
+		a = without_ids(first ? body_of(first) : "");
+		b = without_ids(second ? body_of(second) : "");
 		is_str(b, a, "an imported Claude Code log exports the same after a round trip");
 		free(a);
 		free(b);

@@ -653,6 +653,26 @@ test_request(void)
 	ok(body != NULL && strstr(body, "max_") == NULL && strstr(body, "\"tools\"") == NULL,
 	   "max_output_tokens 0 and no tools: neither field");
 	free(body);
+
+	/* a user message with images: content parts, text then image_url */
+	{
+		static const mn_req_image imgs[] = {
+			{"image/jpeg", "AAAA", NULL}, {NULL, NULL, "https://example.com/cat.png"}
+		};
+		mn_req_message im = {.role = MN_REQ_USER,.text = "what is this?",.images = imgs,.n_images = 2};
+
+		req.messages = &im;
+		req.n_messages = 1;
+		req.system = NULL;
+		req.has_temperature = false;
+		mn_request_body(MN_PROVIDER_OPENAI, &req, &body, NULL, NULL);
+		ok(body != NULL && strstr(body, "\"messages\":[{\"role\":\"user\",\"content\":["
+								  "{\"type\":\"text\",\"text\":\"what is this?\"},"
+								  "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/jpeg;base64,AAAA\"}},"
+								  "{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://example.com/cat.png\"}}]}]") != NULL,
+		   "images go as OpenAI image_url parts: base64 as a data: URL, or the URL (%s)", body ? body : "");
+		free(body);
+	}
 }
 
 static void

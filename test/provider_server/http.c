@@ -517,7 +517,7 @@ precheck(const request *rq, const request_info *ri, verdict *v,
 	static const char *const k_max_tokens[] = {"max_tokens", NULL};
 
 	*type = *message = *code = NULL;
-	if (strcmp(v->key, "missing") == 0)
+	if (strcmp(v->key, "missing") == 0 && !cfg->keyless)
 	{
 		v->note = "no API key";
 		if (ri->dialect == DIALECT_ANTHROPIC)

@@ -49,7 +49,7 @@ static void
 usage(void)
 {
 	fputs("usage: provider-server --script FILE [--port N] [--port-file FILE] [--log FILE]\n"
-		  "                       [--key KEY] [--lenient] [--quiet]\n"
+		  "                       [--key KEY] [--keyless] [--lenient] [--quiet]\n"
 		  "       provider-server --script FILE --check\n"
 		  "       provider-server --script FILE --render N [--dialect openai|anthropic]\n"
 		  "                       [--include-usage] [--no-stream]\n", stderr);
@@ -114,6 +114,7 @@ main(int argc, char **argv)
 	long		port = 0,
 				render = 0;
 	bool		lenient = false,
+				keyless = false,
 				quiet = false,
 				check = false,
 				include_usage = false,
@@ -175,6 +176,8 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(a, "--lenient") == 0)
 			lenient = true;
+		else if (strcmp(a, "--keyless") == 0)
+			keyless = true;
 		else if (strcmp(a, "--quiet") == 0)
 			quiet = true;
 		else if (strcmp(a, "--check") == 0)
@@ -216,6 +219,7 @@ main(int argc, char **argv)
 	cfg.script = &s;
 	cfg.key = key;
 	cfg.lenient = lenient;
+	cfg.keyless = keyless;
 	cfg.quiet = quiet;
 	cfg.log_fd = -1;
 	if (log_path)

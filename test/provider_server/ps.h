@@ -300,6 +300,8 @@ typedef struct server_config
 	const script *script;
 	int			log_fd;			/* -1 = no log */
 	const char *key;			/* accepted key; NULL = any key */
+	bool		keyless;		/* a request without a key is served (a
+								 * local server's manners) */
 	bool		lenient;		/* do not enforce the APIs' request checks */
 	bool		quiet;
 } server_config;

@@ -20,8 +20,11 @@ extern "C" {
  * The export format is mnemo's take on mantis JSONL: one message a line,
  * a JSON object with the message's fields and its parts, keys in a fixed
  * order, so that export(import(export(s))) == export(s) byte for byte.
- * Import also reads Claude Code session logs (one record a line, linked by
- * uuid) and detects the format from the first record.
+ * Import also reads the transcripts of other agents (doc/wire-formats.md):
+ * Claude Code and pi session logs, OpenAI Chat Completions and Anthropic
+ * Messages message lists (a JSON array or JSON Lines), SWE-agent
+ * trajectories and OpenHands event streams, and detects the format from
+ * the first record.
  * ------------------------------------------------------------------------ */
 
 /* Write every message of the session, with parts, to out.  Errors:
@@ -41,6 +44,15 @@ typedef struct mnemo_import_options
 	/* called for each record left out (Claude Code's progress, system, ...
 	 * lines; blocks of unknown types): its line number and kind */
 	void		(*skipped) (int64_t line, const char *kind, void *arg);
+	/* NULL: detect the format from the first record; else one of "mnemo",
+	 * "claude-code", "pi", "openai", "anthropic", "swe-agent", "openhands" */
+	const char *format;
+	/* skip a last line cut short (reported through skipped as "truncated
+	 * last line") instead of failing */
+	bool		lenient;
+	/* called for each field or block the format has and mnemo has no place
+	 * for, kept in the message's metadata: its line and kind */
+	void		(*kept) (int64_t line, const char *kind, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */
@@ -50,7 +62,10 @@ typedef struct mnemo_import_options
  * Read a transcript from in and append it to a new session, in batches, all
  * in one transaction: an error leaves nothing behind.  session_id_out (may
  * be NULL) gets the session's id, *imported (may be NULL) the message count.
- * Errors: FORMAT (with the line number in the message), DUPLICATE_ID, IO.
+ * A transcript with no message, or one that leaves out more than half of its
+ * records (the wrong format), fails and stores nothing.
+ * Errors: FORMAT (with the line number in the message), DUPLICATE_ID, IO,
+ * INVALID_ARGUMENT (an unknown options.format).
  */
 MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 								 char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported);

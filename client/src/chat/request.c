@@ -29,6 +29,10 @@ typedef struct req_build
 	char	  **strs;			/* strings made here */
 	size_t		n_strs;
 	size_t		cap_strs;
+	mn_buf		system;			/* the session's system prompt and the text
+								 * of its system-role messages */
+	mn_req_image **images;		/* each user message's array */
+	size_t		n_images;
 } req_build;
 
 static mn_req_message *
@@ -80,9 +84,13 @@ req_free(req_build *b)
 		free(b->strs[i]);
 	for (i = 0; i < b->n_calls; i++)
 		free(b->calls[i]);
+	for (i = 0; i < b->n_images; i++)
+		free(b->images[i]);
+	free(b->images);
 	free(b->strs);
 	free(b->calls);
 	free(b->msgs);
+	mn_buf_free(&b->system);
 }
 
 /* A stored reasoning part's signature (kept in its content), or NULL. */
@@ -262,6 +270,70 @@ find_message(const mnemo_messages *msgs, const mnemo_context_entry *e, size_t *n
 	return NULL;
 }
 
+/* A string member of a part's content, kept with the request; NULL when
+ * absent. */
+static const char *
+content_string(req_build *b, struct json_object *o, const char *key, bool *nomem)
+{
+	struct json_object *v;
+	char	   *copy;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return NULL;
+	if ((copy = req_keep(b, strdup(json_object_get_string(v)))) == NULL)
+		*nomem = true;
+	return copy;
+}
+
+/*
+ * The image parts of a user-side message, sent as images after its text.
+ * The turn's context carries the parts of assistant messages only, so they
+ * are read here, and only for a message whose rendering shows an image.
+ */
+static int
+user_images(mnemo_store *st, const char *session_id, const mnemo_context_entry *e,
+			req_build *b, mn_req_message *rm)
+{
+	mnemo_parts *parts = NULL;
+	mn_req_image *imgs;
+	mn_req_image **grown;
+	bool		nomem = false;
+	int			rc;
+
+	if (strstr(e->content, "[Image: ") == NULL)
+		return MNEMO_OK;
+	if ((rc = mnemo_parts_get(st, session_id, e->item_id, &parts)) != MNEMO_OK)
+		return rc;
+	imgs = calloc(parts->count + 1, sizeof(*imgs));
+	grown = imgs ? realloc(b->images, (b->n_images + 1) * sizeof(*grown)) : NULL;
+	if (grown == NULL)
+	{
+		free(imgs);
+		mnemo_parts_free(parts);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	b->images = grown;
+	b->images[b->n_images++] = imgs;
+	for (size_t i = 0; i < parts->count && !nomem; i++)
+	{
+		struct json_object *o;
+		mn_req_image *img = &imgs[rm->n_images];
+
+		if (strcmp(parts->items[i].type, "image") != 0 ||
+			(o = json_tokener_parse(parts->items[i].content)) == NULL)
+			continue;
+		img->media_type = content_string(b, o, "media_type", &nomem);
+		img->data = content_string(b, o, "data", &nomem);
+		img->url = content_string(b, o, "url", &nomem);
+		json_object_put(o);
+		if (img->data != NULL || img->url != NULL)
+			rm->n_images++;
+	}
+	rm->images = imgs;
+	mnemo_parts_free(parts);
+	return nomem ? mn_fail(st, MNEMO_ERR_NOMEM, "out of memory") : MNEMO_OK;
+}
+
 /*
  * The provider's messages for the assembled context: summaries as
  * assistant text (the seed's ContextBuilder), user-side messages as their
@@ -271,8 +343,8 @@ find_message(const mnemo_messages *msgs, const mnemo_context_entry *e, size_t *n
  * refuse them.
  */
 static int
-build_messages(mnemo_store *st, const mnemo_context *ctx, const mnemo_messages *msgs,
-			   mn_provider provider, req_build *b)
+build_messages(mnemo_store *st, const char *session_id, const mnemo_context *ctx,
+			   const mnemo_messages *msgs, mn_provider provider, req_build *b)
 {
 	size_t		i,
 				next = 0;
@@ -306,10 +378,29 @@ build_messages(mnemo_store *st, const mnemo_context *ctx, const mnemo_messages *
 		}
 		if (e->content == NULL || *e->content == '\0')
 			continue;
+		/* a system message (an imported transcript's) is system text: the
+		 * provider's system field, never a user turn */
+		if (e->role != NULL && strcmp(e->role, "system") == 0 &&
+			strcmp(e->item_type, "message") == 0)
+		{
+			if (b->system.len > 0)
+				mn_buf_puts(&b->system, "\n\n");
+			mn_buf_puts(&b->system, e->content);
+			if (b->system.oom)
+				return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			continue;
+		}
 		if ((rm = req_add(b)) == NULL)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 		rm->role = e->role != NULL && strcmp(e->role, "assistant") == 0 ? MN_REQ_ASSISTANT : MN_REQ_USER;
 		rm->text = e->content;
+		if (rm->role == MN_REQ_USER && strcmp(e->item_type, "message") == 0)
+		{
+			int			rc = user_images(st, session_id, e, b, rm);
+
+			if (rc != MNEMO_OK)
+				return rc;
+		}
 	}
 	return MNEMO_OK;
 }
@@ -326,10 +417,17 @@ mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
 	size_t		body_len = 0;
 	int			rc;
 
-	if ((rc = build_messages(st, tc->ctx, tc->msgs, c->provider, &b)) != MNEMO_OK)
+	if (s->system_prompt != NULL)
+		mn_buf_puts(&b.system, s->system_prompt);
+	if ((rc = build_messages(st, s->id, tc->ctx, tc->msgs, c->provider, &b)) != MNEMO_OK)
 		goto done;
 	req.model = c->model;
-	req.system = s->system_prompt;
+	if (b.system.oom)
+	{
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		goto done;
+	}
+	req.system = b.system.len > 0 ? b.system.data : NULL;
 	req.messages = b.msgs;
 	req.n_messages = b.n;
 	req.tools = o->tools;
@@ -359,7 +457,7 @@ mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
 
 		if (state == MN_STREAM_FAILED && err != NULL && err->kind == MN_STREAM_ERR_PROVIDER)
 		{
-			char	   *m = strstr(err->message, c->api_key) ? NULL : strdup(err->message);
+			char	   *m = *c->api_key && strstr(err->message, c->api_key) ? NULL : strdup(err->message);
 
 			rc = mn_fail(st, MNEMO_ERR_STREAM, "the provider sent an error mid-stream (%s): %s",
 						 mn_errclass_name(err->errclass), m ? m : "(message withheld)");

@@ -57,10 +57,15 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 	}
 	else
 		return mn_fail(st, MNEMO_ERR_NO_PROVIDER, "unknown provider \"%s\" (openai or anthropic)", name);
-	if (c->api_key == NULL || *c->api_key == '\0')
+	/* the public APIs need a key; a base URL of one's own (a local server)
+	 * may do without, and then no key header is sent */
+	if ((c->api_key == NULL || *c->api_key == '\0') &&
+		(strcmp(base, "https://api.openai.com/v1") == 0 || strcmp(base, "https://api.anthropic.com") == 0))
 		return mn_fail(st, MNEMO_ERR_NO_PROVIDER, "no API key for %s: set %s or the options' api_key",
 					   c->provider_name,
 					   c->provider == MN_PROVIDER_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
+	if (c->api_key == NULL)
+		c->api_key = "";
 	model = o->model ? o->model : s->model_id;
 	if (model == NULL || *model == '\0')
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "no model: set the options' model or the session's model_id");

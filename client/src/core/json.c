@@ -407,6 +407,60 @@ put_utf8(char **out, unsigned long cp)
 	*out = (char *) o;
 }
 
+/* The code unit of the \uXXXX escape at s (s[0] == '\\'), or -1. */
+static long
+escape_unit(const char *s, size_t left)
+{
+	char		hex[5];
+	char	   *end;
+	long		v;
+
+	if (left < 6 || s[1] != 'u')
+		return -1;
+	memcpy(hex, s + 2, 4);
+	hex[4] = '\0';
+	v = strtol(hex, &end, 16);
+	return end == hex + 4 ? v : -1;
+}
+
+size_t
+mn_json_scrub(char *s, size_t len)
+{
+	size_t		n = 0;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		long		u;
+
+		if (s[i] != '\\')
+			continue;
+		if ((u = escape_unit(s + i, len - i)) < 0)
+		{
+			i++;				/* \", \\, \n, ...: skip the escaped character */
+			continue;
+		}
+		if (u >= 0xD800 && u <= 0xDBFF)
+		{
+			long		low = len - i > 6 && s[i + 6] == '\\' ? escape_unit(s + i + 6, len - i - 6) : -1;
+
+			if (low >= 0xDC00 && low <= 0xDFFF)
+			{
+				i += 11;		/* a pair: both escapes */
+				continue;
+			}
+		}
+		else if (u != 0 && (u < 0xDC00 || u > 0xDFFF))
+		{
+			i += 5;
+			continue;
+		}
+		memcpy(s + i + 2, "fffd", 4);
+		n++;
+		i += 5;
+	}
+	return n;
+}
+
 char *
 mn_json_unescape(mn_span s, bool *malformed)
 {

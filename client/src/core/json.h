@@ -86,6 +86,15 @@ bool		mn_json_well_formed(mn_span s);
  */
 char	   *mn_json_unescape(mn_span s, bool *malformed);
 
+/*
+ * mnemo's one policy for what PostgreSQL's text cannot hold (doc/wire-
+ * formats.md): a NUL character becomes U+FFFD, as chat does with a NUL in a
+ * streamed delta.  This applies it to JSON text in place: each \u0000
+ * escape and each lone surrogate escape is rewritten as \ufffd (the same
+ * length).  Returns how many were.
+ */
+size_t		mn_json_scrub(char *s, size_t len);
+
 /* ---- json-c objects (json.c) ---- */
 
 /* The member key of obj as a string (NULL when absent, null or not a

@@ -311,12 +311,15 @@ setup(mnemo_store *st, transfer *t, struct curl_slist **headers)
 		snprintf(auth, alen, "x-api-key: %s", post->api_key);
 	else
 		snprintf(auth, alen, "Authorization: Bearer %s", post->api_key);
-	ok = ok && (hl = curl_slist_append(hl, auth)) != NULL;
+	/* a local server (a base URL of its own) may take no key: no header */
+	if (*post->api_key != '\0')
+		ok = ok && (hl = curl_slist_append(hl, auth)) != NULL;
 	memset(auth, 0, alen);
 	free(auth);
+	/* the first header makes the list when there was no key's */
+	ok = ok && (hl = curl_slist_append(hl, "Content-Type: application/json")) != NULL;
 	if (post->provider == MN_PROVIDER_ANTHROPIC)
 		ok = ok && curl_slist_append(hl, "anthropic-version: 2023-06-01") != NULL;
-	ok = ok && curl_slist_append(hl, "Content-Type: application/json") != NULL;
 	ok = ok && curl_slist_append(hl, "Accept: text/event-stream") != NULL;
 	/* no 100-continue round trip before the body */
 	ok = ok && curl_slist_append(hl, "Expect:") != NULL;

@@ -291,6 +291,30 @@ check_messages(builder *b, const mn_request *req)
 
 /* ---- OpenAI Chat Completions ---- */
 
+/* ,{"type":"image_url","image_url":{"url": a data: URL or the URL}} */
+static void
+openai_image(builder *b, const mn_req_image *img)
+{
+	put(b, ",{\"type\":\"image_url\",\"image_url\":{\"url\":");
+	if (img->data != NULL)
+	{
+		mn_buf		url = {0};
+
+		mn_buf_puts(&url, "data:");
+		mn_buf_puts(&url, img->media_type ? img->media_type : "image/png");
+		mn_buf_puts(&url, ";base64,");
+		mn_buf_puts(&url, img->data);
+		if (url.oom)
+			b->nomem = true;
+		else
+			put_str(b, url.data);
+		mn_buf_free(&url);
+	}
+	else
+		put_str(b, img->url ? img->url : "");
+	put(b, "}}");
+}
+
 static void
 openai_messages(builder *b, const mn_request *req)
 {
@@ -315,7 +339,17 @@ openai_messages(builder *b, const mn_request *req)
 		{
 			case MN_REQ_USER:
 				put(b, "{\"role\":\"user\",\"content\":");
-				put_str(b, text_of(m));
+				if (m->n_images == 0)
+					put_str(b, text_of(m));
+				else
+				{
+					put(b, "[{\"type\":\"text\",\"text\":");
+					put_str(b, text_of(m));
+					put(b, "}");
+					for (size_t k = 0; k < m->n_images; k++)
+						openai_image(b, &m->images[k]);
+					put(b, "]");
+				}
 				put(b, "}");
 				break;
 			case MN_REQ_ASSISTANT:
@@ -420,7 +454,8 @@ anthropic_user(builder *b, const mn_request *req, size_t from, size_t to, bool *
 	size_t		nonempty_parts = 0;
 
 	for (size_t i = from; i < to; i++)
-		if (req->messages[i].role == MN_REQ_TOOL_RESULT || nonempty(req->messages[i].text))
+		if (req->messages[i].role == MN_REQ_TOOL_RESULT || nonempty(req->messages[i].text) ||
+			req->messages[i].n_images > 0)
 			nonempty_parts++;
 	if (nonempty_parts == 0)
 		return;					/* the API refuses empty content */
@@ -428,7 +463,8 @@ anthropic_user(builder *b, const mn_request *req, size_t from, size_t to, bool *
 		put(b, ",");
 	*first_msg = false;
 	put(b, "{\"role\":\"user\",\"content\":");
-	if (to - from == 1 && req->messages[from].role == MN_REQ_USER)
+	if (to - from == 1 && req->messages[from].role == MN_REQ_USER &&
+		req->messages[from].n_images == 0)
 	{
 		put_str(b, req->messages[from].text);
 		put(b, "}");
@@ -441,12 +477,32 @@ anthropic_user(builder *b, const mn_request *req, size_t from, size_t to, bool *
 
 		if (m->role == MN_REQ_USER)
 		{
-			if (!nonempty(m->text))
-				continue;
-			block(b, &nblocks);
-			put(b, "{\"type\":\"text\",\"text\":");
-			put_str(b, m->text);
-			put(b, "}");
+			if (nonempty(m->text))
+			{
+				block(b, &nblocks);
+				put(b, "{\"type\":\"text\",\"text\":");
+				put_str(b, m->text);
+				put(b, "}");
+			}
+			for (size_t k = 0; k < m->n_images; k++)
+			{
+				const mn_req_image *img = &m->images[k];
+
+				block(b, &nblocks);
+				if (img->data != NULL)
+				{
+					put(b, "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":");
+					put_str(b, img->media_type ? img->media_type : "image/png");
+					put(b, ",\"data\":");
+					put_str(b, img->data);
+				}
+				else
+				{
+					put(b, "{\"type\":\"image\",\"source\":{\"type\":\"url\",\"url\":");
+					put_str(b, img->url ? img->url : "");
+				}
+				put(b, "}}");
+			}
 		}
 		else
 		{

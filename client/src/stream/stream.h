@@ -504,6 +504,14 @@ typedef struct mn_req_tool_call
 								 * written ("{}" for NULL) to OpenAI */
 } mn_req_tool_call;
 
+/* An image of a user message: base64 data with its media type, or a URL. */
+typedef struct mn_req_image
+{
+	const char *media_type;		/* NULL: image/png is assumed for data */
+	const char *data;			/* base64, or NULL */
+	const char *url;			/* when data is NULL */
+} mn_req_image;
+
 typedef struct mn_req_message
 {
 	mn_req_role role;
@@ -516,6 +524,9 @@ typedef struct mn_req_message
 	const char *tool_call_id;	/* TOOL_RESULT */
 	bool		is_error;		/* TOOL_RESULT: Anthropic's is_error (OpenAI
 								 * has no such field) */
+	const mn_req_image *images; /* USER: sent after the text, as OpenAI's
+								 * image_url and Anthropic's image blocks */
+	size_t		n_images;
 } mn_req_message;
 
 typedef struct mn_request

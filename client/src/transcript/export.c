@@ -2,15 +2,21 @@
  * export.c
  *		mnemo_export_jsonl: a session as JSON Lines, one message a line.
  *
+ * The first line describes the session (its header):
+ *	{"type": "mnemo.session", "version": 1, "id", "title" (when set),
+ *	 "agent", "model_id", "provider_id", "system_prompt", "metadata" (when
+ *	 set), "created_at"}
+ * "type" and "version" let it grow (a later version adds keys; a reader
+ * refuses a version newer than it knows).
  * The line of a message is a JSON object with its keys in a fixed order:
- *	"id", "role", "agent", "model_id", "provider_id", "run_id" (when set),
+ *	"id", "role", "created_at", "agent", "model_id", "provider_id", "run_id" (when set),
  *	"is_summary" (when true), "tokens" {"input", "output", "cache_read",
  *	"cache_write", "reasoning"} (when one is not 0), "cost" (when not 0),
  *	"finish_reason" (when set), "parts".
  * Each part is {"id", the members of its stored content in the server's
  * order, "tool_state" (when set), "compacted_at", "started_at",
- * "completed_at" (when set), "token_estimate"}.  The session's id and the
- * created_at times are left out: an import makes its own.
+ * "completed_at" (when set), "token_estimate"}.  Times are ms since the
+ * epoch.
  *
  * Nothing goes through json-c: the content members are pasted as the server
  * printed them (jsonb: keys sorted, one canonical text per value, integers
@@ -145,6 +151,7 @@ put_message(mn_buf *b, const mnemo_message *m)
 	put_key(b, "id", true);
 	mn_buf_put_jstr(b, m->id, strlen(m->id));
 	put_string(b, "role", m->role);
+	put_i64(b, "created_at", m->created_at);
 	put_string(b, "agent", m->agent ? m->agent : "");
 	put_string(b, "model_id", m->model_id ? m->model_id : "");
 	put_string(b, "provider_id", m->provider_id ? m->provider_id : "");
@@ -185,6 +192,31 @@ put_message(mn_buf *b, const mnemo_message *m)
 	mn_buf_put(b, "]}\n", 3);
 }
 
+/* The header line of the session, with its newline, in b.  The metadata
+ * is pasted as the server printed it (jsonb's one text). */
+static void
+put_header(mn_buf *b, const mnemo_session *s)
+{
+	mn_buf_puts(b, "{");
+	put_key(b, "type", true);
+	mn_buf_put_jstr(b, MNEMO_SESSION_HEADER, strlen(MNEMO_SESSION_HEADER));
+	put_i64(b, "version", MNEMO_SESSION_HEADER_VERSION);
+	put_string(b, "id", s->id);
+	if (s->title != NULL)
+		put_string(b, "title", s->title);
+	put_string(b, "agent", s->agent ? s->agent : "");
+	put_string(b, "model_id", s->model_id ? s->model_id : "");
+	put_string(b, "provider_id", s->provider_id ? s->provider_id : "");
+	put_string(b, "system_prompt", s->system_prompt ? s->system_prompt : "");
+	if (s->metadata != NULL)
+	{
+		put_key(b, "metadata", false);
+		mn_buf_puts(b, s->metadata);
+	}
+	put_i64(b, "created_at", s->created_at);
+	mn_buf_puts(b, "}\n");
+}
+
 /* Write one line; false with IO set on the handle. */
 static bool
 write_line(mnemo_store *st, const mn_buf *line, FILE *out)
@@ -202,6 +234,7 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 {
 	const char *params[1];
 	mn_buf		line = {0};
+	mnemo_session *session = NULL;
 	PGresult   *res;
 	int			rows;
 	int			rc;
@@ -214,6 +247,22 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 
 	if ((rc = mn_exec_command(st, "BEGIN READ ONLY")) != MNEMO_OK)
 		return rc;
+	if ((rc = mnemo_session_get(st, session_id, &session)) != MNEMO_OK)
+	{
+		mn_rollback(st);
+		return rc;
+	}
+	put_header(&line, session);
+	mnemo_session_free(session);
+	if (line.oom)
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	else if (!write_line(st, &line, out))
+		rc = MNEMO_ERR_IO;
+	if (rc != MNEMO_OK)
+	{
+		mn_buf_free(&line);
+		return mn_rollback(st);
+	}
 	params[0] = session_id;
 	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
 		return mn_rollback(st);

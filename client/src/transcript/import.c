@@ -4,10 +4,13 @@
  *		transaction.
  *
  * The driver reads lines of any length (getline), parses each with json-c,
- * asks its readers in turn whether the first non-empty line is their
- * format (a line of mnemo's export has "role" and "parts"; a Claude Code
- * record has a "type" and neither) and hands every line to that reader,
- * which builds messages and pushes them (import_batch.c).
+ * asks its readers in turn whether the first record is their format
+ * (options.format names it instead) and hands every record to that reader,
+ * which builds messages and pushes them (import_batch.c).  A record is a
+ * line of JSON Lines, an element of a top-level JSON array, or an element
+ * of the array that a document object holds (the reader's open callback
+ * names it); a first value that does not end with its line makes the input
+ * one JSON document, read whole.
  *
  * Atomicity: the session is created and every batch is appended between one
  * BEGIN and COMMIT, and any error rolls it all back, so a failed import
@@ -37,10 +40,16 @@
 
 #define lengthof(a) (sizeof(a) / sizeof((a)[0]))
 
-/* The formats, asked in this order whether a first line is theirs. */
+/* The formats, asked in this order whether a first record is theirs (the
+ * narrower tests first: an OpenAI message is any object with a "role"). */
 static const mn_reader *const readers[] = {
 	&mn_mnemo_reader,
+	&mn_pi_reader,
 	&mn_claude_code_reader,
+	&mn_swe_agent_reader,
+	&mn_openhands_reader,
+	&mn_anthropic_reader,
+	&mn_openai_reader,
 };
 
 /* ------------------------------------------------------------------------
@@ -56,14 +65,30 @@ blank(const char *s, size_t len)
 	return true;
 }
 
-/* The line parsed strictly, nothing but white space after the value. */
+static int64_t
+newlines(const char *from, const char *to)
+{
+	int64_t		n = 0;
+
+	for (; from < to; from++)
+		n += *from == '\n';
+	return n;
+}
+
+/*
+ * text parsed strictly as one value, nothing but white space after it.  A
+ * value cut short is *incomplete (the first line of a pretty-printed
+ * document, or a truncated last line); the error names the line where the
+ * parser stopped.
+ */
 static int
-parse_line(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char *text,
-		   size_t len, struct json_object **out)
+parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char *text,
+			size_t len, struct json_object **out, bool *incomplete)
 {
 	struct json_object *obj;
 	size_t		end;
 
+	*incomplete = false;
 	if (len > INT_MAX)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": longer than %d bytes",
 					   lineno, INT_MAX);
@@ -74,10 +99,17 @@ parse_line(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char 
 	if (obj == NULL)
 	{
 		enum json_tokener_error err = json_tokener_get_error(tok);
+		size_t		at = json_tokener_get_parse_end(tok);
 
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid JSON: %s", lineno,
-					   err == json_tokener_continue ? "unexpected end of line"
-					   : json_tokener_error_desc(err));
+		/* the line the parser stopped on, not the one after its newline */
+		if (at > len)
+			at = len;
+		if (at > 0 && text[at - 1] == '\n')
+			at--;
+		*incomplete = err == json_tokener_continue;
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid JSON: %s",
+					   lineno + newlines(text, text + at),
+					   *incomplete ? "unexpected end of line" : json_tokener_error_desc(err));
 	}
 	for (end = json_tokener_get_parse_end(tok); end < len; end++)
 	{
@@ -85,31 +117,153 @@ parse_line(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char 
 		{
 			json_object_put(obj);
 			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-						   "line %" PRId64 ": not valid JSON: text after the value", lineno);
+						   "line %" PRId64 ": not valid JSON: text after the value",
+						   lineno + newlines(text, text + end));
 		}
 	}
 	*out = obj;
 	return MNEMO_OK;
 }
 
-static int
-detect(mn_import *imp, int64_t lineno, struct json_object *obj)
+static const char *
+format_names(void)
 {
-	if (json_object_is_type(obj, json_type_object))
-		for (size_t i = 0; imp->reader == NULL && i < lengthof(readers); i++)
-			if (readers[i]->detect(obj))
-				imp->reader = readers[i];
-	if (imp->reader == NULL)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "line %" PRId64 ": neither a mnemo export line (a JSON object with "
-					   "\"role\" and \"parts\") nor a Claude Code record (with \"type\")",
-					   lineno);
-	if (imp->reader->create != NULL && (imp->rstate = imp->reader->create()) == NULL)
+	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands";
+}
+
+static int
+choose(mn_import *imp, const mn_reader *r)
+{
+	imp->reader = r;
+	if (r->create != NULL && (imp->rstate = r->create()) == NULL)
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	return MNEMO_OK;
 }
 
-/* Read every line and send what the reader builds. */
+/* The reader of --format, before anything is read. */
+static int
+named_reader(mn_import *imp, const char *name)
+{
+	for (size_t i = 0; i < lengthof(readers); i++)
+		if (strcmp(readers[i]->name, name) == 0)
+			return choose(imp, readers[i]);
+	return mn_fail(imp->st, MNEMO_ERR_INVALID_ARGUMENT, "unknown transcript format \"%s\" (one of %s)",
+				   name, format_names());
+}
+
+/* The format of the first value: an object, or an array's first element. */
+static int
+detect(mn_import *imp, int64_t lineno, struct json_object *obj)
+{
+	struct json_object *probe = obj;
+
+	if (json_object_is_type(obj, json_type_array))
+	{
+		if (json_object_array_length(obj) == 0)
+			return MNEMO_OK;	/* nothing yet: the end says so */
+		probe = json_object_array_get_idx(obj, 0);
+	}
+	if (json_object_is_type(probe, json_type_object))
+		for (size_t i = 0; i < lengthof(readers); i++)
+			if (readers[i]->detect(probe))
+				return choose(imp, readers[i]);
+	return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+				   "line %" PRId64 ": not a transcript format mnemo knows (%s); --format "
+				   "names one", lineno, format_names());
+}
+
+static int
+feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj)
+{
+	imp->records++;
+	return imp->reader->line(imp, imp->rstate, lineno, text.p, text.len, obj);
+}
+
+/*
+ * A top-level value (a line, or the whole document): the elements of an
+ * array, the records of the array a document object holds, or itself.
+ * Each element is named by the line it starts on.
+ */
+static int
+feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj)
+{
+	struct json_object *arr = NULL;
+	mn_span		arr_text = text;
+	const char *at = text.p;
+	size_t		pos = 0;
+	int			rc = MNEMO_OK;
+
+	if (imp->reader == NULL && (rc = detect(imp, lineno, obj)) != MNEMO_OK)
+		return rc;
+	if (imp->reader == NULL)
+		return MNEMO_OK;
+	if (json_object_is_type(obj, json_type_array))
+		arr = obj;
+	else if (json_object_is_type(obj, json_type_object) && imp->reader->open != NULL)
+	{
+		const char *key = NULL;
+
+		if ((rc = imp->reader->open(imp, imp->rstate, lineno, obj, text, &key)) != MNEMO_OK)
+			return rc;
+		if (key != NULL && ((arr = mn_js_arr(obj, key)) == NULL ||
+							!mn_json_member(text, key, &arr_text)))
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be an array",
+						   lineno, key);
+	}
+	if (arr == NULL)
+		return feed_record(imp, lineno, text, obj);
+	for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(arr); i++)
+	{
+		mn_span		el;
+
+		if (!mn_json_next_element(arr_text, &pos, &el))
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": element %zu not found",
+						   lineno, i);
+		lineno += newlines(at, el.p);
+		at = el.p;
+		rc = feed_record(imp, lineno, el, json_object_array_get_idx(arr, i));
+	}
+	return rc;
+}
+
+/* The rest of in after the text read so far: one JSON document. */
+static int
+read_document(mn_import *imp, struct json_tokener *tok, FILE *in, int64_t first_line,
+			  char **line, size_t *cap, ssize_t n)
+{
+	mn_buf		doc = {0};
+	struct json_object *obj = NULL;
+	bool		incomplete;
+	int			rc;
+
+	mn_buf_put(&doc, *line, (size_t) n);
+	errno = 0;
+	while ((n = getline(line, cap, in)) >= 0)
+	{
+		imp->done += (uint64_t) n;
+		mn_buf_put(&doc, *line, (size_t) n);
+	}
+	if (ferror(in))
+		rc = mn_fail(imp->st, errno == ENOMEM ? MNEMO_ERR_NOMEM : MNEMO_ERR_IO,
+					 "reading the transcript failed: %s", errno ? strerror(errno) : "read error");
+	else if (doc.oom)
+		rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	else
+		rc = parse_value(imp, tok, first_line, doc.data, doc.len, &obj, &incomplete);
+	if (rc == MNEMO_OK)
+		rc = feed_value(imp, first_line, (mn_span) {doc.data, doc.len}, obj);
+	json_object_put(obj);
+	mn_buf_free(&doc);
+	return rc;
+}
+
+/*
+ * Read every line and send what the reader builds.  A first value that
+ * does not end with its line is a JSON document (SWE-agent's trajectories,
+ * a pretty-printed message array), read whole.  A last line cut short is
+ * what the log of an agent still running, or killed, ends with: lenient
+ * skips it and says so.
+ */
 static int
 read_all(mn_import *imp, FILE *in)
 {
@@ -118,6 +272,7 @@ read_all(mn_import *imp, FILE *in)
 	size_t		cap = 0;
 	ssize_t		n;
 	int64_t		lineno = 0;
+	bool		first = true;
 	int			rc = MNEMO_OK;
 
 	if (tok == NULL)
@@ -127,17 +282,41 @@ read_all(mn_import *imp, FILE *in)
 	while ((n = getline(&line, &cap, in)) >= 0)
 	{
 		struct json_object *obj = NULL;
+		bool		incomplete;
 
 		lineno++;
 		imp->done += (uint64_t) n;
 		if (blank(line, (size_t) n))
 			continue;
-		if ((rc = parse_line(imp, tok, lineno, line, (size_t) n, &obj)) != MNEMO_OK)
+		rc = parse_value(imp, tok, lineno, line, (size_t) n, &obj, &incomplete);
+		if (rc != MNEMO_OK && incomplete && first)
+		{
+			rc = read_document(imp, tok, in, lineno, &line, &cap, n);
 			break;
-		if (imp->reader == NULL)
-			rc = detect(imp, lineno, obj);
-		if (rc == MNEMO_OK)
-			rc = imp->reader->line(imp, imp->rstate, lineno, line, (size_t) n, obj);
+		}
+		if (rc != MNEMO_OK)
+		{
+			/* cut short, and the last line? */
+			bool		last = line[n - 1] != '\n' || (n = getline(&line, &cap, in)) < 0;
+
+			if (last && imp->opts->lenient)
+			{
+				mn_clear_error(imp->st);
+				mn_import_bookkeeping(imp, lineno, "truncated last line");
+				rc = MNEMO_OK;
+			}
+			else if (last)
+			{
+				char	   *why = strdup(imp->st->errmsg ? imp->st->errmsg : "");
+
+				rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "%s (the last line is cut short: "
+							 "--lenient skips it)", why ? why : "");
+				free(why);
+			}
+			break;
+		}
+		first = false;
+		rc = feed_value(imp, lineno, (mn_span) {line, (size_t) n}, obj);
 		json_object_put(obj);
 		if (rc != MNEMO_OK)
 			break;
@@ -154,6 +333,33 @@ read_all(mn_import *imp, FILE *in)
 	return rc;
 }
 
+/*
+ * An import that stores nothing, or leaves out most of what it read, is the
+ * wrong format or not a transcript: it fails rather than leave an empty
+ * session behind.
+ */
+static int
+worth_storing(mn_import *imp)
+{
+	int64_t		messages = imp->imported + (int64_t) imp->n_batch;
+
+	if (imp->reader == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "the transcript is empty: nothing to import");
+	if (imp->session.header)
+		return MNEMO_OK;
+	if (messages == 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "no message in the transcript (read as %s: %" PRId64 " record%s, %" PRId64
+					   " left out); nothing imported", imp->reader->name, imp->records,
+					   imp->records == 1 ? "" : "s", imp->left_out);
+	if (imp->left_out * 2 > imp->records)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "%" PRId64 " of %" PRId64 " records left out: not a %s transcript? "
+					   "(--format names the format); nothing imported", imp->left_out,
+					   imp->records, imp->reader->name);
+	return MNEMO_OK;
+}
+
 static void
 session_clear(mn_import_session *s)
 {
@@ -162,6 +368,7 @@ session_clear(mn_import_session *s)
 	free(s->provider_id);
 	free(s->agent);
 	free(s->title);
+	free(s->system_prompt);
 	free(s->metadata);
 	memset(s, 0, sizeof(*s));
 }
@@ -195,7 +402,11 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	events = st->events;
 	st->events = NULL;
 
-	rc = read_all(&imp, in);
+	rc = imp.opts->format != NULL ? named_reader(&imp, imp.opts->format) : MNEMO_OK;
+	if (rc == MNEMO_OK)
+		rc = read_all(&imp, in);
+	if (rc == MNEMO_OK)
+		rc = worth_storing(&imp);
 	if (rc == MNEMO_OK)
 		rc = mn_import_flush(&imp);
 	if (rc == MNEMO_OK)

@@ -32,6 +32,19 @@
 #define BATCH_MESSAGES 256
 #define BATCH_BYTES (1024 * 1024)
 
+/* The context items a summary of the span replaces: messages for a leaf,
+ * summary nodes for a condensation, in position order. */
+static const mn_stmt covered_stmt = {
+	"mnemo_import_covered",
+	"SELECT c.item_id FROM mnemo.context_items c "
+	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.id = c.item_id "
+	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
+	"WHERE c.session_id = $1::text AND c.item_type = $2::text "
+	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
+	"ORDER BY c.position",
+	4
+};
+
 static const mn_stmt append_stmt = {
 	"mnemo_import_append",
 	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
@@ -88,6 +101,7 @@ mn_import_msg_free(mn_import_msg *m)
 	free(m->provider_id);
 	free(m->run_id);
 	free(m->finish_reason);
+	mn_buf_free(&m->meta);
 	free(m);
 }
 
@@ -167,7 +181,20 @@ put_message(mn_buf *b, const mn_import_msg *m)
 	put_field(b, "run_id", m->run_id);
 	if (m->is_summary)
 		mn_buf_puts(b, ",\"is_summary\":true");
+	if (m->created_at > 0)
+	{
+		mn_buf_puts(b, ",\"created_at\":");
+		mn_buf_put_i64(b, m->created_at);
+	}
 	mn_buf_puts(b, ",\"parts\":[");
+	if (m->meta.oom)
+		b->oom = true;
+	if (m->n_parts == 0 && m->meta.len > 0)
+	{
+		mn_buf_puts(b, "{\"type\":\"text\",\"text\":\"\",\"metadata\":{");
+		mn_buf_put(b, m->meta.data, m->meta.len);
+		mn_buf_puts(b, "}}");
+	}
 	for (size_t i = 0; i < m->n_parts; i++)
 	{
 		const mn_import_part *p = &m->parts[i];
@@ -181,6 +208,12 @@ put_message(mn_buf *b, const mn_import_msg *m)
 			mn_buf_put(b, ",", 1);
 		mn_buf_put(b, "{", 1);
 		mn_buf_put(b, p->members.data ? p->members.data : "", p->members.len);
+		if (i == 0 && m->meta.len > 0)
+		{
+			mn_buf_puts(b, ",\"metadata\":{");
+			mn_buf_put(b, m->meta.data, m->meta.len);
+			mn_buf_puts(b, "}");
+		}
 		if (p->tool_state != NULL)
 		{
 			mn_buf_puts(b, p->members.len > 0 ? ",\"tool_state\":" : "\"tool_state\":");
@@ -189,6 +222,45 @@ put_message(mn_buf *b, const mn_import_msg *m)
 		mn_buf_put(b, "}", 1);
 	}
 	mn_buf_puts(b, "]}");
+}
+
+/*
+ * MN004 names the id taken (message "ID" / part "ID" already exists): the
+ * line is that of the last message of the batch with it (an earlier one, or
+ * a session in the database, had it first).
+ */
+static int
+locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
+{
+	mnemo_store *st = imp->st;
+	const char *msg = st->errmsg ? st->errmsg : "";
+	const char *q = strchr(msg, '"');
+	const char *q2 = q ? strchr(q + 1, '"') : NULL;
+	int64_t		line = 0;
+	char		sqlstate[6];
+	char	   *copy;
+
+	if (q2 == NULL)
+		return st->errcode;
+	for (size_t i = 0; i < n; i++)
+	{
+		const mn_import_msg *m = batch[i];
+		bool		has = m->id != NULL && strlen(m->id) == (size_t) (q2 - q - 1) &&
+			strncmp(m->id, q + 1, (size_t) (q2 - q - 1)) == 0;
+
+		for (size_t k = 0; !has && k < m->n_parts; k++)
+			has = m->parts[k].id != NULL && strlen(m->parts[k].id) == (size_t) (q2 - q - 1) &&
+				strncmp(m->parts[k].id, q + 1, (size_t) (q2 - q - 1)) == 0;
+		if (has)
+			line = m->line;
+	}
+	if (line == 0 || (copy = strdup(msg)) == NULL)
+		return st->errcode;
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	mn_fail(st, MNEMO_ERR_DUPLICATE_ID, "line %" PRId64 ": %s", line, copy);
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	free(copy);
+	return MNEMO_ERR_DUPLICATE_ID;
 }
 
 /*
@@ -206,6 +278,8 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 	const char *rest;
 	int			code = st->errcode;
 
+	if (code == MNEMO_ERR_DUPLICATE_ID)
+		return locate_duplicate(imp, batch, n);
 	if (strncmp(msg, "messages[", 9) != 0)
 		return code;
 	errno = 0;
@@ -277,8 +351,10 @@ restore(mn_import *imp, mn_import_msg *m)
 
 /*
  * Start the transaction and create the session.  The transcript's own id is
- * taken when no session has it; the check runs before BEGIN because a
- * failed statement would end the transaction.
+ * taken when no session has it; when one has, the transcript was imported
+ * before, and a second import fails (MN004) rather than make a second
+ * session; new_ids asks for a copy, under a new id.  The check runs before BEGIN
+ * because a failed statement would end the transaction.
  */
 static int
 begin(mn_import *imp)
@@ -292,20 +368,28 @@ begin(mn_import *imp)
 	spec.id = imp->opts->session_id;
 	if (spec.id == NULL && s->want_id != NULL)
 	{
-		rc = mnemo_session_get(st, s->want_id, &row);
-		if (rc == MNEMO_OK)
-			mnemo_session_free(row);
-		else if (rc != MNEMO_ERR_SESSION_NOT_FOUND)
-			return rc;
-		else
-			spec.id = s->want_id;
+		rc = imp->new_ids ? MNEMO_OK : mnemo_session_get(st, s->want_id, &row);
+		mnemo_session_free(row);
 		row = NULL;
+		if (rc == MNEMO_ERR_SESSION_NOT_FOUND)
+			spec.id = s->want_id;
+		else if (rc != MNEMO_OK)
+			return rc;
+		else if (!imp->new_ids)
+		{
+			rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
+						 "session \"%s\" of this transcript already exists: it was imported "
+						 "before (--new-ids imports a copy under a new id)", s->want_id);
+			memcpy(st->sqlstate, "MN004", 6);
+			return rc;
+		}
 	}
 	spec.model_id = s->model_id;
 	spec.provider_id = s->provider_id;
 	spec.agent = s->agent;
 	spec.title = s->title;
 	spec.metadata = s->metadata;
+	spec.system_prompt = s->system_prompt;
 
 	if ((rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
@@ -346,6 +430,8 @@ mn_import_flush(mn_import *imp)
 		mn_buf_put(&imp->text, "]", 1);
 		if (imp->text.oom)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
+			mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
 
 		params[0] = imp->session_id;
 		params[1] = imp->text.data;
@@ -389,6 +475,81 @@ mn_import_flush(mn_import *imp)
 }
 
 int
+mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
+{
+	mnemo_store *st = imp->st;
+	mnemo_new_summary ns = {0};
+	const char *params[4];
+	const char **ids = NULL;
+	char		from[24],
+				to[24];
+	PGresult   *res;
+	int			n;
+	int			rc;
+
+	/* everything before it is stored: its span is in the context now */
+	if ((rc = mn_import_flush(imp)) != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	snprintf(from, sizeof(from), "%" PRId64, sum->seq_start);
+	snprintf(to, sizeof(to), "%" PRId64, sum->seq_end);
+	params[0] = imp->session_id;
+	params[1] = strcmp(sum->kind, "condensed") == 0 ? "summary" : "message";
+	params[2] = from;
+	params[3] = to;
+	if ((res = mn_exec(st, &covered_stmt, params)) == NULL)
+	{
+		mn_import_msg_free(m);
+		return st->errcode;
+	}
+	n = PQntuples(res);
+	if (n == 0 || n != sum->item_count)
+	{
+		PQclear(res);
+		mn_import_bookkeeping(imp, m->line, "summary not restored as a compaction");
+		return mn_import_push(imp, m);
+	}
+	if ((ids = calloc((size_t) n, sizeof(*ids))) == NULL)
+	{
+		PQclear(res);
+		mn_import_msg_free(m);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	for (int i = 0; i < n; i++)
+		ids[i] = PQgetvalue(res, i, 0);
+	ns.summary_id = m->id;
+	ns.content = sum->text;
+	ns.token_count = sum->token_count;
+	ns.remove_item_ids = ids;
+	ns.n_remove = (size_t) n;
+	ns.kind = sum->kind;
+	ns.level = sum->level;
+	ns.model_id = m->model_id;
+	ns.provider_id = m->provider_id;
+	rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
+	free(ids);
+	PQclear(res);
+	if (rc == MNEMO_OK)
+		rc = restore(imp, m);
+	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
+	{
+		char	   *copy = strdup(st->errmsg ? st->errmsg : "");
+		char		sqlstate[6];
+
+		memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+		mn_fail(st, rc, "line %" PRId64 ": %s", m->line, copy ? copy : "");
+		memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+		free(copy);
+	}
+	if (rc == MNEMO_OK)
+		imp->imported++;
+	mn_import_msg_free(m);
+	return rc;
+}
+
+int
 mn_import_push(mn_import *imp, mn_import_msg *m)
 {
 	size_t		bytes = 64;
@@ -418,6 +579,120 @@ mn_import_push(mn_import *imp, mn_import_msg *m)
 void
 mn_import_skipped(mn_import *imp, int64_t line, const char *kind)
 {
+	imp->left_out++;
 	if (imp->opts->skipped != NULL)
 		imp->opts->skipped(line, kind, imp->opts->progress_arg);
+}
+
+void
+mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind)
+{
+	if (imp->opts->skipped != NULL)
+		imp->opts->skipped(line, kind, imp->opts->progress_arg);
+}
+
+void
+mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span value,
+			   const char *kind)
+{
+	if (m->meta.len > 0)
+		mn_buf_put(&m->meta, ",", 1);
+	mn_buf_put_jstr(&m->meta, key, strlen(key));
+	mn_buf_put(&m->meta, ":", 1);
+	mn_buf_put(&m->meta, value.p, value.len);
+	if (imp->opts->kept != NULL)
+		imp->opts->kept(m->line, kind != NULL ? kind : key, imp->opts->progress_arg);
+}
+
+void
+mn_import_others(struct json_object *obj, mn_span text, const char *const *known, mn_buf *out)
+{
+	json_object_object_foreach(obj, key, v)
+	{
+		const char *const *k;
+		mn_span		raw;
+
+		(void) v;
+		for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
+			;
+		if (*k != NULL || !mn_json_member(text, key, &raw))
+			continue;
+		mn_buf_puts(out, out->len > 0 ? "," : "{");
+		mn_buf_put_jstr(out, key, strlen(key));
+		mn_buf_puts(out, ":");
+		mn_buf_put(out, raw.p, raw.len);
+	}
+	if (out->len > 0)
+		mn_buf_puts(out, "}");
+}
+
+static bool
+digits(const char **s, int n, int *out)
+{
+	*out = 0;
+	for (int i = 0; i < n; i++, (*s)++)
+	{
+		if (**s < '0' || **s > '9')
+			return false;
+		*out = *out * 10 + (**s - '0');
+	}
+	return true;
+}
+
+/* Days from 1970-01-01 to the date (proleptic Gregorian; Howard Hinnant's
+ * days_from_civil), so no time zone of the process gets in the way. */
+static int64_t
+days_from_civil(int64_t y, int m, int d)
+{
+	int64_t		era;
+	int64_t		yoe,
+				doy,
+				doe;
+
+	y -= m <= 2;
+	era = (y >= 0 ? y : y - 399) / 400;
+	yoe = y - era * 400;
+	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+	return era * 146097 + doe - 719468;
+}
+
+int64_t
+mn_import_iso_time(const char *s)
+{
+	int			y, mo, d, h, mi, sec, ms = 0;
+	int64_t		t;
+
+	if (s == NULL || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' ||
+		!digits(&s, 2, &d) || (*s != 'T' && *s != ' ') || !(s++, digits(&s, 2, &h)) ||
+		*s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec))
+		return 0;
+	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+		return 0;
+	if (*s == '.')
+	{
+		int			scale = 100;
+
+		for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
+			ms += (*s - '0') * scale;
+	}
+	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
+	if (*s == '+' || *s == '-')
+	{
+		int			sign = *s++ == '-' ? -1 : 1;
+		int			oh, om = 0;
+
+		if (!digits(&s, 2, &oh))
+			return 0;
+		if (*s == ':')
+			s++;
+		if (*s != '\0' && !digits(&s, 2, &om))
+			return 0;
+		t -= sign * (oh * 3600 + om * 60);
+	}
+	else if (*s == 'Z')
+		s++;
+	if (*s != '\0')
+		return 0;
+	return t > 0 ? t * 1000 + ms : 0;
 }

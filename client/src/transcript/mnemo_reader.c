@@ -5,7 +5,10 @@
  * The ids in the file are kept, so an import into another database restores
  * the session exactly, and a second import into the same database fails
  * with MNEMO_ERR_DUPLICATE_ID and leaves nothing; options.new_ids drops
- * them to copy a session instead.
+ * them to copy a session instead.  The header line (export.c) gives the
+ * session its id, title, agent, model, provider, system prompt and
+ * metadata; a file without one (an export of 0.2) still imports.  A message
+ * key this reader does not know is kept in the message's metadata.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -148,6 +151,116 @@ jsonl_part(mn_import *imp, int64_t line, size_t index, struct json_object *obj,
 	return MNEMO_OK;
 }
 
+/* An integer member of a JSON object; false when absent or not one. */
+static bool
+int_member(struct json_object *o, const char *key, int64_t *out)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		return false;
+	*out = json_object_get_int64(v);
+	return true;
+}
+
+/*
+ * Whether a summary message's parts are what commit_summary writes (its
+ * text, then a compaction marker naming kind, level, span and item count),
+ * so that the compaction can be committed again rather than the message
+ * appended: *sum gets what the marker says.
+ */
+static bool
+compaction_of(struct json_object *parts, mn_import_summary *sum)
+{
+	struct json_object *text;
+	struct json_object *marker;
+	int64_t		tokens,
+				level;
+
+	if (json_object_array_length(parts) != 2)
+		return false;
+	text = json_object_array_get_idx(parts, 0);
+	marker = json_object_array_get_idx(parts, 1);
+	if (mn_js_str(text, "type", NULL) == NULL || strcmp(mn_js_str(text, "type", NULL), "text") != 0 ||
+		(sum->text = mn_js_str(text, "text", NULL)) == NULL ||
+		!int_member(text, "token_estimate", &tokens) ||
+		mn_js_str(marker, "type", NULL) == NULL ||
+		strcmp(mn_js_str(marker, "type", NULL), "compaction_marker") != 0 ||
+		(sum->kind = mn_js_str(marker, "kind", NULL)) == NULL ||
+		!int_member(marker, "level", &level) || !int_member(marker, "seq_start", &sum->seq_start) ||
+		!int_member(marker, "seq_end", &sum->seq_end) ||
+		!int_member(marker, "compacted_item_count", &sum->item_count) ||
+		tokens < 0 || tokens > INT_MAX || level < 1 || level > 3)
+		return false;
+	sum->token_count = (int) tokens;
+	sum->level = (int) level;
+	return true;
+}
+
+/* The session's header: the first line, before any message. */
+static int
+header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
+{
+	mn_import_session *s = &imp->session;
+	const char *type = mn_js_str(obj, "type", NULL);
+	int64_t		version = 0;
+	char	   *id = NULL;
+	mn_span		meta;
+	int			rc = MNEMO_OK;
+
+	if (type == NULL || strcmp(type, MNEMO_SESSION_HEADER) != 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": \"type\" must be \"" MNEMO_SESSION_HEADER "\"", line);
+	if (imp->records > 1 || s->header)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a session header after the first line", line);
+	json_object_object_foreach(obj, key, v)
+	{
+		if (strcmp(key, "type") == 0)
+			continue;
+		if (strcmp(key, "version") == 0)
+			rc = count_field(imp, line, key, v, &version);
+		else if (strcmp(key, "id") == 0)
+			rc = string_field(imp, line, key, v, &id);
+		else if (strcmp(key, "title") == 0)
+			rc = string_field(imp, line, key, v, &s->title);
+		else if (strcmp(key, "agent") == 0)
+			rc = string_field(imp, line, key, v, &s->agent);
+		else if (strcmp(key, "model_id") == 0)
+			rc = string_field(imp, line, key, v, &s->model_id);
+		else if (strcmp(key, "provider_id") == 0)
+			rc = string_field(imp, line, key, v, &s->provider_id);
+		else if (strcmp(key, "system_prompt") == 0)
+			rc = string_field(imp, line, key, v, &s->system_prompt);
+		else if (strcmp(key, "created_at") == 0)
+			rc = count_field(imp, line, key, v, &s->created_at);
+		else if (strcmp(key, "metadata") == 0)
+		{
+			if (!json_object_is_type(v, json_type_object) || !mn_json_member(text, key, &meta))
+				rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+							 "line %" PRId64 ": \"metadata\" must be an object", line);
+			else if ((s->metadata = strndup(meta.p, meta.len)) == NULL)
+				rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		}
+		/* keys of later versions are theirs to define */
+		if (rc != MNEMO_OK)
+			break;
+	}
+	if (rc == MNEMO_OK && (version < 1 || version > MNEMO_SESSION_HEADER_VERSION))
+		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					 "line %" PRId64 ": a session header of version %" PRId64 "; this mnemo "
+					 "reads version 1", line, version);
+	if (rc == MNEMO_OK && id != NULL && imp->opts->session_id == NULL)
+	{
+		free(s->want_id);
+		s->want_id = id;
+		id = NULL;
+	}
+	free(id);
+	s->header = rc == MNEMO_OK;
+	return rc;
+}
+
 static int
 jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		   struct json_object *obj)
@@ -157,6 +270,7 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 	struct json_object *parts = NULL;
 	mn_span		whole = {text, len};
 	mn_span		parts_text;
+	mn_import_summary sum;
 	size_t		pos = 0;
 	int			rc = MNEMO_OK;
 
@@ -164,6 +278,8 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 	if (!json_object_is_type(obj, json_type_object))
 		return mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a message must be a JSON object",
 					   line);
+	if (json_object_object_get_ex(obj, "type", NULL))
+		return header_line(imp, line, obj, whole);
 	if ((m = mn_import_msg_new(imp, line, NULL)) == NULL)
 		return st->errcode;
 
@@ -207,15 +323,22 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		}
 		else if (strcmp(key, "parts") == 0)
 			parts = v;
+		else if (strcmp(key, "created_at") == 0)
+			rc = count_field(imp, line, key, v, &m->created_at);
 		else
-			rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": unknown key \"%s\"", line, key);
+		{
+			mn_span		raw;
+
+			if (mn_json_member(whole, key, &raw))
+				mn_import_keep(imp, m, key, raw, NULL);
+		}
 		if (rc != MNEMO_OK)
 			break;
 	}
 	if (rc == MNEMO_OK && m->role == NULL)
 		rc = mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"role\" is required", line);
-	/* the session takes the first message's agent and model */
-	if (rc == MNEMO_OK && !imp->created && imp->n_batch == 0 &&
+	/* without a header, the session takes the first message's agent and model */
+	if (rc == MNEMO_OK && !imp->session.header && !imp->created && imp->n_batch == 0 &&
 		(!mn_import_strdup(m->agent, &imp->session.agent) ||
 		 !mn_import_strdup(m->model_id, &imp->session.model_id) ||
 		 !mn_import_strdup(m->provider_id, &imp->session.provider_id)))
@@ -238,16 +361,20 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		mn_import_msg_free(m);
 		return rc;
 	}
+	if (m->is_summary && compaction_of(parts, &sum))
+		return mn_import_summary_push(imp, m, &sum);
 	return mn_import_push(imp, m);
 }
 
 static bool
 jsonl_detect(struct json_object *first)
 {
-	return json_object_object_get_ex(first, "role", NULL) ||
-		json_object_object_get_ex(first, "parts", NULL);
+	const char *type = mn_js_str(first, "type", NULL);
+
+	return json_object_object_get_ex(first, "parts", NULL) ||
+		(type != NULL && strcmp(type, MNEMO_SESSION_HEADER) == 0);
 }
 
 const mn_reader mn_mnemo_reader = {
-	"mnemo", jsonl_detect, NULL, jsonl_line, NULL, NULL, NULL
+	"mnemo", jsonl_detect, NULL, NULL, jsonl_line, NULL, NULL, NULL
 };

@@ -3,14 +3,19 @@
  *		Transcripts: mnemo's JSONL export, and the import that reads it
  *		and Claude Code session logs.
  *
- * Owns: transcript/ (export.c; import.c, the driver: lines in, format
- * detected, one transaction; import_batch.c, the builder a reader pushes
- * messages to and the batches it sends; mnemo_reader.c and claude_code.c,
- * one reader each).
+ * Owns: transcript/ (export.c; import.c, the driver: lines or one JSON
+ * document in, records out, format detected, one transaction;
+ * import_batch.c, the builder a reader pushes messages to and the batches
+ * it sends; tool_calls.c, calls paired with their results and images;
+ * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
+ * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
+ * lists), swe_agent.c, openhands.c).
  * May call: store/, events/, core/.
  *
- * A reader is an mn_reader: the driver hands it every parsed line and it
- * pushes the messages it builds through the mn_import_* functions below.
+ * A reader is an mn_reader: the driver hands it every record (a line of
+ * JSON Lines, an element of a JSON array, or an element of the array a
+ * document holds, such as SWE-agent's "history") and it pushes the messages
+ * it builds through the mn_import_* functions below.
  * Readers never call each other, and the driver knows them only through its
  * table of readers, so a new format is one file and one line there.
  *
@@ -26,6 +31,10 @@
 #include "store/store.h"
 
 struct json_object;
+
+/* The first line of mnemo's export (export.c, mnemo_reader.c). */
+#define MNEMO_SESSION_HEADER "mnemo.session"
+#define MNEMO_SESSION_HEADER_VERSION 1
 
 /* ---- the import (import.c) ---- */
 
@@ -60,17 +69,29 @@ typedef struct mn_import_msg
 	size_t		cap_parts;
 	mn_import_part *parts;		/* may move as parts are added: refer to
 								 * parts by index */
+	int64_t		created_at;		/* ms since the epoch; 0: the server's now */
+	mn_buf		meta;			/* members of what the format has and mnemo
+								 * has no field for: kept as the first
+								 * part's "metadata" (an empty text part is
+								 * added when the message has none) */
 	char		ref_id[MNEMO_ID_MAX + 1];	/* its id, once appended */
 } mn_import_msg;
 
 typedef struct mn_import mn_import;
 
-/* A format: called for each non-empty line, parsed, in order. */
+/* A format: called for each record, parsed, in order. */
 typedef struct mn_reader
 {
 	const char *name;
-	/* whether the first non-empty line, a JSON object, is of this format */
+	/* whether the first record (or the document object), a JSON object, is
+	 * of this format */
 	bool		(*detect) (struct json_object *first);
+	/* NULL, or called for each top-level object (a line or the document):
+	 * sets *key to the member holding an array of records (the object's
+	 * other members describe the session), or NULL when the object is a
+	 * record itself */
+	int			(*open) (mn_import *imp, void *state, int64_t lineno,
+						 struct json_object *obj, mn_span text, const char **key);
 	void	   *(*create) (void);	/* NULL: out of memory */
 	int			(*line) (mn_import *imp, void *state, int64_t lineno,
 						 const char *text, size_t len, struct json_object *obj);
@@ -90,7 +111,11 @@ typedef struct mn_import_session
 	char	   *provider_id;
 	char	   *agent;
 	char	   *title;
+	char	   *system_prompt;
 	char	   *metadata;		/* JSON object text */
+	int64_t		created_at;		/* 0: now */
+	bool		header;			/* a mnemo session header was read: the
+								 * session is worth importing empty */
 } mn_import_session;
 
 struct mn_import
@@ -112,6 +137,8 @@ struct mn_import
 	const mn_reader *reader;
 	void	   *rstate;
 	int64_t		imported;
+	int64_t		records;		/* handed to the reader */
+	int64_t		left_out;		/* records and blocks mn_import_skipped */
 	uint64_t	done;			/* bytes read */
 	uint64_t	total;			/* of the file, 0 when unknown */
 };
@@ -134,15 +161,129 @@ bool		mn_import_strdup(const char *s, char **dst);
  * sent when full.  m is freed on failure too. */
 int			mn_import_push(mn_import *imp, mn_import_msg *m);
 
-/* Tell the caller a record was left out (options.skipped). */
+/* A compaction summary of a mnemo export, as its compaction_marker says. */
+typedef struct mn_import_summary
+{
+	const char *text;			/* the summary's text */
+	int			token_count;
+	const char *kind;			/* "leaf" or "condensed" */
+	int			level;
+	int64_t		seq_start;		/* the span of messages underneath */
+	int64_t		seq_end;
+	int64_t		item_count;		/* the context items it replaced */
+} mn_import_summary;
+
+/*
+ * Restore summary message m (which the import now owns) as the compaction
+ * it was: commit_summary over the context items of its span, so the
+ * summary is back in context, the items it covers out of it, and the DAG
+ * node and edges written.  When the context does not hold exactly the items
+ * the marker counts, m is appended as a plain summary message instead (and
+ * reported).
+ */
+int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum);
+
+/* Tell the caller a record was left out (options.skipped): something the
+ * reader did not understand, which counts towards "left out most records"
+ * (an import that leaves out more than half of its records fails). */
 void		mn_import_skipped(mn_import *imp, int64_t line, const char *kind);
+
+/* A record that the format itself marks as bookkeeping (Claude Code's
+ * progress lines, pi's thinking-level changes): reported like a skipped
+ * one, but it does not count as a record lost. */
+void		mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind);
+
+/* Keep a member the format has and mnemo has no field for in the message's
+ * metadata (see mn_import_msg.meta) and report it as kind (options.kept;
+ * NULL: the key). */
+void		mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span value,
+						   const char *kind);
+
+/* The members of obj whose keys are not in known (NULL-terminated), as a
+ * JSON object's text appended to out (nothing when there are none). */
+void		mn_import_others(struct json_object *obj, mn_span text, const char *const *known,
+							 mn_buf *out);
+
+/* An ISO 8601 time ("2025-11-20T23:33:50.805Z", an offset, or none: UTC)
+ * as ms since the epoch; 0 when s is NULL or not one. */
+int64_t		mn_import_iso_time(const char *s);
 
 /* Send what is pushed and not sent yet (creating the session first when
  * no batch was sent); MNEMO_OK or the error, set on the handle. */
 int			mn_import_flush(mn_import *imp);
 
-/* The readers (mnemo_reader.c, claude_code.c); import.c lists them. */
+/* ---- tool calls paired with their results (tool_calls.c) ---- */
+
+typedef struct mn_pending_call mn_pending_call;
+
+/* The calls of a transcript still waiting for their results. */
+typedef struct mn_calls
+{
+	mn_pending_call *items;
+	size_t		n;
+	size_t		cap;
+} mn_calls;
+
+/* Remember that part index part of m (pushed or about to be) is call_id. */
+int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
+							  mn_import_msg *m, size_t part);
+
+/*
+ * The result of call_id (NULL: the oldest call still waiting): output is
+ * a JSON value's text (a string goes to "output", or with is_error to
+ * "error_message"; anything else to "output" as it is).  The result
+ * completes the call's tool part, before or after its message was sent; a
+ * result for no known call becomes a "tool" message of its own (tool_name
+ * name, or "unknown").  meta (may be empty) is kept as the part's
+ * "metadata" when its message is not sent yet.
+ */
+int			mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id,
+							const char *name, bool is_error, mn_span output, mn_span meta);
+
+/* For the reader's sent callback: m was appended. */
+int			mn_calls_sent(mn_import *imp, mn_calls *calls, const mn_import_msg *m);
+void		mn_calls_free(mn_calls *calls);
+
+/* A tool part of m: tool_name, tool_call_id and the input object's text
+ * (empty: none); the call is remembered.  NULL with the error set. */
+mn_import_part *mn_import_tool_call(mn_import *imp, mn_calls *calls, mn_import_msg *m,
+									const char *name, const char *call_id, mn_span input);
+
+/* An image as a part of m: media_type (may be NULL) and either base64 data
+ * or a URL (the other NULL). */
+int			mn_import_image(mn_import *imp, mn_import_msg *m, const char *media_type,
+							const char *data, size_t data_len, const char *url);
+
+/* ---- Anthropic content blocks (anthropic.c), for every format built on
+ * the Messages API ---- */
+
+/* One block of a user turn into m (created on the first block that is not
+ * a tool result; *m may be NULL): text, image, tool_result; others kept. */
+int			mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
+									struct json_object *block, mn_span block_text,
+									mn_import_msg **m);
+
+/* One block of an assistant turn into m: text, thinking (with its
+ * signature), redacted_thinking, tool_use; others kept. */
+int			mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
+										 struct json_object *block, mn_span block_text,
+										 mn_import_msg *m);
+
+/* ---- a chat message list's record (messages_reader.c), shared with
+ * swe_agent.c; the state is an mn_calls ---- */
+void	   *mn_chat_create(void);
+void		mn_chat_destroy(void *state);
+int			mn_chat_sent(mn_import *imp, void *state, const mn_import_msg *m);
+int			mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+						 struct json_object *obj);
+
+/* The readers; import.c lists them. */
 extern const mn_reader mn_mnemo_reader;
 extern const mn_reader mn_claude_code_reader;
+extern const mn_reader mn_pi_reader;
+extern const mn_reader mn_openai_reader;
+extern const mn_reader mn_anthropic_reader;
+extern const mn_reader mn_swe_agent_reader;
+extern const mn_reader mn_openhands_reader;
 
 #endif							/* MNEMO_TRANSCRIPT_H */

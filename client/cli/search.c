@@ -1,0 +1,96 @@
+/*
+ * search.c
+ *		mnemo search SESSION QUERY: full-text search over a session's log.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "cli.h"
+
+static int	run(const char *db, int argc, char **argv);
+
+const cli_command cli_search = {
+	"search",
+	"full-text search over a session's whole log, best first",
+	"Usage: mnemo search SESSION QUERY [--limit N] [--json]\n"
+	"\n"
+	"Search every message of the session, compacted or not (mnemo.search):\n"
+	"one line a hit, best first,\n"
+	"  #SEQ ROLE MESSAGE_ID [in context | compacted]  SNIPPET\n"
+	"QUERY is plain words (websearch syntax: \"a phrase\", -not, or).\n"
+	"\n"
+	"Options:\n"
+	"  --limit N  at most N hits (default 50)\n"
+	"  --json     a JSON array instead, one object a hit: seq, role,\n"
+	"             message_id, in_context, rank, snippet\n"
+	"\n"
+	"Exit status 3 when the session does not exist.\n",
+	run
+};
+
+static int
+run(const char *db, int argc, char **argv)
+{
+	const char *limit_text = NULL;
+	bool		json = false;
+	cli_option	opts[] = {{"limit", &limit_text, NULL}, {"json", NULL, &json}};
+	const char *pos[2];
+	mnemo_search_hits *hits = NULL;
+	mnemo_session *s = NULL;
+	mnemo_store *st;
+	int64_t		limit = 50;
+	int			rc;
+
+	if ((rc = cli_parse(&cli_search, argc, argv, opts, 2, pos, 2, 2, NULL)) != CLI_OK)
+		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if (limit_text != NULL && !cli_parse_count(&cli_search, "--limit", limit_text, 1, INT32_MAX, &limit))
+		return CLI_USAGE;
+	if ((st = cli_open(db, &rc)) == NULL)
+		return rc;
+	/* the session first: a search of no session finds nothing, not an error */
+	if (mnemo_session_get(st, pos[0], &s) != MNEMO_OK ||
+		mnemo_search(st, pos[0], pos[1], (int) limit, &hits) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_session_free(s);
+		mnemo_store_close(st);
+		return rc;
+	}
+	mnemo_session_free(s);
+	if (json)
+		putchar('[');
+	for (size_t i = 0; i < hits->count; i++)
+	{
+		const mnemo_search_hit *h = &hits->items[i];
+
+		if (json)
+		{
+			printf("%s\n {\"seq\": %" PRId64 ", \"role\": ", i ? "," : "", h->seq);
+			cli_json_string(stdout, h->role);
+			fputs(", \"message_id\": ", stdout);
+			cli_json_string(stdout, h->message_id);
+			printf(", \"in_context\": %s, \"rank\": %g, \"snippet\": ",
+				   h->in_context ? "true" : "false", (double) h->rank);
+			cli_json_string(stdout, h->snippet);
+			putchar('}');
+			continue;
+		}
+		printf("#%" PRId64 " %s ", h->seq, h->role);
+		cli_put_line(stdout, h->message_id);
+		printf(" %s  ", h->in_context ? "in context" : "compacted");
+		cli_put_line(stdout, h->snippet ? h->snippet : "");
+		putchar('\n');
+	}
+	if (json)
+		puts(hits->count ? "\n]" : "]");
+	else
+		fprintf(stderr, "mnemo: %zu hit%s\n", hits->count, cli_s((int64_t) hits->count));
+	mnemo_search_hits_free(hits);
+	mnemo_store_close(st);
+	if (fflush(stdout) != 0)
+	{
+		perror("mnemo: writing the hits");
+		return CLI_ERROR;
+	}
+	return CLI_OK;
+}

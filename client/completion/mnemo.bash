@@ -1,0 +1,63 @@
+# bash completion for mnemo, installed with the client
+# (PREFIX/share/bash-completion/completions/mnemo).
+#
+# Commands and options are read from mnemo's own help, so a new command or
+# option completes without a change here; session ids come from
+# 'mnemo sessions' (with the connection options already on the line).
+
+_mnemo() {
+	local cur prev words cword
+	_init_completion 2>/dev/null || {
+		cur=${COMP_WORDS[COMP_CWORD]}
+		prev=${COMP_WORDS[COMP_CWORD - 1]}
+		words=("${COMP_WORDS[@]}")
+		cword=$COMP_CWORD
+	}
+	local mnemo=${words[0]} cmd= conn=() i
+	for ((i = 1; i < cword; i++)); do
+		case ${words[i]} in
+		-d | --dbname | --db | -h | --host | -p | --port | -U | --username)
+			conn+=("${words[i]}" "${words[i + 1]}")
+			((i++))
+			;;
+		-*) ;;
+		*) [ -z "$cmd" ] && cmd=${words[i]} ;;
+		esac
+	done
+	case $prev in
+	-d | --dbname | --db | -h | --host | -p | --port | -U | --username | --limit | --budget | \
+		--level | --after | --model | --system | --base-url | --api-key | --context-limit)
+		return
+		;;
+	--provider)
+		COMPREPLY=($(compgen -W "openai anthropic" -- "$cur"))
+		return
+		;;
+	--format)
+		COMPREPLY=($(compgen -W "mnemo claude-code pi openai anthropic swe-agent openhands" -- "$cur"))
+		return
+		;;
+	--session)
+		COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" sessions 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur"))
+		return
+		;;
+	esac
+	if [ -z "$cmd" ]; then
+		if [[ $cur == -* ]]; then
+			COMPREPLY=($(compgen -W "--dbname --host --port --username --help --version" -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W "$("$mnemo" --help 2>/dev/null | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }') help" -- "$cur"))
+		fi
+		return
+	fi
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$("$mnemo" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z-]*' | sort -u) --help" -- "$cur"))
+		return
+	fi
+	case $cmd in
+	import) _filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur")) ;;
+	sessions | chat | help) ;;
+	*) COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" sessions 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur")) ;;
+	esac
+}
+complete -F _mnemo mnemo

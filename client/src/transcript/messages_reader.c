@@ -1,0 +1,390 @@
+/*
+ * messages_reader.c
+ *		The import readers of message lists as the provider APIs take them:
+ *		OpenAI Chat Completions and Anthropic Messages.
+ *
+ * The input is a JSON array of messages, the same as JSON Lines (one
+ * message a line), or a request body {"model", "system", "messages": [...]}.
+ * One reader reads both APIs' messages, so a list that mixes them (an
+ * OpenAI list whose first message has no block to tell) still imports; the
+ * two table entries differ in what they detect and the provider they name.
+ *
+ * The mapping:
+ *	- role system or developer -> a "system" message; user; assistant; tool
+ *	  (and function) -> the result of its call (tool_calls.c): tool_call_id
+ *	  (SWE-agent: the first of tool_call_ids), name, content as output.
+ *	- content: a string -> text part; null -> none; a list of blocks:
+ *	  text -> text, image_url -> image part (a data: URL becomes media type
+ *	  and base64 data), and Anthropic's blocks (anthropic.c).
+ *	- assistant reasoning_content / reasoning (a string) -> reasoning part;
+ *	  tool_calls -> tool parts, "arguments" (a JSON string) as the input
+ *	  when it holds an object, else kept in the part as "arguments".
+ *	- any other member (name, refusal, SWE-agent's thought, action, agent,
+ *	  message_type, ...) is kept in the message's metadata.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "transcript/transcript.h"
+
+static int
+oom(mn_import *imp)
+{
+	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+}
+
+static bool
+anthropic_blocks(struct json_object *msg)
+{
+	struct json_object *content = mn_js_arr(msg, "content");
+
+	for (size_t i = 0; content != NULL && i < json_object_array_length(content); i++)
+	{
+		struct json_object *b = json_object_array_get_idx(content, i);
+		const char *type = mn_js_str(b, "type", NULL);
+
+		if (type != NULL && (strcmp(type, "tool_use") == 0 || strcmp(type, "tool_result") == 0 ||
+							 strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0 ||
+							 (strcmp(type, "image") == 0 && mn_js_obj(b, "source") != NULL)))
+			return true;
+	}
+	return false;
+}
+
+static struct json_object *
+first_message(struct json_object *obj)
+{
+	struct json_object *list = mn_js_arr(obj, "messages");
+
+	if (list != NULL)
+		return json_object_array_length(list) > 0 ? json_object_array_get_idx(list, 0) : NULL;
+	return obj;
+}
+
+static bool
+openai_detect(struct json_object *obj)
+{
+	struct json_object *m = first_message(obj);
+
+	return m != NULL && mn_js_str(m, "role", NULL) != NULL;
+}
+
+static bool
+anthropic_detect(struct json_object *obj)
+{
+	struct json_object *m = first_message(obj);
+
+	if (m == NULL || mn_js_str(m, "role", NULL) == NULL)
+		return false;
+	return anthropic_blocks(m) ||
+		(mn_js_arr(obj, "messages") != NULL && json_object_object_get_ex(obj, "system", NULL));
+}
+
+void *
+mn_chat_create(void)
+{
+	return calloc(1, sizeof(mn_calls));
+}
+
+void
+mn_chat_destroy(void *state)
+{
+	if (state == NULL)
+		return;
+	mn_calls_free(state);
+	free(state);
+}
+
+int
+mn_chat_sent(mn_import *imp, void *state, const mn_import_msg *m)
+{
+	return mn_calls_sent(imp, state, m);
+}
+
+/* A request body: its model and system prompt describe the session. */
+static int
+open_request(mn_import *imp, struct json_object *obj, mn_span text, const char **key,
+			 const char *provider)
+{
+	mn_import_session *s = &imp->session;
+	struct json_object *system;
+
+	*key = NULL;
+	if (mn_js_arr(obj, "messages") == NULL)
+		return MNEMO_OK;
+	*key = "messages";
+	if (imp->created)
+		return MNEMO_OK;
+	if (s->provider_id == NULL && !mn_import_strdup(provider, &s->provider_id))
+		return oom(imp);
+	if (s->model_id == NULL && !mn_import_strdup(mn_js_str(obj, "model", NULL), &s->model_id))
+		return oom(imp);
+	if (json_object_object_get_ex(obj, "system", &system))
+	{
+		mn_span		raw;
+
+		if (json_object_is_type(system, json_type_string))
+			return mn_import_strdup(json_object_get_string(system), &s->system_prompt) ? MNEMO_OK : oom(imp);
+		/* a list of blocks: kept as it is, in the session's metadata */
+		if (mn_json_member(text, "system", &raw) && s->metadata == NULL)
+		{
+			mn_buf		meta = {0};
+
+			mn_buf_puts(&meta, "{\"system\":");
+			mn_buf_put(&meta, raw.p, raw.len);
+			mn_buf_puts(&meta, "}");
+			if (meta.oom)
+				return oom(imp);
+			s->metadata = meta.data;
+		}
+	}
+	return MNEMO_OK;
+}
+
+static int
+openai_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text,
+			const char **key)
+{
+	(void) state;
+	(void) lineno;
+	return open_request(imp, obj, text, key, "openai");
+}
+
+static int
+anthropic_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj,
+			   mn_span text, const char **key)
+{
+	(void) state;
+	(void) lineno;
+	return open_request(imp, obj, text, key, "anthropic");
+}
+
+/* "data:image/png;base64,AAAA" as media type and data; false if not one. */
+static bool
+data_url(const char *url, char *media, size_t media_size, const char **data)
+{
+	const char *semi;
+
+	if (strncmp(url, "data:", 5) != 0 || (semi = strstr(url, ";base64,")) == NULL ||
+		(size_t) (semi - url - 5) >= media_size)
+		return false;
+	memcpy(media, url + 5, (size_t) (semi - url - 5));
+	media[semi - url - 5] = '\0';
+	*data = semi + 8;
+	return true;
+}
+
+static int
+openai_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i, struct json_object *b,
+			 mn_span text, mn_import_msg **m, bool assistant)
+{
+	const char *type = mn_js_str(b, "type", NULL);
+	mn_import_part *p;
+	mn_span		v;
+	char		key[32];
+
+	if (type != NULL && (strcmp(type, "text") == 0 || strcmp(type, "input_text") == 0 ||
+						 strcmp(type, "output_text") == 0) && mn_js_str(b, "text", NULL) != NULL)
+	{
+		if ((p = mn_import_part_new(imp, *m, "text")) == NULL)
+			return imp->st->errcode;
+		if (mn_json_member(text, "text", &v))
+			mn_part_put_raw(p, "text", v);
+		return p->members.oom ? oom(imp) : MNEMO_OK;
+	}
+	if (type != NULL && strcmp(type, "image_url") == 0)
+	{
+		struct json_object *img = mn_js_obj(b, "image_url");
+		const char *url = img ? mn_js_str(img, "url", NULL) : mn_js_str(b, "image_url", NULL);
+		char		media[128];
+		const char *data;
+
+		if (url != NULL && data_url(url, media, sizeof(media), &data))
+			return mn_import_image(imp, *m, media, data, strlen(data), NULL);
+		return mn_import_image(imp, *m, NULL, NULL, 0, url != NULL ? url : "");
+	}
+	if (type != NULL &&
+		(strcmp(type, "tool_use") == 0 || strcmp(type, "tool_result") == 0 ||
+		 strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0 ||
+		 strcmp(type, "image") == 0))
+		return assistant ? mn_anthropic_assistant_block(imp, calls, line, i, b, text, *m)
+			: mn_anthropic_user_block(imp, calls, line, i, b, text, m);
+	snprintf(key, sizeof(key), "content[%zu]", i);
+	mn_import_keep(imp, *m, key, text, type != NULL ? type : "content block");
+	return (*m)->meta.oom ? oom(imp) : MNEMO_OK;
+}
+
+static int
+tool_calls(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *list,
+		   mn_span list_text, mn_import_msg *m)
+{
+	size_t		pos = 0;
+
+	for (size_t i = 0; i < json_object_array_length(list); i++)
+	{
+		struct json_object *call = json_object_array_get_idx(list, i);
+		struct json_object *fn = mn_js_obj(call, "function");
+		const char *id = mn_js_str(call, "id", NULL);
+		const char *name = fn ? mn_js_str(fn, "name", NULL) : NULL;
+		size_t		alen = 0;
+		const char *args = fn ? mn_js_str(fn, "arguments", &alen) : NULL;
+		struct json_object *parsed = args ? json_tokener_parse(args) : NULL;
+		bool		object = json_object_is_type(parsed, json_type_object);
+		mn_span		call_text,
+					fn_text,
+					raw;
+		mn_import_part *p;
+
+		json_object_put(parsed);
+		(void) mn_json_next_element(list_text, &pos, &call_text);
+		if (id == NULL || name == NULL)
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+						   "line %" PRId64 ": tool_calls[%zu] without an \"id\" and a function "
+						   "\"name\"", line, i);
+		p = mn_import_tool_call(imp, calls, m, name, id,
+								object ? (mn_span) {args, alen} : (mn_span) {NULL, 0});
+		if (p == NULL)
+			return imp->st->errcode;
+		if (!object && args != NULL && mn_json_member(call_text, "function", &fn_text) &&
+			mn_json_member(fn_text, "arguments", &raw))
+			mn_part_put_raw(p, "arguments", raw);
+		if (p->members.oom)
+			return oom(imp);
+	}
+	return MNEMO_OK;
+}
+
+static int
+tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *obj, mn_span text)
+{
+	static const char *const known[] = {"role", "content", "tool_call_id", "tool_call_ids", "name",
+	NULL};
+	const char *call_id = mn_js_str(obj, "tool_call_id", NULL);
+	struct json_object *ids = mn_js_arr(obj, "tool_call_ids");
+	mn_span		output = {NULL, 0};
+	mn_buf		meta = {0};
+	struct json_object *c;
+	int			rc;
+
+	if (call_id == NULL && ids != NULL && json_object_array_length(ids) > 0)
+		call_id = json_object_get_string(json_object_array_get_idx(ids, 0));
+	if (json_object_object_get_ex(obj, "content", &c) && !json_object_is_type(c, json_type_null))
+		(void) mn_json_member(text, "content", &output);
+	mn_import_others(obj, text, known, &meta);
+	if (meta.oom)
+		rc = oom(imp);
+	else
+		rc = mn_calls_result(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), false,
+							 output, (mn_span) {meta.data, meta.len});
+	mn_buf_free(&meta);
+	return rc;
+}
+
+int
+mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+			 struct json_object *obj)
+{
+	static const char *const known[] = {"role", "content", "tool_calls", "reasoning_content",
+	"reasoning", NULL};
+	mn_calls   *calls = state;
+	mn_span		whole = {text, len};
+	const char *role = json_object_is_type(obj, json_type_object) ? mn_js_str(obj, "role", NULL) : NULL;
+	struct json_object *content = NULL;
+	struct json_object *list;
+	mn_import_msg *m;
+	mn_span		raw;
+	bool		assistant;
+	int			rc = MNEMO_OK;
+
+	if (role == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a message must be a JSON object with a \"role\"", line);
+	if (strcmp(role, "tool") == 0 || strcmp(role, "function") == 0)
+		return tool_message(imp, calls, line, obj, whole);
+	if (strcmp(role, "developer") == 0)
+		role = "system";
+	if (strcmp(role, "system") != 0 && strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": unknown role \"%s\"", line, role);
+	assistant = strcmp(role, "assistant") == 0;
+	if ((m = mn_import_msg_new(imp, line, role)) == NULL)
+		return imp->st->errcode;
+
+	if (assistant)
+		for (const char *const *k = &known[3]; *k != NULL; k++)
+			if (mn_js_str(obj, *k, NULL) != NULL && mn_json_member(whole, *k, &raw))
+			{
+				mn_import_part *p = mn_import_part_new(imp, m, "reasoning");
+
+				if (p == NULL)
+				{
+					mn_import_msg_free(m);
+					return imp->st->errcode;
+				}
+				mn_part_put_raw(p, "text", raw);
+				break;
+			}
+	json_object_object_get_ex(obj, "content", &content);
+	if (json_object_is_type(content, json_type_string))
+	{
+		mn_import_part *p = mn_import_part_new(imp, m, "text");
+
+		if (p == NULL || !mn_json_member(whole, "content", &raw) ||
+			(mn_part_put_raw(p, "text", raw), p->members.oom))
+			rc = oom(imp);
+	}
+	else if (json_object_is_type(content, json_type_array) && mn_json_member(whole, "content", &raw))
+	{
+		size_t		pos = 0;
+
+		for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
+		{
+			mn_span		b;
+
+			(void) mn_json_next_element(raw, &pos, &b);
+			rc = openai_block(imp, calls, line, i, json_object_array_get_idx(content, i), b, &m,
+							  assistant);
+		}
+	}
+	else if (content != NULL && !json_object_is_type(content, json_type_null))
+		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					 "line %" PRId64 ": \"content\" must be a string, a list or null", line);
+	if (rc == MNEMO_OK && assistant && (list = mn_js_arr(obj, "tool_calls")) != NULL &&
+		mn_json_member(whole, "tool_calls", &raw))
+		rc = tool_calls(imp, calls, line, list, raw, m);
+	if (rc == MNEMO_OK)
+	{
+		json_object_object_foreach(obj, key, v)
+		{
+			const char *const *k;
+
+			(void) v;
+			for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
+				;
+			if (*k == NULL && mn_json_member(whole, key, &raw))
+				mn_import_keep(imp, m, key, raw, NULL);
+		}
+		if (m->meta.oom)
+			rc = oom(imp);
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
+const mn_reader mn_openai_reader = {
+	"openai", openai_detect, openai_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
+	mn_chat_destroy
+};
+
+const mn_reader mn_anthropic_reader = {
+	"anthropic", anthropic_detect, anthropic_open, mn_chat_create, mn_chat_line, NULL,
+	mn_chat_sent, mn_chat_destroy
+};

@@ -1,0 +1,326 @@
+/*
+ * pi.c
+ *		The import reader of pi's session logs (pi-mono's coding agent).
+ *
+ * A log is one record a line: first {"type": "session", id, timestamp, cwd,
+ * provider, modelId, thinkingLevel}, then "message" records, whose
+ * "message" has a role (user, assistant, toolResult) and a list of content
+ * blocks, and session events (model_change, thinking_level_change).
+ *
+ * The mapping:
+ *	- user: text -> text part, image {data, mimeType} -> image part.
+ *	- assistant: text -> text, thinking -> reasoning (thinkingSignature as
+ *	  its signature), toolCall {id, name, arguments} -> tool part; model,
+ *	  provider, usage {input, output, cacheRead, cacheWrite, cost.total},
+ *	  stopReason -> finish_reason; api and errorMessage are kept in the
+ *	  message's metadata.
+ *	- toolResult: completes the tool part of toolCallId (tool_calls.c):
+ *	  one text block is the output string, other content the list as
+ *	  written; isError -> state "error"; details kept in the part's metadata.
+ *	- the record's timestamp is the message's time; the session record gives
+ *	  the session's id (when free), model, provider, agent "pi" and metadata
+ *	  {"source", "session_id", "cwd", "thinking_level"}.
+ *	- model_change and thinking_level_change are bookkeeping; a record of
+ *	  another type is left out and reported.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json.h>
+
+#include "transcript/transcript.h"
+
+typedef struct pi_state
+{
+	mn_calls	calls;
+} pi_state;
+
+static int
+oom(mn_import *imp)
+{
+	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+}
+
+static bool
+pi_detect(struct json_object *obj)
+{
+	const char *type = mn_js_str(obj, "type", NULL);
+
+	if (type == NULL || json_object_object_get_ex(obj, "uuid", NULL) ||
+		json_object_object_get_ex(obj, "sessionId", NULL))
+		return false;
+	if (strcmp(type, "session") == 0)
+		return json_object_object_get_ex(obj, "cwd", NULL) ||
+			json_object_object_get_ex(obj, "modelId", NULL);
+	return strcmp(type, "message") == 0 && mn_js_obj(obj, "message") != NULL &&
+		mn_js_str(mn_js_obj(obj, "message"), "role", NULL) != NULL;
+}
+
+static void *
+pi_create(void)
+{
+	return calloc(1, sizeof(pi_state));
+}
+
+static void
+pi_destroy(void *state)
+{
+	pi_state   *pi = state;
+
+	if (pi == NULL)
+		return;
+	mn_calls_free(&pi->calls);
+	free(pi);
+}
+
+static int
+pi_sent(mn_import *imp, void *state, const mn_import_msg *m)
+{
+	return mn_calls_sent(imp, &((pi_state *) state)->calls, m);
+}
+
+static int
+session_record(mn_import *imp, struct json_object *rec)
+{
+	static const char *const keys[][2] = {
+		{"id", "session_id"}, {"cwd", "cwd"}, {"thinkingLevel", "thinking_level"}
+	};
+	mn_import_session *s = &imp->session;
+	const char *id = mn_js_str(rec, "id", NULL);
+	mn_buf		meta = {0};
+
+	if (imp->created || s->metadata != NULL)
+		return MNEMO_OK;
+	mn_buf_puts(&meta, "{\"source\":\"pi\"");
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+	{
+		const char *v = mn_js_str(rec, keys[i][0], NULL);
+
+		if (v == NULL)
+			continue;
+		mn_buf_puts(&meta, ",");
+		mn_buf_put_jstr(&meta, keys[i][1], strlen(keys[i][1]));
+		mn_buf_puts(&meta, ":");
+		mn_buf_put_jstr(&meta, v, strlen(v));
+	}
+	mn_buf_puts(&meta, "}");
+	if (meta.oom)
+	{
+		mn_buf_free(&meta);
+		return oom(imp);
+	}
+	s->metadata = meta.data;
+	if ((id != NULL && !imp->opts->session_id && strlen(id) <= MNEMO_ID_MAX &&
+		 !mn_import_strdup(id, &s->want_id)) ||
+		!mn_import_strdup("pi", &s->agent) ||
+		!mn_import_strdup(mn_js_str(rec, "modelId", NULL), &s->model_id) ||
+		!mn_import_strdup(mn_js_str(rec, "provider", NULL), &s->provider_id))
+		return oom(imp);
+	return MNEMO_OK;
+}
+
+/* One block of a user or assistant message into m. */
+static int
+block(mn_import *imp, pi_state *pi, int64_t line, size_t i, struct json_object *b,
+	  mn_span text, mn_import_msg *m)
+{
+	const char *type = json_object_is_type(b, json_type_object) ? mn_js_str(b, "type", NULL) : NULL;
+	mn_import_part *p;
+	mn_span		v;
+	char		key[32];
+
+	if (type == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": content[%zu] is not a block with a \"type\"", line, i);
+	if (strcmp(type, "text") == 0 || strcmp(type, "thinking") == 0)
+	{
+		bool		thinking = type[1] == 'h';
+
+		if (mn_js_str(b, type, NULL) == NULL || !mn_json_member(text, type, &v))
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+						   "line %" PRId64 ": content[%zu] is a %s block without \"%s\"", line, i,
+						   type, type);
+		if ((p = mn_import_part_new(imp, m, thinking ? "reasoning" : "text")) == NULL)
+			return imp->st->errcode;
+		mn_part_put_raw(p, "text", v);
+		if (thinking && mn_js_str(b, "thinkingSignature", NULL) != NULL &&
+			mn_json_member(text, "thinkingSignature", &v))
+			mn_part_put_raw(p, "signature", v);
+		return p->members.oom ? oom(imp) : MNEMO_OK;
+	}
+	if (strcmp(type, "toolCall") == 0)
+	{
+		const char *name = mn_js_str(b, "name", NULL);
+		const char *id = mn_js_str(b, "id", NULL);
+		mn_span		input = {NULL, 0};
+
+		if (name == NULL || id == NULL)
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+						   "line %" PRId64 ": content[%zu] is a toolCall without \"name\" and \"id\"",
+						   line, i);
+		if (mn_js_obj(b, "arguments") != NULL)
+			(void) mn_json_member(text, "arguments", &input);
+		return mn_import_tool_call(imp, &pi->calls, m, name, id, input) ? MNEMO_OK : imp->st->errcode;
+	}
+	if (strcmp(type, "image") == 0 && mn_js_str(b, "data", NULL) != NULL)
+	{
+		size_t		len;
+		const char *data = mn_js_str(b, "data", &len);
+
+		return mn_import_image(imp, m, mn_js_str(b, "mimeType", NULL), data, len, NULL);
+	}
+	snprintf(key, sizeof(key), "content[%zu]", i);
+	mn_import_keep(imp, m, key, text, type);
+	return m->meta.oom ? oom(imp) : MNEMO_OK;
+}
+
+static int
+usage(mn_import_msg *m, struct json_object *u)
+{
+	static const char *const keys[] = {"input", "output", "cacheRead", "cacheWrite"};
+	int64_t    *dst[] = {&m->tokens.input, &m->tokens.output, &m->tokens.cache_read,
+	&m->tokens.cache_write};
+	struct json_object *cost;
+	struct json_object *v;
+
+	for (int k = 0; k < 4; k++)
+		if (json_object_object_get_ex(u, keys[k], &v) && json_object_is_type(v, json_type_int) &&
+			json_object_get_int64(v) >= 0)
+		{
+			*dst[k] = json_object_get_int64(v);
+			m->has_tokens = true;
+		}
+	if ((cost = mn_js_obj(u, "cost")) != NULL && json_object_object_get_ex(cost, "total", &v) &&
+		(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) &&
+		json_object_get_double(v) > 0)
+		m->cost = json_object_get_double(v);
+	return MNEMO_OK;
+}
+
+static int
+tool_result(mn_import *imp, pi_state *pi, int64_t line, struct json_object *msg, mn_span text)
+{
+	struct json_object *content = mn_js_arr(msg, "content");
+	struct json_object *flag;
+	mn_span		output = {NULL, 0};
+	mn_span		details = {NULL, 0};
+
+	if (content != NULL && json_object_array_length(content) == 1 &&
+		mn_js_str(json_object_array_get_idx(content, 0), "text", NULL) != NULL)
+	{
+		mn_span		list;
+
+		if (mn_json_member(text, "content", &list) && mn_json_element(list, 0, &output))
+			(void) mn_json_member(output, "text", &output);
+	}
+	else
+		(void) mn_json_member(text, "content", &output);
+	if (json_object_object_get_ex(msg, "details", NULL))
+		(void) mn_json_member(text, "details", &details);
+	return mn_calls_result(imp, &pi->calls, line, mn_js_str(msg, "toolCallId", NULL),
+						   mn_js_str(msg, "toolName", NULL),
+						   json_object_object_get_ex(msg, "isError", &flag) &&
+						   json_object_get_boolean(flag),
+						   output, details);
+}
+
+static int
+message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec, mn_span text)
+{
+	struct json_object *msg = mn_js_obj(rec, "message");
+	struct json_object *content;
+	const char *role = msg ? mn_js_str(msg, "role", NULL) : NULL;
+	mn_span		msg_text;
+	mn_span		list;
+	mn_import_msg *m;
+	size_t		pos = 0;
+	int			rc = MNEMO_OK;
+	struct json_object *u;
+
+	if (role == NULL || !mn_json_member(text, "message", &msg_text))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a message record without a \"message\" that has a \"role\"",
+					   line);
+	if (strcmp(role, "toolResult") == 0)
+		return tool_result(imp, pi, line, msg, msg_text);
+	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+	{
+		mn_import_skipped(imp, line, role);
+		return MNEMO_OK;
+	}
+	if ((m = mn_import_msg_new(imp, line, role)) == NULL)
+		return imp->st->errcode;
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	content = json_object_object_get_ex(msg, "content", &content) ? content : NULL;
+	if (json_object_is_type(content, json_type_string))
+	{
+		mn_import_part *p = mn_import_part_new(imp, m, "text");
+
+		if (p == NULL || !mn_json_member(msg_text, "content", &list) ||
+			(mn_part_put_raw(p, "text", list), p->members.oom))
+			rc = oom(imp);
+	}
+	else if (json_object_is_type(content, json_type_array) &&
+			 mn_json_member(msg_text, "content", &list))
+	{
+		for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
+		{
+			mn_span		b;
+
+			(void) mn_json_next_element(list, &pos, &b);
+			rc = block(imp, pi, line, i, json_object_array_get_idx(content, i), b, m);
+		}
+	}
+	if (rc == MNEMO_OK && strcmp(role, "assistant") == 0)
+	{
+		static const char *const kept[] = {"api", "errorMessage"};
+
+		if (!mn_import_strdup(mn_js_str(msg, "model", NULL), &m->model_id) ||
+			!mn_import_strdup(mn_js_str(msg, "provider", NULL), &m->provider_id) ||
+			!mn_import_strdup(mn_js_str(msg, "stopReason", NULL), &m->finish_reason))
+			rc = oom(imp);
+		if ((u = mn_js_obj(msg, "usage")) != NULL)
+			usage(m, u);
+		for (size_t k = 0; rc == MNEMO_OK && k < 2; k++)
+		{
+			mn_span		v;
+
+			if (json_object_object_get_ex(msg, kept[k], NULL) && mn_json_member(msg_text, kept[k], &v))
+				mn_import_keep(imp, m, kept[k], v, NULL);
+		}
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
+static int
+pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+		struct json_object *rec)
+{
+	pi_state   *pi = state;
+	const char *type = json_object_is_type(rec, json_type_object) ? mn_js_str(rec, "type", NULL) : NULL;
+
+	if (type == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a pi record must be a JSON object with a \"type\"", line);
+	if (strcmp(type, "session") == 0)
+		return session_record(imp, rec);
+	if (strcmp(type, "message") == 0)
+		return message_record(imp, pi, line, rec, (mn_span) {text, len});
+	if (strcmp(type, "model_change") == 0 || strcmp(type, "thinking_level_change") == 0)
+		mn_import_bookkeeping(imp, line, type);
+	else
+		mn_import_skipped(imp, line, type);
+	return MNEMO_OK;
+}
+
+const mn_reader mn_pi_reader = {
+	"pi", pi_detect, NULL, pi_create, pi_line, NULL, pi_sent, pi_destroy
+};

@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The mnemo command's psql manners: connection options anywhere (-d, -h,
+# -p, -U, --dbname), DATABASE_URL, --json on the listing commands, search,
+# delete and purge, plural-correct messages, range errors that name the
+# range, tail unwatching what it watched, and the bash completion.
+#
+# Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
+# PGDATABASE, PGHOST, PGPORT (a fresh database with the extension); prints TAP.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
+work=$(mktemp -d /tmp/mnemo-manners.XXXXXX)
+tail_pid=
+cleanup() {
+	[ -n "$tail_pid" ] && kill -KILL "$tail_pid" 2>/dev/null
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+run_m() {
+	"$M" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+expect_rc() {
+	if [ "$rc" -eq "$1" ]; then
+		ok "$2 (exit $rc)"
+	else
+		not_ok "$2: exit $rc, want $1"
+		sed 's/^/# stderr: /' "$work/err" | head -n 5
+	fi
+}
+psql_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" 2>/dev/null; }
+
+db=$PGDATABASE host=$PGHOST port=$PGPORT user=${PGUSER:-$(id -un)}
+psql_q -c "SELECT mnemo.create_session('manners', 'm', 'p', 'a', NULL, 'Manners')" >/dev/null
+psql_q -c "SELECT mnemo.append_message('manners', 'user', '[{\"type\":\"text\",\"text\":\"the quick brown fox\"}]')" >/dev/null
+psql_q -c "SELECT mnemo.append_message('manners', 'assistant', '[{\"type\":\"text\",\"text\":\"jumps over the lazy dog\"}]')" >/dev/null
+
+# ---- connection options anywhere, and DATABASE_URL ------------------------
+
+env -u PGDATABASE -u PGHOST -u PGPORT "$M" sessions -d "$db" -h "$host" -p "$port" -U "$user" >"$work/out" 2>"$work/err"
+rc=$?
+expect_rc 0 "-d -h -p -U after the command, with no PG* variables"
+check "and the session is listed" grep -q "^manners " "$work/out"
+env -u PGDATABASE -u PGHOST -u PGPORT "$M" --host="$host" --port="$port" show manners --dbname="$db" >"$work/out" 2>&1
+check "--host= --port= before and --dbname= after the command" grep -q "^session   manners" "$work/out"
+env -u PGDATABASE DATABASE_URL="postgresql:///$db?host=$host&port=$port" "$M" sessions >"$work/out" 2>&1
+check "DATABASE_URL when no -d is given" grep -q "^manners " "$work/out"
+env DATABASE_URL="postgresql:///no_such_db?host=$host&port=$port" "$M" -d "$db" sessions >"$work/out" 2>&1
+check "-d wins over DATABASE_URL" grep -q "^manners " "$work/out"
+run_m sessions -p
+expect_rc 2 "-p without a value is a usage error"
+run_m -h
+expect_rc 0 "-h alone is still help"
+check "printing the usage, which names the connection options" grep -q -- "-U, --username USER" "$work/out"
+
+# ---- --json on the listing commands -----------------------------------------
+
+run_m sessions --json
+check "sessions --json is a JSON array with the session" \
+	bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); s=[x for x in d if x[\"id\"]==\"manners\"][0]; assert s[\"messages\"]==2 and s[\"title\"]==\"Manners\" and s[\"active\"] is True' '$work/out'"
+run_m context manners --budget 1000 --json
+check "context --json is a JSON array of the two entries" \
+	bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert [e[\"role\"] for e in d]==[\"user\",\"assistant\"] and d[0][\"content\"]==\"the quick brown fox\"' '$work/out'"
+run_m show manners --json
+check "show --json is the export's JSON Lines" \
+	bash -c "python3 -c 'import json,sys; l=[json.loads(x) for x in open(sys.argv[1])]; assert l[0][\"type\"]==\"mnemo.session\" and len(l)==3' '$work/out'"
+
+# ---- search -------------------------------------------------------------------
+
+run_m search manners "lazy dog"
+expect_rc 0 "mnemo search SESSION QUERY"
+check "finds the assistant's message" grep -q "^#2 assistant " "$work/out"
+check "and counts hits in the singular" grep -qx "mnemo: 1 hit" "$work/err"
+run_m search manners "lazy dog" --json
+check "search --json" bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[0][\"seq\"]==2 and d[0][\"in_context\"] is True' '$work/out'"
+run_m search no-such-session fox
+expect_rc 3 "search of a missing session"
+run_m search manners
+expect_rc 2 "search without a query"
+
+# ---- plurals and ranges -------------------------------------------------------
+
+run_m context manners --budget 6
+check "context: '1 item', not '1 items'" grep -Eq "^context: budget 6, 1 item \([0-9]+ tokens?, 0 of summaries\) included, 1 item \([0-9]+ tokens?\) left out$" "$work/out"
+run_m sessions --limit abc
+expect_rc 2 "--limit abc"
+check "names the range from 1" grep -q "^mnemo sessions: --limit must be an integer from 1 to 2147483647, not 'abc'" "$work/err"
+
+# ---- tail unwatches what it watched -------------------------------------------
+
+"$M" tail manners >"$work/tail.out" 2>"$work/tail.err" &
+tail_pid=$!
+for _ in $(seq 100); do [ "$(psql_q -c "SELECT watched FROM mnemo.sessions WHERE id = 'manners'")" = t ] && break; sleep 0.05; done
+check "tail watches the session while it runs" test "$(psql_q -c "SELECT watched FROM mnemo.sessions WHERE id = 'manners'")" = t
+kill -INT "$tail_pid"
+wait "$tail_pid"
+rc=$?
+tail_pid=
+expect_rc 0 "tail ends on SIGINT"
+check "and unwatches the session it watched" test "$(psql_q -c "SELECT watched FROM mnemo.sessions WHERE id = 'manners'")" = f
+psql_q -c "SELECT mnemo.watch('manners')" >/dev/null
+"$M" tail manners >"$work/tail.out" 2>"$work/tail.err" &
+tail_pid=$!
+sleep 0.5
+kill -TERM "$tail_pid"
+wait "$tail_pid"
+tail_pid=
+check "a session watched before tail stays watched after it" \
+	test "$(psql_q -c "SELECT watched FROM mnemo.sessions WHERE id = 'manners'")" = t
+
+# ---- delete (soft) and purge (asks) -------------------------------------------
+
+run_m delete manners
+expect_rc 0 "mnemo delete"
+check "marks the session inactive" test "$(psql_q -c "SELECT is_active FROM mnemo.sessions WHERE id = 'manners'")" = f
+check "and keeps its messages" test "$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = 'manners'")" = 2
+run_m delete no-such-session
+expect_rc 3 "delete of a missing session"
+setsid "$M" purge manners </dev/null >"$work/out" 2>"$work/err"
+rc=$?
+expect_rc 1 "purge without a terminal and without --yes refuses"
+check "saying to pass --yes" grep -q "pass --yes" "$work/err"
+check "and the session is still there" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'manners'")" = 1
+script -qfec "$M purge manners" /dev/null >"$work/tty.out" 2>&1 <<<"n"
+check "on a terminal it asks" grep -q "Erase session manners and its 2 messages for good? \[y/N\]" "$work/tty.out"
+check "and 'n' keeps the session" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'manners'")" = 1
+run_m purge manners --yes
+expect_rc 0 "purge --yes"
+check "erases the session" test "$(psql_q -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'manners'")" = 0
+check "saying how many messages" grep -q "purged: 2 messages erased" "$work/err"
+
+# ---- bash completion ------------------------------------------------------------
+
+comp=client/completion/mnemo.bash
+if bash -c "source '$comp'; COMP_WORDS=('$M' se); COMP_CWORD=1; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null &&
+	grep -qx sessions "$work/comp" && grep -qx search "$work/comp"; then
+	ok "bash completion completes commands from mnemo's help"
+else
+	not_ok "bash completion of 'mnemo se'"
+fi
+bash -c "source '$comp'; COMP_WORDS=('$M' import x --f); COMP_CWORD=3; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+check "and a command's options from its help" grep -qx -- --format "$work/comp"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

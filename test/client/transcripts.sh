@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Transcripts of other agents through `mnemo import`: a real excerpt of each
+# format (test/data/transcript-*, sources in test/data/README.md) imports
+# with its content where it belongs, exports, and re-imports into another
+# database byte-identically; formats are detected or named; files that are
+# not transcripts fail and leave nothing; a log cut short imports with
+# --lenient; a second import of a transcript with its own id is refused.
+#
+# Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
+# PGDATABASE (a fresh database with the extension); prints TAP.
+set -uo pipefail
+cd "$(dirname "$0")/../.." || exit 1
+
+M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
+D=test/data
+work=$(mktemp -d /tmp/mnemo-transcripts.XXXXXX)
+copy_db="${PGDATABASE}_transcripts_copy"
+cleanup() {
+	dropdb --if-exists "$copy_db" >/dev/null 2>&1
+	rm -rf "$work"
+}
+trap cleanup EXIT
+
+n=0
+failed=0
+ok() {
+	n=$((n + 1))
+	echo "ok $n - $*"
+}
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $*"
+}
+check() {
+	local desc=$1
+	shift
+	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+run_m() {
+	"$M" "$@" >"$work/out" 2>"$work/err"
+	rc=$?
+}
+expect_rc() {
+	if [ "$rc" -eq "$1" ]; then
+		ok "$2 (exit $rc)"
+	else
+		not_ok "$2: exit $rc, want $1"
+		sed 's/^/# stderr: /' "$work/err" | head -n 5
+	fi
+}
+psql_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+sessions() { psql_q -c "SELECT count(*) FROM mnemo.sessions"; }
+# q SID SQL-after-WHERE-session: a count over the session's parts
+parts_where() { psql_q -c "SELECT count(*) FROM mnemo.message_parts WHERE session_id = '$1' AND $2"; }
+msgs_where() { psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$1' AND $2"; }
+
+createdb "$copy_db" >/dev/null 2>&1 && psql_q -d "$copy_db" -c "CREATE EXTENSION mnemo" >/dev/null
+
+# ---- each format: detected, imported, exported, re-imported identically ----
+
+# FILE FORMAT MESSAGES: the format detected from the content, the message
+# count, and the export round trip into another database.
+round_trip() {
+	local file=$1 format=$2 want=$3 sid
+	run_m import "$file" --new-ids
+	expect_rc 0 "$format: $(basename "$file") imports, detected from its content"
+	sid=$(cat "$work/out")
+	check "$format: $want messages" test "$(msgs_where "$sid" true)" = "$want"
+	"$M" export "$sid" >"$work/$format.first.jsonl" 2>"$work/err"
+	run_m --db "dbname=$copy_db" import "$work/$format.first.jsonl" --quiet
+	expect_rc 0 "$format: its export imports into another database"
+	check "$format: into the session of the header's id" test "$(cat "$work/out")" = "$sid"
+	"$M" --db "dbname=$copy_db" export "$sid" >"$work/$format.second.jsonl" 2>"$work/err"
+	# the session's own created time is the one thing create_session cannot take
+	sed -i '1s/"created_at": [0-9]*}$/}/' "$work/$format.first.jsonl" "$work/$format.second.jsonl"
+	check "$format: export, import, export: byte-identical" \
+		cmp -s "$work/$format.first.jsonl" "$work/$format.second.jsonl"
+	run_m import "$file" --new-ids --format "$format" --quiet
+	expect_rc 0 "$format: --format $format reads it too"
+	last_sid=$sid
+}
+
+round_trip $D/transcript-pi.jsonl pi 16
+pi_sid=$last_sid
+check "pi: the session takes the log's model and provider" \
+	test "$(psql_q -c "SELECT model_id || '/' || provider_id || '/' || agent FROM mnemo.sessions WHERE id = '$pi_sid'")" = "claude-sonnet-4-5/anthropic/pi"
+check "pi: a thinking block is a reasoning part with its signature" \
+	test "$(parts_where "$pi_sid" "part_type = 'reasoning' AND content ? 'signature'")" = 1
+check "pi: every toolCall is a tool part, completed by its toolResult" \
+	test "$(parts_where "$pi_sid" "part_type = 'tool' AND tool_state = 'completed' AND content ? 'output'")" -ge 5
+check "pi: message times are the records' timestamps" \
+	test "$(msgs_where "$pi_sid" "created_at BETWEEN 1763681000000 AND 1763690000000")" = 16
+check "pi: api and errorMessage kept in the message's metadata" \
+	test "$(parts_where "$pi_sid" "content->'metadata' ? 'errorMessage'")" = 1
+check "pi: usage restored (cache reads of a real turn)" \
+	test "$(msgs_where "$pi_sid" "tokens_cache_read > 0")" -ge 1
+
+round_trip $D/transcript-openai.json openai 8
+oa_sid=$last_sid
+check "openai (JSON array): the system message is a system message" \
+	test "$(msgs_where "$oa_sid" "role = 'system'")" = 1
+check "openai: tool calls keep their arguments as input and get their results" \
+	test "$(parts_where "$oa_sid" "part_type = 'tool' AND content->'input'->>'reservation_id' = 'EUJUY6' AND content->>'output' LIKE '{\"reservation_id\": \"EUJUY6\"%' AND tool_state = 'completed'")" = 1
+round_trip $D/transcript-openai.jsonl openai 10
+
+round_trip $D/transcript-anthropic.json anthropic 8
+an_sid=$last_sid
+check "anthropic: the request's system field is the session's system prompt" \
+	test "$(psql_q -c "SELECT system_prompt FROM mnemo.sessions WHERE id = '$an_sid'")" = "You are Claude Code, working on the kimi-cli repository."
+check "anthropic: tool_use blocks completed by their tool_result blocks" \
+	test "$(parts_where "$an_sid" "part_type = 'tool' AND tool_state = 'completed'")" = 3
+
+round_trip $D/transcript-swe-agent.traj swe-agent 7
+swe_sid=$last_sid
+check "swe-agent: its thought and action are kept in metadata" \
+	test "$(parts_where "$swe_sid" "content->'metadata' ? 'thought'")" -ge 1
+check "swe-agent: function calls paired with their tool messages" \
+	test "$(parts_where "$swe_sid" "part_type = 'tool' AND tool_state = 'completed'")" -ge 4
+
+round_trip $D/transcript-openhands.jsonl openhands 5
+oh_sid=$last_sid
+check "openhands: run actions are tool parts completed by their observations" \
+	test "$(parts_where "$oh_sid" "part_type = 'tool' AND tool_name = 'run' AND content ? 'output'")" = 2
+check "openhands: the resolver run's fields are the session's metadata" \
+	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
+
+round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5
+
+# ---- what is not a transcript fails and leaves nothing ------------------
+
+before=$(sessions)
+: >"$work/empty.jsonl"
+run_m import "$work/empty.jsonl"
+expect_rc 1 "an empty file fails"
+check "saying it is empty" grep -q "empty: nothing to import" "$work/err"
+printf '{"type":"session","id":"x","cwd":"/"}\n{"type":"model_change","modelId":"m"}\n' >"$work/nomsg.jsonl"
+run_m import "$work/nomsg.jsonl"
+expect_rc 1 "a log with no message fails"
+check "naming what it read" grep -q "no message in the transcript (read as pi" "$work/err"
+run_m import $D/transcript-pi.jsonl --format claude-code
+expect_rc 1 "a pi log read as Claude Code fails"
+check "saying what it read it as" grep -q "read as claude-code" "$work/err"
+run_m import $D/transcript-pi.jsonl --format csv
+expect_rc 1 "an unknown --format"
+check "names the formats" grep -q "one of mnemo, claude-code, pi, openai" "$work/err"
+check "and none of these left a session" test "$(sessions)" = "$before"
+
+# ---- a log cut short, and the lines of errors ---------------------------
+
+head -c -200 $D/transcript-pi.jsonl >"$work/cut.jsonl"
+run_m import "$work/cut.jsonl" --new-ids
+expect_rc 1 "a log whose last line is cut short fails"
+check "naming the line and --lenient" grep -q "line 32: .*--lenient skips it" "$work/err"
+run_m import "$work/cut.jsonl" --new-ids --lenient
+expect_rc 0 "--lenient imports it"
+check "and reports the line it skipped" grep -q "1 truncated last line" "$work/err"
+printf '[\n  {"role": "user", "content": "hi"},\n  {"role": "user", "content": 5}\n]\n' >"$work/bad.json"
+run_m import "$work/bad.json"
+expect_rc 1 "a bad element of a JSON document"
+check "is named by its line" grep -q "^mnemo: line 3: \"content\" must be" "$work/err"
+# \u0000 (and a lone surrogate), which PostgreSQL's text cannot hold: U+FFFD,
+# the policy chat follows for a NUL in a streamed reply
+printf '{"role":"user","content":"a\\u0000b"}\n{"role":"user","content":"\\ud800c"}\n' >"$work/nul.jsonl"
+run_m import "$work/nul.jsonl"
+expect_rc 0 "\\u0000 and a lone surrogate import"
+nul_sid=$(cat "$work/out")
+check "as U+FFFD" test "$(parts_where "$nul_sid" "content->>'text' IN (E'a\\uFFFDb', E'\\uFFFDc')")" = 2
+check "and the summary says so" grep -q "2 .u0000 or lone surrogate made U+FFFD" "$work/err"
+# a server-side error (a message id used twice) names the line
+printf '{"id":"m1","role":"user","parts":[]}\n{"id":"m1","role":"user","parts":[]}\n' >"$work/dup.jsonl"
+run_m import "$work/dup.jsonl"
+expect_rc 1 "a message id used twice"
+check "is named by its line (the server said messages[1])" grep -q "^mnemo: line 2: " "$work/err"
+
+# ---- images ---------------------------------------------------------------
+
+cat >"$work/images.json" <<'EOF2'
+[{"role": "user", "content": [{"type": "text", "text": "what is this?"},
+  {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}},
+  {"type": "image_url", "image_url": {"url": "https://example.com/cat.jpg"}}]},
+ {"role": "assistant", "content": "a cat"}]
+EOF2
+run_m import "$work/images.json"
+expect_rc 0 "OpenAI image_url blocks import"
+img_sid=$(cat "$work/out")
+check "a data: URL is an image part with its media type and base64 data" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo='")" = 1
+check "a plain URL is an image part with the url" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'url' = 'https://example.com/cat.jpg'")" = 1
+check "an image is estimated at 1600 tokens" \
+	test "$(parts_where "$img_sid" "part_type = 'image' AND token_estimate = 1600")" = 2
+check "build_context renders a placeholder with its size and estimate" \
+	bash -c "psql -X -q -A -t -c \"SELECT content FROM mnemo.build_context('$img_sid', 100000) WHERE position = 1\" | grep -qF '[Image: image/png, 12 bytes of base64, ~1600 tokens]'"
+printf '{"role": "user", "parts": [{"type": "image", "media_type": "image/png", "data": "AA==", "url": "x"}]}\n' >"$work/badimg.jsonl"
+run_m import "$work/badimg.jsonl"
+expect_rc 1 "an image part with both data and url"
+check "is refused, naming the line" grep -q '^mnemo: line 1: parts\[0\]: an image has either "data" (base64) or "url"' "$work/err"
+
+# ---- a transcript with its own id imports once --------------------------
+
+run_m import $D/transcript-pi.jsonl
+expect_rc 0 "a pi log imports under its own session id"
+check "which is the log's" test "$(cat "$work/out")" = d703a1a9-1b7b-4fb1-b512-c9738b1fe617
+before=$(sessions)
+run_m import $D/transcript-pi.jsonl
+expect_rc 1 "importing it again is refused"
+check "with MN004's message and the hint" grep -q "already exists: it was imported before (--new-ids" "$work/err"
+check "and no second session" test "$(sessions)" = "$before"
+
+echo "1..$n"
+[ "$failed" -eq 0 ]

@@ -771,10 +771,13 @@ measure_storage(void)
 {
 	Conn		c[2];
 	Sizes		before[2],
-				after[2];
+				after[2],
+				indexed;
 	const char *schema[2] = {"plain", "mnemo"};
 	double		per_turn[2],
 				wal[2],
+				indexed_per_turn,
+				indexed_wal,
 				load[2][1024];
 	Load	   *l = make_load(turns, 1, false);
 	int			side,
@@ -793,11 +796,28 @@ measure_storage(void)
 		wal[side] = (double) (wal_lsn(c[side].conn) - lsn) / turns;
 		rel_sizes(c[side].conn, schema[side], &after[side]);
 	}
+
+	/*
+	 * Search on: the same session's queue drained by index_search, as a
+	 * scheduled job or the next search would; its bytes and WAL added.
+	 */
+	{
+		const char *values[1] = {c[MNEMO].session};
+		long long	lsn = wal_lsn(c[MNEMO].conn);
+
+		PQclear(run_params(c[MNEMO].conn, "SELECT mnemo.index_search($1)", 1, values));
+		indexed_wal = wal[MNEMO] + (double) (wal_lsn(c[MNEMO].conn) - lsn) / turns;
+		rel_sizes(c[MNEMO].conn, "mnemo", &indexed);
+	}
 	printf("storage: %d turns of user ~200 B + assistant ~800 B into each side's tables\n", turns);
 	for (side = PLAIN; side <= MNEMO; side++)
 		per_turn[side] = size_growth(schema[side], &before[side], &after[side], turns);
 	report("table bytes/turn (heap+TOAST+indexes)", "B", per_turn[MNEMO], per_turn[PLAIN]);
 	report("WAL bytes/turn", "B", wal[MNEMO], wal[PLAIN]);
+	printf("then mnemo.index_search() over the session (search on):\n");
+	indexed_per_turn = size_growth("mnemo", &before[MNEMO], &indexed, turns);
+	report("table bytes/turn, search indexed", "B", indexed_per_turn, per_turn[PLAIN]);
+	report("WAL bytes/turn, search indexed", "B", indexed_wal, wal[PLAIN]);
 
 	/* the sessions just written hold 2 x turns messages each */
 	for (i = 0; i < loads && i < 1024; i++)

@@ -42,7 +42,18 @@
  *   commit         one mnemo.commit_summary() leaf over the oldest 20
  *                  messages of the view.
  *
- * Usage: bench/context [--sizes N,N,...] [--calls N] [--warmup N]
+ * Right after a swap (issue 15, item 5), per --swap-sizes (default 2,000 and
+ * 50,000 messages): a session is loaded uncompacted, so that its whole
+ * history is in its view, then one commit_summary leaf swaps all but the
+ * newest VIEW - 1 messages out, and at once, with no VACUUM, build_context
+ * is timed over the remaining VIEW items: the first call alone, then the
+ * median of CALLS.  All of it twice: with no other transaction open, and
+ * with another connection holding a REPEATABLE READ snapshot taken before
+ * the swap (a long report, a replica's feedback, pg_dump: then neither
+ * VACUUM nor the index's dead-tuple hints can clear the swapped-out rows).
+ * Target: the largest session's time <= 1.5 x the smallest's.
+ *
+ * Usage: bench/context [--sizes N,N,...] [--swap-sizes N,N,...] [--calls N] [--warmup N]
  * Connects with the PG* environment variables; the database must have the
  * mnemo extension.  Creates sessions named ctx_<ms>_<size>.
  */
@@ -114,6 +125,16 @@ typedef struct View
 	Item	   *items;
 	int			n;
 } View;
+
+typedef struct SwapResult
+{
+	long		size;
+	int			held;			/* another snapshot was open across the swap */
+	double		swap_ms;		/* the commit_summary itself */
+	double		first_ms;		/* the first build_context after it */
+	double		median_ms;		/* the median of calls after it */
+	int			rows;
+} SwapResult;
 
 typedef struct SizeResult
 {
@@ -530,6 +551,133 @@ measure(PGconn *conn, SizeResult *r)
 	free(view.items);
 }
 
+/*
+ * One session of size messages, loaded uncompacted, then one leaf over all
+ * but its newest VIEW - 1 messages, then build_context timed at once.  With
+ * held, a second connection holds a snapshot from before the swap until the
+ * timing is done.
+ */
+static void
+swap_case(PGconn *conn, SwapResult *r)
+{
+	static char batch[BATCH * 1200];
+	const char *params[6];
+	char		session[64];
+	char		sid[96];
+	char		tokens[16];
+	View		view = {0};
+	PGconn	   *holder = NULL;
+	double	   *t = malloc(sizeof(double) * calls);
+	char	   *ids;
+	long		done = 0;
+	double		t0;
+	PGresult   *res;
+	int			i;
+
+	if (!t)
+		die("out of memory");
+	snprintf(session, sizeof(session), "swap_%s_%ld_%d", run_tag, r->size, r->held);
+	params[0] = session;
+	res = PQexecParams(conn, "SELECT id FROM mnemo.create_session($1)", 1, NULL, params,
+					   NULL, NULL, 0);
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		die("create_session: %s", PQerrorMessage(conn));
+	PQclear(res);
+	while (done < r->size)
+	{
+		int			n = r->size - done < BATCH ? (int) (r->size - done) : BATCH;
+
+		make_batch(batch, sizeof(batch), done, n);
+		params[1] = batch;
+		PQclear(run_prepared(conn, "append", 2, params));
+		done += n;
+	}
+	read_view(conn, session, &view);
+	if (view.n != r->size)
+		die("%s: a view of %d items for %ld messages", session, view.n, r->size);
+	exec_cmd(conn, "CHECKPOINT");
+
+	if (r->held)
+	{
+		holder = connect_db();
+		exec_cmd(holder, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+		PQclear(exec_ok(holder, "SELECT count(*) FROM mnemo.sessions"));
+	}
+	ids = id_array(&view, 0, view.n - (VIEW - 1));
+	snprintf(sid, sizeof(sid), "%s_leaf", session);
+	snprintf(tokens, sizeof(tokens), "%d", (int) strlen(summary_text) / 4);
+	params[1] = sid;
+	params[2] = summary_text;
+	params[3] = tokens;
+	params[4] = ids;
+	params[5] = "leaf";
+	t0 = now_s();
+	PQclear(run_prepared(conn, "leaf", 6, params));
+	r->swap_ms = (now_s() - t0) * 1000;
+	free(ids);
+
+	params[1] = BUDGET;
+	for (i = -1; i < calls; i++)
+	{
+		t0 = now_s();
+		res = run_prepared(conn, "build", 2, params);
+		if (i < 0)
+			r->first_ms = (now_s() - t0) * 1000;
+		else
+			t[i] = (now_s() - t0) * 1000;
+		r->rows = PQntuples(res);
+		PQclear(res);
+	}
+	r->median_ms = median(t, calls);
+	if (r->rows != VIEW)
+		die("%s: build_context returned %d rows after the swap, not %d", session, r->rows, VIEW);
+	if (holder)
+	{
+		exec_cmd(holder, "COMMIT");
+		PQfinish(holder);
+	}
+	free(view.items);
+	free(t);
+}
+
+static void
+print_swaps(const SwapResult *s, int n)
+{
+	int			held;
+	int			i;
+
+	printf("\nright after one swap (commit_summary leaf over all but the newest %d messages, "
+		   "no VACUUM), build_context over the %d items left:\n", VIEW - 1, VIEW);
+	printf("%-9s %-22s %-16s %-12s %-14s\n", "messages", "other snapshot open", "swap ms",
+		   "first ms", "median ms");
+	for (i = 0; i < n; i++)
+		printf("%-9ld %-22s %-16.1f %-12.3f %-14.3f\n", s[i].size, s[i].held ? "yes" : "no",
+			   s[i].swap_ms, s[i].first_ms, s[i].median_ms);
+	for (held = 0; held <= 1; held++)
+	{
+		const SwapResult *small = NULL;
+		const SwapResult *large = NULL;
+
+		for (i = 0; i < n; i++)
+		{
+			if (s[i].held != held)
+				continue;
+			if (!small || s[i].size < small->size)
+				small = &s[i];
+			if (!large || s[i].size > large->size)
+				large = &s[i];
+		}
+		if (!small || small == large)
+			continue;
+		printf("after a swap, %s: build_context %ld / %ld messages: first %.2f, median %.2f  "
+			   "(target <= 1.5: %s)\n", held ? "snapshot held" : "no other snapshot",
+			   large->size, small->size, large->first_ms / small->first_ms,
+			   large->median_ms / small->median_ms,
+			   large->median_ms / small->median_ms <= 1.5 &&
+			   large->first_ms / small->first_ms <= 1.5 ? "met" : "NOT MET");
+	}
+}
+
 static void
 print_environment(PGconn *conn, int argc, char **argv)
 {
@@ -566,6 +714,9 @@ main(int argc, char **argv)
 	SizeResult	results[MAX_SIZES];
 	int			nsizes = 0;
 	const char *sizes = "1000,100000,1000000";
+	const char *swap_sizes = "2000,50000";
+	SwapResult	swaps[2 * MAX_SIZES];
+	int			nswaps = 0;
 	PGconn	   *conn;
 	char		sql[256];
 	char	   *list;
@@ -579,12 +730,15 @@ main(int argc, char **argv)
 	{
 		if (strcmp(argv[i], "--sizes") == 0 && i + 1 < argc)
 			sizes = argv[++i];
+		else if (strcmp(argv[i], "--swap-sizes") == 0 && i + 1 < argc)
+			swap_sizes = argv[++i];
 		else if (strcmp(argv[i], "--calls") == 0 && i + 1 < argc)
 			calls = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--warmup") == 0 && i + 1 < argc)
 			warmup = atoi(argv[++i]);
 		else
-			die("usage: bench/context [--sizes N,N,...] [--calls N] [--warmup N]");
+			die("usage: bench/context [--sizes N,N,...] [--swap-sizes N,N,...] [--calls N] "
+				"[--warmup N]");
 	}
 	if (calls < 1 || warmup < 0)
 		die("--calls must be at least 1, --warmup at least 0");
@@ -606,15 +760,28 @@ main(int argc, char **argv)
 	free(list);
 	if (nsizes == 0)
 		die("no sizes");
+	memset(swaps, 0, sizeof(swaps));
+	list = strdup(swap_sizes);
+	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+	{
+		if (nswaps == 2 * MAX_SIZES)
+			die("at most %d swap sizes", MAX_SIZES);
+		swaps[nswaps].size = swaps[nswaps + 1].size = atol(tok);
+		if (swaps[nswaps].size < VIEW)
+			die("swap sizes must be at least %d", VIEW);
+		swaps[nswaps + 1].held = 1;
+		nswaps += 2;
+	}
+	free(list);
 
 	conn = connect_db();
 	exec_cmd(conn, "SET synchronous_commit = off");
 	print_environment(conn, argc, argv);
 	prepare(conn, "append", "SELECT seq FROM mnemo.append_messages($1, $2::jsonb)");
 	prepare(conn, "view",
-			"SELECT c.item_id, c.item_type, m.seq FROM mnemo.context_items c "
-			"JOIN mnemo.messages m ON m.id = c.item_id "
-			"WHERE c.session_id = $1 ORDER BY c.position");
+			"SELECT c.item_id, c.item_type, m.seq FROM mnemo.get_context_items($1) c "
+			"JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
+			"ORDER BY c.position");
 	prepare(conn, "leaf",
 			"SELECT mnemo.commit_summary($1, $2, $3, $4::int, $5::text[], $6, 1)");
 	prepare(conn, "condense",
@@ -690,6 +857,14 @@ main(int argc, char **argv)
 	printf("build_context / baseline at %ld messages: %.2f  (target <= 2: %s)\n", large->size,
 		   large->build_ms / large->base_ms,
 		   large->build_ms / large->base_ms <= 2 ? "met" : "NOT MET");
+	for (i = 0; i < nswaps; i++)
+	{
+		fprintf(stderr, "bench/context: after a swap, %ld messages%s\n", swaps[i].size,
+				swaps[i].held ? ", another snapshot open" : "");
+		swap_case(conn, &swaps[i]);
+	}
+	if (nswaps)
+		print_swaps(swaps, nswaps);
 	PQfinish(conn);
 	return 0;
 }

@@ -15,6 +15,8 @@
 #   BENCH_LOADS    append: history loads, median      (default 50)
 #                  append's raw figures: bench/results/append-<time>.jsonl
 #   BENCH_SIZES    context: session sizes, messages   (default 1000,100000,1000000)
+#   BENCH_SWAP_SIZES context: sessions timed right after one large swap
+#                  (default 2000,50000)
 #   BENCH_CALLS    context: timed calls per size      (default 200)
 #   BENCH_SEND_CALLS   send: timed calls per reply size (default BENCH_CALLS,
 #                  else 200)
@@ -73,7 +75,8 @@ if [ "$which" = append ] || [ "$which" = all ]; then
 fi
 if [ "$which" = context ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
-	cmd=(bench/context --sizes "${BENCH_SIZES:-1000,100000,1000000}" --calls "${BENCH_CALLS:-200}")
+	cmd=(bench/context --sizes "${BENCH_SIZES:-1000,100000,1000000}"
+		--swap-sizes "${BENCH_SWAP_SIZES:-2000,50000}" --calls "${BENCH_CALLS:-200}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

@@ -33,7 +33,8 @@ $$;
  * application roles hold SELECT and EXECUTE only.  There are no foreign keys:
  * the functions check existence under the session row lock they already
  * hold, and an RI trigger per append would double the work on the hot path.
- * The tenant is each table's last column, as an upgrade from 0.1.0 adds it.
+ * The tenant follows a table's 0.1.0 columns, as an upgrade from 0.1.0 adds
+ * it; columns added since follow the tenant, as their upgrades add them.
  * ------------------------------------------------------------------------ */
 
 CREATE TABLE mnemo.sessions (
@@ -52,9 +53,13 @@ CREATE TABLE mnemo.sessions (
     watched         boolean NOT NULL DEFAULT false,
     last_seq        bigint NOT NULL DEFAULT 0,
     last_position   bigint NOT NULL DEFAULT 0,
-    tenant          text NOT NULL
+    tenant          text NOT NULL,
+    -- the generation of context_items that is the session's view now, and
+    -- how many of its rows swaps deleted in place (src/swap.c)
+    context_generation bigint NOT NULL DEFAULT 0,
+    context_dead    bigint NOT NULL DEFAULT 0
 );
-COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock';
+COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
 -- optionally among one parent's children.
 CREATE INDEX sessions_created_idx ON mnemo.sessions (created_at, id);
@@ -116,11 +121,15 @@ CREATE TABLE mnemo.context_items (
     seq         bigint NOT NULL,
     created_at  bigint NOT NULL,
     tenant      text NOT NULL,
-    PRIMARY KEY (session_id, position),
+    -- sessions.context_generation when written: a swap writes the surviving
+    -- view as the next generation, so that a read, an index range scan over
+    -- (session_id, generation), never steps over swapped-out rows
+    generation  bigint NOT NULL,
+    PRIMARY KEY (session_id, generation, position),
     -- an item is in a session's context at most once; swap finds items by id
-    UNIQUE (session_id, item_id)
+    UNIQUE (session_id, generation, item_id)
 );
-COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now; a swap replaces a span with one summary row at its smallest position';
+COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now, as of its session''s context_generation; a swap replaces a span with one summary row at its smallest position';
 
 CREATE TABLE mnemo.summary_nodes (
     session_id      text NOT NULL,
@@ -247,17 +256,32 @@ ALTER TABLE mnemo.summary_nodes
 ALTER TABLE mnemo.file_references
     ADD CONSTRAINT file_references_counts_check CHECK (token_count >= 0 AND created_at >= 0);
 
--- search_history: full-text search over every part ever appended.  The
--- expression must stay identical to SEARCH_DOC/SEARCH_TSV in src/search.c.
--- The first 100,000 characters of a part are indexed, without runs of 255 or
--- more non-blank characters: a tsvector is limited to 1 MB and a word to
--- 2 KB, and an append must never fail or warn because of its search entry.
-CREATE INDEX message_parts_search_idx ON mnemo.message_parts USING gin (
-    to_tsvector('simple'::regconfig, regexp_replace(left(
-        coalesce(content->>'text', '') || ' ' || coalesce(content->>'tool_name', '')
-        || ' ' || coalesce(content->>'input', '') || ' ' || coalesce(content->>'output', '')
-        || ' ' || coalesce(content->>'error_message', '') || ' ' || coalesce(content->>'path', '')
-        || ' ' || coalesce(content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')));
+-- search_history: full-text search over every part ever appended, indexed
+-- off the append path (src/search_index.c).  An append queues the range of
+-- seqs it wrote; index_search (which search_history runs first) turns the
+-- parts of the queued messages into documents, one tsvector per part, the
+-- expression SEARCH_TSV of src/search.h.
+CREATE TABLE mnemo.search_queue (
+    session_id  text NOT NULL,
+    seq_from    bigint NOT NULL,
+    seq_to      bigint NOT NULL,
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, seq_from, seq_to)
+);
+COMMENT ON TABLE mnemo.search_queue IS 'the messages not yet indexed for search_history, as seq ranges: appends and part changes add one, index_search (run by search_history) drains a session''s';
+
+CREATE TABLE mnemo.search_documents (
+    session_id  text NOT NULL,
+    message_id  text NOT NULL,
+    part_index  integer NOT NULL,
+    tsv         tsvector NOT NULL,
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, message_id, part_index)
+);
+COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields)';
+-- Written by drains only, so the pending list's flush stalls a drain, never
+-- an append.
+CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
 
 /* ------------------------------------------------------------------------
  * The hash-partitioned layout (doc/scale-out.md)
@@ -486,6 +510,8 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.tenants', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.search_queue', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.search_documents', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.checkpoints', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.runs', '');
@@ -914,10 +940,24 @@ COMMENT ON FUNCTION mnemo.prune_tool_outputs(text, integer, integer, text[]) IS 
 
 CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50)
     RETURNS SETOF mnemo.search_hit
-    LANGUAGE c STABLE PARALLEL SAFE
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_search_history';
-COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first';
+COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first; indexes the session''s queued messages first, except in a read-only transaction, where it searches what is indexed and says with a NOTICE how much is not';
+
+CREATE FUNCTION mnemo.index_search(session_id text)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_index_search';
+COMMENT ON FUNCTION mnemo.index_search(text) IS 'indexes for search_history the parts of the session''s messages appended or changed since it was last indexed; returns the number of part documents written; for a scheduled job (pg_cron) or the client, so that searches find the work done';
+
+CREATE FUNCTION mnemo.search_pending(session_id text)
+    RETURNS bigint
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_search_pending';
+COMMENT ON FUNCTION mnemo.search_pending(text) IS 'how many of the session''s messages wait to be indexed for search_history (a message changed after its append counts again)';
 
 /* ------------------------------------------------------------------------
  * Compaction: the deterministic half (doc/compaction.md)
@@ -1063,7 +1103,8 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                              'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                             'compaction_claims', 'checkpoints', 'runs', 'pending_requests']
+                             'compaction_claims', 'search_queue', 'search_documents',
+                             'checkpoints', 'runs', 'pending_requests']
     LOOP
         EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '

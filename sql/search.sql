@@ -27,24 +27,32 @@ SELECT seq FROM mnemo.append_message('sh', 'assistant',
   id => 'sh_sum', is_summary => true);
 SELECT mnemo.swap_context_items('sh', '{sh_u1,sh_a1}', 'sh_sum');
 
--- on a large session the search is served by the GIN index (a changed
--- expression in src/search.c or the install script would lose it); appends
--- name their ids
+-- on a large session the search is served by the GIN index of the
+-- documents; appends name their ids
 SELECT id FROM mnemo.create_session('sh_big');
 SELECT count(*) FROM mnemo.append_messages('sh_big',
   (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'id', 'sh_big_' || i, 'parts',
      jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'routine message number ' || i ||
        CASE WHEN i % 1000 = 0 THEN ' needle' ELSE '' END))))
      FROM generate_series(1, 3000) i));
-ANALYZE mnemo.message_parts;
+-- appends do not index: the batch waits in the queue, one entry for the
+-- call, until index_search (or a search) drains it
+SELECT mnemo.search_pending('sh_big') AS pending;
+SELECT count(*) AS queued FROM mnemo.search_queue WHERE session_id = 'sh_big';
+SELECT count(*) AS documents FROM mnemo.search_documents WHERE session_id = 'sh_big';
+SELECT mnemo.index_search('sh_big') AS indexed;
+SELECT mnemo.search_pending('sh_big') AS pending;
+SELECT mnemo.index_search('sh_big') AS indexed_again;
+-- (VACUUM moves the GIN's pending list into the index, as autovacuum would)
+VACUUM ANALYZE mnemo.search_documents;
 ANALYZE mnemo.messages;
--- scans of the search index, or of its partitions' indexes when message_parts
+-- scans of the search index, or of its partitions' indexes when the table
 -- is partitioned (test/run.sh step partitioned)
 CREATE FUNCTION pg_temp.search_idx_scans() RETURNS bigint LANGUAGE sql AS $$
   SELECT sum(idx_scan)::bigint FROM pg_stat_user_indexes
-   WHERE indexrelid = 'mnemo.message_parts_search_idx'::regclass
+   WHERE indexrelid = 'mnemo.search_documents_tsv_idx'::regclass
       OR indexrelid IN (SELECT inhrelid FROM pg_inherits
-                         WHERE inhparent = 'mnemo.message_parts_search_idx'::regclass)
+                         WHERE inhparent = 'mnemo.search_documents_tsv_idx'::regclass)
 $$;
 SELECT pg_temp.search_idx_scans() AS before \gset
 SELECT message_id, seq, snippet FROM mnemo.search_history('sh_big', 'needle');
@@ -99,4 +107,51 @@ SELECT * FROM mnemo.search_history('sh', NULL);
 SELECT * FROM mnemo.search_history('sh', 'slot', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mnemo.search_history('sh', 'slot', -1);
+\echo :LAST_ERROR_SQLSTATE
+
+-- not yet indexed: a read-only transaction (or a standby) cannot index, so
+-- its search finds what is indexed and says how much is not
+SELECT id FROM mnemo.create_session('sh_ro');
+SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"first walrus"}]', id => 'sh_ro1');
+SELECT mnemo.index_search('sh_ro') AS indexed;
+SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"second walrus"}]', id => 'sh_ro2');
+SELECT seq FROM mnemo.append_messages('sh_ro', '[{"role":"user","id":"sh_ro3","parts":[{"type":"text","text":"third walrus"}]},
+  {"role":"user","id":"sh_ro4","parts":[{"type":"text","text":"fourth"}]}]');
+SELECT mnemo.search_pending('sh_ro') AS pending;
+\set VERBOSITY default
+BEGIN READ ONLY;
+SELECT message_id FROM mnemo.search_history('sh_ro', 'walrus');
+SELECT mnemo.search_pending('sh_ro') AS pending;
+COMMIT;
+\set VERBOSITY terse
+-- a search that may write indexes first, so it finds everything
+SELECT message_id FROM mnemo.search_history('sh_ro', 'walrus');
+SELECT mnemo.search_pending('sh_ro') AS pending;
+-- a part appended later, and a tool's output merged later, are queued again
+-- and found
+SELECT mnemo.append_part('sh_ro', 'sh_ro4', '{"type":"tool","id":"sh_ro_t","tool_name":"grep","tool_call_id":"c9","tool_state":"running","input":{"q":"x"}}');
+SELECT mnemo.search_pending('sh_ro') AS pending;
+SELECT message_id FROM mnemo.search_history('sh_ro', 'grep');
+SELECT mnemo.update_part_status('sh_ro', 'sh_ro_t', tool_state => 'completed', output => 'a narwhal was found');
+SELECT mnemo.search_pending('sh_ro') AS pending;
+SELECT message_id, snippet FROM mnemo.search_history('sh_ro', 'narwhal');
+-- a status change that leaves the words alone queues nothing
+SELECT mnemo.tombstone_part('sh_ro', 'sh_ro_t') > 0 AS tombstoned;
+SELECT mnemo.search_pending('sh_ro') AS pending;
+-- a summary committed by commit_summary is searchable too
+SELECT mnemo.commit_summary('sh_ro', 'sh_ro_sum', 'the walrus and the narwhal', 6, ARRAY['sh_ro1', 'sh_ro2']) > 0 AS committed;
+SELECT message_id FROM mnemo.search_history('sh_ro', 'narwhal') ORDER BY 1;
+-- purge takes the queue and the documents with the session
+SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"last"}]');
+SELECT mnemo.purge_session('sh_ro') > 0 AS purged;
+SELECT (SELECT count(*) FROM mnemo.search_queue WHERE session_id = 'sh_ro') AS queued,
+       (SELECT count(*) FROM mnemo.search_documents WHERE session_id = 'sh_ro') AS documents;
+-- errors: unknown session MN001, NULL 22004
+SELECT mnemo.index_search('sh_nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.search_pending('sh_nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.index_search(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.search_pending(NULL);
 \echo :LAST_ERROR_SQLSTATE

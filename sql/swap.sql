@@ -105,3 +105,38 @@ SELECT mnemo.swap_context_items('sw', ARRAY(SELECT item_id FROM mnemo.get_contex
 SELECT pg_temp.ctx('sw');
 -- swaps are not appends: seqs and positions are not allocated
 SELECT last_seq, last_position FROM mnemo.get_session('sw');
+
+-- generations: a swap deletes in place until the rows so deleted would
+-- outnumber the live ones, then writes the view anew as the session's next
+-- generation and deletes the old one, so a read never steps over more dead
+-- rows than live ones; a failed swap moved nothing
+SELECT context_generation FROM mnemo.get_session('sw');
+SELECT count(*) AS rows, count(*) FILTER (WHERE c.generation = s.context_generation) AS live
+  FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
+ WHERE c.session_id = 'sw';
+SELECT context_generation FROM mnemo.get_session('sw_other');
+-- an append after a swap joins the live generation
+SELECT seq FROM mnemo.append_message('sw', 'user', '[{"type":"text","text":"after"}]', id => 'sw_after');
+SELECT pg_temp.ctx('sw');
+SELECT count(*) FILTER (WHERE c.generation <> s.context_generation) AS stale
+  FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
+ WHERE c.session_id = 'sw';
+
+-- the rule, step by step: six messages; two swaps of two delete in place
+-- (4 dead against 4 live), the third would leave 6 dead against 3 live, so
+-- it writes generation 1 and starts the count again
+SELECT id FROM mnemo.create_session('sw_gen');
+SELECT count(*) FROM mnemo.append_messages('sw_gen', (SELECT jsonb_agg(jsonb_build_object('id', 'g' || i, 'role', 'user', 'parts', '[]'::jsonb) ORDER BY i) FROM generate_series(1, 6) i));
+SELECT count(*) FROM mnemo.append_messages('sw_gen', '[{"id": "gs1", "role": "assistant", "is_summary": true, "parts": []},
+  {"id": "gs2", "role": "assistant", "is_summary": true, "parts": []},
+  {"id": "gs3", "role": "assistant", "is_summary": true, "parts": []}]');
+SELECT mnemo.swap_context_items('sw_gen', ARRAY['g1', 'g2'], 'gs1');
+SELECT context_generation, context_dead FROM mnemo.get_session('sw_gen');
+SELECT mnemo.swap_context_items('sw_gen', ARRAY['g3', 'g4'], 'gs2');
+SELECT context_generation, context_dead FROM mnemo.get_session('sw_gen');
+SELECT mnemo.swap_context_items('sw_gen', ARRAY['gs1', 'gs2'], 'gs3');
+SELECT context_generation, context_dead FROM mnemo.get_session('sw_gen');
+SELECT pg_temp.ctx('sw_gen');
+SELECT count(*) FILTER (WHERE c.generation <> s.context_generation) AS stale
+  FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
+ WHERE c.session_id = 'sw_gen';

@@ -25,6 +25,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "search.h"
 
 /*
  * One message to append: its fields validated, its parts a JSON array whose
@@ -159,10 +160,12 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 	{
 		MnemoPrepare(&context_plan,
 					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
-					 "seq, created_at, tenant) VALUES ($1, $2, 'message', $3, $4, $5, $6)",
-					 6, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID});
+					 "seq, created_at, tenant, generation) "
+					 "VALUES ($1, $2, 'message', $3, $4, $5, $6, $7)",
+					 7, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID, INT8OID});
 		MnemoInsert(context_plan,
-					(Datum[]) {sid, Int64GetDatum(position), id, Int64GetDatum(seq), now, tenant},
+					(Datum[]) {sid, Int64GetDatum(position), id, Int64GetDatum(seq), now, tenant,
+					Int64GetDatum(lock->context_generation)},
 					NULL, "context item", m->id);
 	}
 	MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, m->id, seq);
@@ -188,6 +191,7 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.is_summary = true;
 	TakeParts(parts, "summary parts", &m);
 	AppendOne(session_id, &m, lock, seq, 0, RowContext());
+	MnemoQueueSearch(session_id, lock->tenant, seq, seq, false);
 }
 
 static Datum
@@ -233,6 +237,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
 	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position, RowContext());
+	MnemoQueueSearch(session_id, lock.tenant, lock.last_seq, lock.last_seq, false);
 	MnemoFinish(&call);
 
 	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
@@ -326,6 +331,8 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		if (!ms[i].is_summary)
 			position++;
 	}
+	if (n > 0)
+		MnemoQueueSearch(session_id, lock.tenant, seq, seq + n - 1, false);
 	MnemoFinish(&call);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -387,6 +394,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	part_index = (int32) MnemoGetInt64(0, 2, NULL);
 
 	MnemoInsertPart(session_id, lock.tenant, message_id, part_index, &part);
+	MnemoQueueSearch(session_id, lock.tenant, seq, seq, true);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
 	MnemoFinish(&call);
 

@@ -99,6 +99,8 @@ typedef struct MnemoSessionLock
 	char	   *model_id;
 	char	   *provider_id;
 	char	   *tenant;
+	int64		context_generation; /* the live generation of the context view */
+	int64		context_dead;	/* rows deleted from it in place (see swap.c) */
 } MnemoSessionLock;
 
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
@@ -106,8 +108,18 @@ extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_po
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
+/*
+ * The condition that limits a read of context_items (alias c, the session
+ * in $1) to the live generation of the view.  Every read of context_items
+ * has it, a look-up by item id too: both keys lead with (session_id,
+ * generation), so no read visits the rows of earlier generations (see
+ * swap.c).
+ */
+#define MNEMO_LIVE_VIEW \
+	"c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1)"
+
 /* swap.c */
-extern int64 MnemoSwap(const char *session_id, const char *tenant, ArrayType *ids,
+extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
 					   const char *summary_id, bool items_checked);
 extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);

@@ -38,10 +38,11 @@ static SPIPlanPtr prune_plan;
 	"  SELECT coalesce(max(seq), 0) AS seq FROM mnemo.messages " \
 	"  WHERE session_id = $1 AND is_summary), " \
 	"scan AS (" \
-	"  SELECT m.id, m.seq, m.role FROM mnemo.context_items c " \
-	"  JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id " \
-	"  WHERE c.session_id = $1 AND c.item_type = 'message' " \
-	"  AND m.seq > (SELECT seq FROM boundary)), " \
+	"  SELECT c.item_id AS id, c.seq, m.role FROM mnemo.context_items c, " \
+	"  LATERAL (SELECT m.role FROM mnemo.messages m " \
+	"           WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
+	"  WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_type = 'message' " \
+	"  AND c.seq > (SELECT seq FROM boundary)), " \
 	"turn AS (" \
 	"  SELECT seq FROM scan WHERE role = 'user' ORDER BY seq DESC OFFSET 1 LIMIT 1), " \
 	"eligible AS (" \

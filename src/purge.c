@@ -41,6 +41,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
 				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
+				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1), "
+				 "d AS (DELETE FROM mnemo.search_documents WHERE session_id = $1), "
 				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
 				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "
 				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1), "

@@ -3,16 +3,20 @@
  *		mnemo.search_history(): full-text search over a session's whole log.
  *
  * Every part ever appended is searchable, compacted or tombstoned or not:
- * the search reads message_parts, never the context view, and tombstones
- * keep the content in the row.  The searched text of a part is its "text",
- * "tool_name", "input" (as JSON), "output", "error_message", "path" and
- * "summary", with the fixed configuration 'simple' (lower-cased words, no
- * stemming, no stop words: identifiers and paths match as written), cut to
- * its first 100,000 characters and without runs of 255 or more non-blank
- * characters (a tsvector holds 1 MB, a word 2 KB: an append must never fail
- * or warn because of its search entry; such runs are not searchable).  The
- * expression below must stay identical to that of message_parts_search_idx
- * in the install script, or the index is not used (sql/search.sql checks).
+ * the search reads the documents of the session's parts, never the context
+ * view, and tombstones keep the content in the row.  The searched text of a
+ * part is its "text", "tool_name", "input" (as JSON), "output",
+ * "error_message", "path" and "summary", with the fixed configuration
+ * 'simple' (lower-cased words, no stemming, no stop words: identifiers and
+ * paths match as written), cut to its first 100,000 characters and without
+ * runs of 255 or more non-blank characters (such runs are not searchable);
+ * see search.h.
+ *
+ * Appends do not index (search_index.c): a search first drains its session's
+ * queue, so it finds everything appended before it, unless it runs where it
+ * may not write (a standby, a read-only transaction).  There it searches what
+ * is indexed and says with a NOTICE how many messages are not yet
+ * (mnemo.search_pending() tells the same).
  *
  * One row per message: its best-ranked part gives the rank (ts_rank) and the
  * snippet (ts_headline, computed only for the rows returned), plus whether
@@ -27,18 +31,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
-
-/* keep identical to message_parts_search_idx in sql/mnemo--*.sql */
-#define SEARCH_DOC \
-	"regexp_replace(left(" \
-	"coalesce(p.content->>'text', '') || ' ' || coalesce(p.content->>'tool_name', '') " \
-	"|| ' ' || coalesce(p.content->>'input', '') || ' ' || coalesce(p.content->>'output', '') " \
-	"|| ' ' || coalesce(p.content->>'error_message', '') || ' ' || coalesce(p.content->>'path', '') " \
-	"|| ' ' || coalesce(p.content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')"
-#define SEARCH_TSV "to_tsvector('simple'::regconfig, " SEARCH_DOC ")"
-/* the query gets the same cleaning, so a long run in it is ignored, not warned about */
-#define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
-#define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"
+#include "search.h"
 
 static SPIPlanPtr words_plan;
 static SPIPlanPtr search_plan;
@@ -64,6 +57,19 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionExists(session_id, NULL, NULL);
+	if (MnemoCanDrainSearch())
+		(void) MnemoDrainSearch(session_id);
+	else
+	{
+		int64		pending = MnemoSearchPending(session_id);
+
+		if (pending > 0)
+			ereport(NOTICE,
+					(errmsg("search_history: " INT64_FORMAT " messages of session \"%s\" are not yet indexed",
+							pending, session_id),
+					 errdetail("A read-only transaction or a standby does not index; the search covers what is indexed."),
+					 errhint("Call mnemo.index_search() on the primary.")));
+	}
 
 	/*
 	 * A query without a single word finds nothing; asking the server would
@@ -82,21 +88,23 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	MnemoPrepare(&search_plan,
 				 "SELECT t.message_id, t.seq, t.role, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND c.item_id = t.message_id), "
-				 "ts_headline('simple'::regconfig, t.doc, " SEARCH_QUERY ", "
+				 "        WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = t.message_id), "
+				 "ts_headline('simple'::regconfig, "
+				 "            (SELECT " SEARCH_DOC " FROM mnemo.message_parts p "
+				 "             WHERE p.session_id = $1 AND p.message_id = t.message_id "
+				 "             AND p.part_index = t.part_index), " SEARCH_QUERY ", "
 				 "'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank "
-				 "FROM (SELECT h.message_id, m.seq, m.role, h.doc, h.rank "
-				 "      FROM (SELECT DISTINCT ON (p.message_id) p.message_id, "
-				 "            " SEARCH_DOC " AS doc, "
-				 "            ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank "
-				 "            FROM mnemo.message_parts p "
-				 "            WHERE p.session_id = $1 AND " SEARCH_TSV " @@ " SEARCH_QUERY
-				 "            ORDER BY p.message_id, rank DESC, p.part_index) h "
+				 "FROM (SELECT h.message_id, h.part_index, m.seq, m.role, h.rank "
+				 "      FROM (SELECT DISTINCT ON (d.message_id) d.message_id, d.part_index, "
+				 "            ts_rank(d.tsv, " SEARCH_QUERY ") AS rank "
+				 "            FROM mnemo.search_documents d "
+				 "            WHERE d.session_id = $1 AND d.tsv @@ " SEARCH_QUERY
+				 "            ORDER BY d.message_id, rank DESC, d.part_index) h "
 				 "      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id "
 				 "      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t "
 				 "ORDER BY t.rank DESC, t.seq DESC",
 				 3, types);
-	MnemoExecute(search_plan, values, NULL, true, 0);
+	MnemoExecute(search_plan, values, NULL, false, 0);
 	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);
 	return (Datum) 0;

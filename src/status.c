@@ -21,6 +21,7 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "search.h"
 
 static SPIPlanPtr find_part_plan;
 static SPIPlanPtr part_status_plan;
@@ -90,6 +91,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	bool		watched;
 	char	   *tenant;
 	MnemoCall	call;
+	int64		seq;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
@@ -113,7 +115,9 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	MnemoPrepare(&find_part_plan,
-				 "SELECT part_type FROM mnemo.message_parts WHERE session_id = $1 AND id = $2",
+				 "SELECT p.part_type, m.seq FROM mnemo.message_parts p "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = p.message_id "
+				 "WHERE p.session_id = $1 AND p.id = $2",
 				 2, types);
 	if (MnemoExecute(find_part_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
@@ -124,6 +128,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
+	seq = MnemoGetInt64(0, 2, NULL);
 
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "
@@ -138,6 +143,9 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
 				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+	/* an output or an error merged into the content changes what search finds */
+	if (patch)
+		MnemoQueueSearch(session_id, tenant, seq, seq, true);
 	MnemoNotify(watched, tenant, "part_updated", session_id, part_id, -1);
 	MnemoFinish(&call);
 	PG_RETURN_VOID();

@@ -100,6 +100,11 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	MnemoCheckInContext(session_id, ids);
 
 	/*
+	 * Here and in the edges below, each named item is looked up by its key
+	 * in a LATERAL subquery kept apart by OFFSET 0: as a plain join, a plan
+	 * made while the session was small joined the list against all of the
+	 * session's rows, comparing every id with every row.
+	 *
 	 * The covered items: all messages for a leaf, all summary nodes for a
 	 * condensation, and the span of original seqs underneath them.  A summary
 	 * put in context by a bare swap_context_items has no node, hence no span
@@ -109,12 +114,15 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "SELECT count(*) FILTER (WHERE CASE WHEN $4 = 'leaf' "
 				 "       THEN c.item_type = 'message' "
 				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
-				 "       min(coalesce(n.seq_start, m.seq)), max(coalesce(n.seq_end, m.seq)), "
+				 "       min(coalesce(n.seq_start, c.seq)), max(coalesce(n.seq_end, c.seq)), "
 				 "       coalesce(max(n.depth), -1) "
-				 "FROM mnemo.context_items c "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
-				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = c.item_id "
-				 "WHERE c.session_id = $1 AND c.item_id = ANY ($3)",
+				 "FROM unnest($3) AS u(id), "
+				 "LATERAL (SELECT c.item_type, m.seq FROM mnemo.context_items c "
+				 "         JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
+				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) c "
+				 "LEFT JOIN LATERAL (SELECT n.id, n.seq_start, n.seq_end, n.depth "
+				 "         FROM mnemo.summary_nodes n "
+				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
 				 7, types);
 	MnemoExecute(items_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) != nids)
@@ -160,8 +168,11 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "item_id, tenant) "
 				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
 				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id, $8 "
-				 "FROM unnest($3) AS u(id) JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id "
-				 "LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1 AND n.id = u.id",
+				 "FROM unnest($3) AS u(id), "
+				 "LATERAL (SELECT m.seq FROM mnemo.messages m "
+				 "         WHERE m.session_id = $1 AND m.id = u.id OFFSET 0) m "
+				 "LEFT JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
+				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
 				 8, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
 				 TEXTOID});
 	MnemoExecute(edges_plan,
@@ -177,7 +188,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, lock.tenant, ids, summary_id, true);
+	position = MnemoSwap(session_id, &lock, ids, summary_id, true);
 	MnemoNotify(lock.watched, lock.tenant, "summary_committed", session_id, summary_id,
 				lock.last_seq);
 	MnemoFinish(&call);

@@ -323,7 +323,7 @@ shell_test() {
 # must still build and run: a tiny run of each on its own cluster.
 bench_smoke() {
 	section "bench (a tiny run of make bench)"
-	if BENCH_TURNS=60 BENCH_ROUNDS=1 BENCH_W3=2:20 BENCH_LATENCY_TURNS=100 BENCH_LOADS=3 BENCH_SIZES=1000 BENCH_CALLS=5 \
+	if BENCH_TURNS=60 BENCH_ROUNDS=1 BENCH_W3=2:20 BENCH_LATENCY_TURNS=100 BENCH_LOADS=3 BENCH_SIZES=1000 BENCH_SWAP_SIZES=200,400 BENCH_CALLS=5 \
 		BENCH_SEND_CALLS=5 bash bench/run.sh >"$work/bench.out" 2>&1; then
 		echo "ok - bench/append, bench/context and bench/send build and run"
 		pass

@@ -167,7 +167,14 @@ main() {
 	            UNION ALL SELECT tenant FROM mnemo.file_references) t")" "$owner" \
 		"every existing row belongs to the extension owner's tenant ($owner)"
 
-	# read back through the new functions
+	before=$(val "$old" "$rows_sql")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.3.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.3.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.3.0 "the database is at 0.3.0"
+	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged by 0.2.0 -> 0.3.0"
+	# read back through the new functions: the library installed is 0.3.0's,
+	# and a database runs its functions once updated to the library's version
+	# (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
 		"up_m1:1:user:1 up_m2:2:assistant:2 up_m3:3:user:1 up_s1:4:assistant:1" \
@@ -197,14 +204,12 @@ main()
 		"append_part continues the message's parts"
 	is "$(val "$old" "SELECT mnemo.watch('up_a') ~ '^mnemo_[0-9a-f]{32}\$'")" t "watch returns the tenant's channel"
 
-	before=$(val "$old" "$rows_sql")
-	check "ALTER EXTENSION mnemo UPDATE TO '0.3.0'" \
-		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.3.0'"
-	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.3.0 "the database is at 0.3.0"
-	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged by 0.2.0 -> 0.3.0"
+	is "$(val "$old" "SELECT string_agg(message_id, ',' ORDER BY message_id) FROM mnemo.search_history('up_a', 'files')")" \
+		"up_m1,up_s1" "search_history finds what was stored before the update (the update queued it for indexing)"
+	is "$(val "$old" "SELECT mnemo.search_pending('up_a')")" 0 "and indexed it on that first search"
 	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
-		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.3.0 reads the updated session, the appends made at 0.2.0 included"
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.3.0 reads the updated session, the appends made after the update included"
 
 	# the schema of a fresh install
 	fresh_db "$new"
@@ -225,9 +230,10 @@ main()
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
 	                     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace
-	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests')")" \
-		"checkpoints:p:true:3 pending_requests:p:true:3 runs:p:true:3 sessions:p:true:3" \
-		"checkpoints, runs and pending_requests are partitioned as sessions is, with row-level security"
+	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests',
+	                                        'search_queue', 'search_documents')")" \
+		"checkpoints:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
+		"checkpoints, runs, pending_requests, search_queue and search_documents are partitioned as sessions is, with row-level security"
 	is "$(val "$part" "SELECT (mnemo.create_session('up_p')).id;
 	                   SELECT (mnemo.claim_run('up_p', 'r1')).run_id;
 	                   SELECT (mnemo.complete_run('up_p', 'r1')).completion_seq;

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(274);
+SELECT plan(292);
 
 --
 -- tables
@@ -15,12 +15,12 @@ SELECT set_eq($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-          'checkpoints', 'runs', 'pending_requests'],
+          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -28,8 +28,8 @@ SELECT col_is_pk('mnemo', 'sessions', ARRAY['id'], 'sessions: primary key (id)')
 SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'id'], 'messages: primary key (session_id, id)');
 SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'id'],
                  'message_parts: primary key (session_id, id)');
-SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'position'],
-                 'context_items: primary key (session_id, position)');
+SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'generation', 'position'],
+                 'context_items: primary key (session_id, generation, position)');
 SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'id'], 'summary_nodes: primary key (session_id, id)');
 SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal'],
                  'summary_edges: primary key (session_id, summary_id, ordinal)');
@@ -37,6 +37,10 @@ SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
 SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
+SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to'],
+                 'search_queue: primary key (session_id, seq_from, seq_to)');
+SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index'],
+                 'search_documents: primary key (session_id, message_id, part_index)');
 SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
 SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
 SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
@@ -61,10 +65,10 @@ SELECT is_empty($$
                           AND a.attnum = ANY (i.indkey))
 $$, 'every unique index of a session-keyed table includes session_id');
 
--- columns: every table carries its tenant, as its last column
+-- columns: every table carries its tenant (after its 0.1.0 columns; later ones follow it)
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
-    'last_seq', 'last_position', 'tenant']);
+    'last_seq', 'last_position', 'tenant', 'context_generation', 'context_dead']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
@@ -72,7 +76,7 @@ SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', '
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
     'completed_at', 'token_estimate', 'tenant']);
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
-    'seq', 'created_at', 'tenant']);
+    'seq', 'created_at', 'tenant', 'generation']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
     'seq_start', 'seq_end', 'created_at', 'superseded_by', 'depth', 'tenant']);
 SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal', 'item_type',
@@ -80,6 +84,8 @@ SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', '
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
+SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
     'tenant']);
 SELECT columns_are('mnemo', 'checkpoints', ARRAY['session_id', 'label', 'seq', 'created_at', 'auto', 'tenant']);
@@ -90,26 +96,27 @@ SELECT columns_are('mnemo', 'pending_requests', ARRAY['session_id', 'request', '
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key',
-                                                   'message_parts_search_idx']);
-SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_item_id_key']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key']);
+SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_session_id_generation_item_id_key']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
 SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
 SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
+SELECT indexes_are('mnemo', 'search_queue', ARRAY['search_queue_pkey']);
+SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', 'search_documents_tsv_idx']);
 SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
 SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
 SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
-SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'item_id']);
+SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'generation', 'item_id']);
 -- a completion order is given once per session
 SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'completion_seq']);
 
@@ -133,7 +140,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -153,8 +160,8 @@ SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
-          'mnemo.file_references_ordinal_seq', 'mnemo.checkpoints', 'mnemo.runs',
-          'mnemo.pending_requests'],
+          'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
+          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
@@ -211,7 +218,9 @@ INSERT INTO fns VALUES
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),
   ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable'),
   ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
-  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'stable'),
+  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'volatile'),
+  ('index_search', '{text}', 'bigint', 'volatile'),
+  ('search_pending', '{text}', 'bigint', 'stable'),
   ('compaction_block', '{text,text,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),

@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(162);
+SELECT plan(164);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -125,6 +125,8 @@ INSERT INTO calls VALUES
   ('summary_nodes', $$SELECT * FROM mnemo.summary_nodes('ta_s', true)$$),
   ('last_summary', $$SELECT * FROM mnemo.last_summary('ta_s')$$),
   ('search_history', $$SELECT * FROM mnemo.search_history('ta_s', 'secret')$$),
+  ('index_search', $$SELECT mnemo.index_search('ta_s')$$),
+  ('search_pending', $$SELECT mnemo.search_pending('ta_s')$$),
   ('compaction_block', $$SELECT * FROM mnemo.compaction_block('ta_s', tail_messages => 0)$$),
   ('claim_compaction', $$SELECT mnemo.claim_compaction('ta_s', 'tb_compactor')$$),
   ('release_compaction', $$SELECT mnemo.release_compaction('ta_s', 'tb_compactor')$$),

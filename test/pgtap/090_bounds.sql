@@ -70,8 +70,8 @@ INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, tenant)
 INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, tool_name, tool_call_id, tenant)
     SELECT 'tap_r', 'tap_r1', 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c', tenant
       FROM mnemo.sessions WHERE id = 'tap_r';
-INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant)
-    SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant FROM mnemo.sessions WHERE id = 'tap_r';
+INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant, generation)
+    SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant, context_generation FROM mnemo.sessions WHERE id = 'tap_r';
 UPDATE mnemo.sessions SET last_seq = 1, last_position = 1 WHERE id = 'tap_r';
 SELECT cmp_ok((SELECT length(content) FROM mnemo.build_context('tap_r', 1000000)), '<', 25000,
               'a 24 KB tool input nested 12,000 deep renders to under 25 KB (was 576 MB)');

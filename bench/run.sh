@@ -51,7 +51,7 @@ if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
 		# shellcheck disable=SC2046 # flag lists
 		cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include $(pkg-config --cflags json-c) \
 			bench/$b.c bench/common.c bench/provider.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
-			$(pkg-config --libs json-c libcurl) -pthread -o bench/$b
+			$(pkg-config --libs json-c libcurl libcrypto) -pthread -o bench/$b
 	done
 fi
 

@@ -56,7 +56,7 @@ PQ_LIBDIR=$(pg_config --libdir)
 # shellcheck disable=SC2046 # flag lists
 cc -std=c11 -O2 -Wall -Wextra -Werror -Iclient/include -I"$PQ_INCLUDEDIR" \
 	-o "$run/agent" test/demo/agent.c client/libmnemo.a -L"$PQ_LIBDIR" -lpq \
-	$(pkg-config --cflags --libs json-c libcurl)
+	$(pkg-config --cflags --libs json-c libcurl libcrypto)
 
 psql -X -q -v ON_ERROR_STOP=1 -c "SET client_min_messages = warning" \
 	-c "DROP EXTENSION IF EXISTS mnemo CASCADE" -c "CREATE EXTENSION mnemo"

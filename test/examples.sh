@@ -139,7 +139,7 @@ for src in "${examples[@]}"; do
 	[ -n "$asan_lib" ] || continue
 	# shellcheck disable=SC2046,SC2086 # flag lists
 	if ! cc -std=c11 -g -O1 -Wall -Wextra -Werror $SANFLAGS -Iclient/include -o "$bin.asan" "$src" \
-		"$asan_lib" -L"$(pg_config --libdir)" -lpq $(pkg-config --libs json-c libcurl) -pthread \
+		"$asan_lib" -L"$(pg_config --libdir)" -lpq $(pkg-config --libs json-c libcurl libcrypto) -pthread \
 		>"$tmp/$name.asan.cc.log" 2>&1; then
 		not_ok "examples/$name.c compiles with ASan and UBSan"
 		head -n 30 "$tmp/$name.asan.cc.log" | sed 's/^/#   /'
@@ -165,7 +165,7 @@ if [ -n "$installed" ]; then
 	# shellcheck disable=SC2016 # expanded by the inner sh, as a user types it
 	if PKG_CONFIG_PATH=$prefix/lib/pkgconfig sh -c 'cc -std=c11 -Wall -Wextra -Werror -o "$1" "$2" \
 		$(pkg-config --cflags mnemo) "$(pkg-config --variable=libdir mnemo)/libmnemo.a" \
-		$(pkg-config --libs libpq json-c libcurl)' sh "$tmp/quickstart.static" examples/quickstart.c \
+		$(pkg-config --libs libpq json-c libcurl libcrypto)' sh "$tmp/quickstart.static" examples/quickstart.c \
 		>"$tmp/static.cc.log" 2>&1 && run_example quickstart "$tmp/static.out" "$tmp/quickstart.static"; then
 		ok "examples/quickstart.c links the static libmnemo.a as doc/c-api.md says, and runs"
 	else

@@ -108,7 +108,7 @@ fi
 # shellcheck disable=SC2046 # flag lists
 if cc -std=c11 -O0 -Wall -Wextra -Werror -Iclient/include -I"$(pg_config --includedir)" \
 	-o "$work/demo-agent" test/demo/agent.c client/libmnemo.a -L"$(pg_config --libdir)" -lpq \
-	$(pkg-config --cflags --libs json-c libcurl) >"$work/demo-agent.log" 2>&1; then
+	$(pkg-config --cflags --libs json-c libcurl libcrypto) >"$work/demo-agent.log" 2>&1; then
 	ok "make demo's agent (test/demo/agent.c) builds against the library"
 else
 	not_ok "make demo's agent (test/demo/agent.c) builds against the library"
@@ -246,7 +246,7 @@ for src in test/client/t_*.c; do
 	# shellcheck disable=SC2086,SC2046 # flag lists
 	if ! cc $TEST_CFLAGS $SANFLAGS -Iclient/include -Iclient/src -Itest/client -I"$PQ_INCLUDEDIR" \
 		-o "$work/$name" "$src" "$asan_lib" -L"$PQ_LIBDIR" -lpq \
-		$(pkg-config --libs json-c libcurl) -pthread >"$work/$name.cc.log" 2>&1; then
+		$(pkg-config --libs json-c libcurl libcrypto) -pthread >"$work/$name.cc.log" 2>&1; then
 		not_ok "$name: compiles against libmnemo"
 		head -n 40 "$work/$name.cc.log" | comment
 		continue

@@ -95,6 +95,45 @@ MNEMO_API int mnemo_file_ref_get(mnemo_store *st, const char *content_id,
 MNEMO_API int mnemo_file_ref_get_by_path(mnemo_store *st, const char *path,
 										 mnemo_file_ref **out);
 
+/* ------------------------------------------------------------------------
+ * Large files (seed 002, "Large File Handling")
+ * ------------------------------------------------------------------------ */
+typedef struct mnemo_file_options
+{
+	int			inline_threshold;	/* < 1: 10000 tokens */
+} mnemo_file_options;
+
+/* Initialises file options: the seed's threshold. */
+#define MNEMO_FILE_OPTIONS_INIT { .inline_threshold = 0 }
+
+typedef struct mnemo_file_result
+{
+	int			token_count;	/* mnemo_estimate_tokens of the content */
+	char	   *inline_text;	/* below the threshold: the content; else NULL */
+	mnemo_file_ref *ref;		/* at or above: the stored reference; else NULL */
+	bool		cached;			/* ref was found, not made */
+	char	   *part;			/* the part to append, as JSON (for
+								 * mnemo_new_part.content): a text part with
+								 * the content, or a file_ref part (content
+								 * id, path as given, type, token_count,
+								 * summary) */
+} mnemo_file_result;
+
+MNEMO_API void mnemo_file_result_free(mnemo_file_result *r);
+
+/*
+ * Read the file at path (UTF-8 text) and estimate its tokens.  Below the
+ * inline threshold the result holds the text.  At or above it, the content
+ * id is "sha256:" and the hex sha256 of the bytes: a reference stored
+ * before under that id is returned as it is (cached); otherwise the file
+ * type is detected from the name (doc/c-api.md lists them), an exploration
+ * summary made, and the reference stored.  The content itself is never
+ * stored.  opts may be NULL.  Errors: IO (the file cannot be read),
+ * BINARY_FILE (a NUL byte or not UTF-8), INVALID_ARGUMENT.
+ */
+MNEMO_API int mnemo_file_handle(mnemo_store *st, const char *path,
+								const mnemo_file_options *opts, mnemo_file_result **out);
+
 #ifdef __cplusplus
 }
 #endif

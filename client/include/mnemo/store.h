@@ -56,6 +56,7 @@ typedef enum mnemo_err
 										 * this library did not expect */
 	MNEMO_ERR_NOT_FOUND = -44,			/* a lookup found nothing (e.g. an
 										 * unknown subscription) */
+	MNEMO_ERR_BINARY_FILE = -45,		/* mnemo_file_handle: not UTF-8 text */
 
 	/* chat turns: the provider side (mnemo_session_send) */
 	MNEMO_ERR_NO_PROVIDER = -50,		/* no provider, key or base URL set */

@@ -14,6 +14,7 @@
  *
  * The rooms above it, and the one way their dependencies point:
  *	chat/        the turn (mnemo_session_send)      -> stream, store, events, core
+ *	files/       large files (mnemo_file_handle)    -> store, core
  *	transcript/  JSONL import and export, readers    -> store, events, core
  *	store/       typed wrappers of the SQL API       -> events, core
  *	stream/      HTTP, SSE, provider decoders         -> core

@@ -71,6 +71,8 @@ mnemo_strerror(int code)
 			return "unexpected answer from the server";
 		case MNEMO_ERR_NOT_FOUND:
 			return "not found";
+		case MNEMO_ERR_BINARY_FILE:
+			return "binary file (not UTF-8 text)";
 		case MNEMO_ERR_NO_PROVIDER:
 			return "no LLM provider configured";
 		case MNEMO_ERR_HTTP:

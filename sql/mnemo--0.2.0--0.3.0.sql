@@ -226,3 +226,19 @@ CREATE FUNCTION mnemo.search_pending(session_id text)
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_search_pending';
 COMMENT ON FUNCTION mnemo.search_pending(text) IS 'how many of the session''s messages wait to be indexed for search_history (a message changed after its append counts again)';
+
+/* ------------------------------------------------------------------------
+ * Issue 14: compaction_completed / compaction_failed across processes.
+ * release_compaction takes the compaction's outcome.
+ * ------------------------------------------------------------------------ */
+
+DROP FUNCTION mnemo.release_compaction(text, text);
+CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome text DEFAULT NULL,
+                                         tokens_before bigint DEFAULT NULL, tokens_after bigint DEFAULT NULL,
+                                         level integer DEFAULT NULL, summary_id text DEFAULT NULL,
+                                         error text DEFAULT NULL)
+    RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
+COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';

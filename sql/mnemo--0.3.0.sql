@@ -1005,12 +1005,15 @@ CREATE FUNCTION mnemo.claim_compaction(session_id text, holder text, ttl_ms inte
     AS 'MODULE_PATHNAME', 'mnemo_claim_compaction';
 COMMENT ON FUNCTION mnemo.claim_compaction(text, text, integer) IS 'takes or renews the session''s compaction lease for ttl_ms; false while another holder''s lease has not expired';
 
-CREATE FUNCTION mnemo.release_compaction(session_id text, holder text)
+CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome text DEFAULT NULL,
+                                         tokens_before bigint DEFAULT NULL, tokens_after bigint DEFAULT NULL,
+                                         level integer DEFAULT NULL, summary_id text DEFAULT NULL,
+                                         error text DEFAULT NULL)
     RETURNS boolean
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
-COMMENT ON FUNCTION mnemo.release_compaction(text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it';
+COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';
 
 /* ------------------------------------------------------------------------
  * Checkpoints, runs, the pending request and state (issue 16)

@@ -122,6 +122,17 @@ LISTEN :"channel";
 SELECT seq FROM mnemo.append_message('nt_w', 'user', '[]', id => 'nt_m9');
 \o
 
+-- the end of a compaction: release_compaction with its outcome tells
+-- followers (compaction_completed / compaction_failed), held or not
+\o | sed -e 's/PID [0-9]*/PID N/' -e 's/mnemo_[0-9a-f]\{32\}/mnemo_CHANNEL/'
+SELECT mnemo.claim_compaction('nt_w', 'nt_h');
+SELECT mnemo.release_compaction('nt_w', 'nt_h', 'completed', 900, 300, 2, 'nt_s1');
+SELECT mnemo.release_compaction('nt_w', 'nt_h', 'failed', 900, error => 'provider "down"');
+SELECT mnemo.release_compaction('nt_w', 'nt_h');
+SELECT 'nothing above but the release' AS plain_release;
+\o
+SELECT mnemo.release_compaction('nt_w', 'nt_h', 'done');
+
 -- unwatch: silent again
 SELECT mnemo.unwatch('nt_w');
 SELECT watched FROM mnemo.get_session('nt_w');

@@ -23,6 +23,7 @@
 
 #include "catalog/pg_type.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 
 #include "mnemo.h"
 
@@ -85,19 +86,72 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	PG_RETURN_BOOL(taken);
 }
 
+/*
+ * The compaction's end, for followers in other processes: optional
+ * arguments 2..7 (outcome, tokens_before, tokens_after, level, summary_id,
+ * error) become a compaction_completed or compaction_failed notification,
+ * whose id is the last summary's (as in process).
+ * It is sent whether or not the holder still held the claim: the
+ * compaction ended either way.
+ */
+static char *
+OutcomeMembers(FunctionCallInfo fcinfo, const char **event)
+{
+	StringInfoData m;
+	char	   *outcome;
+	static const char *const ints[] = {"tokens_before", "tokens_after", "level"};
+
+	if (PG_NARGS() < 3 || PG_ARGISNULL(2))
+		return NULL;
+	outcome = TextDatumGetCString(PG_GETARG_DATUM(2));
+	if (strcmp(outcome, "completed") == 0)
+		*event = "compaction_completed";
+	else if (strcmp(outcome, "failed") == 0)
+		*event = "compaction_failed";
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("outcome must be 'completed' or 'failed', not \"%s\"", outcome)));
+	initStringInfo(&m);
+	for (int i = 0; i < 3; i++)
+	{
+		int64		v;
+
+		if (PG_NARGS() <= 3 + i || PG_ARGISNULL(3 + i))
+			continue;
+		v = i < 2 ? PG_GETARG_INT64(3 + i) : PG_GETARG_INT32(3 + i);
+		appendStringInfo(&m, ", \"%s\": " INT64_FORMAT, ints[i], v);
+	}
+	if (PG_NARGS() > 6 && !PG_ARGISNULL(6))
+	{
+		appendStringInfoString(&m, ", \"summary_id\": ");
+		escape_json(&m, TextDatumGetCString(PG_GETARG_DATUM(6)));
+	}
+	if (PG_NARGS() > 7 && !PG_ARGISNULL(7))
+	{
+		appendStringInfoString(&m, ", \"error\": ");
+		escape_json(&m, TextDatumGetCString(PG_GETARG_DATUM(7)));
+	}
+	return m.data;
+}
+
 PG_FUNCTION_INFO_V1(mnemo_release_compaction);
 Datum
 mnemo_release_compaction(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *holder = MnemoRequireTextArg(fcinfo, 1, "holder");
+	const char *event = NULL;
+	char	   *members = OutcomeMembers(fcinfo, &event);
 	Oid			types[2] = {TEXTOID, TEXTOID};
 	Datum		values[2];
+	char	   *tenant;
+	bool		watched;
 	MnemoCall	call;
 	bool		released;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSessionExists(session_id, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
 	MnemoPrepare(&release_plan,
@@ -105,6 +159,10 @@ mnemo_release_compaction(PG_FUNCTION_ARGS)
 				 "RETURNING 1",
 				 2, types);
 	released = MnemoExecute(release_plan, values, NULL, false, 0) == 1;
+	if (event)
+		MnemoNotifyWith(watched, tenant, event, session_id,
+						PG_ARGISNULL(6) ? NULL : TextDatumGetCString(PG_GETARG_DATUM(6)), -1,
+						members);
 	MnemoFinish(&call);
 	PG_RETURN_BOOL(released);
 }

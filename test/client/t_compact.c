@@ -805,6 +805,112 @@ test_default_never_over(mnemo_store *st)
 /* A real Claude Code session log (test/data/claude-code/README.md). */
 #define TRANSCRIPT "test/data/claude-code/29/77bc73228c/1/full.jsonl"
 
+
+/* The end of a compaction as a follower hears it: release_compaction's
+ * notification, the one COMPLETED or FAILED carrying tokens_before. */
+typedef struct outcome
+{
+	int			completed;
+	int			failed;
+	bool		remote;
+	char		data[512];
+	char		id[MNEMO_ID_MAX + 1];
+} outcome;
+
+static int
+hear_outcome(mnemo_store *st, const mnemo_event *ev, void *arg)
+{
+	outcome    *o = arg;
+
+	(void) st;
+	if ((ev->type != MNEMO_EVENT_COMPACTION_COMPLETED && ev->type != MNEMO_EVENT_COMPACTION_FAILED) ||
+		ev->data == NULL || member(ev->data, "tokens_before") < 0)
+		return 0;
+	if (ev->type == MNEMO_EVENT_COMPACTION_COMPLETED)
+		o->completed++;
+	else
+		o->failed++;
+	o->remote = ev->remote;
+	snprintf(o->data, sizeof(o->data), "%s", ev->data);
+	snprintf(o->id, sizeof(o->id), "%s", ev->id ? ev->id : "");
+	return 0;
+}
+
+static void
+poll_outcome(mnemo_store *follower, const outcome *o)
+{
+	for (int64_t until = now_ms() + 5000; now_ms() < until && o->completed + o->failed == 0;)
+		if (mnemo_feed_poll(follower, 200) < 0)
+			bail_out("poll: %s", mnemo_errmsg(follower));
+}
+
+/*
+ * Another process following the session hears how a compaction ended:
+ * completed with the context's size before and after, the level and the
+ * summary; failed with the error (here: the commit cannot get the session
+ * row another transaction holds, under lock_timeout).
+ */
+static void
+test_feed_outcome(mnemo_store *st)
+{
+	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+	mnemo_compact_result r;
+	mnemo_store *follower = open_store(NULL);
+	mnemo_store *impatient = open_store("options='-c lock_timeout=300'");
+	outcome		heard_end = {0};
+	PGconn	   *blocker;
+	PGresult   *res;
+	int			rc;
+
+	conversation(st, "cmp-fout", 5);
+	if (mnemo_feed_follow(follower, "cmp-fout", 0) != MNEMO_OK)
+		bail_out("follow: %s", mnemo_errmsg(follower));
+	while (mnemo_feed_poll(follower, 0) > 0)
+		;
+	mnemo_event_subscribe(follower, MNEMO_EVENT_ANY, hear_outcome, &heard_end);
+	o.first_level = 3;
+	o.tail_messages = 2;
+	o.block_tokens = 1;
+	o.max_rounds = 1;
+	o.budget_tokens = 1;
+	rc = mnemo_compact(st, "cmp-fout", &o, &r);
+	is_int(rc, MNEMO_OK, "feed outcome: mnemo_compact (%s)", mnemo_errmsg(st));
+	poll_outcome(follower, &heard_end);
+	is_int(heard_end.completed, 1, "feed outcome: the follower hears compaction_completed");
+	ok(heard_end.remote, "feed outcome: ... from the feed");
+	ok(member(heard_end.data, "tokens_before") == r.tokens_before &&
+	   member(heard_end.data, "tokens_after") == r.tokens_after &&
+	   r.tokens_before > r.tokens_after,
+	   "feed outcome: with the context's tokens before > after, as in process (%s)", heard_end.data);
+	is_int((int) member(heard_end.data, "level"), 3, "feed outcome: the level used");
+	is_str(heard_end.id, r.summary_id, "feed outcome: the summary's id");
+	ok(strstr(heard_end.data, r.summary_id) != NULL, "feed outcome: ... also as summary_id");
+
+	/* a compaction that fails: its commit waits on a row lock past lock_timeout */
+	blocker = PQconnectdb("");
+	res = PQexec(blocker, "BEGIN; SELECT 1 FROM mnemo.sessions WHERE id = 'cmp-fout' FOR UPDATE");
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		bail_out("blocker: %s", PQerrorMessage(blocker));
+	PQclear(res);
+	memset(&heard_end, 0, sizeof(heard_end));
+	o.no_prune = true;
+	rc = mnemo_compact(impatient, "cmp-fout", &o, &r);
+	ok(rc != MNEMO_OK, "feed outcome: the compaction fails (%d: %s)", rc, mnemo_errmsg(impatient));
+	PQclear(PQexec(blocker, "ROLLBACK"));
+	PQfinish(blocker);
+	poll_outcome(follower, &heard_end);
+	is_int(heard_end.failed, 1, "feed outcome: the follower hears compaction_failed");
+	is_int(heard_end.completed, 0, "feed outcome: and no compaction_completed");
+	ok(member(heard_end.data, "tokens_before") == r.tokens_before && r.tokens_before > 0,
+	   "feed outcome: with the context's tokens before (%s)", heard_end.data);
+	ok(strstr(heard_end.data, "\"error\"") != NULL && strstr(heard_end.data, "lock") != NULL,
+	   "feed outcome: and the error's message");
+	is_int(count_sql("SELECT count(*) FROM mnemo.compaction_claims WHERE session_id = 'cmp-fout'"), 0,
+		   "feed outcome: the claim was released");
+	mnemo_store_close(impatient);
+	mnemo_store_close(follower);
+}
+
 /*
  * A real transcript (277 user/assistant lines, 102 tool calls, tool outputs
  * up to 32 KB) compacted down to a small budget (its fresh tail and little
@@ -898,6 +1004,7 @@ main(void)
 	test_default_soft(st);
 	test_default_hard(st);
 	test_default_never_over(st);
+	test_feed_outcome(st);
 	test_transcript(st);
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

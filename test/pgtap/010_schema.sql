@@ -225,7 +225,7 @@ INSERT INTO fns VALUES
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
-  ('release_compaction', '{text,text}', 'boolean', 'volatile'),
+  ('release_compaction', '{text,text,text,bigint,bigint,integer,text,text}', 'boolean', 'volatile'),
   ('add_checkpoint', '{text,text,boolean}', 'mnemo.checkpoints', 'volatile'),
   ('list_checkpoints', '{text}', 'setof mnemo.checkpoints', 'stable'),
   ('claim_run', '{text,text}', 'mnemo.runs', 'volatile'),

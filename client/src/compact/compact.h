@@ -48,7 +48,10 @@ int			mn_compact_truncate(mnemo_store *st, const char *content, int max_tokens, 
 /* The claim: *taken says whether holder has it now. */
 int			mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int ttl_ms,
 							 bool *taken);
-int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder);
+/* Release it, telling followers the outcome: rc and r as the engine ended,
+ * error the failure's message (NULL when rc is MNEMO_OK). */
+int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
+							   const mnemo_compact_result *r, const char *error);
 
 /* The assembled context's size, summaries included. */
 int			mn_compact_size(mnemo_store *st, const char *sid, int64_t *size);

@@ -297,7 +297,7 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 			mn_saved_error e;
 
 			mn_error_save(st, rc, &e);
-			(void) mn_compact_release(st, session_id, c.holder);
+			(void) mn_compact_release(st, session_id, c.holder, rc, &c.r, e.msg);
 			rc = mn_error_restore(st, &e);
 		}
 	}

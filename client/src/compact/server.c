@@ -44,8 +44,9 @@ static const mn_stmt claim_stmt = {
 
 static const mn_stmt release_stmt = {
 	"mnemo_release_compaction",
-	"SELECT mnemo.release_compaction($1::text, $2::text)",
-	2
+	"SELECT mnemo.release_compaction($1::text, $2::text, $3::text, $4::bigint, $5::bigint, "
+	"$6::integer, $7::text, $8::text)",
+	8
 };
 
 void
@@ -169,13 +170,23 @@ mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int ttl_m
 }
 
 int
-mn_compact_release(mnemo_store *st, const char *sid, const char *holder)
+mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
+				   const mnemo_compact_result *r, const char *error)
 {
-	const char *params[2];
+	const char *params[8];
+	char		before[24],
+				after[24],
+				level[24];
 	PGresult   *res;
 
 	params[0] = sid;
 	params[1] = holder;
+	params[2] = rc == MNEMO_OK ? "completed" : "failed";
+	params[3] = mn_i64_param(before, r->tokens_before);
+	params[4] = rc == MNEMO_OK ? mn_i64_param(after, r->tokens_after) : NULL;
+	params[5] = r->summaries > 0 ? mn_i64_param(level, r->level) : NULL;
+	params[6] = r->summary_id[0] ? r->summary_id : NULL;
+	params[7] = rc == MNEMO_OK ? NULL : error;
 	if ((res = mn_exec(st, &release_stmt, params)) == NULL)
 		return st->errcode;
 	PQclear(res);

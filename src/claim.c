@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
@@ -129,8 +130,12 @@ OutcomeMembers(FunctionCallInfo fcinfo, const char **event)
 	}
 	if (PG_NARGS() > 7 && !PG_ARGISNULL(7))
 	{
+		char	   *error = TextDatumGetCString(PG_GETARG_DATUM(7));
+
+		/* a NOTIFY payload must stay under 8000 bytes */
+		error[pg_mbcliplen(error, strlen(error), 1000)] = '\0';
 		appendStringInfoString(&m, ", \"error\": ");
-		escape_json(&m, TextDatumGetCString(PG_GETARG_DATUM(7)));
+		escape_json(&m, error);
 	}
 	return m.data;
 }

@@ -46,7 +46,7 @@ const cli_command cli_chat = {
 	"its own, '[tool NAME INPUT]'; mnemo chat runs no tools, so each is answered\n"
 	"with an error result that the model sees on the next turn.  On standard\n"
 	"error: the session line, a line when a turn triggers compaction (the\n"
-	"context over its soft threshold: the stale tool outputs are then pruned),\n"
+	"context over its soft threshold: the compaction engine then summarises),\n"
 	"and one per failed turn.\n"
 	"\n"
 	"Options:\n"
@@ -145,19 +145,20 @@ on_part(mnemo_store *st, const mnemo_stream_part *p, void *arg)
 	return 0;
 }
 
-/* The compaction the chat can do itself: prune stale tool outputs. */
+/* The compaction the turn runs (the engine): announced on stderr. */
 static int
-compact(mnemo_store *st, const char *session_id, bool blocking, void *arg)
+on_compaction(mnemo_store *st, const mnemo_event *ev, void *arg)
 {
-	int			pruned = 0;
-
+	(void) st;
 	(void) arg;
-	fprintf(stderr, "mnemo chat: compaction triggered (%s): pruning stale tool outputs\n",
-			blocking ? "context over its budget" : "context over the soft threshold");
-	if (mnemo_prune_tool_outputs(st, session_id, NULL, &pruned) != MNEMO_OK)
-		return 1;
-	fprintf(stderr, "mnemo chat: compaction: %d tool output%s pruned\n", pruned,
-			pruned == 1 ? "" : "s");
+	if (ev->remote)
+		return 0;
+	if (ev->type == MNEMO_EVENT_COMPACTION_TRIGGERED)
+		fputs("mnemo chat: compaction triggered (context over the soft threshold)\n", stderr);
+	else if (ev->type == MNEMO_EVENT_COMPACTION_COMPLETED)
+		fprintf(stderr, "mnemo chat: compaction: %s\n", ev->data ? ev->data : "done");
+	else if (ev->type == MNEMO_EVENT_COMPACTION_FAILED)
+		fputs("mnemo chat: compaction failed\n", stderr);
 	return 0;
 }
 
@@ -358,7 +359,7 @@ run(const char *db, int argc, char **argv)
 		to.base_url = base_url;
 		to.api_key = api_key;
 		to.context_limit = (int) limit;
-		to.compact = compact;
+		mnemo_event_subscribe(st, MNEMO_EVENT_ANY, on_compaction, NULL);
 
 		chat_store = st;
 		sigemptyset(&set);

@@ -23,6 +23,7 @@ chat_pid=
 cleanup() {
 	[ -n "$chat_pid" ] && kill -KILL "$chat_pid" 2>/dev/null
 	[ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
+	[ -n "${csrv_pid:-}" ] && kill -TERM "$csrv_pid" 2>/dev/null && wait "$csrv_pid" 2>/dev/null
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -57,7 +58,7 @@ chat() {
 	rc=$?
 }
 # the request body the server logged for request N (one JSON line each)
-request_body() { sed -n "${1}p" "$work/requests.log"; }
+request_body() { sed -n "${1}p" "$work/chat.log"; }
 
 cat >"$work/chat.script" <<'EOF'
 model gpt-4o-mini
@@ -99,16 +100,22 @@ reply imported-system            # 10: a session whose log has a system message
   text "Understood."
 EOF
 
-"$SRV" --script "$work/chat.script" --port-file "$work/port" --log "$work/requests.log" \
-	--key sk-chat-test --quiet 2>"$work/server.err" &
-srv_pid=$!
-for _ in $(seq 100); do [ -s "$work/port" ] && break; sleep 0.05; done
-if [ ! -s "$work/port" ]; then
-	echo "Bail out! the provider server did not start"
-	exit 1
-fi
+# serve NAME: a provider server on $work/NAME.script; its port in
+# $work/NAME.port, its request log $work/NAME.log, its pid in $served
+serve() {
+	"$SRV" --script "$work/$1.script" --port-file "$work/$1.port" --log "$work/$1.log" \
+		--key sk-chat-test --quiet 2>"$work/$1.err" &
+	served=$!
+	for _ in $(seq 100); do [ -s "$work/$1.port" ] && break; sleep 0.05; done
+	if [ ! -s "$work/$1.port" ]; then
+		echo "Bail out! the provider server did not start"
+		exit 1
+	fi
+}
+serve chat
+srv_pid=$served
 unset ANTHROPIC_API_KEY ANTHROPIC_BASE_URL
-export OPENAI_BASE_URL=http://127.0.0.1:$(cat "$work/port")/v1 OPENAI_API_KEY=sk-chat-test
+export OPENAI_BASE_URL=http://127.0.0.1:$(cat "$work/chat.port")/v1 OPENAI_API_KEY=sk-chat-test
 
 # ---- a new session: the reply streams and is stored ---------------------
 
@@ -191,13 +198,11 @@ model gpt-4o-mini
 reply repeat=200                 # turns and the engine's summaries alike
   text "## Goal\nchat summary"
 EOF
-"$SRV" --script "$work/compact.script" --port-file "$work/cport" --log "$work/compact.log" \
-	--key sk-chat-test --quiet 2>"$work/cserver.err" &
-csrv_pid=$!
-for _ in $(seq 100); do [ -s "$work/cport" ] && break; sleep 0.05; done
+serve compact
+csrv_pid=$served
 # usable = 8300 - 4096 - 4000 - system prompt: about 200 tokens, soft 60%
 chat "$(printf 'x%.0s' $(seq 600))"$'\n' --session "$sid" --context-limit 8300 \
-	--base-url "http://127.0.0.1:$(cat "$work/cport")/v1"
+	--base-url "http://127.0.0.1:$(cat "$work/compact.port")/v1"
 is "$rc" 0 "a turn over the soft threshold completes (exit 0)"
 if grep -q "compaction triggered" "$work/err"; then
 	ok "the compaction it triggers is announced on stderr"
@@ -208,8 +213,9 @@ fi
 # small window, beyond the engine's fresh tail of 8 messages, get summarised
 lines=$(for i in $(seq 10); do printf 'line %02d %s\n' "$i" "$(printf 'y%.0s' $(seq 30))"; done)
 chat "$lines"$'\n' --provider openai --model gpt-4o-mini --context-limit 8250 \
-	--base-url "http://127.0.0.1:$(cat "$work/cport")/v1"
+	--base-url "http://127.0.0.1:$(cat "$work/compact.port")/v1"
 kill -TERM "$csrv_pid" 2>/dev/null && wait "$csrv_pid" 2>/dev/null
+csrv_pid=
 csid=$(sed -n 's/^session \([^ ]*\) created:.*/\1/p' "$work/err")
 is "$rc" 0 "a chat over its context limit, ten turns (exit 0)"
 is "$(psql_q -c "SELECT count(*) > 0 FROM mnemo.summary_nodes('$csid', false)")" "t" \

@@ -38,8 +38,10 @@ extern "C" {
  * The claim is released at the end.  Events: COMPACTION_STARTED once the
  * claim is taken, COMPACTION_COMPLETED ({"tokens_before", "tokens_after",
  * "level", "summary_id", "summaries", "lost"}) or COMPACTION_FAILED
- * ({"error", "summaries"}).  mnemo_session_send runs it by default at its
- * thresholds (doc/compaction.md).
+ * ({"error", "summaries"}).  The release tells followers in other processes
+ * the same end (compaction_completed / compaction_failed on the feed).
+ * mnemo_session_send runs it by default at its thresholds
+ * (doc/compaction.md).
  * ------------------------------------------------------------------------ */
 
 /* Called after each summary a compaction commits: its id, kind ("leaf" or

@@ -6,7 +6,8 @@
  *
  * Owns: files/ (handle.c: reading, the sha256 content id, the cache and the
  * part; detect.c: the file type; explore.c: the summaries of data and text
- * formats; outline.c: the outlines of source code).
+ * formats; outline.c: the outlines of source code; lines.c: the line
+ * iterator and name lists both of those use).
  * May call: store/ (the file reference wrappers, the token estimate) and
  * core/.  Nothing below calls into files/.
  */
@@ -28,8 +29,8 @@ void		mn_explore(const char *type, const char *text, size_t len, mn_buf *out);
 bool		mn_outline(const char *type, const char *text, size_t len, mn_buf *out);
 
 /*
- * What explore.c and outline.c share: lines, and lists of names capped at
- * MN_LIST_MAX entries.
+ * What explore.c and outline.c share (lines.c): lines, and lists of names
+ * capped at MN_LIST_MAX entries.
  */
 #define MN_LIST_MAX 40
 

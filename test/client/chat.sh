@@ -28,28 +28,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-# is GOT WANT DESCRIPTION
-is() {
-	if [ "$1" = "$2" ]; then
-		ok "$3"
-	else
-		not_ok "$3"
-		echo "#   got:  '$1'"
-		echo "#   want: '$2'"
-	fi
-}
-psql_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+# shellcheck source=lib/tap.sh
+. test/client/lib/tap.sh
 # chat INPUT ARGS...: mnemo chat fed INPUT; stdout, stderr in $work/out, err
 chat() {
 	local input=$1

@@ -13,35 +13,8 @@ M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
 work=$(mktemp -d /tmp/mnemo-file.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
-check() {
-	local desc=$1
-	shift
-	if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-run_m() {
-	"$M" "$@" >"$work/out" 2>"$work/err"
-	rc=$?
-}
-expect_rc() {
-	if [ "$rc" -eq "$1" ]; then
-		ok "$2 (exit $rc)"
-	else
-		not_ok "$2: exit $rc, want $1"
-		sed 's/^/# stderr: /' "$work/err" | head -n 5
-	fi
-}
-psql_q() { psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+# shellcheck source=lib/tap.sh
+. test/client/lib/tap.sh
 
 PY=test/data/file-parser.py
 id="sha256:$(sha256sum "$PY" | cut -c1-64)"

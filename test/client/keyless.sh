@@ -23,17 +23,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-n=0
-failed=0
-ok() {
-	n=$((n + 1))
-	echo "ok $n - $*"
-}
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $*"
-}
+# shellcheck source=lib/tap.sh
+. test/client/lib/tap.sh
 
 cat >"$work/script" <<'EOF'
 model local-model

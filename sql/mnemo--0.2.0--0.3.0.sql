@@ -242,3 +242,142 @@ CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome t
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
 COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';
+
+/* ------------------------------------------------------------------------
+ * Issue 18: durable maps (LLMMap, AgenticMap): maps, map_items and their
+ * functions.
+ * ------------------------------------------------------------------------ */
+
+CREATE TABLE mnemo.maps (
+    -- the parent session that owns the map
+    session_id    text NOT NULL,
+    map_id        text NOT NULL,
+    kind          text NOT NULL CHECK (kind IN ('llm', 'agentic')),
+    template      text NOT NULL,
+    -- the output JSON schema items are validated against, if any
+    schema        jsonb,
+    options       jsonb NOT NULL CHECK (jsonb_typeof(options) = 'object'),
+    item_count    integer NOT NULL CHECK (item_count >= 1),
+    -- items done or failed, which numbers their completion order
+    finished      integer NOT NULL DEFAULT 0,
+    created_at    bigint NOT NULL CHECK (created_at >= 0),
+    completed_at  bigint CHECK (completed_at >= 0),
+    tenant        text NOT NULL,
+    PRIMARY KEY (session_id, map_id),
+    CHECK (finished BETWEEN 0 AND item_count),
+    CHECK ((completed_at IS NOT NULL) = (finished = item_count))
+);
+COMMENT ON TABLE mnemo.maps IS 'durable maps (LLMMap, AgenticMap) owned by a session: the prompt template, output schema and options; completed_at once every item is done or failed';
+
+CREATE TABLE mnemo.map_items (
+    session_id      text NOT NULL,
+    map_id          text NOT NULL,
+    ordinal         integer NOT NULL CHECK (ordinal >= 0),
+    item            jsonb NOT NULL,
+    state           text NOT NULL DEFAULT 'pending'
+                    CHECK (state IN ('pending', 'running', 'done', 'failed')),
+    -- how many times a worker claimed it
+    claims          integer NOT NULL DEFAULT 0 CHECK (claims >= 0),
+    lease_holder    text,
+    lease_expires   bigint,
+    result          jsonb,
+    error_kind      text CHECK (error_kind IN ('timeout', 'validation', 'llm_error', 'schema_error',
+                                               'max_turns', 'doom_loop')),
+    error           text,
+    -- model calls the finishing worker made for it
+    attempts        integer CHECK (attempts >= 0),
+    -- AgenticMap: the item's sub-session
+    sub_session_id  text,
+    -- 1, 2, ... in the order the map's items finished; NULL until then
+    completion_seq  integer CHECK (completion_seq >= 1),
+    completed_at    bigint CHECK (completed_at >= 0),
+    tenant          text NOT NULL,
+    PRIMARY KEY (session_id, map_id, ordinal),
+    UNIQUE (session_id, map_id, completion_seq),
+    CHECK ((state IN ('done', 'failed')) = (completion_seq IS NOT NULL)),
+    CHECK ((state = 'running') = (lease_holder IS NOT NULL)),
+    CHECK ((state = 'failed') = (error_kind IS NOT NULL))
+);
+COMMENT ON TABLE mnemo.map_items IS 'the items of a map, one row each: pending, running under a worker''s lease, then done (result) or failed (error_kind, error) exactly once, numbered by completion_seq';
+-- claims scan only the items not yet finished, however many are
+CREATE INDEX map_items_open_idx ON mnemo.map_items (session_id, map_id, ordinal)
+    WHERE state IN ('pending', 'running');
+
+DO $$
+DECLARE
+    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
+                         WHERE inhparent = 'mnemo.sessions'::regclass);
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['maps', 'map_items'] LOOP
+        IF modulus > 0 THEN
+            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
+        END IF;
+        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
+                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
+        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
+    END LOOP;
+END
+$$;
+SELECT pg_catalog.pg_extension_config_dump('mnemo.maps', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.map_items', '');
+
+CREATE FUNCTION mnemo.create_map(session_id text, map_id text, items jsonb, template text,
+                                 schema jsonb DEFAULT NULL, options jsonb DEFAULT '{}',
+                                 kind text DEFAULT 'llm')
+    RETURNS mnemo.maps
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_create_map';
+COMMENT ON FUNCTION mnemo.create_map(text, text, jsonb, text, jsonb, jsonb, text) IS 'creates a durable map owned by the session, one pending row per element of the items array (in one statement), and sends map_started; MN004 if the map id is taken in the session';
+
+CREATE FUNCTION mnemo.claim_map_items(session_id text, map_id text, holder text,
+                                      n integer DEFAULT 1, lease_ms integer DEFAULT 60000)
+    RETURNS SETOF mnemo.map_items
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_claim_map_items';
+COMMENT ON FUNCTION mnemo.claim_map_items(text, text, text, integer, integer) IS 'leases up to n of the map''s pending items, or running items whose lease expired, to holder for lease_ms, skipping rows another claimant has locked; concurrent claimants never get the same item';
+
+CREATE FUNCTION mnemo.complete_map_item(session_id text, map_id text, ordinal integer, holder text,
+                                        result jsonb, attempts integer DEFAULT 1,
+                                        sub_session_id text DEFAULT NULL)
+    RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_complete_map_item';
+COMMENT ON FUNCTION mnemo.complete_map_item(text, text, integer, text, jsonb, integer, text) IS 'records the item''s result if holder holds its lease (false otherwise: another worker took it over, or it finished), gives it the map''s next completion_seq and sends map_item_completed, and map_completed with the last item';
+
+CREATE FUNCTION mnemo.fail_map_item(session_id text, map_id text, ordinal integer, holder text,
+                                    error_kind text, error text, attempts integer DEFAULT 1,
+                                    sub_session_id text DEFAULT NULL)
+    RETURNS boolean
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_fail_map_item';
+COMMENT ON FUNCTION mnemo.fail_map_item(text, text, integer, text, text, text, integer, text) IS 'records the item as failed with an error kind (timeout, validation, llm_error, schema_error, max_turns, doom_loop) if holder holds its lease, as complete_map_item does';
+
+CREATE FUNCTION mnemo.map_status(session_id text, map_id text,
+                                 OUT kind text, OUT items integer, OUT done integer,
+                                 OUT failed integer, OUT in_flight integer, OUT pending integer,
+                                 OUT created_at bigint, OUT completed_at bigint)
+    RETURNS record
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_map_status';
+COMMENT ON FUNCTION mnemo.map_status(text, text) IS 'the map''s progress: items done, failed, in flight (under a live lease) and pending (never claimed, or their lease expired)';
+
+CREATE FUNCTION mnemo.map_results(session_id text, map_id text)
+    RETURNS SETOF mnemo.map_items
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_map_results';
+COMMENT ON FUNCTION mnemo.map_results(text, text) IS 'the map''s finished items (done and failed) in completion order';
+
+CREATE FUNCTION mnemo.list_maps(session_id text)
+    RETURNS SETOF mnemo.maps
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_list_maps';
+COMMENT ON FUNCTION mnemo.list_maps(text) IS 'the maps the session owns, oldest first';

@@ -211,4 +211,7 @@ extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
 extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 							 bool has_compacted_at);
 
+/* maps.c */
+extern void MnemoCheckMapExists(const char *session_id, const char *map_id);
+
 #endif							/* MNEMO_H */

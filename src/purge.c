@@ -4,7 +4,7 @@
  *
  * For erasure requests only.  It deletes the session and everything keyed by
  * it -- context items, summary nodes and edges, parts, messages, checkpoints,
- * runs, the pending request -- in one call, under
+ * runs, the pending request, its maps -- in one call, under
  * the session lock, so no append can slip in between.  EXECUTE is revoked
  * from PUBLIC: an operator grants it to the role that handles erasure, which
  * must also have the privileges of the session's tenant (else MN001).
@@ -46,6 +46,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
 				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "
 				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1), "
+				 "mp AS (DELETE FROM mnemo.maps WHERE session_id = $1), "
+				 "mi AS (DELETE FROM mnemo.map_items WHERE session_id = $1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
 				 "SELECT count(*) FROM m",
 				 1, types);

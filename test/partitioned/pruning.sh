@@ -63,6 +63,8 @@ SELECT mnemo.claim_run('pr_a', 'pr_r1');
 SELECT mnemo.complete_run('pr_a', 'pr_r1');
 SELECT mnemo.claim_run('pr_a', 'pr_r2');
 SELECT mnemo.set_pending_request('pr_a', '{"q":"?"}', 'pr_r2');
+SELECT mnemo.create_map('pr_a', 'pr_map', '["a","b","c"]', 'x {{ item }}');
+SELECT mnemo.claim_map_items('pr_a', 'pr_map', 'pr_w', 2);
 SELECT mnemo.create_session('pr_b');
 SELECT mnemo.append_message('pr_b', 'user', '[{"type":"text","text":"other"}]', id => 'pr_b1');
 SQL
@@ -122,6 +124,13 @@ clear_pending_request	pr_a	SELECT mnemo.clear_pending_request('pr_a')
 load_pending_request	pr_a	SELECT mnemo.load_pending_request('pr_a')
 update_state	pr_a	SELECT mnemo.update_state('pr_a', '{"k":"v"}')
 get_state	pr_a	SELECT mnemo.get_state('pr_a')
+create_map	pr_a	SELECT mnemo.create_map('pr_a', 'pr_map2', '[1,2]', 'x {{ item }}')
+claim_map_items	pr_a	SELECT count(*) FROM mnemo.claim_map_items('pr_a', 'pr_map', 'pr_w2', 5)
+complete_map_item	pr_a	SELECT mnemo.complete_map_item('pr_a', 'pr_map', 0, 'pr_w', '"done"')
+fail_map_item	pr_a	SELECT mnemo.fail_map_item('pr_a', 'pr_map', 1, 'pr_w', 'timeout', 'slow')
+map_status	pr_a	SELECT mnemo.map_status('pr_a', 'pr_map')
+map_results	pr_a	SELECT count(*) FROM mnemo.map_results('pr_a', 'pr_map')
+list_maps	pr_a	SELECT count(*) FROM mnemo.list_maps('pr_a')
 SQL
 )
 

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(292);
+SELECT plan(326);
 
 --
 -- tables
@@ -15,12 +15,12 @@ SELECT set_eq($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests'],
+          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -44,6 +44,9 @@ SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 
 SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
 SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
 SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
+SELECT col_is_pk('mnemo', 'maps', ARRAY['session_id', 'map_id'], 'maps: primary key (session_id, map_id)');
+SELECT col_is_pk('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal'],
+                 'map_items: primary key (session_id, map_id, ordinal)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
@@ -93,10 +96,15 @@ SELECT columns_are('mnemo', 'runs', ARRAY['session_id', 'run_id', 'claimed_at', 
     'completion_seq', 'tenant']);
 SELECT columns_are('mnemo', 'pending_requests', ARRAY['session_id', 'request', 'run_id', 'created_at',
     'tenant']);
+SELECT columns_are('mnemo', 'maps', ARRAY['session_id', 'map_id', 'kind', 'template', 'schema', 'options',
+    'item_count', 'finished', 'created_at', 'completed_at', 'tenant']);
+SELECT columns_are('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal', 'item', 'state', 'claims',
+    'lease_holder', 'lease_expires', 'result', 'error_kind', 'error', 'attempts', 'sub_session_id',
+    'completion_seq', 'completed_at', 'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
@@ -113,12 +121,16 @@ SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', '
 SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
 SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
 SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
+SELECT indexes_are('mnemo', 'maps', ARRAY['maps_pkey']);
+SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_map_id_completion_seq_key',
+                                               'map_items_open_idx']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
 SELECT col_is_unique('mnemo', 'context_items', ARRAY['session_id', 'generation', 'item_id']);
 -- a completion order is given once per session
 SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'completion_seq']);
+SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'completion_seq']);
 
 --
 -- no triggers: privileges keep the log append-only (Citus would not
@@ -140,7 +152,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -161,7 +173,7 @@ SELECT set_eq($$
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
           'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
-          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests'],
+          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.maps', 'mnemo.map_items'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
@@ -236,6 +248,13 @@ INSERT INTO fns VALUES
   ('load_pending_request', '{text}', 'mnemo.pending_requests', 'stable'),
   ('update_state', '{text,jsonb}', 'jsonb', 'volatile'),
   ('get_state', '{text}', 'jsonb', 'stable'),
+  ('create_map', '{text,text,jsonb,text,jsonb,jsonb,text}', 'mnemo.maps', 'volatile'),
+  ('claim_map_items', '{text,text,text,integer,integer}', 'setof mnemo.map_items', 'volatile'),
+  ('complete_map_item', '{text,text,integer,text,jsonb,integer,text}', 'boolean', 'volatile'),
+  ('fail_map_item', '{text,text,integer,text,text,text,integer,text}', 'boolean', 'volatile'),
+  ('map_status', '{text,text}', 'record', 'stable'),
+  ('map_results', '{text,text}', 'setof mnemo.map_items', 'stable'),
+  ('list_maps', '{text}', 'setof mnemo.maps', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),

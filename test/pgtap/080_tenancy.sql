@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(164);
+SELECT plan(183);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -48,8 +48,10 @@ SELECT lives_ok($$
     SELECT mnemo.complete_run('ta_s', 'ta_r1');
     SELECT mnemo.claim_run('ta_s', 'ta_r2');
     SELECT mnemo.set_pending_request('ta_s', '{"q": "A?"}', 'ta_r2');
-    SELECT mnemo.update_state('ta_s', '{"a": 1}') $$,
-    'tap_ta adds a checkpoint, runs, a pending request and state to its session');
+    SELECT mnemo.update_state('ta_s', '{"a": 1}');
+    SELECT mnemo.create_map('ta_s', 'ta_map', '["x", "y"]', 'say {{ item }}');
+    SELECT mnemo.claim_map_items('ta_s', 'ta_map', 'ta_worker') $$,
+    'tap_ta adds a checkpoint, runs, a pending request, state and a map to its session');
 RESET ROLE;
 SET ROLE tap_tb;
 SELECT lives_ok($$
@@ -68,7 +70,9 @@ SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM (
               UNION ALL SELECT tenant FROM mnemo.summary_edges WHERE session_id = 'ta_s'
               UNION ALL SELECT tenant FROM mnemo.checkpoints WHERE session_id = 'ta_s'
               UNION ALL SELECT tenant FROM mnemo.runs WHERE session_id = 'ta_s'
-              UNION ALL SELECT tenant FROM mnemo.pending_requests WHERE session_id = 'ta_s') t), 'tap_ta',
+              UNION ALL SELECT tenant FROM mnemo.pending_requests WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.maps WHERE session_id = 'ta_s'
+              UNION ALL SELECT tenant FROM mnemo.map_items WHERE session_id = 'ta_s') t), 'tap_ta',
           'every row of ta_s, in every table, carries the tenant tap_ta (read as the superuser)');
 SELECT is((SELECT count(*) FROM mnemo.context_items WHERE session_id = 'ta_s' AND item_type = 'summary'), 1::bigint,
           'the summary''s context item is among them');
@@ -87,7 +91,9 @@ CREATE FUNCTION pg_temp.rows_of_a() RETURNS text LANGUAGE sql AS $$
         (SELECT string_agg(f::text, '|') FROM mnemo.file_references f WHERE tenant = 'tap_ta'),
         (SELECT string_agg(c::text, '|' ORDER BY label) FROM mnemo.checkpoints c WHERE tenant = 'tap_ta'),
         (SELECT string_agg(r::text, '|' ORDER BY run_id) FROM mnemo.runs r WHERE tenant = 'tap_ta'),
-        (SELECT string_agg(h::text, '|') FROM mnemo.pending_requests h WHERE tenant = 'tap_ta')))
+        (SELECT string_agg(h::text, '|') FROM mnemo.pending_requests h WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(mp::text, '|' ORDER BY map_id) FROM mnemo.maps mp WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(mi::text, '|' ORDER BY map_id, ordinal) FROM mnemo.map_items mi WHERE tenant = 'tap_ta')))
 $$;
 CREATE TEMP TABLE before_a AS SELECT pg_temp.rows_of_a() AS rows;
 
@@ -140,7 +146,14 @@ INSERT INTO calls VALUES
   ('clear_pending_request', $$SELECT mnemo.clear_pending_request('ta_s')$$),
   ('load_pending_request', $$SELECT mnemo.load_pending_request('ta_s')$$),
   ('update_state', $$SELECT mnemo.update_state('ta_s', '{"b": 2}')$$),
-  ('get_state', $$SELECT mnemo.get_state('ta_s')$$);
+  ('get_state', $$SELECT mnemo.get_state('ta_s')$$),
+  ('create_map', $$SELECT mnemo.create_map('ta_s', 'tb_map', '[1]', 'x {{ item }}')$$),
+  ('claim_map_items', $$SELECT * FROM mnemo.claim_map_items('ta_s', 'ta_map', 'tb_worker')$$),
+  ('complete_map_item', $$SELECT mnemo.complete_map_item('ta_s', 'ta_map', 0, 'ta_worker', '"stolen"')$$),
+  ('fail_map_item', $$SELECT mnemo.fail_map_item('ta_s', 'ta_map', 0, 'ta_worker', 'timeout', 'x')$$),
+  ('map_status', $$SELECT * FROM mnemo.map_status('ta_s', 'ta_map')$$),
+  ('map_results', $$SELECT * FROM mnemo.map_results('ta_s', 'ta_map')$$),
+  ('list_maps', $$SELECT * FROM mnemo.list_maps('ta_s')$$);
 GRANT SELECT ON calls TO tap_tb, tap_pool, tap_eraser;
 -- the missing-session error, for comparison: another tenant's looks the same
 CREATE TEMP TABLE missing AS
@@ -181,7 +194,9 @@ UNION ALL SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant <> 
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.checkpoints WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT checkpoints: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.runs WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT runs: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only');
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.maps WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT maps: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.map_items WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT map_items: its rows only');
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
           'tap_tb: SELECT of tap_ta''s messages by session id finds nothing');
 SELECT ok(NOT mnemo.tenant_visible('tap_ta') AND mnemo.tenant_visible('tap_tb') AND NOT mnemo.tenant_visible('tap_no_such_role'),
@@ -209,7 +224,7 @@ CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
                               'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-                              'checkpoints', 'runs', 'pending_requests']) AS t,
+                              'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items']) AS t,
   LATERAL (VALUES
     (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
     (format('UPDATE mnemo.%I SET tenant = tenant', t)),
@@ -243,8 +258,10 @@ SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id IN ('ta_s', 'tb_
           'ta_s is gone, tb_s is whole');
 SELECT is((SELECT count(*) FROM (SELECT 1 FROM mnemo.checkpoints WHERE session_id = 'ta_s'
                                  UNION ALL SELECT 1 FROM mnemo.runs WHERE session_id = 'ta_s'
-                                 UNION ALL SELECT 1 FROM mnemo.pending_requests WHERE session_id = 'ta_s') t),
-          0::bigint, 'the purge took ta_s''s checkpoints, runs and pending request with it');
+                                 UNION ALL SELECT 1 FROM mnemo.pending_requests WHERE session_id = 'ta_s'
+                                 UNION ALL SELECT 1 FROM mnemo.maps WHERE session_id = 'ta_s'
+                                 UNION ALL SELECT 1 FROM mnemo.map_items WHERE session_id = 'ta_s') t),
+          0::bigint, 'the purge took ta_s''s checkpoints, runs, pending request and maps with it');
 
 --
 -- mnemo.tenant: honoured only for a role whose privileges the caller has

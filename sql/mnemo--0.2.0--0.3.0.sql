@@ -343,16 +343,16 @@ COMMENT ON FUNCTION mnemo.claim_map_items(text, text, text, integer, integer) IS
 CREATE FUNCTION mnemo.complete_map_item(session_id text, map_id text, ordinal integer, holder text,
                                         result jsonb, attempts integer DEFAULT 1,
                                         sub_session_id text DEFAULT NULL)
-    RETURNS boolean
+    RETURNS integer
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_complete_map_item';
-COMMENT ON FUNCTION mnemo.complete_map_item(text, text, integer, text, jsonb, integer, text) IS 'records the item''s result if holder holds its lease (false otherwise: another worker took it over, or it finished), gives it the map''s next completion_seq and sends map_item_completed, and map_completed with the last item';
+COMMENT ON FUNCTION mnemo.complete_map_item(text, text, integer, text, jsonb, integer, text) IS 'records the item''s result if holder holds its lease, gives it the map''s next completion_seq (returned; NULL if holder does not hold it: another worker took it over, or it finished) and sends map_item_completed, and map_completed with the last item';
 
 CREATE FUNCTION mnemo.fail_map_item(session_id text, map_id text, ordinal integer, holder text,
                                     error_kind text, error text, attempts integer DEFAULT 1,
                                     sub_session_id text DEFAULT NULL)
-    RETURNS boolean
+    RETURNS integer
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_fail_map_item';

@@ -95,12 +95,13 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 
 /*
  * Record item ordinal's outcome as state ("done" with result, or "failed"
- * with error_kind and error) if holder holds it.  Arguments 0..3 are
+ * with error_kind and error) if holder holds it: its completion_seq, or
+ * NULL (*recorded false) if not.  Arguments 0..3 are
  * session_id, map_id, ordinal, holder; the rest are the caller's.
  */
-static bool
+static Datum
 FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char *error_kind,
-		   const char *error, int attempts_arg, int sub_session_arg)
+		   const char *error, int attempts_arg, int sub_session_arg, bool *recorded)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *map_id = MnemoRequireTextArg(fcinfo, 1, "map_id");
@@ -113,7 +114,7 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 	char	   *tenant;
 	bool		watched;
 	MnemoCall	call;
-	bool		recorded;
+	int64		finished = 0;
 	StringInfoData members;
 
 	if (attempts < 0)
@@ -159,13 +160,14 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 				 "RETURNING m.finished, m.item_count",
 				 11, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
 				 TEXTOID, INT4OID, TEXTOID, INT8OID});
-	recorded = MnemoExecute(finish_plan, values, nulls, false, 0) == 1;
-	if (!recorded)
+	*recorded = MnemoExecute(finish_plan, values, nulls, false, 0) == 1;
+	if (!*recorded)
 		MnemoCheckMapExists(session_id, map_id);
 	else
 	{
-		int64		finished = MnemoGetInt64(0, 1, NULL);
 		int64		item_count = MnemoGetInt64(0, 2, NULL);
+
+		finished = MnemoGetInt64(0, 1, NULL);
 
 		initStringInfo(&members);
 		appendStringInfo(&members, ", \"ordinal\": %d, \"state\": \"%s\", "
@@ -183,7 +185,7 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 		}
 	}
 	MnemoFinish(&call);
-	return recorded;
+	return Int32GetDatum((int32) finished);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_complete_map_item);
@@ -191,9 +193,14 @@ Datum
 mnemo_complete_map_item(PG_FUNCTION_ARGS)
 {
 	Jsonb	   *result = DatumGetJsonbP(MnemoRequireArg(fcinfo, 4, "result"));
+	bool		recorded;
+	Datum		seq;
 
 	MnemoCheckJsonDepth(result, "result");
-	PG_RETURN_BOOL(FinishItem(fcinfo, "done", result, NULL, NULL, 5, 6));
+	seq = FinishItem(fcinfo, "done", result, NULL, NULL, 5, 6, &recorded);
+	if (!recorded)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(seq);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_fail_map_item);
@@ -203,6 +210,8 @@ mnemo_fail_map_item(PG_FUNCTION_ARGS)
 	char	   *error_kind = MnemoRequireTextArg(fcinfo, 4, "error_kind");
 	char	   *error = MnemoRequireTextArg(fcinfo, 5, "error");
 	int			i;
+	bool		recorded;
+	Datum		seq;
 
 	for (i = 0; error_kinds[i] != NULL; i++)
 		if (strcmp(error_kind, error_kinds[i]) == 0)
@@ -212,5 +221,8 @@ mnemo_fail_map_item(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("error_kind must be one of timeout, validation, llm_error, schema_error, "
 						"max_turns, doom_loop, not \"%s\"", error_kind)));
-	PG_RETURN_BOOL(FinishItem(fcinfo, "failed", NULL, error_kind, error, 6, 7));
+	seq = FinishItem(fcinfo, "failed", NULL, error_kind, error, 6, 7, &recorded);
+	if (!recorded)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(seq);
 }

@@ -45,5 +45,6 @@
 #include "mnemo/transcript.h"
 #include "mnemo/chat.h"
 #include "mnemo/compact.h"
+#include "mnemo/map.h"
 
 #endif							/* MNEMO_H */

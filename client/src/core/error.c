@@ -197,6 +197,9 @@ mn_code_of_sqlstate(const char *sqlstate)
 		return MNEMO_ERR_INVALID_ARGUMENT;
 	if (strcmp(sqlstate, "42501") == 0)
 		return MNEMO_ERR_PERMISSION;
+	/* undefined_object: a map that does not exist */
+	if (strcmp(sqlstate, "42704") == 0)
+		return MNEMO_ERR_NOT_FOUND;
 	if (strcmp(sqlstate, "40001") == 0 || strcmp(sqlstate, "40P01") == 0)
 		return MNEMO_ERR_RETRY;
 	/* connection exceptions, and the server going away under us */

@@ -1,0 +1,126 @@
+/*
+ * agentic.c
+ *		One AgenticMap item: a sub-session of the map's session, worked
+ *		turn by turn with mnemo_session_send until it finishes.
+ *
+ * The sub-session is a session like any other (its parent_id the map's
+ * session), so it has its own log, its own compaction on the turn's
+ * thresholds and its own doom-loop check.  Its id names the map, the item
+ * and the claim ("<map>_<ordinal>_<claim>"): a worker that takes over an
+ * item from a dead one starts a fresh sub-session rather than continue one
+ * whose last turn may be half-written.  Read-only: the turns offer no
+ * tools, and a call the model makes anyway gets an error result, so that
+ * the next turn can go on.  Only the last turn's text is recorded.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "map/map.h"
+
+static const char read_only_result[] =
+	"This map is read-only: no tools are available. Answer with what you know.";
+
+/* Whether a finish reason ends the item's conversation. */
+static bool
+finished(const char *reason)
+{
+	static const char *const reasons[] = {"stop", "length", "content_filter", "refusal", NULL};
+
+	for (int i = 0; reason && reasons[i]; i++)
+		if (strcmp(reason, reasons[i]) == 0)
+			return true;
+	return false;
+}
+
+static void
+succeed(mn_map_item *it, const char *text)
+{
+	mn_buf		js = {0};
+
+	mn_buf_put_jstr(&js, text, strlen(text));
+	free(it->error);
+	it->error = NULL;
+	it->error_kind = NULL;
+	it->output = js.data;
+	it->success = !js.oom;
+}
+
+void
+mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o,
+					mn_map_item *it)
+{
+	struct json_object *item = json_tokener_parse(it->item);
+	mnemo_new_session spec = MNEMO_NEW_SESSION_INIT;
+	mnemo_turn_options t = o->turn;
+	char	   *prompt = NULL;
+	const char *text;
+
+	it->attempts = 0;
+	if (mn_map_render(w->st, m->template_text, item, &prompt) != MNEMO_OK)
+	{
+		mn_map_item_fail(it, "validation", "%s", mnemo_errmsg(w->st));
+		goto done;
+	}
+	snprintf(it->sub_session_id, sizeof(it->sub_session_id), "%.*s_%d_%d",
+			 MNEMO_ID_MAX - 24, m->map_id, it->ordinal, it->claims);
+	spec.id = it->sub_session_id;
+	spec.parent_id = m->session_id;
+	spec.model_id = w->parent ? w->parent->model_id : NULL;
+	spec.provider_id = w->parent ? w->parent->provider_id : NULL;
+	spec.agent = "agentic_map";
+	if (mnemo_session_create(w->st, &spec, NULL) != MNEMO_OK)
+	{
+		mn_map_item_fail(it, "llm_error", "the sub-session: %s", mnemo_errmsg(w->st));
+		it->sub_session_id[0] = '\0';
+		goto done;
+	}
+	t.tools = NULL;
+	t.idle_timeout_ms = m->timeout_ms;
+	text = prompt;
+	for (int turn_no = 1;; turn_no++)
+	{
+		mnemo_turn *turn = NULL;
+		int			rc;
+
+		it->attempts++;
+		rc = mnemo_session_send(w->st, it->sub_session_id, &t, text, NULL, 0, NULL, NULL, &turn);
+		if (rc != MNEMO_OK)
+		{
+			mn_map_item_fail(it, rc == MNEMO_ERR_TIMEOUT ? "timeout" : "llm_error",
+							 "turn %d: %s", turn_no, mnemo_errmsg(w->st));
+			mnemo_turn_free(turn);
+			break;
+		}
+		if (turn->doom_loop)
+		{
+			mn_map_item_fail(it, "doom_loop", "turn %d repeated the same tool call", turn_no);
+			mnemo_turn_free(turn);
+			break;
+		}
+		if (finished(turn->finish_reason) ||
+			(turn->n_tool_calls == 0 && (m->continuation == NULL || *m->continuation == '\0')))
+		{
+			succeed(it, turn->text ? turn->text : "");
+			mnemo_turn_free(turn);
+			break;
+		}
+		if (turn_no >= m->max_turns)
+		{
+			mn_map_item_fail(it, "max_turns", "no answer after %d turns", turn_no);
+			mnemo_turn_free(turn);
+			break;
+		}
+		for (size_t i = 0; i < turn->n_tool_calls; i++)
+			(void) mnemo_session_tool_result(w->st, it->sub_session_id,
+											 turn->tool_calls[i].part_id, read_only_result, true);
+		/* after tool results the model goes on by itself; else it is told to */
+		text = turn->n_tool_calls > 0 ? NULL : m->continuation;
+		mnemo_turn_free(turn);
+	}
+done:
+	free(prompt);
+	json_object_put(item);
+}

@@ -108,5 +108,6 @@ extern const cli_command cli_delete;
 extern const cli_command cli_purge;
 extern const cli_command cli_checkpoints;
 extern const cli_command cli_file;
+extern const cli_command cli_map;
 
 #endif							/* MNEMO_CLI_H */

@@ -6,7 +6,7 @@
 # and compact benchmarks (libmnemo and test/provider_server built for them),
 # stop the cluster and remove it.
 #
-#   bash bench/run.sh [append|context|send|compact|all]   or   BENCH=send make bench
+#   bash bench/run.sh [append|context|send|compact|map|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
 #   BENCH_ROUNDS   append: runs per measure, median   (default 10)
@@ -25,13 +25,16 @@
 #   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
 #   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
 #                  compact's figures: bench/results/compact-<time>.jsonl
+#   BENCH_MAP_ITEMS        map: items per map (default 320)
+#   BENCH_MAP_DELAY        map: the server's delay per reply, ms (default 100)
+#   BENCH_MAP_CONCURRENCY  map: workers (default 16)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|send|compact|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|send|compact|all]" >&2; exit 2 ;;
+append|context|send|compact|map|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|compact|map|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -44,10 +47,10 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/commo
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
-if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
+if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = map ] || [ "$which" = all ]; then
 	make -s -C client >/dev/null
 	make -s -C test/provider_server >/dev/null
-	for b in send compact; do
+	for b in send compact map; do
 		# shellcheck disable=SC2046 # flag lists
 		cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" -Iclient/include $(pkg-config --cflags json-c) \
 			bench/$b.c bench/common.c bench/provider.c client/libmnemo.a -L"$PG_LIBDIR" -lpq \
@@ -99,6 +102,13 @@ if [ "$which" = compact ] || [ "$which" = all ]; then
 	cmd=(bench/compact --server test/provider_server/provider-server
 		--messages "${BENCH_COMPACT_MESSAGES:-2000}" --delay-ms "${BENCH_COMPACT_DELAY:-20}"
 		--json "bench/results/compact-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = map ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	cmd=(bench/map --server test/provider_server/provider-server --items "${BENCH_MAP_ITEMS:-320}"
+		--delay-ms "${BENCH_MAP_DELAY:-100}" --concurrency "${BENCH_MAP_CONCURRENCY:-16}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

@@ -26,7 +26,13 @@ _mnemo() {
 	done
 	case $prev in
 	-d | --dbname | --db | -h | --host | -p | --port | -U | --username | --limit | --budget | \
-		--level | --after | --model | --system | --base-url | --api-key | --context-limit)
+		--level | --after | --model | --system | --base-url | --api-key | --context-limit | \
+		--id | --continuation | --max-turns | --max-retries | --timeout-ms | --concurrency | \
+		--lease-ms | --max-items | --threshold)
+		return
+		;;
+	--template | --items | --schema)
+		_filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur"))
 		return
 		;;
 	--provider)
@@ -57,6 +63,7 @@ _mnemo() {
 	case $cmd in
 	import) _filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur")) ;;
 	sessions | chat | help) ;;
+	map) [ "${words[cword - 1]}" = map ] && COMPREPLY=($(compgen -W "status resume" -- "$cur")) ;;
 	*) COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" sessions 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur")) ;;
 	esac
 }

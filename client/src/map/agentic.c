@@ -56,6 +56,7 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 	mnemo_new_session spec = MNEMO_NEW_SESSION_INIT;
 	mnemo_turn_options t = o->turn;
 	char	   *prompt = NULL;
+	mnemo_session *sub = NULL;
 	const char *text;
 
 	it->attempts = 0;
@@ -71,7 +72,7 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 	spec.model_id = w->parent ? w->parent->model_id : NULL;
 	spec.provider_id = w->parent ? w->parent->provider_id : NULL;
 	spec.agent = "agentic_map";
-	if (mnemo_session_create(w->st, &spec, NULL) != MNEMO_OK)
+	if (mnemo_session_create(w->st, &spec, &sub) != MNEMO_OK)
 	{
 		mn_map_item_fail(it, "llm_error", "the sub-session: %s", mnemo_errmsg(w->st));
 		it->sub_session_id[0] = '\0';
@@ -121,6 +122,7 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 		mnemo_turn_free(turn);
 	}
 done:
+	mnemo_session_free(sub);
 	free(prompt);
 	json_object_put(item);
 }

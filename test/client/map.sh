@@ -109,8 +109,10 @@ for _ in $(seq 600); do
 done
 # shellcheck disable=SC2154 # set by eval
 held=$(psql_q -c "SELECT count(*) FROM mnemo.map_items WHERE map_id = 'big' AND state = 'running'")
-kill -9 "$wpid2"
-wait "$wpid2" 2>/dev/null
+{
+	kill -9 "$wpid2"
+	wait "$wpid2"
+} 2>/dev/null
 # shellcheck disable=SC2154
 wait "$wpid1"
 rc1=$?

@@ -231,8 +231,7 @@ test_invalid_then_valid(mnemo_store *st)
 	is_str(jstr(lines[0], "body.messages.1.content"), "Classify: WIN A PRIZE", "the rendered prompt");
 	second = n > 1 ? jstr(lines[1], "body.messages.1.content") : NULL;
 	ok(second && strstr(second, "Reply with only JSON that matches the schema") &&
-	   strstr(second, "not JSON"), "the retry appends the guidance and the reason: %s",
-	   second ? second : "(none)");
+	   strstr(second, "not JSON"), "the retry appends the guidance and the reason");
 	log_free(lines, n);
 	is_q("done|2|{\"label\": \"spam\", \"score\": 9}", "the result is in SQL, with its attempts",
 		 "SELECT state || '|' || attempts || '|' || result FROM mnemo.map_results('mt_llm1', 'm_valid')");

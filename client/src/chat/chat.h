@@ -4,6 +4,7 @@
  *		concerns.
  *
  * Owns: chat/ (send.c, the turn's control flow and mnemo_session_load;
+ * ask.c, one prompt outside a session (compaction levels, LLMMap);
  * settings.c, the turn's settings from its options, the session and the
  * environment; context.c, the one place the turn reads its context;
  * request.c, the provider request made of it, sent; persist.c, the stream's
@@ -46,6 +47,24 @@ typedef struct turn_cfg
  * context), NOMEM; the caller frees c->url and c->model either way. */
 int			mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o,
 							 const mnemo_session *s, turn_cfg *c);
+
+/* ---- one prompt outside a session (ask.c) ---- */
+
+typedef struct mn_ask_request
+{
+	const char *system;			/* NULL: none */
+	const char *prompt;			/* the one user message */
+	int			max_output;		/* 0: the settings' */
+	bool		has_temperature;
+	double		temperature;
+	int			timeout_ms;		/* > 0: the whole request's bound (error
+								 * TIMEOUT); 0: the settings' idle timeout */
+} mn_ask_request;
+
+/* The model's reply to a->prompt appended to *reply.  MNEMO_OK, or the
+ * transport's error (AUTH, HTTP, RATE_LIMITED, NETWORK, TIMEOUT, STREAM:
+ * also a reply cut short), NOMEM, set on the handle. */
+int			mn_ask(mnemo_store *st, const turn_cfg *cfg, const mn_ask_request *a, mn_buf *reply);
 
 /* ---- the turn's context (context.c) ---- */
 

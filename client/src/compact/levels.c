@@ -79,56 +79,17 @@ mn_compact_model_free(mn_compact_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-static int
-collect_text(void *arg, const mn_delta *d)
-{
-	mn_buf	   *b = arg;
-
-	if (d->kind == MN_DELTA_TEXT)
-		mn_buf_put(b, d->text, d->len);
-	return 0;
-}
-
 /* The model's reply to prompt, into *reply (its text; empty on failure). */
 static bool
 ask(mnemo_store *st, mn_compact_model *m, const char *prompt, int max_output, mn_buf *reply)
 {
-	mn_req_message msg;
-	mn_request	req;
-	mn_http_post post;
-	mn_stream  *stream;
-	char	   *body = NULL;
-	size_t		body_len = 0;
-	bool		accepted = false;
-	bool		ok = false;
+	mn_ask_request a;
+	bool		ok;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.role = MN_REQ_USER;
-	msg.text = prompt;
-	memset(&req, 0, sizeof(req));
-	req.model = m->cfg.model;
-	req.messages = &msg;
-	req.n_messages = 1;
-	req.max_output_tokens = max_output;
-	if (mn_request_body(m->cfg.provider, &req, &body, &body_len, NULL) != MNEMO_OK)
-		return false;
-	if ((stream = mn_stream_new(m->cfg.provider, NULL, collect_text, reply)) != NULL)
-	{
-		memset(&post, 0, sizeof(post));
-		post.provider = m->cfg.provider;
-		post.url = m->cfg.url;
-		post.api_key = m->cfg.api_key;
-		post.body = body;
-		post.body_len = body_len;
-		post.connect_timeout_ms = m->cfg.connect_ms;
-		post.idle_timeout_ms = m->cfg.idle_ms;
-		post.max_retries = m->cfg.retries;
-		post.stream = stream;
-		ok = mn_http_send(st, &post, &accepted) == MNEMO_OK &&
-			mn_stream_end(stream) == MN_STREAM_COMPLETE && !reply->oom;
-		mn_stream_free(stream);
-	}
-	free(body);
+	memset(&a, 0, sizeof(a));
+	a.prompt = prompt;
+	a.max_output = max_output;
+	ok = mn_ask(st, &m->cfg, &a, reply) == MNEMO_OK;
 	mn_clear_error(st);
 	return ok;
 }

@@ -3,12 +3,10 @@
  *		One LLMMap item: the rendered prompt to the model, retried until the
  *		reply is usable or the attempts run out.
  *
- * Each attempt is one request through the turn's transport (stream/): a
- * system prompt if the map has one, the prompt as the one user message,
- * temperature 0.  timeout_ms bounds the whole attempt: it is the
- * transport's idle timeout, and the text callback stops a reply that is
- * still streaming at the deadline.  A reply wrapped in a markdown code
- * fence is unwrapped.  With a schema, a reply that is not JSON is a
+ * Each attempt is one request (mn_ask, the turn's transport): a system
+ * prompt if the map has one, the prompt as the one user message,
+ * temperature 0, timeout_ms bounding the whole attempt.  A reply wrapped
+ * in a markdown code fence is unwrapped.  With a schema, a reply that is not JSON is a
  * "validation" failure and one that does not match a "schema_error"; the
  * next attempt appends the retry guidance and the reason, so the model
  * hears what was wrong.  Attempts wait backoff_ms before the first retry,
@@ -23,28 +21,9 @@
 #include <time.h>
 
 #include "map/map.h"
-#include "stream/http.h"
-
-#define DEADLINE_PASSED 7001	/* the text callback's stop value */
 
 static const char default_guidance[] =
 	"Your previous reply was not valid. Reply with only JSON that matches the schema.";
-
-typedef struct reply
-{
-	mn_buf		text;
-	int64_t		deadline;
-} reply;
-
-static int
-collect(void *arg, const mn_delta *d)
-{
-	reply	   *r = arg;
-
-	if (d->kind == MN_DELTA_TEXT)
-		mn_buf_put(&r->text, d->text, d->len);
-	return mn_now_ms() > r->deadline ? DEADLINE_PASSED : 0;
-}
 
 void
 mn_map_item_fail(mn_map_item *it, const char *kind, const char *fmt,...)
@@ -63,73 +42,25 @@ mn_map_item_fail(mn_map_item *it, const char *kind, const char *fmt,...)
 	it->output = NULL;
 }
 
-/* One request: the reply's text into r, or the kind of failure. */
+/* One request: the reply's text into text, or the kind of failure. */
 static const char *
-ask(mn_map_worker *w, const mn_map *m, const char *prompt, reply *r, char *why, size_t whylen)
+ask(mn_map_worker *w, const mn_map *m, const char *prompt, mn_buf *text, char *why, size_t whylen)
 {
-	mn_req_message msg;
-	mn_request	req;
-	mn_http_post post;
-	mn_stream  *stream;
-	char	   *body = NULL;
-	size_t		body_len = 0;
-	bool		accepted = false;
+	mn_ask_request a;
 	const char *kind = NULL;
 	int			rc;
 
-	memset(&msg, 0, sizeof(msg));
-	msg.role = MN_REQ_USER;
-	msg.text = prompt;
-	memset(&req, 0, sizeof(req));
-	req.model = w->cfg.model;
-	req.system = m->system_prompt;
-	req.messages = &msg;
-	req.n_messages = 1;
-	req.max_output_tokens = w->cfg.max_output;
-	req.has_temperature = true;
-	req.temperature = 0.0;
-	if (mn_request_body(w->cfg.provider, &req, &body, &body_len, NULL) != MNEMO_OK ||
-		(stream = mn_stream_new(w->cfg.provider, NULL, collect, r)) == NULL)
+	memset(&a, 0, sizeof(a));
+	a.system = m->system_prompt;
+	a.prompt = prompt;
+	a.has_temperature = true;
+	a.temperature = 0.0;
+	a.timeout_ms = m->timeout_ms;
+	if ((rc = mn_ask(w->st, &w->cfg, &a, text)) != MNEMO_OK)
 	{
-		free(body);
-		snprintf(why, whylen, "out of memory");
-		return "llm_error";
-	}
-	memset(&post, 0, sizeof(post));
-	post.provider = w->cfg.provider;
-	post.url = w->cfg.url;
-	post.api_key = w->cfg.api_key;
-	post.body = body;
-	post.body_len = body_len;
-	post.connect_timeout_ms = w->cfg.connect_ms < m->timeout_ms ? w->cfg.connect_ms : m->timeout_ms;
-	post.idle_timeout_ms = m->timeout_ms;
-	post.max_retries = w->cfg.retries;
-	post.stream = stream;
-	r->deadline = mn_now_ms() + m->timeout_ms;
-	rc = mn_http_send(w->st, &post, &accepted);
-	if (rc == MNEMO_ERR_TIMEOUT ||
-		(rc != MNEMO_OK && mn_stream_stop_value(stream) == DEADLINE_PASSED))
-	{
-		kind = "timeout";
-		snprintf(why, whylen, "no complete reply within %d ms", m->timeout_ms);
-	}
-	else if (rc != MNEMO_OK)
-	{
-		kind = "llm_error";
+		kind = rc == MNEMO_ERR_TIMEOUT ? "timeout" : "llm_error";
 		snprintf(why, whylen, "%s", mnemo_errmsg(w->st));
 	}
-	else if (mn_stream_end(stream) != MN_STREAM_COMPLETE)
-	{
-		kind = "llm_error";
-		snprintf(why, whylen, "the reply was cut short");
-	}
-	else if (r->text.oom)
-	{
-		kind = "llm_error";
-		snprintf(why, whylen, "out of memory");
-	}
-	mn_stream_free(stream);
-	free(body);
 	mn_clear_error(w->st);
 	return kind;
 }
@@ -195,7 +126,7 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 	}
 	for (int attempt = 0; attempt <= m->max_retries; attempt++)
 	{
-		reply		r = {{0}, 0};
+		mn_buf		text = {0};
 		const char *kind;
 		mn_buf		full = {0};
 
@@ -213,17 +144,17 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 			mn_buf_puts(&full, why);
 		}
 		it->attempts++;
-		kind = full.oom ? "llm_error" : ask(w, m, full.data, &r, why, sizeof(why));
+		kind = full.oom ? "llm_error" : ask(w, m, full.data, &text, why, sizeof(why));
 		mn_buf_free(&full);
 		retry_guidance = false;
 		if (kind == NULL)
 		{
-			char	   *text = unfenced(r.text.data ? r.text.data : "");
+			char	   *body = unfenced(text.data ? text.data : "");
 			struct json_object *value;
 			enum json_tokener_error jerr = json_tokener_success;
 
-			mn_buf_free(&r.text);
-			if (text == NULL)
+			mn_buf_free(&text);
+			if (body == NULL)
 			{
 				mn_map_item_fail(it, "llm_error", "out of memory");
 				break;
@@ -232,8 +163,8 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 			{
 				mn_buf		js = {0};
 
-				mn_buf_put_jstr(&js, text, strlen(text));
-				free(text);
+				mn_buf_put_jstr(&js, body, strlen(body));
+				free(body);
 				free(it->error);
 				it->error = NULL;
 				it->error_kind = NULL;
@@ -241,7 +172,7 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 				it->output = js.data;
 				break;
 			}
-			value = json_tokener_parse_verbose(text, &jerr);
+			value = json_tokener_parse_verbose(body, &jerr);
 			if (jerr != json_tokener_success)
 			{
 				snprintf(why, sizeof(why), "the reply is not JSON (%s)", json_tokener_error_desc(jerr));
@@ -264,13 +195,13 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 				it->success = it->output != NULL;
 			}
 			json_object_put(value);
-			free(text);
+			free(body);
 			if (it->success)
 				break;
 		}
 		else
 		{
-			mn_buf_free(&r.text);
+			mn_buf_free(&text);
 			mn_map_item_fail(it, kind, "%s", why);
 		}
 	}

@@ -28,28 +28,28 @@ SELECT count(*) AS nothing_left FROM mnemo.claim_map_items('mp', 'm1', 'w3', 5, 
 SELECT items, done, failed, in_flight, pending FROM mnemo.map_status('mp', 'm1');
 
 -- only the holder records an outcome
-SELECT mnemo.complete_map_item('mp', 'm1', 0, 'w2', '{"ok": true}') AS not_holder;
+SELECT mnemo.complete_map_item('mp', 'm1', 0, 'w2', '{"ok": true}') IS NULL AS not_holder;
 \o | sed -e 's/PID [0-9]*/PID N/' -e 's/mnemo_[0-9a-f]\{32\}/mnemo_CHANNEL/'
-SELECT mnemo.complete_map_item('mp', 'm1', 1, 'w1', '{"n": 1}', 2) AS recorded;
+SELECT mnemo.complete_map_item('mp', 'm1', 1, 'w1', '{"n": 1}', 2) AS completion_seq;
 \o
 -- exactly once: a second record of the same item is refused
-SELECT mnemo.complete_map_item('mp', 'm1', 1, 'w1', '{"n": 2}') AS again;
-SELECT mnemo.fail_map_item('mp', 'm1', 1, 'w1', 'timeout', 'late') AS fail_after_done;
+SELECT mnemo.complete_map_item('mp', 'm1', 1, 'w1', '{"n": 2}') IS NULL AS again;
+SELECT mnemo.fail_map_item('mp', 'm1', 1, 'w1', 'timeout', 'late') IS NULL AS fail_after_done;
 
 -- an expired lease: the item goes back to the pool and another worker takes it
 UPDATE mnemo.map_items SET lease_expires = 0 WHERE session_id = 'mp' AND map_id = 'm1' AND ordinal = 0;
 SELECT items, done, failed, in_flight, pending FROM mnemo.map_status('mp', 'm1');
 SELECT ordinal, lease_holder, claims FROM mnemo.claim_map_items('mp', 'm1', 'w3', 5, 60000);
 -- the old holder's late result is dropped
-SELECT mnemo.complete_map_item('mp', 'm1', 0, 'w1', '{"late": true}') AS old_holder;
+SELECT mnemo.complete_map_item('mp', 'm1', 0, 'w1', '{"late": true}') IS NULL AS old_holder;
 \o | sed -e 's/PID [0-9]*/PID N/' -e 's/mnemo_[0-9a-f]\{32\}/mnemo_CHANNEL/'
-SELECT mnemo.fail_map_item('mp', 'm1', 0, 'w3', 'schema_error', 'missing "x"', 3) AS failed;
+SELECT mnemo.fail_map_item('mp', 'm1', 0, 'w3', 'schema_error', 'missing "x"', 3) AS completion_seq;
 \o
 -- a holder whose lease expired but that nobody took over still records it;
 -- the last item completes the map
 UPDATE mnemo.map_items SET lease_expires = 0 WHERE session_id = 'mp' AND map_id = 'm1' AND ordinal = 2;
 \o | sed -e 's/PID [0-9]*/PID N/' -e 's/mnemo_[0-9a-f]\{32\}/mnemo_CHANNEL/'
-SELECT mnemo.complete_map_item('mp', 'm1', 2, 'w2', '"three"', 1, 'mp_sub2') AS recorded;
+SELECT mnemo.complete_map_item('mp', 'm1', 2, 'w2', '"three"', 1, 'mp_sub2') AS completion_seq;
 \o
 SELECT items, done, failed, in_flight, pending, completed_at IS NOT NULL AS completed
   FROM mnemo.map_status('mp', 'm1');

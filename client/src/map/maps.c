@@ -111,9 +111,8 @@ mnemo_map_create(mnemo_store *st, const char *session_id, const char *template_t
 	if (o->max_retries > 10 || o->timeout_ms < 0 || o->backoff_ms < 0 || o->max_turns < 0)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
 					   "max_retries is at most 10; timeouts, backoff and turns are not negative");
-	if (o->map_id != NULL)
-		snprintf(id, sizeof(id), "%s", o->map_id);
-	else if (mnemo_new_id(st, "map", id) != MNEMO_OK)
+	/* a given id goes to the server as it is: it refuses one too long */
+	if (o->map_id == NULL && mnemo_new_id(st, "map", id) != MNEMO_OK)
 		return st->errcode;
 
 	if ((options = json_object_new_object()) == NULL)
@@ -131,7 +130,7 @@ mnemo_map_create(mnemo_store *st, const char *session_id, const char *template_t
 		json_object_object_add(options, "continuation_message",
 							   json_object_new_string(o->continuation_message));
 	params[0] = session_id;
-	params[1] = id;
+	params[1] = o->map_id ? o->map_id : id;
 	params[2] = items;
 	params[3] = template_text;
 	params[4] = o->schema;
@@ -142,9 +141,9 @@ mnemo_map_create(mnemo_store *st, const char *session_id, const char *template_t
 	if (res == NULL)
 		return st->errcode;
 	PQclear(res);
-	if ((*map_id = strdup(id)) == NULL)
+	if ((*map_id = strdup(params[1])) == NULL)
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	mn_emit(st, MNEMO_EVENT_MAP_STARTED, session_id, id, 0, NULL, false);
+	mn_emit(st, MNEMO_EVENT_MAP_STARTED, session_id, *map_id, 0, NULL, false);
 	return MNEMO_OK;
 }
 

@@ -275,6 +275,17 @@ mnemo_map_run(mnemo_store *st, const char *session_id, const char *map_id,
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "concurrency is 1 to %d", MAX_CONCURRENCY);
 	if ((rc = mn_map_load(st, session_id, map_id, &m)) != MNEMO_OK)
 		return rc;
+	/* a finished map needs no workers (nor their connections) */
+	{
+		mnemo_map_status s;
+
+		if ((rc = mnemo_map_get_status(st, session_id, map_id, &s)) != MNEMO_OK ||
+			(s.pending == 0 && s.in_flight == 0))
+		{
+			mn_map_clear(&m);
+			return rc;
+		}
+	}
 	memset(&r, 0, sizeof(r));
 	r.caller = st;
 	r.m = &m;

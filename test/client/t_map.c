@@ -473,6 +473,24 @@ test_agentic(mnemo_store *st)
 	is_str(s.kinds[0], "max_turns", "error kind max_turns");
 	is_int(s.attempts[0], 3, "after max_turns turns");
 	server_stop(&srv);
+
+	/* read-only: a tool call gets an error result; the same call again and
+	 * again is a doom loop */
+	server_start(&srv, "model gpt-4o-mini\nreply repeat=forever\n  tool read \"{\\\"path\\\": \\\"/etc\\\"}\"\n");
+	memset(&s, 0, sizeof(s));
+	free((char *) o.turn.base_url);
+	options_for(&o, &srv, &s);
+	o.agentic = true;
+	o.max_turns = 10;
+	is_int(run_map(st, "mt_agent", "m_doom", "Look around {{ item }}", "[1]", &o, &stats), MNEMO_OK,
+		   "an AgenticMap whose model repeats a tool call runs to its end");
+	is_str(s.kinds[0], "doom_loop", "error kind doom_loop");
+	is_int(s.attempts[0], 3, "at the third identical call (the doom-loop threshold)");
+	is_q("3|3", "no tool ran: every call got an error result saying the map is read-only",
+		 "SELECT count(*) || '|' || count(*) FILTER (WHERE p.tool_state = 'error' AND "
+		 "p.content::text LIKE '%%read-only%%') FROM mnemo.message_parts p "
+		 "WHERE p.session_id = '%s' AND p.part_type = 'tool'", s.subs[0]);
+	server_stop(&srv);
 	options_free(&o);
 }
 

@@ -95,6 +95,10 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 			mnemo_turn_free(turn);
 			break;
 		}
+		/* every call is answered, also on the last turn: no call stays open */
+		for (size_t i = 0; i < turn->n_tool_calls; i++)
+			(void) mnemo_session_tool_result(w->st, it->sub_session_id,
+											 turn->tool_calls[i].part_id, read_only_result, true);
 		if (turn->doom_loop)
 		{
 			mn_map_item_fail(it, "doom_loop", "turn %d repeated the same tool call", turn_no);
@@ -114,9 +118,6 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 			mnemo_turn_free(turn);
 			break;
 		}
-		for (size_t i = 0; i < turn->n_tool_calls; i++)
-			(void) mnemo_session_tool_result(w->st, it->sub_session_id,
-											 turn->tool_calls[i].part_id, read_only_result, true);
 		/* after tool results the model goes on by itself; else it is told to */
 		text = turn->n_tool_calls > 0 ? NULL : m->continuation;
 		mnemo_turn_free(turn);

@@ -50,6 +50,9 @@ typedef struct run
 	pthread_cond_t cv;
 	int			claimed;		/* items claimed by this run */
 	int			running;		/* workers not yet finished */
+	int			active;			/* items claimed here and not yet being
+								 * recorded: never more than this run's
+								 * rows in flight */
 	bool		stop;			/* on_result asked, or an error */
 	int			error;			/* the first worker error, or MNEMO_OK */
 	char		errmsg[512];
@@ -154,6 +157,7 @@ worker_main(void *arg)
 		int			count = 0;
 		mnemo_map_status s;
 		outcome    *oc;
+		int			mine;
 
 		if (mn_map_claim(w.st, r->m, r->holder, 1, r->lease_ms, &items, &count) != MNEMO_OK)
 		{
@@ -169,12 +173,22 @@ worker_main(void *arg)
 				worker_failed(r, w.st);
 				break;
 			}
-			if (s.pending == 0 && s.in_flight == 0)
-				break;			/* every item finished */
-			/* others hold the rest: wait for them, or for their lease */
-			sleep_ms(s.pending > 0 ? 20 : (r->lease_ms / 10 < 500 ? r->lease_ms / 10 + 1 : 500));
+			/*
+			 * Nothing pending, and every item in flight is this run's: its
+			 * own workers finish them.  Else another process holds some:
+			 * wait for them to finish, or for their lease to expire.
+			 */
+			pthread_mutex_lock(&r->mu);
+			mine = r->active;
+			pthread_mutex_unlock(&r->mu);
+			if (s.pending == 0 && s.in_flight <= mine)
+				break;
+			sleep_ms(50);
 			continue;
 		}
+		pthread_mutex_lock(&r->mu);
+		r->active++;
+		pthread_mutex_unlock(&r->mu);
 		if (r->m->agentic)
 			mn_map_agentic_item(&w, r->m, r->o, &items[0]);
 		else
@@ -190,6 +204,11 @@ worker_main(void *arg)
 		free(items);
 		if (oc->item.error_kind == NULL && !oc->item.success)
 			mn_map_item_fail(&oc->item, "llm_error", "out of memory");
+		/* before the record commits, so that active never counts an item
+		 * the database no longer shows in flight */
+		pthread_mutex_lock(&r->mu);
+		r->active--;
+		pthread_mutex_unlock(&r->mu);
 		if (mn_map_record(w.st, r->m, r->holder, &oc->item, &oc->recorded, &oc->map_done) != MNEMO_OK)
 		{
 			mn_map_item_clear(&oc->item);

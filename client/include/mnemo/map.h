@@ -73,9 +73,9 @@ typedef struct mnemo_map_result
 	const char *sub_session_id; /* AgenticMap: the item's session */
 } mnemo_map_result;
 
-/* Called as each item this process works finishes, in completion order;
- * from the worker's thread, one call at a time.  Non-zero stops the run
- * after the items in flight (the rest stay pending for a later run). */
+/* Called as each item this process works is recorded, in completion order,
+ * on the thread that called mnemo_map_run.  Non-zero stops the run after
+ * the items in flight (the rest stay pending for a later run). */
 typedef int (*mnemo_map_result_fn) (const mnemo_map_result *result, void *arg);
 
 typedef struct mnemo_map_options
@@ -151,17 +151,17 @@ MNEMO_API int mnemo_map_render(mnemo_store *st, const char *template_text, const
 MNEMO_API int mnemo_map_validate(mnemo_store *st, const char *schema, const char *output);
 
 /* Create a map owned by session_id over items (a JSON array of any values)
- * and send map_started; *map_id (malloc'd) gets its id.  Checks the
+ * and publish MAP_STARTED; *map_id (malloc'd) gets its id.  Checks the
  * template and the schema first.  Errors: SESSION_NOT_FOUND,
  * SESSION_INACTIVE, DUPLICATE_ID, INVALID_ARGUMENT, NOMEM. */
 MNEMO_API int mnemo_map_create(mnemo_store *st, const char *session_id, const char *template_text,
 							   const char *items, const mnemo_map_options *opts, char **map_id);
 
 /* Work the map until every item is finished (waiting out the leases of
- * other workers, to take over those that die), on_result stops it, or
- * max_items were claimed.  Publishes MAP_STARTED, MAP_ITEM_COMPLETED for
- * each item recorded here and MAP_COMPLETED if this run finished the map,
- * on st (from the calling thread's handle, after each item committed).
+ * other processes' workers, to take over those that die), on_result stops
+ * it, or max_items were claimed.  Publishes MAP_ITEM_COMPLETED for each
+ * item recorded here and MAP_COMPLETED if this run finished the map, on st
+ * (on the calling thread, after each item committed).
  * stats may be NULL.  Errors: SESSION_NOT_FOUND, NOT_FOUND (no such map),
  * NO_PROVIDER, CONNECTION, NOMEM; an item's failure is its result, not an
  * error of the run. */

@@ -58,6 +58,16 @@ check "and the end" grep -qx 'map ten: 10 done, 0 failed' "$work/err"
 is "$(psql_q -c "SELECT string_agg(DISTINCT result::text, ',') FROM mnemo.map_items WHERE map_id = 'ten'")" \
 	'{"ok": true}' "each validated output is stored (fence stripped)"
 sid=$(psql_q -c "SELECT session_id FROM mnemo.maps WHERE map_id = 'ten'")
+# on a terminal (script(1) gives it one): a progress bar redrawn in place
+if command -v script >/dev/null; then
+	script -qec "$M map --template $work/tpl --items $work/ten.jsonl ${model[*]} --id ten_tty >/dev/null" \
+		/dev/null >"$work/tty" 2>&1
+	check "a progress bar on a terminal, redrawn with a carriage return" \
+		grep -q $'\r\\[##############################\\] 10/10 (0 failed)' "$work/tty"
+	check "and no plain progress lines there" test "$(grep -c '^progress:' "$work/tty")" = 0
+else
+	not_ok "script(1) (util-linux) is needed to give mnemo map a terminal"
+fi
 run_m map status ten
 expect_rc 0 "mnemo map status"
 check "status: counts and completion" \

@@ -404,6 +404,16 @@ compact_l3(mnemo_store *st, const char *session_id, bool blocking, void *arg)
 	return mnemo_compact(st, session_id, &co, NULL) == MNEMO_OK ? 0 : 1;
 }
 
+static int
+lookup_tool(const char *sub, const char *name, const char *input, char **output, void *arg)
+{
+	(void) arg;
+	if (sub == NULL || strcmp(name, "lookup") != 0 || strstr(input, "\"k\"") == NULL)
+		return 1;
+	*output = strdup("the value of k is 42");
+	return 0;
+}
+
 static void
 test_agentic(mnemo_store *st)
 {
@@ -490,6 +500,43 @@ test_agentic(mnemo_store *st)
 		 "SELECT count(*) || '|' || count(*) FILTER (WHERE p.tool_state = 'error' AND "
 		 "p.content::text LIKE '%%read-only%%') FROM mnemo.message_parts p "
 		 "WHERE p.session_id = '%s' AND p.part_type = 'tool'", s.subs[0]);
+	{
+		json_object **lines;
+		int			n;
+
+		lines = log_read(&srv, &n);
+		ok(n > 0 && jpath(lines[0], "body.tools") == NULL, "read-only: the requests offer no tools");
+		log_free(lines, n);
+	}
+	server_stop(&srv);
+
+	/* with run_tool the tools are offered and each call is answered */
+	server_start(&srv, "model gpt-4o-mini\n"
+				 "reply\n  tool lookup \"{\\\"k\\\": 1}\"\n"
+				 "reply\n  text \"k is 42\"\n");
+	memset(&s, 0, sizeof(s));
+	free((char *) o.turn.base_url);
+	options_for(&o, &srv, &s);
+	o.agentic = true;
+	o.run_tool = lookup_tool;
+	o.turn.tools = "[{\"name\": \"lookup\", \"description\": \"look a key up\", "
+		"\"parameters\": {\"type\": \"object\"}}]";
+	is_int(run_map(st, "mt_agent", "m_tools", "Find {{ item }}", "[\"k\"]", &o, &stats), MNEMO_OK,
+		   "an AgenticMap with a tool runner");
+	is_str(s.outputs[0], "\"k is 42\"", "the answer after the tool's result");
+	is_int(s.attempts[0], 2, "two turns");
+	is_q("completed|the value of k is 42", "the tool call ran through run_tool, its output stored",
+		 "SELECT p.tool_state || '|' || (p.content->>'output') FROM mnemo.message_parts p "
+		 "WHERE p.session_id = '%s' AND p.part_type = 'tool'", s.subs[0]);
+	{
+		json_object **lines;
+		int			n;
+
+		lines = log_read(&srv, &n);
+		is_str(n > 0 ? jstr(lines[0], "body.tools.0.function.name") : NULL, "lookup",
+			   "the tools are offered");
+		log_free(lines, n);
+	}
 	server_stop(&srv);
 	options_free(&o);
 }

@@ -40,9 +40,10 @@ extern "C" {
  * through mnemo_session_send with its own compaction.  The first turn is
  * the rendered template; it ends when a turn finishes (stop, length, a
  * content filter or refusal), with an empty continuation message, on a doom
- * loop ("doom_loop") or after max_turns turns ("max_turns").  Read-only: no
- * tools are offered, and a tool call the model makes anyway is answered
- * with an error result.  Only the last turn's text is recorded: the parent
+ * loop ("doom_loop") or after max_turns turns ("max_turns").  Read-only by
+ * default: no tools are offered, and a tool call the model makes anyway is
+ * answered with an error result; with run_tool, turn.tools are offered and
+ * run_tool answers each call.  Only the last turn's text is recorded: the parent
  * session's cost is one row per item, whatever the sub-session's length.
  *
  * Templates: "{{ item }}" is the item (a JSON string as its text, anything
@@ -78,6 +79,14 @@ typedef struct mnemo_map_result
  * the items in flight (the rest stay pending for a later run). */
 typedef int (*mnemo_map_result_fn) (const mnemo_map_result *result, void *arg);
 
+/* AgenticMap with tools: run one tool call of a sub-session (input is its
+ * JSON) and set *output (malloc'd; the library frees it) to its result.
+ * Return 0 for a result, non-zero for an error result (then *output, if
+ * set, is the message).  Called on the worker threads, possibly several at
+ * once: it must be thread-safe. */
+typedef int (*mnemo_map_tool_fn) (const char *sub_session_id, const char *name, const char *input,
+								  char **output, void *arg);
+
 typedef struct mnemo_map_options
 {
 	/* create */
@@ -106,7 +115,11 @@ typedef struct mnemo_map_options
 	const char *holder;			/* this process's name in leases; NULL:
 								 * host, pid and a random suffix */
 	mnemo_turn_options turn;	/* provider, model, base URL, key, context
-								 * limit (sub-sessions), compaction hook */
+								 * limit (sub-sessions), compaction hook;
+								 * turn.tools is offered only with run_tool */
+	mnemo_map_tool_fn run_tool; /* AgenticMap: NULL (the default) is
+								 * read-only: no tools are offered */
+	void	   *tool_arg;
 	mnemo_map_result_fn on_result;
 	void	   *arg;
 } mnemo_map_options;

@@ -8,9 +8,11 @@
  * thresholds and its own doom-loop check.  Its id names the map, the item
  * and the claim ("<map>_<ordinal>_<claim>"): a worker that takes over an
  * item from a dead one starts a fresh sub-session rather than continue one
- * whose last turn may be half-written.  Read-only: the turns offer no
- * tools, and a call the model makes anyway gets an error result, so that
- * the next turn can go on.  Only the last turn's text is recorded.
+ * whose last turn may be half-written.  Read-only by default: the turns
+ * offer no tools, and a call the model makes anyway gets an error result,
+ * so that the next turn can go on; with the caller's run_tool the turns
+ * offer turn.tools and run_tool answers each call.  Only the last turn's
+ * text is recorded.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <json-c/json.h>
@@ -48,6 +50,21 @@ succeed(mn_map_item *it, const char *text)
 	it->success = !js.oom;
 }
 
+/* A tool call's result: run_tool's, or the read-only refusal. */
+static void
+answer(mn_map_worker *w, const mnemo_map_options *o, const char *sub, const mnemo_tool_call *call)
+{
+	char	   *output = NULL;
+	bool		failed = true;
+
+	if (o->run_tool != NULL)
+		failed = o->run_tool(sub, call->name, call->input, &output, o->tool_arg) != 0;
+	(void) mnemo_session_tool_result(w->st, sub, call->part_id,
+									 output ? output : o->run_tool ? "the tool failed" : read_only_result,
+									 failed);
+	free(output);
+}
+
 void
 mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o,
 					mn_map_item *it)
@@ -78,7 +95,8 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 		it->sub_session_id[0] = '\0';
 		goto done;
 	}
-	t.tools = NULL;
+	if (o->run_tool == NULL)
+		t.tools = NULL;
 	t.idle_timeout_ms = m->timeout_ms;
 	text = prompt;
 	for (int turn_no = 1;; turn_no++)
@@ -97,8 +115,7 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 		}
 		/* every call is answered, also on the last turn: no call stays open */
 		for (size_t i = 0; i < turn->n_tool_calls; i++)
-			(void) mnemo_session_tool_result(w->st, it->sub_session_id,
-											 turn->tool_calls[i].part_id, read_only_result, true);
+			answer(w, o, it->sub_session_id, &turn->tool_calls[i]);
 		if (turn->doom_loop)
 		{
 			mn_map_item_fail(it, "doom_loop", "turn %d repeated the same tool call", turn_no);

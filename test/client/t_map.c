@@ -404,6 +404,19 @@ compact_l3(mnemo_store *st, const char *session_id, bool blocking, void *arg)
 	return mnemo_compact(st, session_id, &co, NULL) == MNEMO_OK ? 0 : 1;
 }
 
+/* The next agentic scenario: the server stopped and started with script,
+ * results and options fresh. */
+static void
+next_agentic(server *srv, const char *script, mnemo_map_options *o, seen *s)
+{
+	server_stop(srv);
+	server_start(srv, script);
+	memset(s, 0, sizeof(*s));
+	options_free(o);
+	options_for(o, srv, s);
+	o->agentic = true;
+}
+
 static int
 lookup_tool(const char *sub, const char *name, const char *input, char **output, void *arg)
 {
@@ -468,29 +481,21 @@ test_agentic(mnemo_store *st)
 	is_q(s.subs[1], "the item's row names its sub-session",
 		 "SELECT sub_session_id FROM mnemo.map_items WHERE session_id = 'mt_agent' AND ordinal = %d",
 		 s.ordinals[1]);
-	server_stop(&srv);
 
 	/* a conversation that never finishes stops at max_turns */
-	server_start(&srv, "model gpt-4o-mini\nreply repeat=forever\n  text \"thinking\"\n  finish abort\n");
-	memset(&s, 0, sizeof(s));
-	free((char *) o.turn.base_url);
-	options_for(&o, &srv, &s);
-	o.agentic = true;
+	next_agentic(&srv, "model gpt-4o-mini\nreply repeat=forever\n  text \"thinking\"\n  finish abort\n",
+				 &o, &s);
 	o.max_turns = 3;
 	o.continuation_message = "Go on.";
 	is_int(run_map(st, "mt_agent", "m_turns", "Think about {{ item }}", "[1]", &o, &stats), MNEMO_OK,
 		   "an AgenticMap whose item never finishes runs to its end");
 	is_str(s.kinds[0], "max_turns", "error kind max_turns");
 	is_int(s.attempts[0], 3, "after max_turns turns");
-	server_stop(&srv);
 
 	/* read-only: a tool call gets an error result; the same call again and
 	 * again is a doom loop */
-	server_start(&srv, "model gpt-4o-mini\nreply repeat=forever\n  tool read \"{\\\"path\\\": \\\"/etc\\\"}\"\n");
-	memset(&s, 0, sizeof(s));
-	free((char *) o.turn.base_url);
-	options_for(&o, &srv, &s);
-	o.agentic = true;
+	next_agentic(&srv, "model gpt-4o-mini\nreply repeat=forever\n  tool read \"{\\\"path\\\": \\\"/etc\\\"}\"\n",
+				 &o, &s);
 	o.max_turns = 10;
 	is_int(run_map(st, "mt_agent", "m_doom", "Look around {{ item }}", "[1]", &o, &stats), MNEMO_OK,
 		   "an AgenticMap whose model repeats a tool call runs to its end");
@@ -508,16 +513,11 @@ test_agentic(mnemo_store *st)
 		ok(n > 0 && jpath(lines[0], "body.tools") == NULL, "read-only: the requests offer no tools");
 		log_free(lines, n);
 	}
-	server_stop(&srv);
 
 	/* with run_tool the tools are offered and each call is answered */
-	server_start(&srv, "model gpt-4o-mini\n"
+	next_agentic(&srv, "model gpt-4o-mini\n"
 				 "reply\n  tool lookup \"{\\\"k\\\": 1}\"\n"
-				 "reply\n  text \"k is 42\"\n");
-	memset(&s, 0, sizeof(s));
-	free((char *) o.turn.base_url);
-	options_for(&o, &srv, &s);
-	o.agentic = true;
+				 "reply\n  text \"k is 42\"\n", &o, &s);
 	o.run_tool = lookup_tool;
 	o.turn.tools = "[{\"name\": \"lookup\", \"description\": \"look a key up\", "
 		"\"parameters\": {\"type\": \"object\"}}]";

@@ -39,8 +39,8 @@ static SPIPlanPtr snapshot_plan;
  * fresh (after waiting for the session lock).  Returns whether it exists;
  * *completion_seq is its completion_seq, 0 while it is in flight.
  */
-static bool
-FindRun(const char *session_id, const char *run_id, bool fresh, int64 *completion_seq)
+bool
+MnemoFindRun(const char *session_id, const char *run_id, bool fresh, int64 *completion_seq)
 {
 	Datum		values[2];
 
@@ -73,7 +73,7 @@ mnemo_claim_run(PG_FUNCTION_ARGS)
 	MnemoCheckId(run_id, "run_id");
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
-	if (FindRun(session_id, run_id, true, &completion_seq))
+	if (MnemoFindRun(session_id, run_id, true, &completion_seq))
 	{
 		if (completion_seq > 0)
 			ereport(ERROR,
@@ -128,7 +128,7 @@ mnemo_complete_run(PG_FUNCTION_ARGS)
 				 3, types);
 	/* completed already: the row as it completed, unchanged */
 	if (MnemoExecute(complete_plan, values, NULL, false, 0) != 1 &&
-		!FindRun(session_id, run_id, true, &completion_seq))
+		!MnemoFindRun(session_id, run_id, true, &completion_seq))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_CLAIMED),
 				 errmsg("run \"%s\" of session \"%s\" was never claimed", run_id, session_id),
@@ -155,7 +155,7 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionExists(session_id, NULL, NULL);
-	claimed = FindRun(session_id, run_id, false, &cutoff);
+	claimed = MnemoFindRun(session_id, run_id, false, &cutoff);
 	if (cutoff == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_COMPLETED),

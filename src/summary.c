@@ -215,7 +215,8 @@ CompareRuns(const void *a, const void *b)
 
 /*
  * What a node covers, in order; recursively, depth first down to the
- * original messages.  MN002 if summary_id is not a summary node.
+ * original messages.  MN002 if summary_id is not a summary node of the
+ * session or of what it inherited (a fork's, lineage.c).
  *
  * The edges under the node are read in one statement and put in depth-first
  * order here; a second statement joins the ordered items to their messages.
@@ -232,6 +233,9 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	Oid			types[3] = {TEXTOID, TEXTOID, BOOLOID};
 	Datum		values[3];
 	uint64		nedges;
+	MnemoLine	line;
+	char	   *owner;
+	int64		seq;
 	EdgeRun    *runs;
 	int			nruns = 0;
 	EdgeRun		key;
@@ -254,10 +258,18 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(summary_id);
 	values[2] = BoolGetDatum(recursive);
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&find_plan,
 				 "SELECT 1 FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
 				 2, types);
+
+	/*
+	 * A fork expands a summary it inherited where it lives: in the ancestor
+	 * that committed it, with the messages it covers.
+	 */
+	if (MnemoExecute(find_plan, values, NULL, true, 1) != 1 && line.is_fork &&
+		MnemoLineFindMessage(&line, summary_id, &owner, &seq))
+		values[0] = CStringGetTextDatum(owner);
 	if (MnemoExecute(find_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),

@@ -211,3 +211,19 @@ SELECT forks FROM mnemo.get_session('fk');
 SELECT mnemo.purge_session(id) FROM mnemo.sessions WHERE parent_id = 'fk' AND fork_seq = 0;
 SELECT mnemo.purge_session('fk');
 SELECT count(*) FROM mnemo.lineage WHERE session_id IN ('fk_c1', 'fk_g1', 'fk_c1b');
+
+-- search reads the line: the inherited messages, not the parent's later
+-- ones, nor the discarded ones; in_context is the searching session's view
+SELECT id FROM mnemo.create_session('sr');
+SELECT count(*) FROM mnemo.append_messages('sr', '[
+  {"role": "user", "id": "sr_m1", "parts": [{"type": "text", "text": "papa zebra"}]},
+  {"role": "assistant", "id": "sr_m2", "parts": [{"type": "text", "text": "quebec zebra"}]}]');
+SELECT fork_seq FROM mnemo.fork_session('sr', '1', 'sr_c');
+SELECT seq FROM mnemo.append_message('sr_c', 'user', '[{"type": "text", "text": "romeo zebra"}]', id => 'sr_c2');
+SELECT message_id, seq, in_context FROM mnemo.search_history('sr_c', 'zebra') ORDER BY seq;
+SELECT message_id, seq FROM mnemo.search_history('sr_c', 'quebec');
+SELECT label FROM mnemo.add_checkpoint('sr', 'one');
+SELECT seq FROM mnemo.append_message('sr', 'user', '[{"type": "text", "text": "sierra zebra"}]', id => 'sr_m3');
+SELECT mnemo.resume_session('sr', 'one');
+SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra') ORDER BY seq;
+SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra', 1);

@@ -33,6 +33,9 @@ SELECT id, seq, parts->0->>'text' AS text FROM mnemo.get_messages_with_parts('fk
 SELECT id, seq FROM mnemo.history('fk_c1', 2);
 SELECT id, seq FROM mnemo.history('fk_c1', NULL);
 SELECT position, item_id, role, content FROM mnemo.build_context('fk_c1', 10000);
+-- turn_context finds the parts of inherited assistant messages where they live
+SELECT item_type, item_id, role, parts->0->>'text' AS part_text FROM mnemo.turn_context('fk_c1', 10000);
+SELECT included_items, omitted_items FROM mnemo.context_report('fk_c1', 8);
 SELECT id, seq FROM mnemo.get_message('fk_c1', 'fk_m3');
 SELECT part_index, content->>'text' FROM mnemo.get_parts('fk_c1', 'fk_m1');
 SELECT id FROM mnemo.get_messages_with_parts_by_ids('fk_c1', ARRAY['fk_c1_m5', 'fk_m1', 'fk_m1']);

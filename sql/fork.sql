@@ -105,6 +105,18 @@ SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_s1');
 SELECT mnemo.expand_summary('fs_c5', 'fs_s2');
 \echo :LAST_ERROR_SQLSTATE
 SELECT id, is_summary FROM mnemo.last_summary('fs_c5');
+-- a fork compacts its own items: the block skips the inherited ones, and a
+-- summary over an inherited item is refused, changing nothing
+SELECT count(*) FROM mnemo.append_messages('fs_c5', '[
+  {"role": "user", "id": "fs_c5_m6", "parts": [{"type": "text", "text": "own six"}]},
+  {"role": "assistant", "id": "fs_c5_m7", "parts": [{"type": "text", "text": "own seven"}]},
+  {"role": "user", "id": "fs_c5_m8", "parts": [{"type": "text", "text": "own eight"}]}]');
+SELECT kind, item_ids FROM mnemo.compaction_block('fs_c5', tail_messages => 0, min_items => 2);
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'x', 1, ARRAY['fs_m3', 'fs_m4']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'own six to eight', 3, ARRAY['fs_c5_m6', 'fs_c5_m7', 'fs_c5_m8']);
+SELECT item_id, role, content FROM mnemo.build_context('fs_c5', 10000);
+SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_c5_s');
 
 -- fork after a run: exactly the snapshot, interleaved in-flight messages left out
 SELECT id FROM mnemo.create_session('fr');

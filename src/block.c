@@ -11,7 +11,8 @@
  * The fresh tail starts at the earlier of the second most recent user
  * message (the current turn and the one before, as the seed protects) and
  * the tail_messages-th most recent message.  Before it:
- *	- a leaf block is a run of message items not broken by a summary;
+ *	- a leaf block is a run of message items not broken by a summary (a
+ *	  fork's inherited items break runs too: they are never compacted);
  *	- a condensed block is a run of summary nodes of one depth, broken by a
  *	  message, a node of another depth or a summary without a node (one a
  *	  bare swap put there: it has no provenance to condense);
@@ -74,8 +75,12 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 static bool
 Fits(MnemoContextEntry *e, bool condensed, int32 depth)
 {
-	/* an item whose rendering was not kept cannot be summarised */
-	if (e->oversize || e->let_go)
+	/*
+	 * An item whose rendering was not kept cannot be summarised; nor can a
+	 * fork's inherited item, whose rows are its ancestor's: a fork compacts
+	 * its own items (doc/sql.md#fork-and-resume).
+	 */
+	if (e->oversize || e->let_go || e->inherited)
 		return false;
 	if (!condensed)
 		return !e->is_summary;

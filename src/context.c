@@ -78,6 +78,7 @@ typedef struct ContextReceiver
 	int64		dropped_bytes;	/* in contents, of entries let go */
 	const char *session_id;
 	bool		inherited;		/* saw an item of a fork's ancestor */
+	bool		feeding_inherited;	/* ReadForkContext: the rows are an ancestor's */
 } ContextReceiver;
 
 static SPIPlanPtr context_plan;
@@ -273,6 +274,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
 		e->position = position;
+		e->inherited = r->feeding_inherited;
 		e->content_off = r->contents.len;
 		e->item_type = TextDatumGetCString(slot_getattr(slot, 2, &isnull));
 		e->item_id = TextDatumGetCString(slot_getattr(slot, 3, &isnull));
@@ -441,6 +443,7 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 		}
 		if (best < 0)
 			break;
+		r->feeding_inherited = strcmp(line.segs[best].owner, session_id) != 0;
 		do
 		{
 			ExecStoreHeapTuple(tables[best]->vals[next[best]], slots[best], false);

@@ -238,7 +238,7 @@ ForkPoint(MnemoLine *src, const char *at, char **run_id, int64 **excluded, int *
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("seq " INT64_FORMAT " of session \"%s\" is not on its live line", seq,
 						src->session_id),
-				 errdetail("A resume discarded it.")));
+				 errdetail("A resume discarded it, or a fork after a run left it out.")));
 	return seq;
 }
 

@@ -237,6 +237,7 @@ typedef struct MnemoContextEntry
 	bool		included;		/* chosen by build_context */
 	bool		oversize;		/* rendering over CONTEXT_ITEM_MAX: not kept */
 	bool		let_go;			/* content dropped: cannot be included */
+	bool		inherited;		/* a fork's, held by an ancestor: not compacted */
 } MnemoContextEntry;
 
 extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,

@@ -317,7 +317,6 @@ PG_FUNCTION_INFO_V1(mnemo_history);
 Datum
 mnemo_history(PG_FUNCTION_ARGS)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
 	MnemoCall	call;
 	MnemoLine	line;
@@ -333,7 +332,6 @@ mnemo_history(PG_FUNCTION_ARGS)
 	remaining = PG_ARGISNULL(1) ? PG_INT64_MAX : PG_GETARG_INT32(1);
 
 	(void) ConnectToSession(fcinfo, &call, &line);
-	(void) session_id;
 	MnemoPrepare(&history_plan,
 				 "SELECT * FROM (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 AND m.seq >= $2 AND m.seq <= $3 "

@@ -110,11 +110,13 @@ SELECT id, is_summary FROM mnemo.last_summary('fs_c5');
 SELECT count(*) FROM mnemo.append_messages('fs_c5', '[
   {"role": "user", "id": "fs_c5_m6", "parts": [{"type": "text", "text": "own six"}]},
   {"role": "assistant", "id": "fs_c5_m7", "parts": [{"type": "text", "text": "own seven"}]},
-  {"role": "user", "id": "fs_c5_m8", "parts": [{"type": "text", "text": "own eight"}]}]');
+  {"role": "user", "id": "fs_c5_m8", "parts": [{"type": "text", "text": "own eight"}]},
+  {"role": "assistant", "id": "fs_c5_m9", "parts": [{"type": "text", "text": "own nine"}]},
+  {"role": "user", "id": "fs_c5_m10", "parts": [{"type": "text", "text": "own ten"}]}]');
 SELECT kind, item_ids FROM mnemo.compaction_block('fs_c5', tail_messages => 0, min_items => 2);
 SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'x', 1, ARRAY['fs_m3', 'fs_m4']);
 \echo :LAST_ERROR_SQLSTATE
-SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'own six to eight', 3, ARRAY['fs_c5_m6', 'fs_c5_m7', 'fs_c5_m8']);
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'own six and seven', 3, ARRAY['fs_c5_m6', 'fs_c5_m7']);
 SELECT item_id, role, content FROM mnemo.build_context('fs_c5', 10000);
 SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_c5_s');
 

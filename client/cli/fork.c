@@ -25,9 +25,8 @@ const cli_command cli_fork = {
 	"no copy; its context is SOURCE's as it was at AT; its own messages\n"
 	"continue the seqs.  NEW_ID defaults to a generated id.\n"
 	"\n"
-	"Exit status 3 when SOURCE does not exist; 1 when NEW_ID is taken, the\n"
-	"checkpoint does not exist, the run is not completed, or the seq is past\n"
-	"the end.\n",
+	"Exit status 3 when SOURCE or the checkpoint does not exist; 1 when\n"
+	"NEW_ID is taken, the run is not completed, or the seq is past the end.\n",
 	run_fork
 };
 
@@ -42,8 +41,8 @@ const cli_command cli_resume = {
 	"'mnemo export SESSION --discarded'; new messages take fresh seqs.  A\n"
 	"fork cannot resume to a point before its fork point.\n"
 	"\n"
-	"Exit status 3 when the session does not exist; 1 when the checkpoint\n"
-	"does not exist or cannot be resumed to.\n",
+	"Exit status 3 when the session or the checkpoint does not exist; 1 when\n"
+	"the checkpoint cannot be resumed to.\n",
 	run_resume
 };
 

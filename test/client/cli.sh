@@ -129,7 +129,7 @@ run_m fork cli-cp turn-1 cli-fk
 expect_rc 1 "mnemo fork onto an existing id"
 check "the message names the id" grep -q '^mnemo: session "cli-fk" already exists' "$work/err"
 run_m fork cli-cp no-such-label
-expect_rc 1 "mnemo fork at an unknown checkpoint"
+expect_rc 3 "mnemo fork at an unknown checkpoint"
 check "the message names the checkpoint" grep -q 'checkpoint "no-such-label" does not exist' "$work/err"
 run_m fork no-such-session 1
 expect_rc 3 "mnemo fork of a missing session"
@@ -143,7 +143,7 @@ check "a header, then the discarded message only" \
 run_m export cli-cp
 check "the plain export leaves it out" bash -c "! grep -q 'later words' '$work/out'"
 run_m resume cli-cp no-such-label
-expect_rc 1 "mnemo resume at an unknown checkpoint"
+expect_rc 3 "mnemo resume at an unknown checkpoint"
 run_m resume no-such-session x
 expect_rc 3 "mnemo resume of a missing session"
 usage_case "fork without a point" fork cli-cp

@@ -9,8 +9,8 @@
  * turns of a text part each), and after every batch compacted the way a
  * compaction engine would: leaf summaries (mnemo.commit_summary) over the
  * oldest messages of the view until it is back to VIEW (200) items, and a
- * condensation of the summaries when more than MAX_SUMMARIES pile up.  Then
- * VACUUM ANALYZE and CHECKPOINT.
+ * condensation of the summaries when more than MAX_SUMMARIES pile up; then
+ * turns up to VIEW items exactly.  Then VACUUM ANALYZE and CHECKPOINT.
  *
  * Timed, per size, alternating one of each, CALLS times after WARMUP:
  *   fork   SELECT mnemo.fork_session(session, '<last seq>', NULL): a fork at
@@ -77,6 +77,13 @@ static const char *load_sql =
 "      END IF;\n"
 "    END LOOP;\n"
 "  END LOOP;\n"
+"  -- the view at VIEW items exactly: turns past the last compaction\n"
+"  SELECT count(*) INTO n FROM mnemo.get_context_items(s);\n"
+"  IF n < %d THEN\n"
+"    PERFORM mnemo.append_messages(s, (SELECT jsonb_agg(jsonb_build_object('role', 'user',\n"
+"        'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'tail ' || j))) ORDER BY j)\n"
+"        FROM generate_series(1, %d - n) j));\n"
+"  END IF;\n"
 "END\n"
 "$$";
 
@@ -132,7 +139,7 @@ load(PGconn *conn, SizeResult *r)
 	if ((sql = malloc(cap)) == NULL)
 		die("out of memory");
 	snprintf(sql, cap, load_sql, quoted, r->size, BATCH, BATCH, VIEW, MAX_SUMMARIES, MAX_SUMMARIES,
-			 VIEW);
+			 VIEW, VIEW, VIEW);
 	exec_cmd(conn, "SET synchronous_commit = off");
 	exec_cmd(conn, sql);
 	exec_cmd(conn, "RESET synchronous_commit");
@@ -272,6 +279,7 @@ main(int argc, char **argv)
 
 	conn = connect_db();
 	print_server(conn, (const char *const[]) {"shared_buffers", "synchronous_commit", NULL});
+	printf("\n");
 	exec_cmd(conn, "DROP TABLE IF EXISTS bench_fork_messages, bench_fork_parts");
 	exec_cmd(conn, "CREATE TABLE bench_fork_messages (LIKE mnemo.messages)");
 	exec_cmd(conn, "CREATE TABLE bench_fork_parts (LIKE mnemo.message_parts)");

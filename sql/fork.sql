@@ -244,3 +244,12 @@ SELECT seq FROM mnemo.append_message('sr', 'user', '[{"type": "text", "text": "s
 SELECT mnemo.resume_session('sr', 'one');
 SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra') ORDER BY seq;
 SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra', 1);
+
+-- snapshot of a fork: its inherited messages, then its own by their run
+SELECT run_id FROM mnemo.claim_run('fr_c', 'rc');
+SELECT seq FROM mnemo.append_message('fr_c', 'assistant', '[{"type": "text", "text": "c8"}]', id => 'fr_c8', run_id => 'rc');
+SELECT run_id FROM mnemo.claim_run('fr_c', 'rd');
+SELECT run_id FROM mnemo.complete_run('fr_c', 'rd');
+SELECT id, seq FROM mnemo.snapshot('fr_c', 'rd');
+SELECT run_id FROM mnemo.complete_run('fr_c', 'rc');
+SELECT id, seq FROM mnemo.snapshot('fr_c', 'rc');

@@ -58,7 +58,7 @@ SELECT position, item_id, content FROM mnemo.build_context('fk_g1', 10000);
 SELECT id LIKE 'sess_%' AS generated, fork_seq, last_seq FROM mnemo.fork_session('fk', '0');
 
 -- errors, each leaving nothing written
-SELECT count(*) AS sessions_before FROM mnemo.sessions;
+SELECT count(*) AS sessions_before FROM mnemo.sessions \gset
 SELECT mnemo.fork_session('fk', 'no-such-label', 'fk_x');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.fork_session('fk', '99', 'fk_x');
@@ -77,7 +77,9 @@ SELECT mnemo.fork_session('fk', NULL, 'fk_x');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.fork_session('fk', '1', '');
 \echo :LAST_ERROR_SQLSTATE
-SELECT count(*) AS sessions_after FROM mnemo.sessions;
+SELECT count(*) = :sessions_before AS nothing_written FROM mnemo.sessions;
+SELECT (SELECT count(*) FROM mnemo.lineage WHERE session_id = 'fk_x')
+     + (SELECT count(*) FROM mnemo.context_items WHERE session_id = 'fk_x') AS rows_of_fk_x;
 SELECT forks FROM mnemo.get_session('fk');
 
 -- a compaction spanning the fork point: the child's view expands it

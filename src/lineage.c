@@ -72,16 +72,8 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 				 "SELECT tenant, is_active, fork_seq, discards, last_seq, parent_id, forks "
 				 "FROM mnemo.sessions WHERE id = $1",
 				 1, (Oid[]) {TEXTOID});
-	if (MnemoExecute(session_plan, values, NULL, !fresh, 1) != 1 ||
-		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
-				 errmsg("session \"%s\" does not exist", session_id)));
-	if (require_active && !MnemoGetBool(0, 2))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
-				 errmsg("session \"%s\" is inactive", session_id),
-				 errhint("It was soft-deleted; its messages stay readable.")));
+	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 1) == 1, 1, 2,
+						 require_active);
 	line->tenant = MnemoGetText(0, 1, NULL);
 	line->fork_seq = MnemoGetInt64(0, 3, &line->not_fork);
 	line->is_fork = !line->not_fork;

@@ -108,6 +108,8 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
+extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
+								 int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /*

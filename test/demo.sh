@@ -119,6 +119,7 @@ inherited=$(psql -X -qAt -c "SELECT count(*) FROM mnemo.get_messages('$sid-fork'
 expected=$(psql -X -qAt -c "SELECT count(*) FROM mnemo.get_messages('$sid') WHERE seq <= $cpseq")
 echo "the fork reads $inherited messages in place (the source's up to seq $cpseq: $expected)"
 [ "$inherited" = "$expected" ]
+client/mnemo verify "$sid-fork"
 
 step "9. resume the session at $label (mnemo resume $sid $label): the later turns are discarded, kept"
 client/mnemo resume "$sid" "$label"

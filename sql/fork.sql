@@ -107,8 +107,9 @@ SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_s1');
 SELECT mnemo.expand_summary('fs_c5', 'fs_s2');
 \echo :LAST_ERROR_SQLSTATE
 SELECT id, is_summary FROM mnemo.last_summary('fs_c5');
--- a fork compacts its own items: the block skips the inherited ones, and a
--- summary over an inherited item is refused, changing nothing
+-- a fork compacts the messages it inherited too: its leaf covers its
+-- ancestor's rows, which stay untouched; a condensation cannot take an
+-- inherited summary node (the ancestor's)
 SELECT count(*) FROM mnemo.append_messages('fs_c5', '[
   {"role": "user", "id": "fs_c5_m6", "parts": [{"type": "text", "text": "own six"}]},
   {"role": "assistant", "id": "fs_c5_m7", "parts": [{"type": "text", "text": "own seven"}]},
@@ -116,11 +117,24 @@ SELECT count(*) FROM mnemo.append_messages('fs_c5', '[
   {"role": "assistant", "id": "fs_c5_m9", "parts": [{"type": "text", "text": "own nine"}]},
   {"role": "user", "id": "fs_c5_m10", "parts": [{"type": "text", "text": "own ten"}]}]');
 SELECT kind, item_ids FROM mnemo.compaction_block('fs_c5', tail_messages => 0, min_items => 2);
-SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'x', 1, ARRAY['fs_m3', 'fs_m4']);
-\echo :LAST_ERROR_SQLSTATE
-SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'own six and seven', 3, ARRAY['fs_c5_m6', 'fs_c5_m7']);
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'three to seven', 5,
+                            ARRAY['fs_m3', 'fs_m4', 'fs_c5_m6', 'fs_c5_m7']);
 SELECT item_id, role, content FROM mnemo.build_context('fs_c5', 10000);
-SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_c5_s');
+SELECT id, seq_start, seq_end FROM mnemo.summary_nodes('fs_c5', true);
+SELECT depth, item_id, seq, parts->0->>'text' AS text FROM mnemo.expand_summary('fs_c5', 'fs_c5_s');
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_c', 'all', 5, ARRAY['fs_s1', 'fs_c5_s'], 'condensed', 2);
+\echo :LAST_ERROR_SQLSTATE
+-- the parent is untouched
+SELECT item_id FROM mnemo.get_context_items('fs');
+SELECT count(*) FROM mnemo.summary_nodes('fs', true);
+-- a fork of it at its fork point expands that leaf: back to the messages
+SELECT fork_seq FROM mnemo.fork_session('fs_c5', '5', 'fs_c5_f');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c5_f');
+SELECT item_id, content FROM mnemo.build_context('fs_c5_f', 10000);
+-- and a resume of it to its fork point too
+SELECT label FROM mnemo.add_checkpoint('fs_c5', 'late');
+SELECT mnemo.resume_session('fs_c5', 'after-s1');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c5');
 
 -- fork after a run: exactly the snapshot, interleaved in-flight messages left out
 SELECT id FROM mnemo.create_session('fr');

@@ -346,6 +346,7 @@ static void
 ReadForkContext(const char *session_id, ContextReceiver *r)
 {
 	MnemoLine	line;
+	SPITupleTable *items;
 	uint64		nitems;
 	uint64		row;
 	int		   *owner_of;
@@ -365,6 +366,7 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
 				 1, (Oid[]) {TEXTOID});
 	nitems = MnemoExecute(items_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true, 0);
+	items = SPI_tuptable;
 
 	/* owners are the line's segments, one slot each: few */
 	owner_of = palloc(sizeof(int) * Max(nitems, 1));
@@ -388,8 +390,6 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 	MnemoPrepare(&held_plan, CONTEXT_HELD_SQL, 6,
 				 (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTOID});
 	{
-		SPITupleTable *items = SPI_tuptable;
-
 		for (i = 0; i < line.nsegs; i++)
 		{
 			int			n = 0;

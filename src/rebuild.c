@@ -118,18 +118,34 @@ MnemoViewAsOf(MnemoLine *source, MnemoLine *keep, int *nitems)
 								PointerGetDatum(construct_array((Datum[]) {CStringGetTextDatum(it->item_id)},
 																1, TEXTOID, -1, false, TYPALIGN_INT))},
 								NULL, false, 0);
-			for (row = 0; row < rows; row++)
 			{
-				bool		isnull;
-				int64		seq = MnemoGetInt64(row, 4, &isnull);
+				/* copied out first: a look-up below replaces SPI_tuptable */
+				MnemoViewItem *edges = palloc(sizeof(MnemoViewItem) * Max(rows, 1));
+				bool	   *unknown = palloc(sizeof(bool) * Max(rows, 1));
 
-				if (isnull)
-					ereport(ERROR,
-							(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-							 errmsg("summary \"%s\" of session \"%s\" covers \"%s\", which is not in that session",
-									it->item_id, owner->owner, MnemoGetText(row, 3, NULL))));
-				AddItem(&next, &nnext, &maxnext, MnemoGetText(row, 2, NULL),
-						MnemoGetText(row, 3, NULL), seq);
+				for (row = 0; row < rows; row++)
+				{
+					edges[row].item_type = MnemoGetText(row, 2, NULL);
+					edges[row].item_id = MnemoGetText(row, 3, NULL);
+					edges[row].seq = MnemoGetInt64(row, 4, &unknown[row]);
+				}
+				for (row = 0; row < rows; row++)
+				{
+					char	   *holder;
+
+					/*
+					 * A fork's leaf may cover messages it inherited: found
+					 * on the line, in the ancestor that holds them.
+					 */
+					if (unknown[row] &&
+						!MnemoLineFindMessage(source, edges[row].item_id, &holder, &edges[row].seq))
+						ereport(ERROR,
+								(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+								 errmsg("summary \"%s\" of session \"%s\" covers \"%s\", which is not on its line",
+										it->item_id, owner->owner, edges[row].item_id)));
+					AddItem(&next, &nnext, &maxnext, edges[row].item_type, edges[row].item_id,
+							edges[row].seq);
+				}
 			}
 			expanded = true;
 		}

@@ -5,7 +5,7 @@
 -- messages, each once, in order.  A fork after a run: exactly the
 -- snapshot.  A fork of a fork: its source's view as of its own point.
 BEGIN;
-SELECT plan(14);
+SELECT plan(17);
 
 -- the messages a session's view covers, summaries expanded down to messages
 CREATE FUNCTION pg_temp.covered(s text) RETURNS text[] LANGUAGE sql AS $$
@@ -52,6 +52,15 @@ SELECT is(pg_temp.rendered('tap_f_c'), (SELECT rendered FROM at_six),
           'and build_context renders it as the parent''s did then');
 SELECT is(pg_temp.covered('tap_f_c'), pg_temp.messages('tap_f', 6),
           'the fork''s view covers exactly the parent''s messages up to the fork point');
+CREATE TEMP TABLE parent_f AS
+    SELECT (SELECT array_agg(item_id ORDER BY position) FROM mnemo.get_context_items('tap_f')) AS items;
+SELECT lives_ok($$ SELECT mnemo.commit_summary('tap_f_c', 'tap_f_cs', 'one to four, in the fork', 4,
+                                               ARRAY['tap_f1', 'tap_f2', 'tap_f3', 'tap_f4']) $$,
+                'the fork compacts four messages it inherited');
+SELECT is(pg_temp.covered('tap_f_c'), pg_temp.messages('tap_f', 6),
+          'its view still covers exactly the inherited messages, through its own leaf');
+SELECT is((SELECT array_agg(item_id ORDER BY position) FROM mnemo.get_context_items('tap_f')),
+          (SELECT items FROM parent_f), 'and the parent''s view is untouched');
 
 --
 -- a condensation, committed after the point, over a leaf from before it

@@ -65,6 +65,14 @@ SELECT mnemo.fork_session('fk', '99', 'fk_x');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.fork_session('fk', '99999999999999999999999', 'fk_x');
 \echo :LAST_ERROR_SQLSTATE
+SELECT fork_seq FROM mnemo.fork_session('fk', '0000000000000000000002', 'fk_z');
+SELECT mnemo.purge_session('fk_z');
+SELECT mnemo.fork_session('fk', '', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', '-1', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', 'run:', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.fork_session('fk', 'two-done', 'fk_c1');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.fork_session('fk', 'two-done', 'fk');

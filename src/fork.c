@@ -224,10 +224,10 @@ ForkPoint(MnemoLine *src, const char *at, char **run_id, int64 **excluded, int *
 					 errdetail("A resume took seq " INT64_FORMAT " off the live line.", seq)));
 		return seq;
 	}
-	if (p - at > 18)
-		seq = PG_INT64_MAX;
-	else
-		seq = strtoll(at, NULL, 10);
+	errno = 0;
+	seq = strtoll(at, NULL, 10);
+	if (errno == ERANGE)
+		seq = PG_INT64_MAX;		/* past any end */
 	if (seq > src->last_seq)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(183);
+SELECT plan(198);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -147,6 +147,9 @@ INSERT INTO calls VALUES
   ('load_pending_request', $$SELECT mnemo.load_pending_request('ta_s')$$),
   ('update_state', $$SELECT mnemo.update_state('ta_s', '{"b": 2}')$$),
   ('get_state', $$SELECT mnemo.get_state('ta_s')$$),
+  ('fork_session', $$SELECT mnemo.fork_session('ta_s', '1', 'tb_fork')$$),
+  ('resume_session', $$SELECT mnemo.resume_session('ta_s', 'ta_cp')$$),
+  ('list_discarded', $$SELECT * FROM mnemo.list_discarded('ta_s')$$),
   ('create_map', $$SELECT mnemo.create_map('ta_s', 'tb_map', '[1]', 'x {{ item }}')$$),
   ('claim_map_items', $$SELECT * FROM mnemo.claim_map_items('ta_s', 'ta_map', 'tb_worker')$$),
   ('complete_map_item', $$SELECT mnemo.complete_map_item('ta_s', 'ta_map', 0, 'ta_worker', '"stolen"')$$),
@@ -195,6 +198,8 @@ UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.checkpoints WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT checkpoints: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.runs WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT runs: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.lineage WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT lineage: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.discarded WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT discarded: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.maps WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT maps: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.map_items WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT map_items: its rows only');
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
@@ -224,7 +229,8 @@ CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
                               'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-                              'checkpoints', 'runs', 'pending_requests', 'maps', 'map_items']) AS t,
+                              'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
+                              'maps', 'map_items']) AS t,
   LATERAL (VALUES
     (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
     (format('UPDATE mnemo.%I SET tenant = tenant', t)),

@@ -6,13 +6,13 @@
  * turn costs one round trip.  Order of work, for atomicity and clear errors:
  * every argument and every part is validated first; then the session row is
  * locked, reserving the seqs and context positions (see sessions.c); then the
- * ids the caller named are checked to be free; then the rows are inserted by
- * prepared SPI statements, through the executor, so that partitions,
+ * rows are inserted by prepared SPI statements, through the executor, so that partitions,
  * row-level security checks, Citus and ordinary triggers see every row.  The
  * statements are set-based, INSERT ... SELECT ... FROM unnest(arrays): one
  * for the messages, one for all their parts, one for their context items,
  * whatever the number of rows, so a batch of 100 messages starts three
- * executor runs, not 300.
+ * executor runs, not 300.  A taken id is found by the unique indexes and
+ * named afterwards (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *
@@ -23,8 +23,10 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/resowner.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
@@ -180,10 +182,10 @@ GivenArray(const GivenIds *given, bool ids)
 
 /*
  * MN004 naming the first of the given message and part ids that is taken in
- * the session or repeated in the call.  Ids mnemo made are new by
- * construction and are not looked up, so a call that names no ids costs no
- * statement here.  The caller holds the session lock: no other call can
- * take an id before the rows are written.
+ * the session or repeated in the call; nothing if none is.  Run after a
+ * write that a unique index refused (WriteNamingClash), its rows rolled
+ * back; ids mnemo made are new by construction and are not looked up.  The
+ * caller holds the session lock, so what it finds is what the write met.
  */
 static void
 CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *parts)
@@ -254,6 +256,117 @@ enum
 
 static const Oid ctx_col_types[CTX_NCOLS] = {INT8OID, TEXTOID, INT8OID, INT8OID};
 
+/* The rows of a call, column by column (see StoreMessages), to insert. */
+typedef struct CallRows
+{
+	const char *session_id;
+	const char *tenant;
+	int64		generation;
+	int			n;				/* messages; each column of msg and ctx is n long */
+	Datum	   *msg;
+	bool	   *msg_nulls;
+	int			nparts;
+	char	  **part_message_ids;
+	int32	   *part_indexes;
+	MnemoPart  *parts;
+	int			nctx;			/* context items, the first nctx of each ctx column */
+	Datum	   *ctx;
+} CallRows;
+
+static void
+InsertRows(void *arg)
+{
+	CallRows   *rows = arg;
+	Datum		args[3 + MSG_NCOLS];
+	int			c;
+
+	args[0] = CStringGetTextDatum(rows->session_id);
+	args[1] = CStringGetTextDatum(rows->tenant);
+	/* append_part writes a part alone */
+	if (rows->n > 0)
+	{
+		for (c = 0; c < MSG_NCOLS; c++)
+			args[2 + c] = MnemoArray(msg_col_types[c], rows->msg + c * rows->n,
+									 rows->msg_nulls + c * rows->n, rows->n);
+		MnemoPrepare(&message_plan,
+					 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
+					 "model_id, provider_id, run_id, is_summary, tenant) "
+					 "SELECT $1, u.seq, u.id, u.role, u.created_at, u.agent, u.model_id, "
+					 "u.provider_id, u.run_id, u.is_summary, $2 "
+					 "FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11) AS u(seq, id, role, "
+					 "created_at, agent, model_id, provider_id, run_id, is_summary)",
+					 2 + MSG_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID,
+					 TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+					 TEXTARRAYOID, BOOLARRAYOID});
+		MnemoInsert(message_plan, args, NULL, "message", NULL);
+	}
+
+	if (rows->nparts > 0)
+		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
+						 rows->part_indexes, rows->parts);
+
+	if (rows->nctx > 0)
+	{
+		args[2] = Int64GetDatum(rows->generation);
+		for (c = 0; c < CTX_NCOLS; c++)
+			args[3 + c] = MnemoArray(ctx_col_types[c], rows->ctx + c * rows->n, NULL, rows->nctx);
+		MnemoPrepare(&context_plan,
+					 "INSERT INTO mnemo.context_items (session_id, position, item_type, "
+					 "item_id, seq, created_at, tenant, generation) "
+					 "SELECT $1, u.position, 'message', u.item_id, u.seq, u.created_at, $2, $3 "
+					 "FROM unnest($4, $5, $6, $7) AS u(position, item_id, seq, created_at)",
+					 3 + CTX_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8ARRAYOID,
+					 TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID});
+		MnemoInsert(context_plan, args, NULL, "context item", NULL);
+	}
+}
+
+/*
+ * Run write(arg), the inserts of a call.  A call that named no ids needs
+ * nothing more: the ids mnemo makes are new.  A call that named some runs
+ * them in a subtransaction, so that when one is taken (the unique index
+ * refuses it: MN004 from MnemoInsert) the rows are rolled back and
+ * CheckIdsFree names the first clash.  Nothing is looked up before the
+ * write: on the way that succeeds, the unique indexes are the only check.
+ */
+static void
+WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
+				 const GivenIds *messages, const GivenIds *parts)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	if (messages->n + parts->n == 0)
+	{
+		write(arg);
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		write(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_MNEMO_DUPLICATE_ID)
+			CheckIdsFree(session_id, messages, parts);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
 /*
  * Store n validated messages at seqs seq.. and, those not summaries, at
  * context positions position..: one INSERT for the messages, one for all
@@ -265,8 +378,6 @@ static void
 StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock *lock,
 			  int64 seq, int64 position)
 {
-	Datum		sid = CStringGetTextDatum(session_id);
-	Datum		tenant = CStringGetTextDatum(lock->tenant);
 	int64		now = MnemoNowMs();
 	int			nparts = 0;
 	int			nctx = 0;
@@ -280,10 +391,9 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	char	  **part_message_ids;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
-	Datum		args[2 + MSG_NCOLS + 1];
+	CallRows	rows;
 	int			i;
 	int			j;
-	int			c;
 
 	for (i = 0; i < n; i++)
 		nparts += ms[i].nparts;
@@ -342,42 +452,19 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 #undef MSG
 #undef CTX
 
-	CheckIdsFree(session_id, &given_messages, &given_parts);
-
-	args[0] = sid;
-	args[1] = tenant;
-	for (c = 0; c < MSG_NCOLS; c++)
-		args[2 + c] = MnemoArray(msg_col_types[c], msg + c * n, msg_nulls + c * n, n);
-	MnemoPrepare(&message_plan,
-				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
-				 "model_id, provider_id, run_id, is_summary, tenant) "
-				 "SELECT $1, u.seq, u.id, u.role, u.created_at, u.agent, u.model_id, "
-				 "u.provider_id, u.run_id, u.is_summary, $2 "
-				 "FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11) AS u(seq, id, role, "
-				 "created_at, agent, model_id, provider_id, run_id, is_summary)",
-				 2 + MSG_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID,
-				 TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-				 TEXTARRAYOID, BOOLARRAYOID});
-	MnemoInsert(message_plan, args, NULL, "message", NULL);
-
-	if (nparts > 0)
-		MnemoInsertParts(session_id, lock->tenant, nparts, part_message_ids, part_indexes, parts);
-
-	if (nctx > 0)
-	{
-		/* the context columns were laid out n apart; nctx of each are used */
-		args[2] = Int64GetDatum(lock->context_generation);
-		for (c = 0; c < CTX_NCOLS; c++)
-			args[3 + c] = MnemoArray(ctx_col_types[c], ctx + c * n, NULL, nctx);
-		MnemoPrepare(&context_plan,
-					 "INSERT INTO mnemo.context_items (session_id, position, item_type, "
-					 "item_id, seq, created_at, tenant, generation) "
-					 "SELECT $1, u.position, 'message', u.item_id, u.seq, u.created_at, $2, $3 "
-					 "FROM unnest($4, $5, $6, $7) AS u(position, item_id, seq, created_at)",
-					 3 + CTX_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8ARRAYOID,
-					 TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID});
-		MnemoInsert(context_plan, args, NULL, "context item", NULL);
-	}
+	rows.session_id = session_id;
+	rows.tenant = lock->tenant;
+	rows.generation = lock->context_generation;
+	rows.n = n;
+	rows.msg = msg;
+	rows.msg_nulls = msg_nulls;
+	rows.nparts = nparts;
+	rows.part_message_ids = part_message_ids;
+	rows.part_indexes = part_indexes;
+	rows.parts = parts;
+	rows.nctx = nctx;
+	rows.ctx = ctx;
+	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts);
 
 	for (i = 0; i < n; i++)
 		MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, ms[i].id,
@@ -576,6 +663,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	GivenIds	no_messages = {0};
 	GivenIds	given = {0};
+	CallRows	rows;
 	int64		seq;
 	int32		part_index;
 
@@ -610,8 +698,14 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	seq = MnemoGetInt64(0, 1, NULL);
 	part_index = (int32) MnemoGetInt64(0, 2, NULL);
 
-	CheckIdsFree(session_id, &no_messages, &given);
-	MnemoInsertParts(session_id, lock.tenant, 1, &message_id, &part_index, &part);
+	memset(&rows, 0, sizeof(rows));
+	rows.session_id = session_id;
+	rows.tenant = lock.tenant;
+	rows.nparts = 1;
+	rows.part_message_ids = &message_id;
+	rows.part_indexes = &part_index;
+	rows.parts = &part;
+	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given);
 	MnemoQueueSearch(session_id, lock.tenant, seq, seq, true);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
 	MnemoFinish(&call);

@@ -263,8 +263,8 @@ static const Oid part_col_types[PART_NCOLS] = {
 /*
  * Store n validated parts with one INSERT: parts[i] belongs to message
  * message_ids[i] at part_indexes[i].  The caller holds the session lock, has
- * chosen the indexes, given every part an id and found the ids free
- * (MnemoCheckIdsFree), so a unique violation is not expected.
+ * chosen the indexes and given every part an id; a taken id is MN004, which
+ * the caller turns into one naming the id (append.c).
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,

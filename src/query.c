@@ -71,8 +71,8 @@ MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
  * what and id.  The error is re-thrown at once, so the (sub)transaction
  * aborts as it would have; matching on the SQLSTATE, not on an index name,
  * keeps this right on partitions and shards, whose indexes have other names.
- * A set-based INSERT passes id NULL: its caller checked the ids it was given
- * beforehand (append.c), so only a clash with an id mnemo made lands here.
+ * A set-based INSERT passes id NULL, not knowing which row clashed; its
+ * caller then looks the clash up and names it (append.c).
  */
 void
 MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,

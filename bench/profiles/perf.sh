@@ -7,7 +7,7 @@
 #           ~800 B, as bench/append), pgbench -M prepared, one client,
 #           synchronous_commit off, 8 s recorded in the serving backend
 #   import  client/mnemo import of 50,000 messages of one ~90 B text part
-#           each, ids kept (as bench/import.sh), the whole host recorded
+#           each, ids kept (as bench/import.sh), recorded in the backend
 #
 # Connects with the PG* environment to a database with mnemo (as bench/run.sh
 # or test/cluster.sh sets it), needs perf and, for import, client/mnemo.
@@ -28,7 +28,7 @@ turn)
 	printf "SELECT count(*) FROM mnemo.append_messages('%s', '[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}]');\n" \
 		"$session" "$user" "$assistant" >"$work/turn.sql"
 	PGOPTIONS="-c synchronous_commit=off" pgbench -n -M prepared -f "$work/turn.sql" -T 12 -c 1 \
-		-P 0 >"$work/pgbench.txt" 2>&1 &
+		>"$work/pgbench.txt" 2>&1 &
 	sleep 2
 	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
 	perf record -g -p "$pid" -o "$work/perf.data" -- sleep 8 2>/dev/null
@@ -42,9 +42,12 @@ import)
 		for (i = 1; i <= n; i++)
 			printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"created_at\": %d, \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"message %d of the import profile, some ninety bytes of words to store and to index\", \"type\": \"text\", \"token_estimate\": 22}]}\n", i, (i % 2 ? "user" : "assistant"), 1772441431000 + i, i, i
 	}' >"$work/transcript.jsonl"
-	perf record -a -g -o "$work/perf.data" -- client/mnemo import "$work/transcript.jsonl" --quiet >/dev/null 2>&1
-	header="client/mnemo import of 50,000 messages of one text part each (ids kept), whole host"
-	comm=(--comm postgres)
+	# the postmaster, so that the backend it forks for the import is recorded
+	postmaster=$(head -1 "$(psql -X -Atc 'SHOW data_directory')/postmaster.pid")
+	perf record -g -p "$postmaster" -o "$work/perf.data" -- \
+		client/mnemo import "$work/transcript.jsonl" --quiet >/dev/null 2>&1
+	header="client/mnemo import of 50,000 messages of one text part each (ids kept), the backend"
+	comm=()
 	;;
 *)
 	echo "usage: perf.sh turn|import OUT.txt" >&2

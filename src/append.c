@@ -6,13 +6,13 @@
  * turn costs one round trip.  Order of work, for atomicity and clear errors:
  * every argument and every part is validated first; then the session row is
  * locked, reserving the seqs and context positions (see sessions.c); then the
- * rows are inserted by prepared SPI statements, through the executor, so that partitions,
- * row-level security checks, Citus and ordinary triggers see every row.  The
- * statements are set-based, INSERT ... SELECT ... FROM unnest(arrays): one
- * for the messages, one for all their parts, one for their context items,
- * whatever the number of rows, so a batch of 100 messages starts three
- * executor runs, not 300.  A taken id is found by the unique indexes and
- * named afterwards (WriteNamingClash).
+ * rows are inserted by prepared SPI statements, through the executor, so
+ * that partitions, row-level security checks, Citus and ordinary triggers
+ * see every row.  The statements are set-based, INSERT ... SELECT ... FROM
+ * unnest(arrays): one for the messages, one for all their parts, one for
+ * their context items, whatever the number of rows, so a batch of 100
+ * messages starts three executor runs, not 300.  A taken id is found by the
+ * unique indexes and named afterwards (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *

@@ -55,6 +55,16 @@ static const mn_stmt declare_stmt = {
 	1
 };
 
+/* the same over what resumes discarded (mnemo export --discarded) */
+static const mn_stmt declare_discarded_stmt = {
+	"mnemo_export_declare_discarded",
+	"DECLARE mnemo_export NO SCROLL CURSOR FOR SELECT id, session_id, seq, role, "
+	"created_at, agent, model_id, provider_id, run_id, is_summary, tokens_input, "
+	"tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost, "
+	"finish_reason, parts FROM mnemo.list_discarded($1::text)",
+	1
+};
+
 static const mn_stmt fetch_stmt = {
 	"mnemo_export_fetch",
 	"FETCH " EXPORT_PAGE_TEXT " FROM mnemo_export",
@@ -229,8 +239,24 @@ write_line(mnemo_store *st, const mn_buf *line, FILE *out)
 	return false;
 }
 
+static int export_with(mnemo_store *st, const char *session_id, FILE *out,
+					   const mn_stmt *declare);
+
 MNEMO_API int
 mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
+{
+	return export_with(st, session_id, out, &declare_stmt);
+}
+
+MNEMO_API int
+mnemo_export_discarded_jsonl(mnemo_store *st, const char *session_id, FILE *out)
+{
+	return export_with(st, session_id, out, &declare_discarded_stmt);
+}
+
+/* The header, then each message the statement declare's cursor reads. */
+static int
+export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *declare)
 {
 	const char *params[1];
 	mn_buf		line = {0};
@@ -264,7 +290,7 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 		return mn_rollback(st);
 	}
 	params[0] = session_id;
-	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
+	if ((res = mn_exec(st, declare, params)) == NULL)
 		return mn_rollback(st);
 	PQclear(res);
 	do

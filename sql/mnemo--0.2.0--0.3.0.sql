@@ -72,12 +72,13 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.runs', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.pending_requests', '');
 
 
-CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false)
+CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false,
+                                     seq bigint DEFAULT NULL, created_at bigint DEFAULT NULL)
     RETURNS mnemo.checkpoints
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_add_checkpoint';
-COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean) IS 'labels the session''s current end (its last seq, in commit order); MN004 if the label is taken in the session, MN012 if the session is inactive';
+COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean, bigint, bigint) IS 'labels the session''s current end (its last seq, in commit order), or an earlier seq and time when restoring a transcript; MN004 if the label is taken in the session, MN012 if the session is inactive';
 
 CREATE FUNCTION mnemo.list_checkpoints(session_id text)
     RETURNS SETOF mnemo.checkpoints
@@ -242,3 +243,25 @@ CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome t
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
 COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';
+
+/* ------------------------------------------------------------------------
+ * Issue 16/17: a transcript import restores the session's created time
+ * (create_session takes created_at).
+ * ------------------------------------------------------------------------ */
+
+DROP FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text);
+CREATE FUNCTION mnemo.create_session(
+    id text DEFAULT NULL,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '',
+    created_at bigint DEFAULT NULL)
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_create_session';
+COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text, bigint) IS 'creates a session (id generated when NULL; created_at in unix ms, now when NULL); MN004 if the id exists, MN001 if parent_id does not';

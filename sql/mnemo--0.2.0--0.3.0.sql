@@ -265,3 +265,25 @@ CREATE FUNCTION mnemo.create_session(
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_create_session';
 COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text, bigint) IS 'creates a session (id generated when NULL; created_at in unix ms, now when NULL); MN004 if the id exists, MN001 if parent_id does not';
+
+-- and commit_summary takes the summary's created_at and part ids, so that
+-- a re-imported compaction keeps them
+DROP FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text);
+CREATE FUNCTION mnemo.commit_summary(
+    session_id text,
+    summary_id text,
+    content text,
+    token_count integer,
+    remove_item_ids text[],
+    kind text DEFAULT 'leaf',
+    level integer DEFAULT 1,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL,
+    holder text DEFAULT NULL,
+    created_at bigint DEFAULT NULL,
+    part_ids text[] DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text, bigint, text[]) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim; created_at (unix ms, now when NULL) and part_ids (of its text and marker parts) restore a summary''s time and ids';

@@ -179,11 +179,12 @@ AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
 void
 MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 						  const char *model_id, const char *provider_id,
-						  Jsonb *parts, MnemoSessionLock *lock, int64 seq)
+						  Jsonb *parts, MnemoSessionLock *lock, int64 seq, int64 created_at)
 {
 	MessageInput m;
 
 	memset(&m, 0, sizeof(m));
+	m.created_at = created_at;
 	m.id = pstrdup(summary_id);
 	m.role = "assistant";
 	m.model_id = (char *) model_id;

@@ -45,6 +45,15 @@ static const mn_stmt covered_stmt = {
 	4
 };
 
+/* The checkpoints of a transcript, each at its own seq and time, in one
+ * statement: add_checkpoint per element. */
+static const mn_stmt checkpoints_stmt = {
+	"mnemo_import_checkpoints",
+	"SELECT mnemo.add_checkpoint($1::text, c.label, c.auto, c.seq, c.created_at) IS NOT NULL "
+	"FROM jsonb_to_recordset($2::jsonb) AS c(label text, auto boolean, seq bigint, created_at bigint)",
+	2
+};
+
 static const mn_stmt append_stmt = {
 	"mnemo_import_append",
 	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
@@ -390,6 +399,9 @@ begin(mn_import *imp)
 	spec.title = s->title;
 	spec.metadata = s->metadata;
 	spec.system_prompt = s->system_prompt;
+	/* a format without a session time began with its first message */
+	spec.created_at = s->created_at > 0 ? s->created_at :
+		imp->n_batch > 0 ? imp->batch[0]->created_at : 0;
 
 	if ((rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
@@ -402,6 +414,8 @@ begin(mn_import *imp)
 		memcpy(imp->session_id, row->id, strlen(row->id) + 1);
 	mnemo_session_free(row);
 	imp->created = rc == MNEMO_OK;
+	if (rc == MNEMO_OK && s->state != NULL)
+		rc = mnemo_state_update(st, imp->session_id, s->state, NULL);
 	return rc;
 }
 
@@ -475,10 +489,93 @@ mn_import_flush(mn_import *imp)
 }
 
 int
+mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_auto,
+					 int64_t created_at)
+{
+	mn_buf	   *b = &imp->checkpoints;
+
+	if (imp->n_checkpoints % 64 == 0)
+	{
+		mn_import_cp *grown = realloc(imp->cps, (imp->n_checkpoints + 64) * sizeof(*grown));
+
+		if (grown == NULL)
+			return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		imp->cps = grown;
+	}
+	imp->cps[imp->n_checkpoints].line = line;
+	if ((imp->cps[imp->n_checkpoints].label = strdup(label)) == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->n_checkpoints++;
+	mn_buf_puts(b, b->len > 0 ? ",{\"label\":" : "{\"label\":");
+	mn_buf_put_jstr(b, label, strlen(label));
+	mn_buf_puts(b, is_auto ? ",\"auto\":true,\"seq\":" : ",\"auto\":false,\"seq\":");
+	/* a fresh session: the messages so far are seqs 1 .. their count */
+	mn_buf_put_i64(b, imp->imported + (int64_t) imp->n_batch);
+	if (created_at > 0)
+	{
+		mn_buf_puts(b, ",\"created_at\":");
+		mn_buf_put_i64(b, created_at);
+	}
+	mn_buf_puts(b, "}");
+	return b->oom ? mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory") : MNEMO_OK;
+}
+
+int
+mn_import_checkpoints_flush(mn_import *imp)
+{
+	mnemo_store *st = imp->st;
+	const char *params[2];
+	mn_buf		arr = {0};
+	PGresult   *res;
+	char	   *copy;
+	char		sqlstate[6];
+	int64_t		line = 0;
+
+	if (imp->n_checkpoints == 0)
+		return MNEMO_OK;
+	mn_buf_puts(&arr, "[");
+	mn_buf_put(&arr, imp->checkpoints.data, imp->checkpoints.len);
+	mn_buf_puts(&arr, "]");
+	if (arr.oom)
+	{
+		mn_buf_free(&arr);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	params[0] = imp->session_id;
+	params[1] = arr.data;
+	res = mn_exec(st, &checkpoints_stmt, params);
+	mn_buf_free(&arr);
+	if (res != NULL)
+	{
+		PQclear(res);
+		return MNEMO_OK;
+	}
+	/* MN004 names the label used twice: the line of its second use */
+	if (st->errcode != MNEMO_ERR_DUPLICATE_ID || st->errmsg == NULL)
+		return st->errcode;
+	for (size_t i = 0; i < imp->n_checkpoints; i++)
+	{
+		const char *at = strstr(st->errmsg, imp->cps[i].label);
+
+		if (at != NULL && at > st->errmsg && at[-1] == '"' &&
+			at[strlen(imp->cps[i].label)] == '"')
+			line = imp->cps[i].line;
+	}
+	if (line == 0 || (copy = strdup(st->errmsg)) == NULL)
+		return st->errcode;
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	mn_fail(st, MNEMO_ERR_DUPLICATE_ID, "line %" PRId64 ": %s", line, copy);
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	free(copy);
+	return MNEMO_ERR_DUPLICATE_ID;
+}
+
+int
 mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
 {
 	mnemo_store *st = imp->st;
 	mnemo_new_summary ns = {0};
+	const char *part_ids[2];
 	const char *params[4];
 	const char **ids = NULL;
 	char		from[24],
@@ -528,6 +625,13 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	ns.level = sum->level;
 	ns.model_id = m->model_id;
 	ns.provider_id = m->provider_id;
+	ns.created_at = m->created_at;
+	if (m->n_parts == 2 && m->parts[0].id != NULL && m->parts[1].id != NULL)
+	{
+		part_ids[0] = m->parts[0].id;
+		part_ids[1] = m->parts[1].id;
+		ns.part_ids = part_ids;
+	}
 	rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
 	free(ids);
 	PQclear(res);

@@ -18,8 +18,8 @@
  *	  one text block is the output string, other content the list as
  *	  written; isError -> state "error"; details kept in the part's metadata.
  *	- the record's timestamp is the message's time; the session record gives
- *	  the session's id (when free), model, provider, agent "pi" and metadata
- *	  {"source", "session_id", "cwd", "thinking_level"}.
+ *	  the session's id (when free), time, model, provider, agent "pi" and
+ *	  metadata {"source", "session_id", "cwd", "thinking_level"}.
  *	- model_change and thinking_level_change are bookkeeping; a record of
  *	  another type is left out and reported.
  */
@@ -113,6 +113,7 @@ session_record(mn_import *imp, struct json_object *rec)
 		return oom(imp);
 	}
 	s->metadata = meta.data;
+	s->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
 	if ((id != NULL && !imp->opts->session_id && strlen(id) <= MNEMO_ID_MAX &&
 		 !mn_import_strdup(id, &s->want_id)) ||
 		!mn_import_strdup("pi", &s->agent) ||

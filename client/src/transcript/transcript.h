@@ -32,9 +32,11 @@
 
 struct json_object;
 
-/* The first line of mnemo's export (export.c, mnemo_reader.c). */
+/* The first line of mnemo's export and the lines of its checkpoints
+ * (export.c, mnemo_reader.c). */
 #define MNEMO_SESSION_HEADER "mnemo.session"
 #define MNEMO_SESSION_HEADER_VERSION 1
+#define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
 /* ---- the import (import.c) ---- */
 
@@ -78,6 +80,7 @@ typedef struct mn_import_msg
 } mn_import_msg;
 
 typedef struct mn_import mn_import;
+typedef struct mn_import_cp mn_import_cp;
 
 /* A format: called for each record, parsed, in order. */
 typedef struct mn_reader
@@ -113,7 +116,8 @@ typedef struct mn_import_session
 	char	   *title;
 	char	   *system_prompt;
 	char	   *metadata;		/* JSON object text */
-	int64_t		created_at;		/* 0: now */
+	char	   *state;			/* JSON object text, restored by update_state */
+	int64_t		created_at;		/* 0: the first message's time, else now */
 	bool		header;			/* a mnemo session header was read: the
 								 * session is worth importing empty */
 } mn_import_session;
@@ -133,6 +137,15 @@ struct mn_import
 	size_t		cap_batch;
 	size_t		batch_bytes;	/* rough size of what the batch will send */
 	mn_buf		text;			/* the batch's JSON, reused */
+
+	/* checkpoints read, restored by one statement at the end */
+	mn_buf		checkpoints;	/* the elements of a JSON array */
+	struct mn_import_cp
+	{
+		int64_t		line;
+		char	   *label;
+	}		   *cps;			/* each one's line and label, for errors */
+	size_t		n_checkpoints;
 
 	const mn_reader *reader;
 	void	   *rstate;
@@ -211,6 +224,14 @@ int64_t		mn_import_iso_time(const char *s);
 /* Send what is pushed and not sent yet (creating the session first when
  * no batch was sent); MNEMO_OK or the error, set on the handle. */
 int			mn_import_flush(mn_import *imp);
+
+/* A checkpoint at the end of what was pushed so far (label already checked
+ * to be an id); created_at 0: the time of the import. */
+int			mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_auto,
+								 int64_t created_at);
+
+/* After the last flush: the checkpoints restored, in one statement. */
+int			mn_import_checkpoints_flush(mn_import *imp);
 
 /* ---- tool calls paired with their results (tool_calls.c) ---- */
 

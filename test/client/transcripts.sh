@@ -69,6 +69,40 @@ check "pi: the session's time is the session record's timestamp" \
 check "pi: usage restored (cache reads of a real turn)" \
 	test "$(msgs_where "$pi_sid" "tokens_cache_read > 0")" -ge 1
 
+# a pi log that compacted twice (pi's compaction records): 10 messages and
+# the 2 summaries, each committed over the messages before its first kept
+# entry
+round_trip $D/transcript-pi-compacted.jsonl pi 12
+pc_sid=$last_sid
+ctx_of() { psql_q -c "SELECT string_agg(CASE WHEN c.item_type = 'summary' THEN 'S' ELSE m.role || m.seq END, ' ' ORDER BY c.position) FROM mnemo.get_context_items('$1') c JOIN mnemo.messages m ON m.session_id = '$1' AND m.id = c.item_id"; }
+is "$(ctx_of "$pc_sid")" "S S user8 assistant9 user11 assistant12" \
+	"pi compaction: the summaries are back in context, what they cover out of it (the kept entries stay)"
+is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, ', ' ORDER BY seq_start) FROM mnemo.summary_nodes('$pc_sid')")" \
+	"leaf 1-3, leaf 4-6" "pi compaction: a leaf node per compaction, over the messages before its first kept entry"
+check "pi compaction: the summary is pi's, at the compaction's time" \
+	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.message_id = messages.id AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
+run_m verify "$pc_sid"
+expect_rc 0 "pi compaction: mnemo verify passes (every message reachable through the DAG)"
+run_m --db "dbname=$copy_db" verify "$pc_sid"
+expect_rc 0 "pi compaction: and in the copy made from its export"
+is "$(psql_q -d "$copy_db" -c "SELECT string_agg(CASE WHEN c.item_type = 'summary' THEN 'S' ELSE m.role || m.seq END, ' ' ORDER BY c.position) FROM mnemo.get_context_items('$pc_sid') c JOIN mnemo.messages m ON m.session_id = '$pc_sid' AND m.id = c.item_id")" \
+	"$(ctx_of "$pc_sid")" "pi compaction: the copy's context view is the original's"
+# pi's version 1 logs name the first kept entry by its index (the session
+# record is 0)
+{
+	head -n 9 $D/transcript-pi-compacted.jsonl | sed 's/"id":"e[0-9]*","parentId":[^,]*,//; 1s/"version":3,//; 1s/"id":"[^"]*"/"id":"pi-v1-compacted"/'
+	printf '{"type":"compaction","timestamp":"2025-12-01T10:00:32.000Z","summary":"v1 summary","firstKeptEntryIndex":5,"tokensBefore":100}\n'
+	tail -n 2 $D/transcript-pi-compacted.jsonl | sed 's/"id":"e[0-9]*","parentId":[^,]*,//'
+} >"$work/pi-v1.jsonl"
+run_m import "$work/pi-v1.jsonl"
+expect_rc 0 "a version 1 pi log that compacted imports"
+is "$(ctx_of pi-v1-compacted)" "S user4 assistant5 assistant6 user8 assistant9" \
+	"its firstKeptEntryIndex (5: the 5th record after the session's) keeps that message and what follows"
+sed 's/"firstKeptEntryId":"e0000005"/"firstKeptEntryId":"nowhere"/; s/"id":"5f0c2b8e[^"]*"/"id":"pi-lost-kept"/' $D/transcript-pi-compacted.jsonl >"$work/pi-lost.jsonl"
+run_m import "$work/pi-lost.jsonl"
+expect_rc 0 "a compaction whose first kept entry is not in the log imports"
+check "and says it left the compaction out" grep -q "compaction whose first kept entry is not in the log" "$work/err"
+
 round_trip $D/transcript-openai.json openai 8
 oa_sid=$last_sid
 check "openai (JSON array): the system message is a system message" \

@@ -462,7 +462,10 @@ mn_import_flush(mn_import *imp)
 			if (PQgetisnull(res, (int) i, 0) || strlen(id) > MNEMO_ID_MAX)
 				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned a bad id");
 			else
+			{
 				memcpy(imp->batch[i]->ref_id, id, strlen(id) + 1);
+				imp->batch[i]->seq = strtoll(PQgetvalue(res, (int) i, 1), NULL, 10);
+			}
 		}
 		PQclear(res);
 		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
@@ -602,7 +605,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 		return st->errcode;
 	}
 	n = PQntuples(res);
-	if (n == 0 || n != sum->item_count)
+	if (n == 0 || (sum->item_count >= 0 && n != sum->item_count))
 	{
 		PQclear(res);
 		mn_import_bookkeeping(imp, m->line, "summary not restored as a compaction");

@@ -77,6 +77,7 @@ typedef struct mn_import_msg
 								 * part's "metadata" (an empty text part is
 								 * added when the message has none) */
 	char		ref_id[MNEMO_ID_MAX + 1];	/* its id, once appended */
+	int64_t		seq;			/* and its seq */
 } mn_import_msg;
 
 typedef struct mn_import mn_import;
@@ -183,7 +184,8 @@ typedef struct mn_import_summary
 	int			level;
 	int64_t		seq_start;		/* the span of messages underneath */
 	int64_t		seq_end;
-	int64_t		item_count;		/* the context items it replaced */
+	int64_t		item_count;		/* the context items it replaced; < 0:
+								 * those of the span in context now */
 } mn_import_summary;
 
 /*

@@ -13,10 +13,11 @@ const cli_command cli_export = {
 	"write a session to stdout as JSON Lines (one message a line)",
 	"Usage: mnemo export SESSION > FILE.jsonl\n"
 	"\n"
-	"Write every message of the session, with its parts and their status, to\n"
-	"stdout in mnemo's JSONL format (one message a line; see mnemo(1)), which\n"
-	"'mnemo import' reads back.  The ids of messages and parts are kept; the\n"
-	"session's id and the creation times are not.\n"
+	"Write the whole session to stdout in mnemo's JSONL format (see mnemo(1)):\n"
+	"a header line (its fields, state and created time), then every message\n"
+	"with its parts and their status, one a line, and a line for each\n"
+	"checkpoint, which 'mnemo import' reads back.  The ids of the session, its\n"
+	"messages and parts are kept.\n"
 	"\n"
 	"Exit status 3 when the session does not exist, 1 when stdout cannot be\n"
 	"written.\n",

@@ -81,6 +81,8 @@ is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, '
 	"leaf 1-3, leaf 4-6" "pi compaction: a leaf node per compaction, over the messages before its first kept entry"
 check "pi compaction: the summary is pi's, at the compaction's time" \
 	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.message_id = messages.id AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
+check "pi compaction: a toolCall's arguments keep their order (input_text)" \
+	test "$(parts_where "$pc_sid" "content->>'input_text' = '{\"path\":\"src/list.ts\",\"offset\":1,\"limit\":80}'")" = 1
 run_m verify "$pc_sid"
 expect_rc 0 "pi compaction: mnemo verify passes (every message reachable through the DAG)"
 run_m --db "dbname=$copy_db" verify "$pc_sid"
@@ -133,6 +135,16 @@ check "openhands: the resolver run's fields are the session's metadata" \
 	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
 
 round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5
+cc_sid=$last_sid
+# jsonb sorts an object's keys (shorter first): a tool input whose keys it
+# would reorder keeps its text as written in "input_text"
+check "claude-code: the Edit inputs, whose keys jsonb reorders, keep their text as written" \
+	test "$(parts_where "$cc_sid" "part_type = 'tool' AND content->>'input_text' LIKE '{\"replace_all\":false,\"file_path\":%' AND (content->>'input_text')::jsonb = content->'input'")" = 2
+check "claude-code: an input already in jsonb's order (Read's) has no copy" \
+	test "$(parts_where "$cc_sid" "part_type = 'tool' AND tool_name = 'Read' AND NOT content ? 'input_text'")" = 1
+run_m show "$cc_sid"
+check "claude-code: and libmnemo reads the input in the order written (mnemo show)" \
+	grep -q '^    {"replace_all":false,"file_path":' "$work/out"
 
 # ---- what is not a transcript fails and leaves nothing ------------------
 

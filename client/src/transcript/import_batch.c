@@ -4,8 +4,8 @@
  *		parts, sent in batches inside the import's one transaction.
  *
  * Pushed messages are sent in batches, each one append_messages statement,
- * then their usage (update_message_tokens) and part status
- * (update_part_status) are restored.  The transaction starts only when the
+ * then their usage (update_message_tokens) and part times
+ * (update_part_status) are restored, one statement each for the batch.  The transaction starts only when the
  * first batch is ready (or at the end, for an empty transcript): by then
  * the reader knows what the session is made of, and whether the
  * transcript's own session id is still free was checked just before.
@@ -313,48 +313,123 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 	return code;
 }
 
-/* Usage and part status of an appended message, which the append left out. */
-static int
-restore(mn_import *imp, mn_import_msg *m)
+/* Usage of the appended messages, which append_messages does not take:
+ * one statement for the batch. */
+static const mn_stmt tokens_stmt = {
+	"mnemo_import_tokens",
+	"SELECT mnemo.update_message_tokens($1::text, t.id, t.tokens, t.cost, t.finish_reason) "
+	"FROM jsonb_to_recordset($2::jsonb) "
+	"AS t(id text, tokens jsonb, cost double precision, finish_reason text)",
+	2
+};
+
+/* And their parts' times, by message and part index (the ids may be the
+ * server's): one statement for the batch. */
+static const mn_stmt part_times_stmt = {
+	"mnemo_import_part_times",
+	"SELECT mnemo.update_part_status($1::text, p.id, compacted_at => s.compacted_at, "
+	"started_at => s.started_at, completed_at => s.completed_at) "
+	"FROM jsonb_to_recordset($2::jsonb) "
+	"AS s(message_id text, part_index integer, compacted_at bigint, started_at bigint, "
+	"completed_at bigint) "
+	"JOIN mnemo.message_parts p ON p.session_id = $1::text AND p.message_id = s.message_id "
+	"AND p.part_index = s.part_index",
+	2
+};
+
+/* ,"key":ms when ms is set */
+static void
+put_time(mn_buf *b, const char *key, int64_t ms)
 {
-	mnemo_store *st = imp->st;
-	mnemo_parts *stored = NULL;
-	int			rc = MNEMO_OK;
+	if (ms == 0)
+		return;
+	mn_buf_put(b, ",", 1);
+	mn_buf_put_jstr(b, key, strlen(key));
+	mn_buf_put(b, ":", 1);
+	mn_buf_put_i64(b, ms);
+}
 
-	if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
-	{
-		rc = mnemo_message_update_tokens(st, imp->session_id, m->ref_id, m->has_tokens ? &m->tokens : NULL,
-										 m->cost, m->finish_reason);
-		if (rc != MNEMO_OK)
-			return rc;
-	}
-	for (size_t i = 0; i < m->n_parts && rc == MNEMO_OK; i++)
-	{
-		const mn_import_part *p = &m->parts[i];
-		mnemo_part_status status = {0};
-		const char *id = p->id;
+/* Run stmt over the JSON array text in b, if it has an element. */
+static int
+restore_with(mn_import *imp, const mn_stmt *stmt, mn_buf *b)
+{
+	const char *params[2];
+	PGresult   *res;
 
-		if (p->compacted_at == 0 && p->started_at == 0 && p->completed_at == 0)
-			continue;
-		if (id == NULL)
+	if (b->len <= 1)
+		return MNEMO_OK;
+	mn_buf_put(b, "]", 1);
+	if (b->oom)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	params[0] = imp->session_id;
+	params[1] = b->data;
+	if ((res = mn_exec(imp->st, stmt, params)) == NULL)
+		return imp->st->errcode;
+	PQclear(res);
+	return MNEMO_OK;
+}
+
+/* What the append of the n messages left out: their usage (tokens, cost,
+ * finish reason) and their parts' times, in two statements. */
+static int
+restore(mn_import *imp, mn_import_msg *const *ms, size_t n)
+{
+	mn_buf		tokens = {0};
+	mn_buf		times = {0};
+	int			rc;
+
+	mn_buf_put(&tokens, "[", 1);
+	mn_buf_put(&times, "[", 1);
+	for (size_t i = 0; i < n; i++)
+	{
+		const mn_import_msg *m = ms[i];
+		const mnemo_tokens *t = &m->tokens;
+
+		if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
 		{
-			/* the server named the parts: read the names once */
-			if (stored == NULL && (rc = mnemo_parts_get(st, imp->session_id, m->ref_id, &stored)) != MNEMO_OK)
-				break;
-			if (i >= stored->count)
+			mn_buf_puts(&tokens, tokens.len > 1 ? ",{\"id\":" : "{\"id\":");
+			mn_buf_put_jstr(&tokens, m->ref_id, strlen(m->ref_id));
+			mn_buf_puts(&tokens, ",\"tokens\":{");
+			if (m->has_tokens)
 			{
-				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "message %s has %zu parts, not %zu",
-							 m->ref_id, stored->count, m->n_parts);
-				break;
+				char		counts[160];
+
+				snprintf(counts, sizeof(counts),
+						 "\"input\":%" PRId64 ",\"output\":%" PRId64 ",\"cache_read\":%" PRId64
+						 ",\"cache_write\":%" PRId64 ",\"reasoning\":%" PRId64,
+						 t->input, t->output, t->cache_read, t->cache_write, t->reasoning);
+				mn_buf_puts(&tokens, counts);
 			}
-			id = stored->items[i].id;
+			mn_buf_puts(&tokens, "}");
+			if (m->cost >= 0)
+			{
+				mn_buf_puts(&tokens, ",\"cost\":");
+				mn_buf_put_double(&tokens, m->cost);
+			}
+			put_field(&tokens, "finish_reason", m->finish_reason);
+			mn_buf_puts(&tokens, "}");
 		}
-		status.compacted_at = p->compacted_at;
-		status.started_at = p->started_at;
-		status.completed_at = p->completed_at;
-		rc = mnemo_part_update_status(st, imp->session_id, id, &status);
+		for (size_t k = 0; k < m->n_parts; k++)
+		{
+			const mn_import_part *p = &m->parts[k];
+
+			if (p->compacted_at == 0 && p->started_at == 0 && p->completed_at == 0)
+				continue;
+			mn_buf_puts(&times, times.len > 1 ? ",{\"message_id\":" : "{\"message_id\":");
+			mn_buf_put_jstr(&times, m->ref_id, strlen(m->ref_id));
+			mn_buf_puts(&times, ",\"part_index\":");
+			mn_buf_put_i64(&times, (int64_t) k);
+			put_time(&times, "compacted_at", p->compacted_at);
+			put_time(&times, "started_at", p->started_at);
+			put_time(&times, "completed_at", p->completed_at);
+			mn_buf_puts(&times, "}");
+		}
 	}
-	mnemo_parts_free(stored);
+	rc = restore_with(imp, &tokens_stmt, &tokens);
+	if (rc == MNEMO_OK)
+		rc = restore_with(imp, &part_times_stmt, &times);
+	mn_buf_free(&tokens);
+	mn_buf_free(&times);
 	return rc;
 }
 
@@ -468,8 +543,8 @@ mn_import_flush(mn_import *imp)
 			}
 		}
 		PQclear(res);
-		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
-			rc = restore(imp, imp->batch[i]);
+		if (rc == MNEMO_OK)
+			rc = restore(imp, imp->batch, n);
 		if (rc != MNEMO_OK)
 			return rc;
 		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
@@ -639,7 +714,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	free(ids);
 	PQclear(res);
 	if (rc == MNEMO_OK)
-		rc = restore(imp, m);
+		rc = restore(imp, &m, 1);
 	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
 	{
 		char	   *copy = strdup(st->errmsg ? st->errmsg : "");

@@ -234,6 +234,24 @@ put_message(mn_buf *b, const mn_import_msg *m)
 }
 
 /*
+ * The handle's error (its message from offset skip on) as code, led by the
+ * line it is about, its SQLSTATE kept; returns code.
+ */
+static int
+at_line(mnemo_store *st, int code, int64_t line, size_t skip)
+{
+	const char *msg = st->errmsg ? st->errmsg : "";
+	char	   *copy = strdup(skip <= strlen(msg) ? msg + skip : "");
+	char		sqlstate[6];
+
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	mn_fail(st, code, "line %" PRId64 ": %s", line, copy ? copy : "");
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	free(copy);
+	return code;
+}
+
+/*
  * MN004 names the id taken (message "ID" / part "ID" already exists): the
  * line is that of the last message of the batch with it (an earlier one, or
  * a session in the database, had it first).
@@ -246,8 +264,6 @@ locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
 	const char *q = strchr(msg, '"');
 	const char *q2 = q ? strchr(q + 1, '"') : NULL;
 	int64_t		line = 0;
-	char		sqlstate[6];
-	char	   *copy;
 
 	if (q2 == NULL)
 		return st->errcode;
@@ -263,13 +279,7 @@ locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		if (has)
 			line = m->line;
 	}
-	if (line == 0 || (copy = strdup(msg)) == NULL)
-		return st->errcode;
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	mn_fail(st, MNEMO_ERR_DUPLICATE_ID, "line %" PRId64 ": %s", line, copy);
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	free(copy);
-	return MNEMO_ERR_DUPLICATE_ID;
+	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
 
 /*
@@ -281,7 +291,6 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 {
 	mnemo_store *st = imp->st;
 	const char *msg = st->errmsg ? st->errmsg : "";
-	char		sqlstate[6];
 	char	   *end;
 	unsigned long i;
 	const char *rest;
@@ -302,15 +311,7 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		rest += *(rest + 1) == ' ' ? 2 : 1;
 	if (code == MNEMO_ERR_INVALID_ARGUMENT)
 		code = MNEMO_ERR_FORMAT;
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	{
-		char	   *copy = strdup(rest);
-
-		mn_fail(st, code, "line %" PRId64 ": %s", batch[i]->line, copy ? copy : rest);
-		free(copy);
-	}
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	return code;
+	return at_line(st, code, batch[i]->line, (size_t) (rest - msg));
 }
 
 /* Usage of the appended messages, which append_messages does not take:
@@ -605,8 +606,6 @@ mn_import_checkpoints_flush(mn_import *imp)
 	const char *params[2];
 	mn_buf		arr = {0};
 	PGresult   *res;
-	char	   *copy;
-	char		sqlstate[6];
 	int64_t		line = 0;
 
 	if (imp->n_checkpoints == 0)
@@ -639,13 +638,7 @@ mn_import_checkpoints_flush(mn_import *imp)
 			at[strlen(imp->cps[i].label)] == '"')
 			line = imp->cps[i].line;
 	}
-	if (line == 0 || (copy = strdup(st->errmsg)) == NULL)
-		return st->errcode;
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	mn_fail(st, MNEMO_ERR_DUPLICATE_ID, "line %" PRId64 ": %s", line, copy);
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	free(copy);
-	return MNEMO_ERR_DUPLICATE_ID;
+	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
 
 int
@@ -716,15 +709,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	if (rc == MNEMO_OK)
 		rc = restore(imp, &m, 1);
 	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
-	{
-		char	   *copy = strdup(st->errmsg ? st->errmsg : "");
-		char		sqlstate[6];
-
-		memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-		mn_fail(st, rc, "line %" PRId64 ": %s", m->line, copy ? copy : "");
-		memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-		free(copy);
-	}
+		rc = at_line(st, rc, m->line, 0);
 	if (rc == MNEMO_OK)
 		imp->imported++;
 	mn_import_msg_free(m);

@@ -1,7 +1,7 @@
 -- 020_sessions: session lifecycle, its errors with exact SQLSTATEs, and
 -- purge_session's privilege under SET ROLE to non-superuser roles.
 BEGIN;
-SELECT plan(45);
+SELECT plan(50);
 
 --
 -- create / get / get_or_create
@@ -126,6 +126,25 @@ SELECT throws_ok($$ SELECT mnemo.add_checkpoint('tap_r1', 'tap_neg', false, 1, -
                  'a negative created_at: 22023');
 SELECT is((SELECT string_agg(label, ',') FROM mnemo.list_checkpoints('tap_r1')), 'tap_at0,tap_at2,tap_end',
           'the refused ones wrote nothing; the list is in seq order');
+
+-- and a summary committed again with its own time and part ids
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        part_ids => ARRAY['tap_p1']) $$, '22023',
+                 'part_ids must name the summary''s two parts: its text and its compaction marker',
+                 'commit_summary with one part id: 22023');
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        created_at => -1) $$, '22023', NULL, 'commit_summary with a negative created_at: 22023');
+SELECT lives_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'the first two', 3,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        created_at => 1700000000900, part_ids => ARRAY['tap_sum_text', 'tap_sum_marker']) $$,
+                'commit_summary with created_at and part_ids');
+SELECT is((SELECT created_at FROM mnemo.messages WHERE session_id = 'tap_r1' AND id = 'tap_sum'), 1700000000900::bigint,
+          'the summary message has the given time');
+SELECT is((SELECT string_agg(id || ':' || part_type, ',' ORDER BY part_index) FROM mnemo.message_parts
+           WHERE session_id = 'tap_r1' AND message_id = 'tap_sum'),
+          'tap_sum_text:text,tap_sum_marker:compaction_marker', 'and its parts the given ids');
 
 SELECT * FROM finish();
 ROLLBACK;

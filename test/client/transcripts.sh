@@ -142,6 +142,31 @@ check "claude-code: the Edit inputs, whose keys jsonb reorders, keep their text 
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND content->>'input_text' LIKE '{\"replace_all\":false,\"file_path\":%' AND (content->>'input_text')::jsonb = content->'input'")" = 2
 check "claude-code: an input already in jsonb's order (Read's) has no copy" \
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND tool_name = 'Read' AND NOT content ? 'input_text'")" = 1
+# Claude Code's compaction: a microcompact_boundary clears tool results (the
+# parts are tombstoned), a user record with isCompactSummary is what the
+# conversation goes on from (a summary over everything before it)
+cc_log=$D/claude-code/bf/3a8bd70c3e/1/full.jsonl
+{
+	head -n 14 "$cc_log"
+	printf '%s\n' '{"type":"system","subtype":"microcompact_boundary","content":"Context microcompacted","isSidechain":false,"timestamp":"2026-03-02T08:50:40.000Z","uuid":"mc-1","microcompactMetadata":{"trigger":"auto","preTokens":9000,"tokensSaved":4000,"compactedToolIds":["toolu_01DJfGh7ZTDzLJVYtvuyJ1wc","toolu_01KxxDdfDjENzs99e1tP37he"]}}' \
+		'{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isSidechain":false,"timestamp":"2026-03-02T08:50:41.000Z","uuid":"cb-1","compactMetadata":{"trigger":"manual","preTokens":12000}}' \
+		'{"type":"user","isSidechain":false,"isCompactSummary":true,"timestamp":"2026-03-02T08:50:42.000Z","uuid":"cs-1","message":{"role":"user","content":"This session is being continued from a previous conversation. Summary: the truncate fix was planned and the three files were read."}}'
+	tail -n +15 "$cc_log"
+} | sed 's/"sessionId":"[^"]*"/"sessionId":"cc-compacted"/' >"$work/cc-compacted.jsonl"
+run_m import "$work/cc-compacted.jsonl"
+expect_rc 0 "claude-code: a log that compacted imports"
+is "$(ctx_of cc-compacted)" "S assistant6" \
+	"claude-code compaction: the summary, then what followed, is the context"
+is "$(psql_q -c "SELECT string_agg(tool_call_id || ' ' || compacted_at, ', ' ORDER BY tool_call_id) FROM mnemo.message_parts WHERE session_id = 'cc-compacted' AND compacted_at IS NOT NULL")" \
+	"toolu_01DJfGh7ZTDzLJVYtvuyJ1wc 1772441440000, toolu_01KxxDdfDjENzs99e1tP37he 1772441440000" \
+	"claude-code microcompaction: the cleared calls' parts are tombstoned at its time"
+run_m verify cc-compacted
+expect_rc 0 "claude-code compaction: mnemo verify passes"
+"$M" export cc-compacted >"$work/cc-compacted.first.jsonl" 2>"$work/err"
+run_m --db "dbname=$copy_db" import "$work/cc-compacted.first.jsonl"
+"$M" --db "dbname=$copy_db" export cc-compacted >"$work/cc-compacted.second.jsonl" 2>"$work/err"
+check "claude-code compaction: export, import, export: byte-identical" \
+	cmp -s "$work/cc-compacted.first.jsonl" "$work/cc-compacted.second.jsonl"
 run_m show "$cc_sid"
 check "claude-code: and libmnemo reads the input in the order written (mnemo show)" \
 	grep -q '^    {"replace_all":false,"file_path":' "$work/out"

@@ -191,9 +191,6 @@ static int
 compact_summary(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
 				mn_span msg_text, const char *summary, bool *done)
 {
-	mn_import_summary sum = {0};
-	mn_import_msg *m;
-	mn_import_part *p;
 	mn_span		raw;
 	int			rc;
 
@@ -202,25 +199,9 @@ compact_summary(mn_import *imp, cc_state *cc, int64_t line, struct json_object *
 		return rc;
 	if (imp->imported == 0 || !mn_json_member(msg_text, "content", &raw))
 		return MNEMO_OK;
-	if ((m = mn_import_msg_new(imp, line, "assistant")) == NULL)
-		return imp->st->errcode;
-	m->is_summary = true;
-	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
-	if ((p = mn_import_part_new(imp, m, "text")) == NULL ||
-		(mn_part_put_raw(p, "text", raw), p->members.oom))
-	{
-		mn_import_msg_free(m);
-		return oom(imp);
-	}
-	sum.text = summary;
-	sum.token_count = mnemo_estimate_tokens(summary);
-	sum.kind = "leaf";
-	sum.level = 1;
-	sum.seq_start = 1;
-	sum.seq_end = imp->imported;
-	sum.item_count = -1;
 	*done = true;
-	return mn_import_summary_push(imp, m, &sum);
+	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
+								raw, summary, imp->imported);
 }
 
 /* The session's description, from the first record that has one. */

@@ -717,6 +717,34 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 }
 
 int
+mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
+					 const char *summary, int64_t seq_end)
+{
+	mn_import_summary sum = {0};
+	mn_import_msg *m;
+	mn_import_part *p;
+
+	if ((m = mn_import_msg_new(imp, line, "assistant")) == NULL)
+		return imp->st->errcode;
+	m->is_summary = true;
+	m->created_at = created_at;
+	if ((p = mn_import_part_new(imp, m, "text")) == NULL ||
+		(mn_part_put_raw(p, "text", raw), p->members.oom))
+	{
+		mn_import_msg_free(m);
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	sum.text = summary;
+	sum.token_count = mnemo_estimate_tokens(summary);
+	sum.kind = "leaf";
+	sum.level = 1;
+	sum.seq_start = 1;
+	sum.seq_end = seq_end;
+	sum.item_count = -1;
+	return mn_import_summary_push(imp, m, &sum);
+}
+
+int
 mn_import_push(mn_import *imp, mn_import_msg *m)
 {
 	size_t		bytes = 64;

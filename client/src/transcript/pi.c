@@ -383,11 +383,9 @@ compaction_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object
 				  mn_span text)
 {
 	const char *summary = mn_js_str(rec, "summary", NULL);
-	mn_import_summary sum = {0};
-	mn_import_msg *m;
-	mn_import_part *p;
 	mn_span		v;
 	int64_t		kept = first_kept_line(pi, rec);
+	int64_t		seq_end = 0;
 	int			rc;
 
 	if (summary == NULL || !mn_json_member(text, "summary", &v))
@@ -404,36 +402,16 @@ compaction_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object
 	for (size_t i = pi->n_sent; i > 0; i--)
 		if (pi->sent[i - 1].line < kept)
 		{
-			sum.seq_end = pi->sent[i - 1].seq;
+			seq_end = pi->sent[i - 1].seq;
 			break;
 		}
-	if (sum.seq_end == 0)
+	if (seq_end == 0)
 	{
 		mn_import_bookkeeping(imp, line, "compaction of nothing");
 		return MNEMO_OK;
 	}
-	if ((m = mn_import_msg_new(imp, line, "assistant")) == NULL)
-		return imp->st->errcode;
-	m->is_summary = true;
-	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
-	if ((p = mn_import_part_new(imp, m, "text")) == NULL)
-	{
-		mn_import_msg_free(m);
-		return imp->st->errcode;
-	}
-	mn_part_put_raw(p, "text", v);
-	if (p->members.oom)
-	{
-		mn_import_msg_free(m);
-		return oom(imp);
-	}
-	sum.text = summary;
-	sum.token_count = mnemo_estimate_tokens(summary);
-	sum.kind = "leaf";
-	sum.level = 1;
-	sum.seq_start = 1;
-	sum.item_count = -1;
-	return mn_import_summary_push(imp, m, &sum);
+	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
+								v, summary, seq_end);
 }
 
 /* Remember where the record is, for the compactions that name it. */

@@ -198,6 +198,15 @@ typedef struct mn_import_summary
  */
 int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum);
 
+/*
+ * Another agent's compaction (pi's compaction records, Claude Code's compact
+ * summaries): its summary, the JSON string text (raw, as written; decoded,
+ * summary), committed at created_at as a leaf summary over the messages of
+ * seqs 1 .. seq_end still in context (mn_import_summary_push).
+ */
+int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
+								 const char *summary, int64_t seq_end);
+
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
  * (an import that leaves out more than half of its records fails). */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -102,6 +103,15 @@ server_start_on(server *s, const char *script, int port)
 	{
 		char		port_arg[16];
 
+		/*
+		 * A test that dies before server_stop (a failed assertion, ASan)
+		 * must not leave its server running: the server would hold
+		 * whatever the test inherited, such as the flock(1) lock that
+		 * serialises test runs, for good.
+		 */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		for (int fd = 3; fd < 1024; fd++)
+			close(fd);
 		snprintf(port_arg, sizeof(port_arg), "%d", port);
 		execl(bin, bin, "--script", s->script, "--port-file", s->portfile, "--log", s->log,
 			  "--key", KEY, "--quiet", "--port", port_arg, (char *) NULL);

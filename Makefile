@@ -7,11 +7,11 @@ DATA         = $(wildcard sql/mnemo--*.sql)
 PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes
 
 # pg_regress inputs share sql/ with the install script, so the list is explicit.
-REGRESS      = ids sessions append append_limits parts_status swap reads files guard notify tenancy errors context turn_context summary prune search compaction checkpoints runs pending state fuzz distribute
+REGRESS      = ids sessions append append_limits parts_status swap reads files guard notify tenancy errors context turn_context summary prune search compaction checkpoints runs pending state fork fuzz distribute
 REGRESS_OPTS = --inputdir=. --load-extension=mnemo
 
 # isolation specs for the locking claims: test/specs/*.spec, test/expected/*.out
-ISOLATION      = append_order swap_race summary_race claim_race run_claim_race state_merge
+ISOLATION      = append_order swap_race summary_race claim_race run_claim_race state_merge fork_race
 ISOLATION_OPTS = --inputdir=test --load-extension=mnemo
 
 PG_CONFIG   ?= pg_config

@@ -6,7 +6,7 @@
 # and compact benchmarks (libmnemo and test/provider_server built for them),
 # stop the cluster and remove it.
 #
-#   bash bench/run.sh [append|context|send|compact|all]   or   BENCH=send make bench
+#   bash bench/run.sh [append|context|send|compact|fork|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
 #   BENCH_ROUNDS   append: runs per measure, median   (default 10)
@@ -25,13 +25,15 @@
 #   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
 #   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
 #                  compact's figures: bench/results/compact-<time>.jsonl
+#   BENCH_FORK_SIZES fork: session sizes, messages (default 1000,100000)
+#   BENCH_FORK_CALLS fork: timed forks (and copies) per size (default 50)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|send|compact|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|send|compact|all]" >&2; exit 2 ;;
+append|context|send|compact|fork|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|compact|fork|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -44,6 +46,8 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/commo
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/fork.c bench/common.c \
+	-L"$PG_LIBDIR" -lpq -o bench/fork
 if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
 	make -s -C client >/dev/null
 	make -s -C test/provider_server >/dev/null
@@ -99,6 +103,12 @@ if [ "$which" = compact ] || [ "$which" = all ]; then
 	cmd=(bench/compact --server test/provider_server/provider-server
 		--messages "${BENCH_COMPACT_MESSAGES:-2000}" --delay-ms "${BENCH_COMPACT_DELAY:-20}"
 		--json "bench/results/compact-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = fork ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	cmd=(bench/fork --sizes "${BENCH_FORK_SIZES:-1000,100000}" --calls "${BENCH_FORK_CALLS:-50}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

@@ -16,3 +16,9 @@ SELECT fn AS delegated, session_arg FROM mnemo._session_functions() ORDER BY fn:
 
 -- only the superuser who sets up the cluster runs it
 SELECT has_function_privilege('public', 'mnemo.distribute()', 'EXECUTE') AS public_may_distribute;
+
+-- fork_session acts on two sessions (it reads the source and its ancestors
+-- and writes the new one), one routable statement per session: not
+-- delegated to one node (doc/scale-out.md)
+SELECT count(*) AS fork_session_delegated FROM mnemo._session_functions()
+ WHERE fn = 'mnemo.fork_session(text,text,text)'::regprocedure;

@@ -245,6 +245,83 @@ CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome t
 COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';
 
 /* ------------------------------------------------------------------------
+ * Issue 16: fork and resume.  A fork inherits its ancestors' messages by
+ * reference (mnemo.lineage); a resume takes a suffix off the live line
+ * (mnemo.discarded).
+ * ------------------------------------------------------------------------ */
+
+ALTER TABLE mnemo.sessions ADD COLUMN fork_seq bigint CHECK (fork_seq >= 0);
+ALTER TABLE mnemo.sessions ADD COLUMN fork_run text;
+ALTER TABLE mnemo.sessions ADD COLUMN forks bigint NOT NULL DEFAULT 0 CHECK (forks >= 0);
+ALTER TABLE mnemo.sessions ADD COLUMN discards bigint NOT NULL DEFAULT 0 CHECK (discards >= 0);
+
+CREATE TABLE mnemo.lineage (
+    session_id  text NOT NULL,
+    -- the seqs seq_from .. seq_to of ancestor_id's messages are the fork's
+    seq_from    bigint NOT NULL CHECK (seq_from >= 1),
+    seq_to      bigint NOT NULL,
+    ancestor_id text NOT NULL,
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, seq_from),
+    CHECK (seq_to >= seq_from)
+);
+COMMENT ON TABLE mnemo.lineage IS 'what a fork inherits: ranges of seqs of its ancestors'' messages, read in place (src/lineage.c); written once, by fork_session';
+
+CREATE TABLE mnemo.discarded (
+    session_id  text NOT NULL,
+    seq_from    bigint NOT NULL CHECK (seq_from >= 1),
+    seq_to      bigint NOT NULL,
+    -- the checkpoint resumed to, and when
+    label       text NOT NULL,
+    discarded_at bigint NOT NULL CHECK (discarded_at >= 0),
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, seq_from),
+    CHECK (seq_to >= seq_from)
+);
+COMMENT ON TABLE mnemo.discarded IS 'the seq ranges of a session''s own messages that resume_session took off its live line: still stored, listed by list_discarded';
+
+DO $$
+DECLARE
+    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
+                         WHERE inhparent = 'mnemo.sessions'::regclass);
+    t text;
+BEGIN
+    FOREACH t IN ARRAY ARRAY['lineage', 'discarded'] LOOP
+        IF modulus > 0 THEN
+            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
+        END IF;
+        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
+                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
+        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
+    END LOOP;
+END
+$$;
+SELECT pg_catalog.pg_extension_config_dump('mnemo.lineage', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.discarded', '');
+
+CREATE FUNCTION mnemo.fork_session(source_id text, "at" text, new_id text DEFAULT NULL)
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_fork_session';
+COMMENT ON FUNCTION mnemo.fork_session(text, text, text) IS 'a new session that inherits source_id''s live line up to "at" (a checkpoint label, a seq written as an integer, or ''run:<run id>'' for what snapshot() gives after that completed run) by reference, with the source''s context view as of that point as its own; MN004 if new_id exists, MN011 for an unknown checkpoint, MN010 for a run not completed, 22023 for a seq past the end or discarded, MN012 if the source is inactive';
+
+CREATE FUNCTION mnemo.resume_session(session_id text, checkpoint text)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_resume_session';
+COMMENT ON FUNCTION mnemo.resume_session(text, text) IS 'returns the session''s live line and context view to the checkpoint: its messages after it are discarded (kept, listed by list_discarded), new appends take fresh seqs; returns the number of messages discarded; MN011 for an unknown checkpoint, 22023 for one before a fork''s fork point or in a discarded suffix';
+
+CREATE FUNCTION mnemo.list_discarded(session_id text)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_list_discarded';
+COMMENT ON FUNCTION mnemo.list_discarded(text) IS 'the session''s messages that resumes discarded, in seq order, with their parts';
+
+/* ------------------------------------------------------------------------
  * Issue 16/17: a transcript import restores the session's created time
  * (create_session takes created_at).
  * ------------------------------------------------------------------------ */

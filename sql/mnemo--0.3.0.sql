@@ -57,7 +57,15 @@ CREATE TABLE mnemo.sessions (
     -- the generation of context_items that is the session's view now, and
     -- how many of its rows swaps deleted in place (src/swap.c)
     context_generation bigint NOT NULL DEFAULT 0,
-    context_dead    bigint NOT NULL DEFAULT 0
+    context_dead    bigint NOT NULL DEFAULT 0,
+    -- a fork: the seq its inheritance ends at (its own seqs follow), and
+    -- the run it was forked after; NULL for a session that is not a fork
+    fork_seq        bigint CHECK (fork_seq >= 0),
+    fork_run        text,
+    -- how many forks refer to this session's messages (purge refuses while
+    -- any does), and how many resumes discarded a suffix of it
+    forks           bigint NOT NULL DEFAULT 0 CHECK (forks >= 0),
+    discards        bigint NOT NULL DEFAULT 0 CHECK (discards >= 0)
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
@@ -221,6 +229,31 @@ CREATE TABLE mnemo.pending_requests (
     tenant      text NOT NULL
 );
 COMMENT ON TABLE mnemo.pending_requests IS 'the human-in-the-loop request a session waits on, at most one, with the run that asked it';
+
+CREATE TABLE mnemo.lineage (
+    session_id  text NOT NULL,
+    -- the seqs seq_from .. seq_to of ancestor_id's messages are the fork's
+    seq_from    bigint NOT NULL CHECK (seq_from >= 1),
+    seq_to      bigint NOT NULL,
+    ancestor_id text NOT NULL,
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, seq_from),
+    CHECK (seq_to >= seq_from)
+);
+COMMENT ON TABLE mnemo.lineage IS 'what a fork inherits: ranges of seqs of its ancestors'' messages, read in place (src/lineage.c); written once, by fork_session';
+
+CREATE TABLE mnemo.discarded (
+    session_id  text NOT NULL,
+    seq_from    bigint NOT NULL CHECK (seq_from >= 1),
+    seq_to      bigint NOT NULL,
+    -- the checkpoint resumed to, and when
+    label       text NOT NULL,
+    discarded_at bigint NOT NULL CHECK (discarded_at >= 0),
+    tenant      text NOT NULL,
+    PRIMARY KEY (session_id, seq_from),
+    CHECK (seq_to >= seq_from)
+);
+COMMENT ON TABLE mnemo.discarded IS 'the seq ranges of a session''s own messages that resume_session took off its live line: still stored, listed by list_discarded';
 
 CREATE TABLE mnemo.tenants (
     tenant      text PRIMARY KEY,
@@ -516,6 +549,8 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', 
 SELECT pg_catalog.pg_extension_config_dump('mnemo.checkpoints', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.runs', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.pending_requests', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.lineage', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.discarded', '');
 
 /* ------------------------------------------------------------------------
  * Result types
@@ -1093,6 +1128,27 @@ CREATE FUNCTION mnemo.get_state(session_id text)
     AS 'MODULE_PATHNAME', 'mnemo_get_state';
 COMMENT ON FUNCTION mnemo.get_state(text) IS 'the session''s state object ({} until update_state)';
 
+CREATE FUNCTION mnemo.fork_session(source_id text, "at" text, new_id text DEFAULT NULL)
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_fork_session';
+COMMENT ON FUNCTION mnemo.fork_session(text, text, text) IS 'a new session that inherits source_id''s live line up to "at" (a checkpoint label, a seq written as an integer, or ''run:<run id>'' for what snapshot() gives after that completed run) by reference, with the source''s context view as of that point as its own; MN004 if new_id exists, MN011 for an unknown checkpoint, MN010 for a run not completed, 22023 for a seq past the end or discarded, MN012 if the source is inactive';
+
+CREATE FUNCTION mnemo.resume_session(session_id text, checkpoint text)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_resume_session';
+COMMENT ON FUNCTION mnemo.resume_session(text, text) IS 'returns the session''s live line and context view to the checkpoint: its messages after it are discarded (kept, listed by list_discarded), new appends take fresh seqs; returns the number of messages discarded; MN011 for an unknown checkpoint, 22023 for one before a fork''s fork point or in a discarded suffix';
+
+CREATE FUNCTION mnemo.list_discarded(session_id text)
+    RETURNS SETOF mnemo.message_with_parts
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_list_discarded';
+COMMENT ON FUNCTION mnemo.list_discarded(text) IS 'the session''s messages that resumes discarded, in seq order, with their parts';
+
 /* ------------------------------------------------------------------------
  * Tenancy and privileges (doc/security.md)
  *
@@ -1111,7 +1167,7 @@ BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                              'summary_nodes', 'summary_edges', 'file_references', 'tenants',
                              'compaction_claims', 'search_queue', 'search_documents',
-                             'checkpoints', 'runs', 'pending_requests']
+                             'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded']
     LOOP
         EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
         EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '

@@ -14,7 +14,8 @@
  *	- a leaf block is a run of message items not broken by a summary;
  *	- a condensed block is a run of summary nodes of one depth, broken by a
  *	  message, a node of another depth or a summary without a node (one a
- *	  bare swap put there: it has no provenance to condense);
+ *	  bare swap put there: it has no provenance to condense), or, in a fork,
+ *	  by a node it inherited (its ancestor's);
  * the first run, oldest first, with at least min_items items gives the
  * block: its first min_items items, then more while the items' tokens stay
  * within max_tokens.  No row when there is no such run.
@@ -74,8 +75,12 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 static bool
 Fits(MnemoContextEntry *e, bool condensed, int32 depth)
 {
-	/* an item whose rendering was not kept cannot be summarised */
-	if (e->oversize || e->let_go)
+	/*
+	 * An item whose rendering was not kept cannot be summarised; nor, in a
+	 * condensation, can a fork's inherited summary node, which is its
+	 * ancestor's (a fork's leaf may cover the messages it inherited).
+	 */
+	if (e->oversize || e->let_go || (condensed && e->inherited))
 		return false;
 	if (!condensed)
 		return !e->is_summary;

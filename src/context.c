@@ -77,9 +77,13 @@ typedef struct ContextReceiver
 	int64		held_tokens;	/* of the messages from first_held on */
 	int64		dropped_bytes;	/* in contents, of entries let go */
 	const char *session_id;
+	bool		inherited;		/* saw an item of a fork's ancestor */
+	bool		feeding_inherited;	/* ReadForkContext: the rows are an ancestor's */
 } ContextReceiver;
 
 static SPIPlanPtr context_plan;
+static SPIPlanPtr items_plan;
+static SPIPlanPtr held_plan;
 
 /*
  * The one statement of assembly: the items of the view in position order,
@@ -101,24 +105,46 @@ static SPIPlanPtr context_plan;
  * swap).  The view itself is read in position order, the live generation's
  * range only.
  */
-#define CONTEXT_SQL \
+#define CONTEXT_COLUMNS(tenant) \
 	"SELECT c.position, c.item_type, c.item_id, m.role, " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
-	"p.part_type, p.content, p.compacted_at, c.tenant, " \
+	"p.part_type, p.content, p.compacted_at, " tenant ", " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.depth FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = $1 AND n.id = c.item_id) END " \
-	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM mnemo.context_items c " \
-	"      WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position OFFSET 0) c, " \
-	"LATERAL (SELECT m.role FROM mnemo.messages m " \
-	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END "
+#define CONTEXT_LOOKUPS(join) \
+	join " LATERAL (SELECT m.role FROM mnemo.messages m " \
+	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m ON true " \
 	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
 	"         FROM mnemo.message_parts p " \
 	"         WHERE p.session_id = $1 AND p.message_id = c.item_id OFFSET 0) p ON true " \
 	"ORDER BY c.position, p.part_index"
+
+/*
+ * The items of a fork's view that session $1 holds (its own, or those it
+ * inherited from that ancestor), given as arrays, looked up as above.
+ */
+#define CONTEXT_HELD_SQL \
+	CONTEXT_COLUMNS("$6") \
+	"FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) " \
+	"AS c(position, item_type, item_id, seq) " \
+	CONTEXT_LOOKUPS("JOIN")
+
+/*
+ * An item of a fork's view inherited from an ancestor is not in the fork's
+ * messages: its row comes with no role (the LEFT JOIN), and the fork's view
+ * is then read owner by owner (ReadForkContext).  Inherited items have
+ * seqs up to the fork point, the fork's own messages seqs after it, so no
+ * inherited item meets a message of the fork here.
+ */
+#define CONTEXT_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	"      FROM mnemo.context_items c " \
+	"      WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position OFFSET 0) c " \
+	CONTEXT_LOOKUPS("LEFT JOIN")
 
 /*
  * Move the contents still held to the front of the buffer, once the ones let
@@ -219,11 +245,19 @@ static bool
 ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 {
 	ContextReceiver *r = (ContextReceiver *) self;
-	MemoryContext oldcxt = MemoryContextSwitchTo(r->callcxt);
+	MemoryContext oldcxt;
 	bool		isnull;
 	int64		position = DatumGetInt64(slot_getattr(slot, 1, &isnull));
 	Datum		type;
 	bool		no_part;
+
+	(void) slot_getattr(slot, 4, &isnull);
+	if (isnull)
+	{
+		r->inherited = true;
+		return true;
+	}
+	oldcxt = MemoryContextSwitchTo(r->callcxt);
 
 	if (r->nentries == 0 || r->entries[r->nentries - 1].position != position)
 	{
@@ -240,6 +274,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
 		e->position = position;
+		e->inherited = r->feeding_inherited;
 		e->content_off = r->contents.len;
 		e->item_type = TextDatumGetCString(slot_getattr(slot, 2, &isnull));
 		e->item_id = TextDatumGetCString(slot_getattr(slot, 3, &isnull));
@@ -299,6 +334,128 @@ ContextShutdown(DestReceiver *self)
 static void
 ContextDestroy(DestReceiver *self)
 {
+}
+
+/*
+ * The view of a fork, rendered owner by owner: its items (one statement on
+ * the fork), grouped by the session that holds each (lineage.c), looked up
+ * with one statement per such session, and fed to the receiver in position
+ * order, merging the per-session results.
+ */
+static void
+ReadForkContext(const char *session_id, ContextReceiver *r)
+{
+	MnemoLine	line;
+	SPITupleTable *items;
+	uint64		nitems;
+	uint64		row;
+	int		   *owner_of;
+	SPITupleTable **tables;
+	uint64	   *counts;
+	uint64	   *next;
+	TupleTableSlot **slots;
+	Datum	   *positions;
+	Datum	   *types;
+	Datum	   *ids;
+	Datum	   *seqs;
+	int			i;
+
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+	MnemoPrepare(&items_plan,
+				 "SELECT c.position, c.item_type, c.item_id, c.seq FROM mnemo.context_items c "
+				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
+				 1, (Oid[]) {TEXTOID});
+	nitems = MnemoExecute(items_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true, 0);
+	items = SPI_tuptable;
+
+	/* owners are the line's segments, one slot each: few */
+	owner_of = palloc(sizeof(int) * Max(nitems, 1));
+	for (row = 0; row < nitems; row++)
+	{
+		MnemoSegment *seg = MnemoLineSegment(&line, MnemoGetInt64(row, 4, NULL));
+
+		if (seg == NULL)
+			elog(ERROR, "context item \"%s\" of session \"%s\" is not on its line",
+				 MnemoGetText(row, 3, NULL), session_id);
+		owner_of[row] = seg - line.segs;
+	}
+	tables = palloc0(sizeof(SPITupleTable *) * line.nsegs);
+	counts = palloc0(sizeof(uint64) * line.nsegs);
+	next = palloc0(sizeof(uint64) * line.nsegs);
+	slots = palloc0(sizeof(TupleTableSlot *) * line.nsegs);
+	positions = palloc(sizeof(Datum) * Max(nitems, 1));
+	types = palloc(sizeof(Datum) * Max(nitems, 1));
+	ids = palloc(sizeof(Datum) * Max(nitems, 1));
+	seqs = palloc(sizeof(Datum) * Max(nitems, 1));
+	MnemoPrepare(&held_plan, CONTEXT_HELD_SQL, 6,
+				 (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTOID});
+	{
+		for (i = 0; i < line.nsegs; i++)
+		{
+			int			n = 0;
+
+			for (row = 0; row < nitems; row++)
+			{
+				bool		isnull;
+
+				/* segments of one session are looked up together, at its first */
+				if (strcmp(line.segs[owner_of[row]].owner, line.segs[i].owner) != 0)
+					continue;
+				positions[n] = SPI_getbinval(items->vals[row], items->tupdesc, 1, &isnull);
+				types[n] = SPI_getbinval(items->vals[row], items->tupdesc, 2, &isnull);
+				ids[n] = SPI_getbinval(items->vals[row], items->tupdesc, 3, &isnull);
+				seqs[n] = SPI_getbinval(items->vals[row], items->tupdesc, 4, &isnull);
+				n++;
+			}
+			if (n == 0 || (i > 0 && strcmp(line.segs[i - 1].owner, line.segs[i].owner) == 0))
+				continue;
+			counts[i] = MnemoExecute(held_plan,
+									 (Datum[]) {CStringGetTextDatum(line.segs[i].owner),
+										 PointerGetDatum(construct_array(positions, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+										 PointerGetDatum(construct_array(types, n, TEXTOID, -1, false, TYPALIGN_INT)),
+										 PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT)),
+										 PointerGetDatum(construct_array(seqs, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+									 CStringGetTextDatum(line.tenant)},
+									 NULL, true, 0);
+			tables[i] = SPI_tuptable;
+			slots[i] = MakeSingleTupleTableSlot(SPI_tuptable->tupdesc, &TTSOpsHeapTuple);
+		}
+	}
+
+	/* merge by position; each result is in position order */
+	for (;;)
+	{
+		int			best = -1;
+		int64		best_pos = 0;
+		int64		pos;
+		bool		isnull;
+
+		for (i = 0; i < line.nsegs; i++)
+		{
+			if (tables[i] == NULL || next[i] >= counts[i])
+				continue;
+			pos = DatumGetInt64(SPI_getbinval(tables[i]->vals[next[i]], tables[i]->tupdesc, 1, &isnull));
+			if (best < 0 || pos < best_pos)
+			{
+				best = i;
+				best_pos = pos;
+			}
+		}
+		if (best < 0)
+			break;
+		r->feeding_inherited = strcmp(line.segs[best].owner, session_id) != 0;
+		do
+		{
+			ExecStoreHeapTuple(tables[best]->vals[next[best]], slots[best], false);
+			ContextReceiveSlot(slots[best], &r->pub);
+			next[best]++;
+		} while (next[best] < counts[best] &&
+				 DatumGetInt64(SPI_getbinval(tables[best]->vals[next[best]], tables[best]->tupdesc,
+											 1, &isnull)) == best_pos);
+	}
+	for (i = 0; i < line.nsegs; i++)
+		if (slots[i] != NULL)
+			ExecDropSingleTupleTableSlot(slots[i]);
 }
 
 /*
@@ -366,6 +523,15 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 	AtEOXact_GUC(true, nestlevel);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	if (receiver.inherited)
+	{
+		receiver.nentries = 0;
+		resetStringInfo(&receiver.contents);
+		receiver.first_held = 0;
+		receiver.held_tokens = 0;
+		receiver.dropped_bytes = 0;
+		ReadForkContext(session_id, &receiver);
+	}
 	FinishEntry(&receiver);
 
 	/*

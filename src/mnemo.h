@@ -54,6 +54,8 @@ extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
 extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
 extern void MnemoResultSet(FunctionCallInfo fcinfo);
+extern void MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first,
+							  uint64 nrows);
 extern char *MnemoGetText(uint64 row, int col, bool *isnull);
 extern int64 MnemoGetInt64(uint64 row, int col, bool *isnull);
 extern bool MnemoGetBool(uint64 row, int col);
@@ -106,6 +108,8 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 							 bool require_active, MnemoSessionLock *lock);
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
+extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
+								 int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /*
@@ -117,6 +121,63 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  */
 #define MNEMO_LIVE_VIEW \
 	"c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1)"
+
+/*
+ * lineage.c: a session's live line, the segments of messages its reads
+ * see in seq order, each the range from .. to of owner's messages (the
+ * session's own, or an ancestor's for a fork).
+ */
+typedef struct MnemoSegment
+{
+	char	   *owner;
+	int64		from;
+	int64		to;
+} MnemoSegment;
+
+typedef struct MnemoLine
+{
+	char	   *session_id;
+	char	   *tenant;
+	char	   *parent_id;
+	bool		is_fork;
+	bool		not_fork;
+	int64		fork_seq;		/* a fork's: its inheritance ends here */
+	int64		last_seq;
+	int64		discards;
+	int64		forks;
+	MnemoSegment *segs;			/* inherited ones first, then the own */
+	int			nsegs;
+	int			ninherited;
+	int			maxsegs;
+} MnemoLine;
+
+extern void MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_active,
+						  MnemoLine *line);
+extern MnemoSegment *MnemoLineSegment(MnemoLine *line, int64 seq);
+extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner,
+								 int64 *seq);
+
+/*
+ * rebuild.c, fork.c: a context view as of a point of the line, and the
+ * points fork_session and resume_session are given
+ */
+typedef struct MnemoViewItem
+{
+	char	   *item_type;
+	char	   *item_id;
+	int64		seq;
+} MnemoViewItem;
+
+extern MnemoViewItem *MnemoViewAsOf(MnemoLine *source, MnemoLine *keep, int *nitems);
+extern void MnemoWriteView(const char *session_id, const char *tenant, int64 generation,
+						   MnemoViewItem *items, int n);
+extern int64 MnemoFindCheckpoint(MnemoLine *line, const char *label);
+extern void MnemoClipLine(MnemoLine *line, int64 upto, int64 *excluded, int nexcluded,
+						  MnemoLine *out);
+
+/* runs.c */
+extern bool MnemoFindRun(const char *session_id, const char *run_id, bool fresh,
+						 int64 *completion_seq);
 
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
@@ -179,6 +240,7 @@ typedef struct MnemoContextEntry
 	bool		included;		/* chosen by build_context */
 	bool		oversize;		/* rendering over CONTEXT_ITEM_MAX: not kept */
 	bool		let_go;			/* content dropped: cannot be included */
+	bool		inherited;		/* a fork's, held by an ancestor: not compacted */
 } MnemoContextEntry;
 
 extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,

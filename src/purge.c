@@ -9,7 +9,10 @@
  * from PUBLIC: an operator grants it to the role that handles erasure, which
  * must also have the privileges of the session's tenant (else MN001).
  * Child sessions keep their rows; their parent_id then names a session that
- * no longer exists.
+ * no longer exists.  But a session that forks still read from (sessions.forks,
+ * fork.c) is refused with 2BP01 (dependent_objects_still_exist): purge the
+ * forks first, or soft-delete it, which they read through.  Purging a fork
+ * takes it off its parent's count.
  */
 #include "postgres.h"
 
@@ -19,6 +22,8 @@
 #include "mnemo.h"
 
 static SPIPlanPtr purge_plan;
+static SPIPlanPtr forks_plan;
+static SPIPlanPtr parent_plan;
 
 PG_FUNCTION_INFO_V1(mnemo_purge_session);
 Datum
@@ -34,6 +39,24 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
+	MnemoPrepare(&forks_plan,
+				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
+				 1, types);
+	MnemoExecute(forks_plan, values, NULL, false, 1);
+	if (MnemoGetInt64(0, 1, NULL) > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_DEPENDENT_OBJECTS_STILL_EXIST),
+				 errmsg("session \"%s\" has " INT64_FORMAT " forks that read its messages",
+						session_id, MnemoGetInt64(0, 1, NULL)),
+				 errhint("Purge its forks first, or soft-delete it: forks read through a soft delete.")));
+	if (MnemoGetBool(0, 3))
+	{
+		MnemoPrepare(&parent_plan,
+					 "UPDATE mnemo.sessions SET forks = forks - 1 WHERE id = $1 AND forks > 0",
+					 1, types);
+		MnemoExecute(parent_plan, (Datum[]) {CStringGetTextDatum(MnemoGetText(0, 2, NULL))},
+					 NULL, false, 0);
+	}
 	MnemoPrepare(&purge_plan,
 				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
 				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1), "
@@ -46,6 +69,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
 				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "
 				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1), "
+				 "l AS (DELETE FROM mnemo.lineage WHERE session_id = $1), "
+				 "dc AS (DELETE FROM mnemo.discarded WHERE session_id = $1), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
 				 "SELECT count(*) FROM m",
 				 1, types);

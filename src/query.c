@@ -164,24 +164,36 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 /*
  * Return every row of the last SPI result as the function's result set.  The
  * tuplestore lives in the per-query context, so this may be called before
- * SPI_finish.
+ * SPI_finish.  Called again, it appends (a read of several segments of a
+ * line, lineage.c).
  */
 void
 MnemoResultSet(FunctionCallInfo fcinfo)
 {
+	MnemoResultAppend(fcinfo, SPI_tuptable, 0, SPI_processed);
+}
+
+/* Rows first .. first + nrows - 1 of an SPI result kept from an earlier statement. */
+void
+MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first, uint64 nrows)
+{
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	SPITupleTable *last = SPI_tuptable;
 	Datum	   *values;
 	bool	   *nulls;
 	uint64		i;
 
-	InitMaterializedSRF(fcinfo, 0);
+	if (rsinfo->setResult == NULL)
+		InitMaterializedSRF(fcinfo, 0);
 	values = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
 	nulls = palloc(sizeof(bool) * rsinfo->setDesc->natts);
-	for (i = 0; i < SPI_processed; i++)
+	SPI_tuptable = table;
+	for (i = first; i < first + nrows; i++)
 	{
 		DeformForResult(rsinfo->setDesc, i, values, nulls);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+	SPI_tuptable = last;
 }
 
 /* Column col (1-based) of row of the last SPI result, palloc'd in the current context. */

@@ -12,17 +12,25 @@
  * statement filters every table by it, so a read touches one session's rows
  * (one partition, one shard) through an index that leads with session_id.
  * A session of a tenant the caller may not see is MN001, as a missing one.
+ *
+ * The reads of a session's log read its live line (lineage.c): for a fork,
+ * the inherited messages of its ancestors come first, each segment read by
+ * its own statement on the session that holds it (those rows show that
+ * session's id in session_id); after a resume, the discarded messages are
+ * left out (list_discarded reads them).  A message is found by id on the
+ * line: the session's own first, then what it inherited.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
 
 static SPIPlanPtr message_plan;
-static SPIPlanPtr since_plan;
+static SPIPlanPtr by_ids_line_plan;
 static SPIPlanPtr messages_plan;
 static SPIPlanPtr parts_plan;
 static SPIPlanPtr with_parts_plan;
@@ -33,58 +41,70 @@ static SPIPlanPtr context_plan;
 static SPIPlanPtr last_summary_plan;
 
 /*
- * The seq after which to read: 0, or the seq of since_message_id (argument
- * argno) in session_id, MN002 if that message is not in the session.
- */
-static int64
-SinceSeq(FunctionCallInfo fcinfo, int argno, const char *session_id)
-{
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
-	char	   *since = MnemoTextArgOrNull(fcinfo, argno);
-
-	if (since == NULL)
-		return 0;
-	MnemoPrepare(&since_plan,
-				 "SELECT seq FROM mnemo.messages WHERE id = $2 AND session_id = $1", 2, types);
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = CStringGetTextDatum(since);
-	if (MnemoExecute(since_plan, values, NULL, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist in session \"%s\"", since, session_id)));
-	return MnemoGetInt64(0, 1, NULL);
-}
-
-/*
  * Open the frame of a read of one session: argument 0 is the session id,
- * checked to exist and be visible (MN001).  Returns it.
+ * checked to exist and be visible (MN001); its live line into *line.
+ * Returns the id.
  */
 static char *
-ConnectToSession(FunctionCallInfo fcinfo, MnemoCall *call)
+ConnectToSession(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 
 	MnemoConnect(call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, line);
 	return session_id;
 }
 
-/* Message argument 1 of session_id into SPI_tuptable, MN002 if not there. */
+/* MN002 for message_id in the session. */
 static void
-SelectMessage(FunctionCallInfo fcinfo, const char *session_id)
+MessageNotFound(const char *message_id, const char *session_id)
 {
-	Datum		values[2];
+	ereport(ERROR,
+			(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
+			 errmsg("message \"%s\" does not exist in session \"%s\"", message_id, session_id)));
+}
 
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = PointerGetDatum(cstring_to_text(MnemoRequireTextArg(fcinfo, 1, "message_id")));
+/*
+ * The seq after which to read: 0, or the seq of since_message_id (argument
+ * argno) on the line, MN002 if that message is not on it.
+ */
+static int64
+SinceSeq(FunctionCallInfo fcinfo, int argno, MnemoLine *line)
+{
+	char	   *since = MnemoTextArgOrNull(fcinfo, argno);
+	char	   *owner;
+	int64		seq;
+
+	if (since == NULL)
+		return 0;
+	if (!MnemoLineFindMessage(line, since, &owner, &seq))
+		MessageNotFound(since, line->session_id);
+	return seq;
+}
+
+/*
+ * Message argument 1 of the line into SPI_tuptable, MN002 if not there.
+ * Returns the session that holds it.
+ */
+static char *
+SelectMessage(FunctionCallInfo fcinfo, MnemoLine *line)
+{
+	char	   *message_id = MnemoRequireTextArg(fcinfo, 1, "message_id");
+	char	   *owner = line->session_id;
+	int64		seq;
+
 	MnemoPrepare(&message_plan, "SELECT * FROM mnemo.messages WHERE session_id = $1 AND id = $2",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	if (MnemoExecute(message_plan, values, NULL, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist in session \"%s\"",
-						TextDatumGetCString(values[1]), session_id)));
+	if (MnemoExecute(message_plan,
+					 (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(message_id)},
+					 NULL, true, 1) == 1)
+		return owner;
+	if (!line->is_fork || !MnemoLineFindMessage(line, message_id, &owner, &seq))
+		MessageNotFound(message_id, line->session_id);
+	MnemoExecute(message_plan,
+				 (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(message_id)},
+				 NULL, true, 1);
+	return owner;
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_message);
@@ -93,28 +113,46 @@ mnemo_get_message(PG_FUNCTION_ARGS)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
 	MnemoCall	call;
+	MnemoLine	line;
 	Datum		result;
 
-	SelectMessage(fcinfo, ConnectToSession(fcinfo, &call));
+	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) SelectMessage(fcinfo, &line);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
-/* get_messages and get_messages_with_parts: one shape, two select lists. */
+/*
+ * get_messages and get_messages_with_parts: one shape, two select lists,
+ * each statement reading the seqs $2 < seq <= $3 of session $1, one
+ * segment of the line after another.
+ */
 static Datum
 ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 {
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, INT8OID, INT8OID};
 	MnemoCall	call;
-	char	   *session_id = ConnectToSession(fcinfo, &call);
+	MnemoLine	line;
+	int64		since;
+	int			i;
 
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = Int64GetDatum(SinceSeq(fcinfo, 1, session_id));
-	MnemoPrepare(plan, sql, 2, types);
-	MnemoExecute(*plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	(void) ConnectToSession(fcinfo, &call, &line);
+	since = SinceSeq(fcinfo, 1, &line);
+	MnemoPrepare(plan, sql, 3, types);
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < line.nsegs; i++)
+	{
+		MnemoSegment *seg = &line.segs[i];
+
+		if (seg->to <= since)
+			continue;
+		MnemoExecute(*plan,
+					 (Datum[]) {CStringGetTextDatum(seg->owner),
+					 Int64GetDatum(Max(since, seg->from - 1)), Int64GetDatum(seg->to)},
+					 NULL, true, 0);
+		MnemoResultSet(fcinfo);
+	}
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -125,7 +163,7 @@ mnemo_get_messages(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &messages_plan,
 					   "SELECT * FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
-					   "ORDER BY seq");
+					   "AND seq <= $3 ORDER BY seq");
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
@@ -134,7 +172,7 @@ mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &with_parts_plan,
 					   "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-					   "WHERE m.session_id = $1 AND m.seq > $2 ORDER BY m.seq");
+					   "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq");
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_parts);
@@ -142,20 +180,82 @@ Datum
 mnemo_get_parts(PG_FUNCTION_ARGS)
 {
 	MnemoCall	call;
-	char	   *session_id = ConnectToSession(fcinfo, &call);
-	Datum		values[2];
+	MnemoLine	line;
+	char	   *owner;
 
-	SelectMessage(fcinfo, session_id);
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = PG_GETARG_DATUM(1);
+	(void) ConnectToSession(fcinfo, &call, &line);
+	owner = SelectMessage(fcinfo, &line);
 	MnemoPrepare(&parts_plan,
 				 "SELECT * FROM mnemo.message_parts WHERE session_id = $1 AND message_id = $2 "
 				 "ORDER BY part_index",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoExecute(parts_plan, values, NULL, true, 0);
+	MnemoExecute(parts_plan, (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1)},
+				 NULL, true, 0);
 	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);
 	return (Datum) 0;
+}
+
+/*
+ * A fork's named messages: the rows of each session of its line that hold
+ * some of them (an ancestor's within what was inherited), then put in the
+ * order given.  MN002 naming the first id found nowhere.
+ */
+static void
+ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
+{
+	Datum	   *elems;
+	int			nids;
+	SPITupleTable **tables = palloc0(sizeof(SPITupleTable *) * (line->nsegs + 1));
+	uint64	   *counts = palloc0(sizeof(uint64) * (line->nsegs + 1));
+	int			ntables = 0;
+	int			i;
+	int			k;
+
+	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
+	MnemoPrepare(&by_ids_line_plan,
+				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+				 "WHERE m.session_id = $1 AND m.id = ANY ($2) AND m.seq >= $3 AND m.seq <= $4",
+				 4, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID});
+	for (i = 0; i < line->nsegs; i++)
+	{
+		MnemoSegment *seg = &line->segs[i];
+		bool		own = strcmp(seg->owner, line->session_id) == 0;
+
+		/* the own messages by id, discarded ones too, as get_message finds them */
+		if (own && i > line->ninherited)
+			continue;
+		counts[ntables] = MnemoExecute(by_ids_line_plan,
+									   (Datum[]) {CStringGetTextDatum(seg->owner), PointerGetDatum(ids),
+									   Int64GetDatum(own ? 1 : seg->from),
+									   Int64GetDatum(own ? PG_INT64_MAX : seg->to)},
+									   NULL, true, 0);
+		tables[ntables++] = SPI_tuptable;
+	}
+	for (k = 0; k < nids; k++)
+	{
+		char	   *id = TextDatumGetCString(elems[k]);
+		bool		found = false;
+
+		for (i = 0; i < ntables && !found; i++)
+		{
+			uint64		row;
+
+			for (row = 0; row < counts[i] && !found; row++)
+			{
+				bool		isnull;
+				Datum		d = SPI_getbinval(tables[i]->vals[row], tables[i]->tupdesc, 1, &isnull);
+
+				if (strcmp(TextDatumGetCString(d), id) == 0)
+				{
+					MnemoResultAppend(fcinfo, tables[i], row, 1);
+					found = true;
+				}
+			}
+		}
+		if (!found)
+			MessageNotFound(id, line->session_id);
+	}
 }
 
 /*
@@ -172,13 +272,21 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	Datum		values[2];
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	MnemoCall	call;
+	MnemoLine	line;
 	char	   *session_id;
 
 	if (array_contains_nulls(ids))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("ids must not contain nulls")));
-	session_id = ConnectToSession(fcinfo, &call);
+	session_id = ConnectToSession(fcinfo, &call, &line);
+	InitMaterializedSRF(fcinfo, 0);
+	if (line.is_fork)
+	{
+		ByIdsOnLine(fcinfo, &line, ids);
+		MnemoFinish(&call);
+		return (Datum) 0;
+	}
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
 	MnemoPrepare(&by_ids_plan,
@@ -194,43 +302,58 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 					 "ORDER BY u.ord LIMIT 1",
 					 2, types);
 		MnemoExecute(missing_plan, values, NULL, true, 1);
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-				 errmsg("message \"%s\" does not exist in session \"%s\"",
-						MnemoGetText(0, 1, NULL), session_id)));
+		MessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
 	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
-/* The last "limit" messages (all when NULL), oldest first. */
+/*
+ * The last "limit" messages of the line (all when NULL), oldest first: the
+ * segments newest first, each asked for what is still missing.
+ */
 PG_FUNCTION_INFO_V1(mnemo_history);
 Datum
 mnemo_history(PG_FUNCTION_ARGS)
 {
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Oid			types[2] = {TEXTOID, INT4OID};
-	Datum		values[2];
-	char		nulls[2] = {' ', ' '};
+	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
 	MnemoCall	call;
+	MnemoLine	line;
+	int64		remaining;
+	SPITupleTable **tables;
+	uint64	   *counts;
+	int			i;
 
-	if (PG_ARGISNULL(1))
-		nulls[1] = 'n';
-	else if (PG_GETARG_INT32(1) < 0)
+	if (!PG_ARGISNULL(1) && PG_GETARG_INT32(1) < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("limit must not be negative")));
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
+	remaining = PG_ARGISNULL(1) ? PG_INT64_MAX : PG_GETARG_INT32(1);
 
-	(void) ConnectToSession(fcinfo, &call);
+	(void) ConnectToSession(fcinfo, &call, &line);
 	MnemoPrepare(&history_plan,
 				 "SELECT * FROM (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 ORDER BY m.seq DESC LIMIT $2) h ORDER BY h.seq",
-				 2, types);
-	MnemoExecute(history_plan, values, nulls, true, 0);
-	MnemoResultSet(fcinfo);
+				 "WHERE m.session_id = $1 AND m.seq >= $2 AND m.seq <= $3 "
+				 "ORDER BY m.seq DESC LIMIT $4) h ORDER BY h.seq",
+				 4, types);
+	tables = palloc0(sizeof(SPITupleTable *) * line.nsegs);
+	counts = palloc0(sizeof(uint64) * line.nsegs);
+	for (i = line.nsegs; i-- > 0 && remaining > 0;)
+	{
+		MnemoSegment *seg = &line.segs[i];
+
+		counts[i] = MnemoExecute(history_plan,
+								 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
+								 Int64GetDatum(seg->to), Int64GetDatum(remaining)},
+								 NULL, true, 0);
+		tables[i] = SPI_tuptable;
+		remaining -= counts[i];
+	}
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < line.nsegs; i++)
+		if (tables[i] != NULL)
+			MnemoResultAppend(fcinfo, tables[i], 0, counts[i]);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -242,8 +365,9 @@ mnemo_get_context_items(PG_FUNCTION_ARGS)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 	MnemoCall	call;
+	MnemoLine	line;
 
-	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call));
+	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call, &line));
 	MnemoPrepare(&context_plan,
 				 "SELECT c.item_type, c.item_id, c.position FROM mnemo.context_items c "
 				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
@@ -254,28 +378,39 @@ mnemo_get_context_items(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
-/* The newest summary message, or NULL; uses the partial summary index. */
+/*
+ * The newest summary message on the line, or NULL; uses the partial summary
+ * index, segment by segment from the newest.
+ */
 PG_FUNCTION_INFO_V1(mnemo_last_summary);
 Datum
 mnemo_last_summary(PG_FUNCTION_ARGS)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
 	Datum		result;
 	MnemoCall	call;
+	MnemoLine	line;
+	int			i;
 
-	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call));
+	(void) ConnectToSession(fcinfo, &call, &line);
 	MnemoPrepare(&last_summary_plan,
 				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND is_summary "
-				 "ORDER BY seq DESC LIMIT 1",
-				 1, types);
-	if (MnemoExecute(last_summary_plan, values, NULL, true, 1) != 1)
+				 "AND seq >= $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1",
+				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	for (i = line.nsegs; i-- > 0;)
 	{
-		MnemoFinish(&call);
-		PG_RETURN_NULL();
+		MnemoSegment *seg = &line.segs[i];
+
+		if (MnemoExecute(last_summary_plan,
+						 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
+						 Int64GetDatum(seg->to)},
+						 NULL, true, 1) == 1)
+		{
+			result = MnemoResultRow(fcinfo, callcxt, 0);
+			MnemoFinish(&call);
+			PG_RETURN_DATUM(result);
+		}
 	}
-	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
-	PG_RETURN_DATUM(result);
+	PG_RETURN_NULL();
 }

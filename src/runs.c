@@ -25,6 +25,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
@@ -39,8 +40,8 @@ static SPIPlanPtr snapshot_plan;
  * fresh (after waiting for the session lock).  Returns whether it exists;
  * *completion_seq is its completion_seq, 0 while it is in flight.
  */
-static bool
-FindRun(const char *session_id, const char *run_id, bool fresh, int64 *completion_seq)
+bool
+MnemoFindRun(const char *session_id, const char *run_id, bool fresh, int64 *completion_seq)
 {
 	Datum		values[2];
 
@@ -73,7 +74,7 @@ mnemo_claim_run(PG_FUNCTION_ARGS)
 	MnemoCheckId(run_id, "run_id");
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
-	if (FindRun(session_id, run_id, true, &completion_seq))
+	if (MnemoFindRun(session_id, run_id, true, &completion_seq))
 	{
 		if (completion_seq > 0)
 			ereport(ERROR,
@@ -128,7 +129,7 @@ mnemo_complete_run(PG_FUNCTION_ARGS)
 				 3, types);
 	/* completed already: the row as it completed, unchanged */
 	if (MnemoExecute(complete_plan, values, NULL, false, 0) != 1 &&
-		!FindRun(session_id, run_id, true, &completion_seq))
+		!MnemoFindRun(session_id, run_id, true, &completion_seq))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_CLAIMED),
 				 errmsg("run \"%s\" of session \"%s\" was never claimed", run_id, session_id),
@@ -148,31 +149,43 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *run_id = MnemoRequireTextArg(fcinfo, 1, "after_run_id");
-	Datum		values[2];
 	MnemoCall	call;
+	MnemoLine	line;
 	int64		cutoff;
 	bool		claimed;
+	int			i;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
-	claimed = FindRun(session_id, run_id, false, &cutoff);
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+	claimed = MnemoFindRun(session_id, run_id, false, &cutoff);
 	if (cutoff == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_COMPLETED),
 				 errmsg("run \"%s\" of session \"%s\" is not completed", run_id, session_id),
 				 claimed ? errdetail("It is still in flight; a snapshot is taken after a completed run.")
 				 : errdetail("It was never claimed; a snapshot is taken after a completed run.")));
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = Int64GetDatum(cutoff);
+	/*
+	 * Along the live line (lineage.c): a fork's inherited messages are all
+	 * in (the runs are its own), its own ones by their run.
+	 */
 	MnemoPrepare(&snapshot_plan,
 				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND NOT m.is_summary AND (m.run_id IS NULL OR "
+				 "WHERE m.session_id = $1 AND m.seq >= $3 AND m.seq <= $4 AND NOT m.is_summary "
+				 "AND (NOT $5 OR m.run_id IS NULL OR "
 				 "EXISTS (SELECT FROM mnemo.runs r WHERE r.session_id = $1 "
 				 "AND r.run_id = m.run_id AND r.completion_seq <= $2)) "
 				 "ORDER BY m.seq",
-				 2, (Oid[]) {TEXTOID, INT8OID});
-	MnemoExecute(snapshot_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+				 5, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, BOOLOID});
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < line.nsegs; i++)
+	{
+		MnemoExecute(snapshot_plan,
+					 (Datum[]) {CStringGetTextDatum(line.segs[i].owner), Int64GetDatum(cutoff),
+						 Int64GetDatum(line.segs[i].from), Int64GetDatum(line.segs[i].to),
+					 BoolGetDatum(i >= line.ninherited)},
+					 NULL, true, 0);
+		MnemoResultSet(fcinfo);
+	}
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -23,6 +23,12 @@
  * the message is still in the live context view.  Rows come by rank, then
  * newest first.  A query with no words (empty, punctuation only) finds
  * nothing, without notices.
+ *
+ * A fork, or a session after a resume, searches its live line (lineage.c):
+ * each segment with its own statement on the session holding it (an
+ * ancestor's queue drained first, as the session's own), "in context"
+ * meaning in the searching session's view; the hits are then merged by
+ * rank.  Discarded messages are not searched.
  */
 #include "postgres.h"
 
@@ -35,6 +41,106 @@
 
 static SPIPlanPtr words_plan;
 static SPIPlanPtr search_plan;
+static SPIPlanPtr view_plan;
+static SPIPlanPtr segment_plan;
+
+/* the hits of one message, best part first; $1 the session holding the rows */
+#define SEARCH_HITS(in_context, range) \
+	"SELECT t.message_id, t.seq, t.role, " in_context ", " \
+	"ts_headline('simple'::regconfig, " \
+	"            (SELECT " SEARCH_DOC " FROM mnemo.message_parts p " \
+	"             WHERE p.session_id = $1 AND p.message_id = t.message_id " \
+	"             AND p.part_index = t.part_index), " SEARCH_QUERY ", " \
+	"'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank " \
+	"FROM (SELECT h.message_id, h.part_index, m.seq, m.role, h.rank " \
+	"      FROM (SELECT DISTINCT ON (d.message_id) d.message_id, d.part_index, " \
+	"            ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
+	"            FROM mnemo.search_documents d " \
+	"            WHERE d.session_id = $1 AND d.tsv @@ " SEARCH_QUERY \
+	"            ORDER BY d.message_id, rank DESC, d.part_index) h " \
+	"      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id " range \
+	"      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t " \
+	"ORDER BY t.rank DESC, t.seq DESC"
+
+typedef struct SearchHit
+{
+	SPITupleTable *table;
+	uint64		row;
+	float4		rank;
+	int64		seq;
+} SearchHit;
+
+static int
+CompareHits(const void *a, const void *b)
+{
+	const SearchHit *x = a;
+	const SearchHit *y = b;
+
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	return x->seq > y->seq ? -1 : x->seq < y->seq ? 1 : 0;
+}
+
+/*
+ * The search of a line of several segments (see the header comment): the
+ * searching session's view first (one statement), then each segment.
+ */
+static void
+SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
+{
+	SearchHit  *hits = NULL;
+	int			nhits = 0;
+	int			maxhits = 0;
+	Datum		in_view;
+	bool		isnull;
+	uint64		n;
+	uint64		row;
+	int			i;
+	int32		limit = DatumGetInt32(values[2]);
+
+	MnemoPrepare(&view_plan,
+				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM mnemo.context_items c "
+				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW,
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(view_plan, values, NULL, true, 1);
+	in_view = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	MnemoPrepare(&segment_plan,
+				 SEARCH_HITS("t.message_id = ANY ($6)", "AND m.seq >= $4 AND m.seq <= $5"),
+				 6, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTARRAYOID});
+	for (i = 0; i < line->nsegs; i++)
+	{
+		MnemoSegment *seg = &line->segs[i];
+
+		/* an ancestor's queue, once; the session's own is drained already */
+		if (strcmp(seg->owner, line->session_id) != 0 &&
+			(i == 0 || strcmp(seg->owner, line->segs[i - 1].owner) != 0) && MnemoCanDrainSearch())
+			(void) MnemoDrainSearch(seg->owner);
+		n = MnemoExecute(segment_plan,
+						 (Datum[]) {CStringGetTextDatum(seg->owner), values[1], values[2],
+						 Int64GetDatum(seg->from), Int64GetDatum(seg->to), in_view},
+						 NULL, false, 0);
+		for (row = 0; row < n; row++)
+		{
+			if (nhits == maxhits)
+			{
+				maxhits = Max(16, maxhits * 2);
+				hits = hits ? repalloc(hits, sizeof(SearchHit) * maxhits)
+					: palloc(sizeof(SearchHit) * maxhits);
+			}
+			hits[nhits].table = SPI_tuptable;
+			hits[nhits].row = row;
+			hits[nhits].seq = MnemoGetInt64(row, 2, NULL);
+			hits[nhits].rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
+															SPI_tuptable->tupdesc, 6, &isnull));
+			nhits++;
+		}
+	}
+	if (nhits > 0)
+		qsort(hits, nhits, sizeof(SearchHit), CompareHits);
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < nhits && i < limit; i++)
+		MnemoResultAppend(fcinfo, hits[i].table, hits[i].row, 1);
+}
 
 PG_FUNCTION_INFO_V1(mnemo_search_history);
 Datum
@@ -46,6 +152,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
 	Datum		values[3];
 	MnemoCall	call;
+	MnemoLine	line;
 
 	if (limit < 0)
 		ereport(ERROR,
@@ -56,7 +163,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(limit);
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	if (MnemoCanDrainSearch())
 		(void) MnemoDrainSearch(session_id);
 	else
@@ -85,24 +192,15 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 		return (Datum) 0;
 	}
 
+	if (line.nsegs > 1 || line.is_fork)
+	{
+		SearchLine(fcinfo, &line, values);
+		MnemoFinish(&call);
+		return (Datum) 0;
+	}
 	MnemoPrepare(&search_plan,
-				 "SELECT t.message_id, t.seq, t.role, "
-				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = t.message_id), "
-				 "ts_headline('simple'::regconfig, "
-				 "            (SELECT " SEARCH_DOC " FROM mnemo.message_parts p "
-				 "             WHERE p.session_id = $1 AND p.message_id = t.message_id "
-				 "             AND p.part_index = t.part_index), " SEARCH_QUERY ", "
-				 "'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank "
-				 "FROM (SELECT h.message_id, h.part_index, m.seq, m.role, h.rank "
-				 "      FROM (SELECT DISTINCT ON (d.message_id) d.message_id, d.part_index, "
-				 "            ts_rank(d.tsv, " SEARCH_QUERY ") AS rank "
-				 "            FROM mnemo.search_documents d "
-				 "            WHERE d.session_id = $1 AND d.tsv @@ " SEARCH_QUERY
-				 "            ORDER BY d.message_id, rank DESC, d.part_index) h "
-				 "      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id "
-				 "      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t "
-				 "ORDER BY t.rank DESC, t.seq DESC",
+				 SEARCH_HITS("EXISTS (SELECT 1 FROM mnemo.context_items c "
+							 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = t.message_id)", ""),
 				 3, types);
 	MnemoExecute(search_plan, values, NULL, false, 0);
 	MnemoResultSet(fcinfo);

@@ -51,6 +51,27 @@ static SPIPlanPtr watch_plan;
 	"WHERE pg_catalog.pg_has_role($5, r.oid, 'USAGE')))"
 
 /*
+ * After a statement that read session_id's row (found: it returned one),
+ * with its tenant in column tenant_col and is_active in active_col of the
+ * SPI result: MN001 unless it was found and the caller may see it, MN012
+ * if it is inactive and require_active.
+ */
+void
+MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int active_col,
+					 bool require_active)
+{
+	if (!found || !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL)))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+				 errmsg("session \"%s\" does not exist", session_id)));
+	if (require_active && !MnemoGetBool(0, active_col))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
+				 errmsg("session \"%s\" is inactive", session_id),
+				 errhint("It was soft-deleted; its messages stay readable.")));
+}
+
+/*
  * Lock session_id's row and reserve add_seq message seqs and add_positions
  * context positions.  Fills *lock with the counters after the reservation:
  * the reserved seqs are last_seq - add_seq + 1 .. last_seq.  Must be called
@@ -74,16 +95,8 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	values[1] = Int64GetDatum(add_seq);
 	values[2] = Int64GetDatum(add_positions);
 	values[3] = Int64GetDatum(MnemoNowMs());
-	if (MnemoExecute(lock_plan, values, NULL, false, 0) != 1 ||
-		!MnemoTenantVisible(MnemoGetText(0, 8, NULL)))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
-				 errmsg("session \"%s\" does not exist", session_id)));
-	if (require_active && !MnemoGetBool(0, 3))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
-				 errmsg("session \"%s\" is inactive", session_id),
-				 errhint("It was soft-deleted; its messages stay readable.")));
+	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 8, 3,
+						 require_active);
 	lock->last_seq = MnemoGetInt64(0, 1, NULL);
 	lock->last_position = MnemoGetInt64(0, 2, NULL);
 	lock->watched = MnemoGetBool(0, 4);
@@ -110,16 +123,8 @@ CheckSession(const char *session_id, bool require_active, char **tenant, bool *w
 	MnemoPrepare(&exists_plan, "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
 				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoExecute(exists_plan, values, NULL, !require_active, 1) != 1 ||
-		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
-				 errmsg("session \"%s\" does not exist", session_id)));
-	if (require_active && !MnemoGetBool(0, 3))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
-				 errmsg("session \"%s\" is inactive", session_id),
-				 errhint("It was soft-deleted; its messages stay readable.")));
+	MnemoCheckSessionRow(session_id, MnemoExecute(exists_plan, values, NULL, !require_active, 1) == 1,
+						 1, 3, require_active);
 	if (tenant)
 		*tenant = MnemoGetText(0, 1, NULL);
 	if (watched)

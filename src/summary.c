@@ -22,11 +22,14 @@
  */
 #include "postgres.h"
 
+#include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/tuplestore.h"
 
 #include "mnemo.h"
 
@@ -146,7 +149,9 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	 * Here and in the edges below, each named item is looked up by its key
 	 * in a LATERAL subquery kept apart by OFFSET 0: as a plain join, a plan
 	 * made while the session was small joined the list against all of the
-	 * session's rows, comparing every id with every row.
+	 * session's rows, comparing every id with every row.  An item's seq is
+	 * its context row's (the seq of its message), so a fork's leaf may cover
+	 * the messages it inherited, which are its ancestors' rows.
 	 *
 	 * The covered items: all messages for a leaf, all summary nodes for a
 	 * condensation, and the span of original seqs underneath them.  A summary
@@ -160,8 +165,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "       min(coalesce(n.seq_start, c.seq)), max(coalesce(n.seq_end, c.seq)), "
 				 "       coalesce(max(n.depth), -1) "
 				 "FROM unnest($3) AS u(id), "
-				 "LATERAL (SELECT c.item_type, m.seq FROM mnemo.context_items c "
-				 "         JOIN mnemo.messages m ON m.session_id = $1 AND m.id = c.item_id "
+				 "LATERAL (SELECT c.item_type, c.seq FROM mnemo.context_items c "
 				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) c "
 				 "LEFT JOIN LATERAL (SELECT n.id, n.seq_start, n.seq_end, n.depth "
 				 "         FROM mnemo.summary_nodes n "
@@ -215,8 +219,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
 				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id, $8 "
 				 "FROM unnest($3) AS u(id), "
-				 "LATERAL (SELECT m.seq FROM mnemo.messages m "
-				 "         WHERE m.session_id = $1 AND m.id = u.id OFFSET 0) m "
+				 "LATERAL (SELECT c.seq FROM mnemo.context_items c "
+				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) m "
 				 "LEFT JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
 				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
 				 8, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
@@ -261,7 +265,8 @@ CompareRuns(const void *a, const void *b)
 
 /*
  * What a node covers, in order; recursively, depth first down to the
- * original messages.  MN002 if summary_id is not a summary node.
+ * original messages.  MN002 if summary_id is not a summary node of the
+ * session or of what it inherited (a fork's, lineage.c).
  *
  * The edges under the node are read in one statement and put in depth-first
  * order here; a second statement joins the ordered items to their messages.
@@ -278,6 +283,9 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	Oid			types[3] = {TEXTOID, TEXTOID, BOOLOID};
 	Datum		values[3];
 	uint64		nedges;
+	MnemoLine	line;
+	char	   *owner;
+	int64		seq;
 	EdgeRun    *runs;
 	int			nruns = 0;
 	EdgeRun		key;
@@ -300,10 +308,18 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	values[1] = CStringGetTextDatum(summary_id);
 	values[2] = BoolGetDatum(recursive);
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&find_plan,
 				 "SELECT 1 FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
 				 2, types);
+
+	/*
+	 * A fork expands a summary it inherited where it lives: in the ancestor
+	 * that committed it, with the messages it covers.
+	 */
+	if (MnemoExecute(find_plan, values, NULL, true, 1) != 1 && line.is_fork &&
+		MnemoLineFindMessage(&line, summary_id, &owner, &seq))
+		values[0] = CStringGetTextDatum(owner);
 	if (MnemoExecute(find_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
@@ -382,22 +398,68 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 		}
 	}
 
+	/*
+	 * The items with their messages.  A fork's leaf may cover messages it
+	 * inherited: those are read in the ancestors that hold them, one
+	 * statement per session of the line, and put back in order.
+	 */
 	MnemoPrepare(&expand_plan,
-				 "SELECT d.depth, d.summary_id, d.item_type, d.item_id, m.seq, m.role, "
+				 "SELECT d.ord, d.depth, d.summary_id, d.item_type, d.item_id, m.seq, m.role, "
 				 MNEMO_PARTS_JSON " "
 				 "FROM unnest($2, $3, $4, $5) WITH ORDINALITY "
 				 "  AS d(depth, summary_id, item_type, item_id, ord) "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = d.item_id "
 				 "ORDER BY d.ord",
 				 5, (Oid[]) {TEXTOID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID});
-	MnemoExecute(expand_plan,
-				 (Datum[]) {values[0],
-					 PointerGetDatum(construct_array(depths, nout, INT4OID, 4, true, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(parents, nout, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(item_types, nout, TEXTOID, -1, false, TYPALIGN_INT)),
-				 PointerGetDatum(construct_array(item_ids, nout, TEXTOID, -1, false, TYPALIGN_INT))},
-				 NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	{
+		Datum		arrays[5];
+		SPITupleTable **at = palloc0(sizeof(SPITupleTable *) * Max(nout, 1));
+		uint64	   *arow = palloc0(sizeof(uint64) * Max(nout, 1));
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+		int			found = 0;
+		int			s;
+		int			k;
+
+		arrays[0] = values[0];
+		arrays[1] = PointerGetDatum(construct_array(depths, nout, INT4OID, 4, true, TYPALIGN_INT));
+		arrays[2] = PointerGetDatum(construct_array(parents, nout, TEXTOID, -1, false, TYPALIGN_INT));
+		arrays[3] = PointerGetDatum(construct_array(item_types, nout, TEXTOID, -1, false, TYPALIGN_INT));
+		arrays[4] = PointerGetDatum(construct_array(item_ids, nout, TEXTOID, -1, false, TYPALIGN_INT));
+		for (s = -1; s < line.ninherited && found < nout; s++)
+		{
+			uint64		rows;
+			uint64		r;
+
+			if (s >= 0)
+			{
+				if (s > 0 && strcmp(line.segs[s].owner, line.segs[s - 1].owner) == 0)
+					continue;
+				arrays[0] = CStringGetTextDatum(line.segs[s].owner);
+			}
+			rows = MnemoExecute(expand_plan, arrays, NULL, true, 0);
+			for (r = 0; r < rows; r++)
+			{
+				int64		ord = MnemoGetInt64(r, 1, NULL);
+
+				if (ord < 1 || ord > nout || at[ord - 1] != NULL)
+					continue;
+				at[ord - 1] = SPI_tuptable;
+				arow[ord - 1] = r;
+				found++;
+			}
+		}
+		InitMaterializedSRF(fcinfo, 0);
+		for (k = 0; k < nout; k++)
+		{
+			Datum		cols[8];
+			bool		nulls[8];
+
+			if (at[k] == NULL)
+				continue;		/* a message purged under its summary: as a join leaves it */
+			heap_deform_tuple(at[k]->vals[arow[k]], at[k]->tupdesc, cols, nulls);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, cols + 1, nulls + 1);
+		}
+	}
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -34,6 +34,34 @@
 static SPIPlanPtr parts_plan;
 
 /*
+ * Run parts_plan (session values[0], ids values[1]) and copy the parts of
+ * each message found, not found before, into parts; returns how many.
+ */
+static int
+CollectParts(Datum *values, int nids, const int *index, Datum *parts, MemoryContext callcxt)
+{
+	uint64		rows = MnemoExecute(parts_plan, values, NULL, true, 0);
+	uint64		r;
+	int			found = 0;
+
+	for (r = 0; r < rows; r++)
+	{
+		int64		ord = MnemoGetInt64(r, 1, NULL);
+		bool		isnull;
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
+		MemoryContext oldcxt;
+
+		if (isnull || ord < 1 || ord > nids || parts[index[ord - 1]] != (Datum) 0)
+			continue;
+		oldcxt = MemoryContextSwitchTo(callcxt);
+		parts[index[ord - 1]] = datumCopy(d, false, -1);
+		MemoryContextSwitchTo(oldcxt);
+		found++;
+	}
+	return found;
+}
+
+/*
  * The parts (jsonb) of each included assistant message among entries, in
  * parts[i] for entry i, copied into the caller's memory context; NULL where
  * the entry is anything else.
@@ -48,8 +76,7 @@ AssistantParts(const char *session_id, ContextEntry *entries, int n)
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2];
 	MnemoCall	call;
-	uint64		rows;
-	uint64		r;
+	int			found;
 	int			nids = 0;
 	int			i;
 
@@ -70,19 +97,25 @@ AssistantParts(const char *session_id, ContextEntry *entries, int n)
 				 "SELECT u.ord, " MNEMO_PARTS_JSON " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id",
 				 2, types);
-	rows = MnemoExecute(parts_plan, values, NULL, true, 0);
-	for (r = 0; r < rows; r++)
-	{
-		int64		ord = MnemoGetInt64(r, 1, NULL);
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
-		MemoryContext oldcxt;
+	found = CollectParts(values, nids, index, parts, callcxt);
 
-		if (isnull || ord < 1 || ord > nids)
-			continue;
-		oldcxt = MemoryContextSwitchTo(callcxt);
-		parts[index[ord - 1]] = datumCopy(d, false, -1);
-		MemoryContextSwitchTo(oldcxt);
+	/*
+	 * A fork's inherited messages are in its ancestors' rows: when some
+	 * were not found, the same statement runs on each session it inherits
+	 * from.
+	 */
+	if (found < nids)
+	{
+		MnemoLine	line;
+
+		MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+		for (i = 0; i < line.ninherited && found < nids; i++)
+		{
+			if (i > 0 && strcmp(line.segs[i].owner, line.segs[i - 1].owner) == 0)
+				continue;
+			values[0] = CStringGetTextDatum(line.segs[i].owner);
+			found += CollectParts(values, nids, index, parts, callcxt);
+		}
 	}
 	MnemoFinish(&call);
 	return parts;

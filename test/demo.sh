@@ -108,3 +108,24 @@ step "6. the check: every message sent and received is in the log, compacted or 
 
 step "7. the losslessness check (mnemo verify $sid): every message reachable from the context, unchanged"
 client/mnemo verify "$sid"
+
+# the first checkpoint mnemo_session_send added (after the first turn)
+label=$(client/mnemo checkpoints "$sid" | awk -F'\t' '$2 ~ /^turn-/ { print $2; exit }')
+cpseq=$(client/mnemo checkpoints "$sid" | awk -F'\t' -v l="$label" '$2 == l { print $1; exit }')
+step "8. fork at the checkpoint $label (mnemo fork $sid $label $sid-fork): no copy, the context as it was then"
+client/mnemo fork "$sid" "$label" "$sid-fork"
+client/mnemo context "$sid-fork" --budget 100000
+inherited=$(psql -X -qAt -c "SELECT count(*) FROM mnemo.get_messages('$sid-fork')")
+expected=$(psql -X -qAt -c "SELECT count(*) FROM mnemo.get_messages('$sid') WHERE seq <= $cpseq")
+echo "the fork reads $inherited messages in place (the source's up to seq $cpseq: $expected)"
+[ "$inherited" = "$expected" ]
+client/mnemo verify "$sid-fork"
+
+step "9. resume the session at $label (mnemo resume $sid $label): the later turns are discarded, kept"
+client/mnemo resume "$sid" "$label"
+live=$(psql -X -qAt -c "SELECT count(*) FROM mnemo.get_messages('$sid')")
+kept=$(client/mnemo export "$sid" --discarded | tail -n +2 | wc -l)
+echo "live line: $live messages; discarded and still exportable (mnemo export $sid --discarded): $kept"
+[ "$live" = "$expected" ] && [ "$kept" -gt 0 ]
+echo
+echo "demo: OK"

@@ -231,9 +231,9 @@ main()
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
 	                     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace
 	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests',
-	                                        'search_queue', 'search_documents')")" \
-		"checkpoints:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
-		"checkpoints, runs, pending_requests, search_queue and search_documents are partitioned as sessions is, with row-level security"
+	                                        'search_queue', 'search_documents', 'lineage', 'discarded')")" \
+		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
+		"checkpoints, runs, pending_requests, search_queue, search_documents, lineage and discarded are partitioned as sessions is, with row-level security"
 	is "$(val "$part" "SELECT (mnemo.create_session('up_p')).id;
 	                   SELECT (mnemo.claim_run('up_p', 'r1')).run_id;
 	                   SELECT (mnemo.complete_run('up_p', 'r1')).completion_seq;
@@ -243,6 +243,14 @@ main()
 	                                         UNION ALL SELECT tableoid FROM mnemo.pending_requests) t
 	                    WHERE tableoid::regclass::text ~ '_p[0-9]+\$'" | tr '\n' ' ')" \
 		"up_p r1 1 0  3 " "their rows go to the partitions"
+	is "$(val "$part" "SELECT mnemo.append_message('up_p', 'user', '[]') IS NOT NULL;
+	                   SELECT (mnemo.add_checkpoint('up_p', 'c2')).seq;
+	                   SELECT (mnemo.fork_session('up_p', 'c2', 'up_p_fork')).fork_seq;
+	                   SELECT mnemo.append_message('up_p', 'user', '[]') IS NOT NULL;
+	                   SELECT mnemo.resume_session('up_p', 'c2');
+	                   SELECT count(*) FROM (SELECT tableoid FROM mnemo.lineage UNION ALL SELECT tableoid FROM mnemo.discarded) t
+	                    WHERE tableoid::regclass::text ~ '_p[0-9]+\$'" | tr '\n' ' ')" \
+		"t 1 1 t 1 2 " "a fork and a resume on the upgraded partitioned install: lineage and discarded rows in the partitions"
 	dropdb --if-exists "$part" 2>/dev/null || true
 	summary upgrade
 }

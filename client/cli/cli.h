@@ -107,6 +107,8 @@ extern const cli_command cli_search;
 extern const cli_command cli_delete;
 extern const cli_command cli_purge;
 extern const cli_command cli_checkpoints;
+extern const cli_command cli_fork;
+extern const cli_command cli_resume;
 extern const cli_command cli_file;
 
 #endif							/* MNEMO_CLI_H */

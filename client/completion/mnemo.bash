@@ -13,7 +13,7 @@ _mnemo() {
 		words=("${COMP_WORDS[@]}")
 		cword=$COMP_CWORD
 	}
-	local mnemo=${words[0]} cmd= conn=() i
+	local mnemo=${words[0]} cmd= conn=() args=() i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
 		-d | --dbname | --db | -h | --host | -p | --port | -U | --username)
@@ -21,7 +21,7 @@ _mnemo() {
 			((i++))
 			;;
 		-*) ;;
-		*) [ -z "$cmd" ] && cmd=${words[i]} ;;
+		*) if [ -z "$cmd" ]; then cmd=${words[i]}; else args+=("${words[i]}"); fi ;;
 		esac
 	done
 	case $prev in
@@ -54,6 +54,12 @@ _mnemo() {
 		COMPREPLY=($(compgen -W "$("$mnemo" "$cmd" --help 2>/dev/null | grep -o -- '--[a-z-]*' | sort -u) --help" -- "$cur"))
 		return
 	fi
+	# fork SOURCE AT, resume SESSION CHECKPOINT: the session's checkpoint labels
+	if [[ $cmd == fork || $cmd == resume ]] && [ ${#args[@]} -eq 1 ]; then
+		COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" checkpoints "${args[0]}" 2>/dev/null | cut -f2)" -- "$cur"))
+		return
+	fi
+	[[ $cmd == fork ]] && [ ${#args[@]} -ge 2 ] && return
 	case $cmd in
 	import) _filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur")) ;;
 	sessions | chat | help) ;;

@@ -33,7 +33,7 @@ expect_rc 0 "mnemo --help"
 check "--help prints the usage to stdout, with every command" \
 	grep -q "^Usage: mnemo \[--db CONNINFO\] COMMAND" "$work/out"
 check "--help documents the exit codes" grep -q "2 usage error, 3 session or message not" "$work/out"
-for cmd in sessions show context export import tail compact verify checkpoints; do
+for cmd in sessions show context export import tail compact verify checkpoints fork resume; do
 	run_m "$cmd" --help
 	if [ "$rc" -eq 0 ] && grep -q "^Usage: mnemo $cmd" "$work/out" && [ ! -s "$work/err" ]; then
 		ok "mnemo $cmd --help: usage on stdout, exit 0"
@@ -112,6 +112,42 @@ check "both listed, in the order they were added" \
 run_m checkpoints cli-cp --add turn-1
 expect_rc 1 "mnemo checkpoints --add of a taken label"
 check "the message names the label" grep -q '^mnemo: checkpoint "turn-1" already exists' "$work/err"
+
+# ---- fork, resume, export --discarded ----------------------------------------
+
+psql_q -c "SELECT mnemo.append_message('cli-cp', 'assistant', '[{\"type\": \"text\", \"text\": \"later words\"}]')" >/dev/null
+run_m fork cli-cp turn-1 cli-fk
+expect_rc 0 "mnemo fork at a checkpoint"
+check "prints the new session's id" test "$(cat "$work/out")" = cli-fk
+run_m export cli-fk
+check "the fork exports the inherited message, not the source's later one" \
+	bash -c "grep -q '\"hi\"' '$work/out' && ! grep -q 'later words' '$work/out'"
+run_m fork cli-cp 1
+expect_rc 0 "mnemo fork at a seq, with a generated id"
+check "a sess_ id" grep -q '^sess_' "$work/out"
+run_m fork cli-cp turn-1 cli-fk
+expect_rc 1 "mnemo fork onto an existing id"
+check "the message names the id" grep -q '^mnemo: session "cli-fk" already exists' "$work/err"
+run_m fork cli-cp no-such-label
+expect_rc 3 "mnemo fork at an unknown checkpoint"
+check "the message names the checkpoint" grep -q 'checkpoint "no-such-label" does not exist' "$work/err"
+run_m fork no-such-session 1
+expect_rc 3 "mnemo fork of a missing session"
+run_m resume cli-cp turn-1
+expect_rc 0 "mnemo resume"
+check "prints the count discarded" grep -qx '1 discarded' "$work/out"
+run_m export cli-cp --discarded
+expect_rc 0 "mnemo export --discarded"
+check "a header, then the discarded message only" \
+	bash -c "[ \$(wc -l <'$work/out') -eq 2 ] && head -1 '$work/out' | grep -q mnemo.session && grep -q 'later words' '$work/out'"
+run_m export cli-cp
+check "the plain export leaves it out" bash -c "! grep -q 'later words' '$work/out'"
+run_m resume cli-cp no-such-label
+expect_rc 3 "mnemo resume at an unknown checkpoint"
+run_m resume no-such-session x
+expect_rc 3 "mnemo resume of a missing session"
+usage_case "fork without a point" fork cli-cp
+usage_case "resume without a checkpoint" resume cli-cp
 
 # ---- import of a real Claude Code log, sessions, show, context -------------
 

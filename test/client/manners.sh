@@ -132,6 +132,11 @@ else
 fi
 bash -c "source '$comp'; COMP_WORDS=('$M' import x --f); COMP_CWORD=3; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
 check "and a command's options from its help" grep -qx -- --format "$work/comp"
+psql_q -c "SELECT mnemo.create_session('comp-s')" -c "SELECT mnemo.add_checkpoint('comp-s', 'cp-one')" >/dev/null
+bash -c "source '$comp'; COMP_WORDS=('$M' fork comp-s c); COMP_CWORD=3; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+check "fork SOURCE completes the source's checkpoint labels" grep -qx cp-one "$work/comp"
+bash -c "source '$comp'; COMP_WORDS=('$M' resume comp-s ''); COMP_CWORD=3; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+check "and so does resume SESSION" grep -qx cp-one "$work/comp"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -145,6 +145,16 @@ test_level1(mnemo_store *st)
 	ok(!r.lost, "L1: nobody else held the claim");
 	ok(r.tokens_after < r.tokens_before, "L1: the context is smaller (%lld -> %lld)",
 	   (long long) r.tokens_before, (long long) r.tokens_after);
+	{
+		mnemo_checkpoints *cps = NULL;
+		char		label[MNEMO_ID_MAX + 16];
+
+		snprintf(label, sizeof(label), "compact-%s", r.summary_id);
+		is_int(mnemo_checkpoints_list(st, "cmp-l1", &cps), MNEMO_OK, "L1: list the checkpoints");
+		ok(cps != NULL && cps->count == 1 && strcmp(cps->items[0].label, label) == 0 &&
+		   cps->items[0].is_auto, "L1: an auto checkpoint compact-<summary id> after the commit");
+		mnemo_checkpoints_free(cps);
+	}
 	text = first_summary(st, "cmp-l1", &level);
 	is_int(level, 1, "L1: the node says level 1");
 	ok(strncmp(text, "## Goal\nAnswer questions.", 25) == 0, "L1: the model's text");

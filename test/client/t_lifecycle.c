@@ -61,6 +61,99 @@ test_checkpoints(mnemo_store *st)
 }
 
 static void
+test_fork_resume(mnemo_store *st)
+{
+	mnemo_session *s = NULL;
+	mnemo_messages *msgs = NULL;
+	mnemo_new_message msg = {0};
+	int64_t		discarded = -1;
+	char		buf[4096];
+	FILE	   *f;
+	size_t		n;
+
+	new_session(st, "fk");
+	msg.role = "user";
+	append_text_message(st, "fk", &msg, "one");
+	msg.role = "assistant";
+	append_text_message(st, "fk", &msg, "two");
+	is_int(mnemo_checkpoint_add(st, "fk", "two", false, NULL), MNEMO_OK, "a checkpoint after two");
+	msg.role = "user";
+	append_text_message(st, "fk", &msg, "three");
+
+	is_int(mnemo_session_fork(st, "fk", "two", "fk_child", &s), MNEMO_OK, "fork at the checkpoint");
+	ok(s != NULL && strcmp(s->id, "fk_child") == 0 && s->parent_id != NULL &&
+	   strcmp(s->parent_id, "fk") == 0 && s->last_seq == 2,
+	   "the new session: its id, the source as parent, last_seq the fork point");
+	mnemo_session_free(s);
+	s = NULL;
+	is_int(mnemo_messages_get(st, "fk_child", NULL, true, &msgs), MNEMO_OK, "read the fork");
+	ok(msgs != NULL && msgs->count == 2 && msgs->items[1].seq == 2 && msgs->items[1].n_parts == 1 &&
+	   strstr(msgs->items[1].parts[0].content, "\"two\"") != NULL,
+	   "it reads the inherited messages, not the source's third");
+	mnemo_messages_free(msgs);
+	msgs = NULL;
+	is_int(mnemo_session_fork(st, "fk", "1", NULL, &s), MNEMO_OK, "fork at a seq, with a generated id");
+	ok(s != NULL && strncmp(s->id, "sess_", 5) == 0 && s->last_seq == 1, "a sess_ id, fork point 1");
+	mnemo_session_free(s);
+	s = NULL;
+	is_err(st, mnemo_session_fork(st, "fk", "two", "fk_child", &s), MNEMO_ERR_DUPLICATE_ID, "MN004",
+		   "fork onto an existing id");
+	ok(s == NULL, "*out untouched on error");
+	is_err(st, mnemo_session_fork(st, "fk", "nope", "fk_x", &s), MNEMO_ERR_CHECKPOINT_NOT_FOUND, "MN011",
+		   "fork at an unknown checkpoint");
+	is_err(st, mnemo_session_fork(st, "fk", "9", "fk_x", &s), MNEMO_ERR_INVALID_ARGUMENT, "22023",
+		   "fork past the end");
+	is_err(st, mnemo_session_fork(st, "fk", "run:r", "fk_x", &s), MNEMO_ERR_RUN_NOT_COMPLETED, "MN010",
+		   "fork after a run that is not completed");
+	is_err(st, mnemo_session_fork(st, "fk_none", "1", "fk_x", &s), MNEMO_ERR_SESSION_NOT_FOUND, "MN001",
+		   "fork of a missing session");
+	is_int(mnemo_session_fork(st, "fk", NULL, "fk_x", &s), MNEMO_ERR_INVALID_ARGUMENT,
+		   "a NULL fork point is refused before sending");
+
+	is_int(mnemo_session_resume(st, "fk", "two", &discarded), MNEMO_OK, "resume at the checkpoint");
+	is_int((int) discarded, 1, "one message discarded");
+	is_int(mnemo_discarded_list(st, "fk", &msgs), MNEMO_OK, "list the discarded");
+	ok(msgs != NULL && msgs->count == 1 && msgs->items[0].seq == 3, "the third message, seq 3");
+	mnemo_messages_free(msgs);
+	msgs = NULL;
+	append_text_message(st, "fk", &msg, "four");
+	is_int(mnemo_messages_get(st, "fk", NULL, false, &msgs), MNEMO_OK, "read the resumed session");
+	ok(msgs != NULL && msgs->count == 3 && msgs->items[2].seq == 4,
+	   "the live line: seqs 1, 2 and a fresh 4");
+	mnemo_messages_free(msgs);
+	msgs = NULL;
+	is_int(mnemo_session_resume(st, "fk", "two", NULL), MNEMO_OK, "resume again, discarded NULL");
+	is_err(st, mnemo_session_resume(st, "fk", "nope", NULL), MNEMO_ERR_CHECKPOINT_NOT_FOUND, "MN011",
+		   "resume at an unknown checkpoint");
+	is_int(mnemo_session_resume(st, "fk_child", "two", &discarded), MNEMO_OK,
+		   "a fork resumes at its fork point (the inherited checkpoint)");
+	is_int((int) discarded, 0, "nothing of its own to discard");
+	new_session(st, "fk_other");
+	append_text_message(st, "fk_other", &msg, "x");
+	is_int(mnemo_checkpoint_add(st, "fk_other", "one", false, NULL), MNEMO_OK, "a checkpoint at seq 1");
+	append_text_message(st, "fk_other", &msg, "y");
+	is_int(mnemo_session_fork(st, "fk_other", "2", "fk_other_child", &s), MNEMO_OK,
+		   "fork it at seq 2");
+	mnemo_session_free(s);
+	s = NULL;
+	is_err(st, mnemo_session_resume(st, "fk_other_child", "one", NULL), MNEMO_ERR_INVALID_ARGUMENT, "22023",
+		   "a fork resuming before its fork point");
+	is_err(st, mnemo_discarded_list(st, "fk_none", &msgs), MNEMO_ERR_SESSION_NOT_FOUND, "MN001",
+		   "discarded of a missing session");
+
+	/* the discarded suffix as JSONL: the header, then seqs 3 and 4 */
+	f = tmpfile();
+	is_int(mnemo_export_discarded_jsonl(st, "fk", f), MNEMO_OK, "export the discarded");
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	ok(strstr(buf, "\"mnemo.session\"") != NULL && strstr(buf, "three") != NULL &&
+	   strstr(buf, "four") != NULL && strstr(buf, "\"one\"") == NULL,
+	   "a header line and the discarded messages only");
+}
+
+static void
 test_runs(mnemo_store *st)
 {
 	mnemo_run  *r = NULL;
@@ -207,6 +300,7 @@ main(void)
 	mnemo_store *st = open_store(NULL);
 
 	test_checkpoints(st);
+	test_fork_resume(st);
 	test_runs(st);
 	test_pending(st);
 	test_state(st);

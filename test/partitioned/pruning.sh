@@ -65,6 +65,8 @@ SELECT mnemo.claim_run('pr_a', 'pr_r2');
 SELECT mnemo.set_pending_request('pr_a', '{"q":"?"}', 'pr_r2');
 SELECT mnemo.create_session('pr_b');
 SELECT mnemo.append_message('pr_b', 'user', '[{"type":"text","text":"other"}]', id => 'pr_b1');
+SELECT mnemo.fork_session('pr_b', '1', 'pr_f');
+SELECT mnemo.append_message('pr_f', 'user', '[{"type":"text","text":"forked"}]', id => 'pr_f2');
 SQL
 )
 
@@ -122,6 +124,14 @@ clear_pending_request	pr_a	SELECT mnemo.clear_pending_request('pr_a')
 load_pending_request	pr_a	SELECT mnemo.load_pending_request('pr_a')
 update_state	pr_a	SELECT mnemo.update_state('pr_a', '{"k":"v"}')
 get_state	pr_a	SELECT mnemo.get_state('pr_a')
+fork_session	pr_fork,pr_a	SELECT mnemo.fork_session('pr_a', 'pr_cp', 'pr_fork')
+fork_session/run	pr_fork,pr_a	SELECT mnemo.fork_session('pr_a', 'run:pr_r1', 'pr_fork')
+resume_session	pr_a	SELECT mnemo.append_message('pr_a', 'user', '[{"type":"text","text":"later"}]'); SELECT mnemo.resume_session('pr_a', 'pr_cp')
+list_discarded	pr_a	SELECT count(*) FROM mnemo.list_discarded('pr_a')
+get_messages/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.get_messages('pr_f')
+history/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.history('pr_f', 5)
+build_context/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.build_context('pr_f', 1000)
+get_messages_with_parts_by_ids/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('pr_f', ARRAY['pr_f2', 'pr_b1'])
 SQL
 )
 

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(292);
+SELECT plan(313);
 
 --
 -- tables
@@ -15,12 +15,12 @@ SELECT set_eq($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests'],
+          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
 -- distribution column), file_references and tenants (the tenant)
@@ -44,6 +44,8 @@ SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 
 SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
 SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
 SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
+SELECT col_is_pk('mnemo', 'lineage', ARRAY['session_id', 'seq_from'], 'lineage: primary key (session_id, seq_from)');
+SELECT col_is_pk('mnemo', 'discarded', ARRAY['session_id', 'seq_from'], 'discarded: primary key (session_id, seq_from)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
@@ -68,7 +70,8 @@ $$, 'every unique index of a session-keyed table includes session_id');
 -- columns: every table carries its tenant (after its 0.1.0 columns; later ones follow it)
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
-    'last_seq', 'last_position', 'tenant', 'context_generation', 'context_dead']);
+    'last_seq', 'last_position', 'tenant', 'context_generation', 'context_dead', 'fork_seq', 'fork_run',
+    'forks', 'discards']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
@@ -93,10 +96,13 @@ SELECT columns_are('mnemo', 'runs', ARRAY['session_id', 'run_id', 'claimed_at', 
     'completion_seq', 'tenant']);
 SELECT columns_are('mnemo', 'pending_requests', ARRAY['session_id', 'request', 'run_id', 'created_at',
     'tenant']);
+SELECT columns_are('mnemo', 'lineage', ARRAY['session_id', 'seq_from', 'seq_to', 'ancestor_id', 'tenant']);
+SELECT columns_are('mnemo', 'discarded', ARRAY['session_id', 'seq_from', 'seq_to', 'label', 'discarded_at',
+    'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
@@ -113,6 +119,8 @@ SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', '
 SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
 SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
 SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
+SELECT indexes_are('mnemo', 'lineage', ARRAY['lineage_pkey']);
+SELECT indexes_are('mnemo', 'discarded', ARRAY['discarded_pkey']);
 -- seqs are unique per session; an item is in a session's context once
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
 SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
@@ -140,7 +148,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests']) AS t;
+                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
      WHERE schemaname = 'mnemo'
@@ -161,7 +169,7 @@ SELECT set_eq($$
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
           'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
-          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests'],
+          'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.lineage', 'mnemo.discarded'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 
 --
@@ -236,6 +244,9 @@ INSERT INTO fns VALUES
   ('load_pending_request', '{text}', 'mnemo.pending_requests', 'stable'),
   ('update_state', '{text,jsonb}', 'jsonb', 'volatile'),
   ('get_state', '{text}', 'jsonb', 'stable'),
+  ('fork_session', '{text,text,text}', 'mnemo.sessions', 'volatile'),
+  ('resume_session', '{text,text}', 'bigint', 'volatile'),
+  ('list_discarded', '{text}', 'setof mnemo.message_with_parts', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),

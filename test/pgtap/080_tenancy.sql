@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(164);
+SELECT plan(179);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -140,7 +140,10 @@ INSERT INTO calls VALUES
   ('clear_pending_request', $$SELECT mnemo.clear_pending_request('ta_s')$$),
   ('load_pending_request', $$SELECT mnemo.load_pending_request('ta_s')$$),
   ('update_state', $$SELECT mnemo.update_state('ta_s', '{"b": 2}')$$),
-  ('get_state', $$SELECT mnemo.get_state('ta_s')$$);
+  ('get_state', $$SELECT mnemo.get_state('ta_s')$$),
+  ('fork_session', $$SELECT mnemo.fork_session('ta_s', '1', 'tb_fork')$$),
+  ('resume_session', $$SELECT mnemo.resume_session('ta_s', 'ta_cp')$$),
+  ('list_discarded', $$SELECT * FROM mnemo.list_discarded('ta_s')$$);
 GRANT SELECT ON calls TO tap_tb, tap_pool, tap_eraser;
 -- the missing-session error, for comparison: another tenant's looks the same
 CREATE TEMP TABLE missing AS
@@ -181,7 +184,9 @@ UNION ALL SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant <> 
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.checkpoints WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT checkpoints: its rows only')
 UNION ALL SELECT is((SELECT count(*) FROM mnemo.runs WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT runs: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only');
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.lineage WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT lineage: its rows only')
+UNION ALL SELECT is((SELECT count(*) FROM mnemo.discarded WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT discarded: its rows only');
 SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
           'tap_tb: SELECT of tap_ta''s messages by session id finds nothing');
 SELECT ok(NOT mnemo.tenant_visible('tap_ta') AND mnemo.tenant_visible('tap_tb') AND NOT mnemo.tenant_visible('tap_no_such_role'),
@@ -209,7 +214,7 @@ CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
                               'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-                              'checkpoints', 'runs', 'pending_requests']) AS t,
+                              'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded']) AS t,
   LATERAL (VALUES
     (format('INSERT INTO mnemo.%I SELECT * FROM mnemo.%I LIMIT 1', t, t)),
     (format('UPDATE mnemo.%I SET tenant = tenant', t)),

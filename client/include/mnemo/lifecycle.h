@@ -52,6 +52,38 @@ MNEMO_API void mnemo_checkpoint_free(mnemo_checkpoint *c);
 MNEMO_API void mnemo_checkpoints_free(mnemo_checkpoints *list);
 
 /* ------------------------------------------------------------------------
+ * Fork and resume (fork_session, resume_session, list_discarded)
+ *
+ * A fork continues another session's live line from a point without
+ * copying its history: it reads the inherited messages in place, has the
+ * source's context view as of that point as its own, and takes seqs from
+ * the fork point on.  A resume returns a session's live line and view to a
+ * checkpoint; the messages after it are discarded (kept, listed apart) and
+ * new appends take fresh seqs.  doc/sql.md#fork-and-resume.
+ * ------------------------------------------------------------------------ */
+
+/* Fork source_id at "at": a checkpoint label, a seq written as an integer,
+ * or "run:<run id>" (exactly what mnemo_run_snapshot gives after that
+ * completed run).  new_id may be NULL (a generated id).  *out is the new
+ * session (its last_seq is the fork point).  MNEMO_ERR_DUPLICATE_ID if
+ * new_id exists, MNEMO_ERR_CHECKPOINT_NOT_FOUND, MNEMO_ERR_RUN_NOT_COMPLETED,
+ * MNEMO_ERR_INVALID_ARGUMENT for a seq past the end or discarded,
+ * MNEMO_ERR_SESSION_INACTIVE for a soft-deleted source. */
+MNEMO_API int mnemo_session_fork(mnemo_store *st, const char *source_id, const char *at,
+								 const char *new_id, mnemo_session **out);
+
+/* Resume the session at a checkpoint; *discarded (unless NULL) is the
+ * number of messages it discarded (0 at the line's end).
+ * MNEMO_ERR_CHECKPOINT_NOT_FOUND, MNEMO_ERR_INVALID_ARGUMENT for a
+ * checkpoint before a fork's fork point or already discarded. */
+MNEMO_API int mnemo_session_resume(mnemo_store *st, const char *session_id,
+								   const char *checkpoint, int64_t *discarded);
+
+/* The session's discarded messages with their parts, in seq order. */
+MNEMO_API int mnemo_discarded_list(mnemo_store *st, const char *session_id,
+								   mnemo_messages **out);
+
+/* ------------------------------------------------------------------------
  * Runs (claim_run, complete_run, snapshot)
  *
  * A run is claimed once and completed once; the messages it writes carry

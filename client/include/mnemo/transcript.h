@@ -34,6 +34,11 @@ extern "C" {
  * failed). */
 MNEMO_API int mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out);
 
+/* The same header, then the messages resumes discarded from the session's
+ * live line (mnemo_discarded_list), in seq order: what mantis keeps in a
+ * sister file.  The same errors. */
+MNEMO_API int mnemo_export_discarded_jsonl(mnemo_store *st, const char *session_id, FILE *out);
+
 typedef struct mnemo_import_options
 {
 	const char *session_id;		/* NULL: the transcript's own, else a new id */

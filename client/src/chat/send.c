@@ -424,7 +424,9 @@ mnemo_session_load(mnemo_store *st, const char *id, mnemo_session **out)
 		{
 			const mnemo_message *m = &msgs->items[i];
 
-			if (strcmp(m->role, "assistant") == 0 && !m->is_summary && m->finish_reason == NULL)
+			/* a fork's inherited messages are its ancestors' rows, not its to mark */
+			if (strcmp(m->role, "assistant") == 0 && !m->is_summary && m->finish_reason == NULL &&
+				strcmp(m->session_id, id) == 0)
 				rc = mnemo_message_update_tokens(st, id, m->id, NULL, -1, "interrupted");
 		}
 		mnemo_messages_free(msgs);

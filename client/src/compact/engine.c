@@ -103,6 +103,28 @@ dry_run(compaction *c)
 	return MNEMO_OK;
 }
 
+/*
+ * The auto checkpoint after a committed summary, "compact-<summary id>"
+ * (mantis adds one after each compaction; doc/c-api.md): a point to fork
+ * or resume at that needs no expansion of the summary.  A label already
+ * taken (a summary id reused) is not an error.
+ */
+static int
+compaction_checkpoint(compaction *c, const char *summary_id)
+{
+	char		label[MNEMO_ID_MAX + 16];
+	int			rc;
+
+	snprintf(label, sizeof(label), "compact-%s", summary_id);
+	rc = mnemo_checkpoint_add(c->st, c->sid, label, true, NULL);
+	if (rc == MNEMO_ERR_DUPLICATE_ID)
+	{
+		mn_clear_error(c->st);
+		rc = MNEMO_OK;
+	}
+	return rc;
+}
+
 /* One block summarised and committed; *progress whether a summary went in. */
 static int
 round_once(compaction *c, bool *progress)
@@ -176,6 +198,7 @@ round_once(compaction *c, bool *progress)
 			c->r.levels[level]++;
 			memcpy(c->r.summary_id, id, strlen(id) + 1);
 			*progress = true;
+			rc = compaction_checkpoint(c, id);
 		}
 	}
 	free(summary);

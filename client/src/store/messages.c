@@ -75,6 +75,12 @@ static const mn_stmt get_by_ids_stmt = {
 	2
 };
 
+static const mn_stmt discarded_stmt = {
+	"mnemo_discarded_list",
+	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.list_discarded($1::text)",
+	1
+};
+
 static const mn_stmt history_stmt = {
 	"mnemo_history",
 	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.history($1::text, $2::integer)",
@@ -412,4 +418,17 @@ mnemo_summary_last(mnemo_store *st, const char *session_id, mnemo_message **out)
 		return rc;
 	params[0] = session_id;
 	return message_result(st, mn_exec(st, &last_summary_stmt, params), true, out);
+}
+
+MNEMO_API int
+mnemo_discarded_list(mnemo_store *st, const char *session_id, mnemo_messages **out)
+{
+	const char *params[1];
+	int			rc;
+
+	if ((rc = mn_begin(st, session_id != NULL && out != NULL,
+					   "session id and out are required")) != MNEMO_OK)
+		return rc;
+	params[0] = session_id;
+	return messages_result(st, mn_exec(st, &discarded_stmt, params), out);
 }

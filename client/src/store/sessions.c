@@ -1,6 +1,6 @@
 /*
  * sessions.c
- *		Sessions: create, read, list, soft delete, purge, watch.
+ *		Sessions: create, read, list, fork, resume, soft delete, purge, watch.
  *
  * Each call is one prepared statement over the SQL function of the same
  * name.  A NULL field of a mnemo_new_session is sent as SQL NULL, which the
@@ -46,6 +46,18 @@ static const mn_stmt list_stmt = {
 	"SELECT " SESSION_COLUMNS " FROM mnemo.list_sessions(parent_id => $1::text, "
 	"active_only => $2::boolean, \"limit\" => $3::integer, \"offset\" => $4::integer)",
 	4
+};
+
+static const mn_stmt fork_stmt = {
+	"mnemo_session_fork",
+	"SELECT " SESSION_COLUMNS " FROM mnemo.fork_session($1::text, $2::text, $3::text)",
+	3
+};
+
+static const mn_stmt resume_stmt = {
+	"mnemo_session_resume",
+	"SELECT mnemo.resume_session($1::text, $2::text) AS discarded",
+	2
 };
 
 static const mn_stmt soft_delete_stmt = {
@@ -130,6 +142,50 @@ mnemo_session_create(mnemo_store *st, const mnemo_new_session *spec, mnemo_sessi
 	*out = s;
 	mn_emit(st, MNEMO_EVENT_SESSION_CREATED, s->id, NULL, 0, NULL, false);
 	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_session_fork(mnemo_store *st, const char *source_id, const char *at, const char *new_id,
+				   mnemo_session **out)
+{
+	const char *params[3];
+	mnemo_session *s = NULL;
+	int			rc;
+
+	if ((rc = mn_begin(st, source_id != NULL && at != NULL && out != NULL,
+					   "source id, fork point and out are required")) != MNEMO_OK)
+		return rc;
+	params[0] = source_id;
+	params[1] = at;
+	params[2] = new_id;
+	if ((rc = session_result(st, mn_exec(st, &fork_stmt, params), &s)) != MNEMO_OK)
+		return rc;
+	*out = s;
+	mn_emit(st, MNEMO_EVENT_SESSION_CREATED, s->id, NULL, 0, NULL, false);
+	return MNEMO_OK;
+}
+
+MNEMO_API int
+mnemo_session_resume(mnemo_store *st, const char *session_id, const char *checkpoint,
+					 int64_t *discarded)
+{
+	const char *params[2];
+	PGresult   *res;
+	int			rc = MNEMO_OK;
+
+	if ((rc = mn_begin(st, session_id != NULL && checkpoint != NULL,
+					   "session id and checkpoint are required")) != MNEMO_OK)
+		return rc;
+	params[0] = session_id;
+	params[1] = checkpoint;
+	if ((res = mn_exec(st, &resume_stmt, params)) == NULL)
+		return st->errcode;
+	if (PQntuples(res) != 1)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "resume_session returned no row");
+	else if (discarded != NULL)
+		*discarded = mn_get_i64(res, 0, mn_col(res, "discarded"));
+	PQclear(res);
+	return rc;
 }
 
 MNEMO_API int

@@ -62,6 +62,16 @@ static const mn_stmt declare_stmt = {
 	1
 };
 
+/* the same over what resumes discarded (mnemo export --discarded) */
+static const mn_stmt declare_discarded_stmt = {
+	"mnemo_export_declare_discarded",
+	"DECLARE mnemo_export NO SCROLL CURSOR FOR SELECT id, session_id, seq, role, "
+	"created_at, agent, model_id, provider_id, run_id, is_summary, tokens_input, "
+	"tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost, "
+	"finish_reason, parts FROM mnemo.list_discarded($1::text)",
+	1
+};
+
 static const mn_stmt fetch_stmt = {
 	"mnemo_export_fetch",
 	"FETCH " EXPORT_PAGE_TEXT " FROM mnemo_export",
@@ -243,11 +253,12 @@ put_checkpoint(mn_buf *b, const mnemo_checkpoint *c)
 	mn_buf_puts(b, "}\n");
 }
 
-/* The checkpoints from *next on that label seqs before seq, appended to b. */
+/* The checkpoints from *next on (cps may be NULL) that label seqs before
+ * seq, appended to b. */
 static void
 put_checkpoints_before(mn_buf *b, const mnemo_checkpoints *cps, size_t *next, int64_t seq)
 {
-	for (; *next < cps->count && cps->items[*next].seq < seq; (*next)++)
+	for (; cps != NULL && *next < cps->count && cps->items[*next].seq < seq; (*next)++)
 		put_checkpoint(b, &cps->items[*next]);
 }
 
@@ -263,8 +274,24 @@ write_line(mnemo_store *st, const mn_buf *line, FILE *out)
 	return false;
 }
 
+static int export_with(mnemo_store *st, const char *session_id, FILE *out,
+					   const mn_stmt *declare);
+
 MNEMO_API int
 mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
+{
+	return export_with(st, session_id, out, &declare_stmt);
+}
+
+MNEMO_API int
+mnemo_export_discarded_jsonl(mnemo_store *st, const char *session_id, FILE *out)
+{
+	return export_with(st, session_id, out, &declare_discarded_stmt);
+}
+
+/* The header, then each message the statement declare's cursor reads. */
+static int
+export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *declare)
 {
 	const char *params[1];
 	mn_buf		line = {0};
@@ -288,7 +315,9 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 		mn_rollback(st);
 		return rc;
 	}
-	if ((rc = mnemo_checkpoints_list(st, session_id, &cps)) != MNEMO_OK)
+	/* checkpoints label the live line: a discarded suffix's export has none */
+	if (declare == &declare_stmt &&
+		(rc = mnemo_checkpoints_list(st, session_id, &cps)) != MNEMO_OK)
 	{
 		mnemo_session_free(session);
 		mn_rollback(st);
@@ -307,7 +336,7 @@ mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out)
 		return mn_rollback(st);
 	}
 	params[0] = session_id;
-	if ((res = mn_exec(st, &declare_stmt, params)) == NULL)
+	if ((res = mn_exec(st, declare, params)) == NULL)
 	{
 		mn_buf_free(&line);
 		mnemo_checkpoints_free(cps);

@@ -1,0 +1,279 @@
+--
+-- fork: fork_session, resume_session, list_discarded, reads of a fork's
+-- inherited line, purge and soft delete of a parent with forks
+--
+\set VERBOSITY terse
+
+SELECT id FROM mnemo.create_session('fk', model_id => 'm1', title => 'parent');
+SELECT mnemo.update_state('fk', '{"k": 1}');
+SELECT count(*) FROM mnemo.append_messages('fk', '[
+  {"role": "user", "id": "fk_m1", "parts": [{"type": "text", "text": "alpha one"}]},
+  {"role": "assistant", "id": "fk_m2", "parts": [{"type": "text", "text": "bravo two"}]},
+  {"role": "user", "id": "fk_m3", "parts": [{"type": "text", "text": "charlie three"}]},
+  {"role": "assistant", "id": "fk_m4", "parts": [{"type": "text", "text": "delta four"}]}]');
+SELECT label, seq FROM mnemo.add_checkpoint('fk', 'two-done');
+SELECT count(*) FROM mnemo.append_messages('fk', '[
+  {"role": "user", "id": "fk_m5", "parts": [{"type": "text", "text": "echo five"}]},
+  {"role": "assistant", "id": "fk_m6", "parts": [{"type": "text", "text": "foxtrot six"}]}]');
+
+-- fork at a checkpoint: the child inherits seqs 1..4 and the view as of seq 4
+SELECT id, parent_id, fork_seq, fork_run, last_seq, last_position, model_id, title, state,
+       tenant = current_user AS own_tenant
+  FROM mnemo.fork_session('fk', 'two-done', 'fk_c1');
+SELECT forks FROM mnemo.get_session('fk');
+SELECT session_id, seq_from, seq_to, ancestor_id FROM mnemo.lineage WHERE session_id = 'fk_c1';
+SELECT id, session_id, seq FROM mnemo.get_messages('fk_c1');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('fk_c1');
+-- the child's own messages continue from the fork point
+SELECT seq FROM mnemo.append_message('fk_c1', 'user', '[{"type": "text", "text": "golf child"}]', id => 'fk_c1_m5');
+-- later appends to the parent never show in the child
+SELECT seq FROM mnemo.append_message('fk', 'user', '[{"type": "text", "text": "hotel parent"}]', id => 'fk_m7');
+SELECT id, seq FROM mnemo.get_messages('fk_c1');
+SELECT id, seq, parts->0->>'text' AS text FROM mnemo.get_messages_with_parts('fk_c1', 'fk_m2');
+SELECT id, seq FROM mnemo.history('fk_c1', 2);
+SELECT id, seq FROM mnemo.history('fk_c1', NULL);
+SELECT position, item_id, role, content FROM mnemo.build_context('fk_c1', 10000);
+-- turn_context finds the parts of inherited assistant messages where they live
+SELECT item_type, item_id, role, parts->0->>'text' AS part_text FROM mnemo.turn_context('fk_c1', 10000);
+SELECT included_items, omitted_items FROM mnemo.context_report('fk_c1', 8);
+SELECT id, seq FROM mnemo.get_message('fk_c1', 'fk_m3');
+SELECT part_index, content->>'text' FROM mnemo.get_parts('fk_c1', 'fk_m1');
+SELECT id FROM mnemo.get_messages_with_parts_by_ids('fk_c1', ARRAY['fk_c1_m5', 'fk_m1', 'fk_m1']);
+-- what the parent has past the fork point is not the child's
+SELECT mnemo.get_message('fk_c1', 'fk_m5');
+\echo :LAST_ERROR_SQLSTATE
+SELECT id FROM mnemo.get_messages_with_parts_by_ids('fk_c1', ARRAY['fk_m1', 'fk_m6']);
+\echo :LAST_ERROR_SQLSTATE
+-- the parent is unchanged
+SELECT count(*), max(seq) FROM mnemo.get_messages('fk');
+SELECT count(*) FROM mnemo.get_context_items('fk');
+
+-- fork at a seq, and fork of a fork
+SELECT id, fork_seq, last_seq FROM mnemo.fork_session('fk_c1', '5', 'fk_g1');
+SELECT session_id, seq_from, seq_to, ancestor_id FROM mnemo.lineage WHERE session_id = 'fk_g1' ORDER BY seq_from;
+SELECT id, session_id, seq FROM mnemo.get_messages('fk_g1');
+SELECT seq FROM mnemo.append_message('fk_g1', 'assistant', '[{"type": "text", "text": "india grandchild"}]', id => 'fk_g1_m6');
+SELECT position, item_id, content FROM mnemo.build_context('fk_g1', 10000);
+-- fork at seq 0 inherits nothing; a generated id
+SELECT id LIKE 'sess_%' AS generated, fork_seq, last_seq FROM mnemo.fork_session('fk', '0');
+
+-- errors, each leaving nothing written
+SELECT count(*) AS sessions_before FROM mnemo.sessions \gset
+SELECT mnemo.fork_session('fk', 'no-such-label', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', '99', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', '99999999999999999999999', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT fork_seq FROM mnemo.fork_session('fk', '0000000000000000000002', 'fk_z');
+SELECT mnemo.purge_session('fk_z');
+SELECT mnemo.fork_session('fk', '', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', '-1', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', 'run:', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', 'two-done', 'fk_c1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', 'two-done', 'fk');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk_missing', '1', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', 'run:no_run', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', NULL, 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('fk', '1', '');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) = :sessions_before AS nothing_written FROM mnemo.sessions;
+SELECT (SELECT count(*) FROM mnemo.lineage WHERE session_id = 'fk_x')
+     + (SELECT count(*) FROM mnemo.context_items WHERE session_id = 'fk_x') AS rows_of_fk_x;
+SELECT forks FROM mnemo.get_session('fk');
+
+-- a compaction spanning the fork point: the child's view expands it
+SELECT id FROM mnemo.create_session('fs');
+SELECT count(*) FROM mnemo.append_messages('fs', '[
+  {"role": "user", "id": "fs_m1", "parts": [{"type": "text", "text": "one"}]},
+  {"role": "assistant", "id": "fs_m2", "parts": [{"type": "text", "text": "two"}]},
+  {"role": "user", "id": "fs_m3", "parts": [{"type": "text", "text": "three"}]},
+  {"role": "assistant", "id": "fs_m4", "parts": [{"type": "text", "text": "four"}]}]');
+SELECT mnemo.commit_summary('fs', 'fs_s1', 'one and two', 5, ARRAY['fs_m1', 'fs_m2']);
+SELECT label, seq FROM mnemo.add_checkpoint('fs', 'after-s1');
+SELECT count(*) FROM mnemo.append_messages('fs', '[
+  {"role": "user", "id": "fs_m6", "parts": [{"type": "text", "text": "six"}]}]');
+SELECT mnemo.commit_summary('fs', 'fs_s2', 'three to six', 5, ARRAY['fs_m3', 'fs_m4', 'fs_m6']);
+SELECT item_id FROM mnemo.get_context_items('fs');
+-- at seq 3 the view was m1 m2 m3: s1 (seq 5) and s2 are both past it
+SELECT fork_seq FROM mnemo.fork_session('fs', '3', 'fs_c3');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c3');
+-- at the checkpoint (seq 5) s1 stays, s2 spans the point: m3 m4 stay, m6 goes
+SELECT fork_seq FROM mnemo.fork_session('fs', 'after-s1', 'fs_c5');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c5');
+SELECT item_id, role, content FROM mnemo.build_context('fs_c5', 10000);
+-- the inherited summary expands where it lives
+SELECT depth, item_id FROM mnemo.expand_summary('fs_c5', 'fs_s1');
+SELECT mnemo.expand_summary('fs_c5', 'fs_s2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, is_summary FROM mnemo.last_summary('fs_c5');
+-- a fork compacts the messages it inherited too: its leaf covers its
+-- ancestor's rows, which stay untouched; a condensation cannot take an
+-- inherited summary node (the ancestor's)
+SELECT count(*) FROM mnemo.append_messages('fs_c5', '[
+  {"role": "user", "id": "fs_c5_m6", "parts": [{"type": "text", "text": "own six"}]},
+  {"role": "assistant", "id": "fs_c5_m7", "parts": [{"type": "text", "text": "own seven"}]},
+  {"role": "user", "id": "fs_c5_m8", "parts": [{"type": "text", "text": "own eight"}]},
+  {"role": "assistant", "id": "fs_c5_m9", "parts": [{"type": "text", "text": "own nine"}]},
+  {"role": "user", "id": "fs_c5_m10", "parts": [{"type": "text", "text": "own ten"}]}]');
+SELECT kind, item_ids FROM mnemo.compaction_block('fs_c5', tail_messages => 0, min_items => 2);
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_s', 'three to seven', 5,
+                            ARRAY['fs_m3', 'fs_m4', 'fs_c5_m6', 'fs_c5_m7']);
+SELECT item_id, role, content FROM mnemo.build_context('fs_c5', 10000);
+SELECT id, seq_start, seq_end FROM mnemo.summary_nodes('fs_c5', true);
+SELECT depth, item_id, seq, parts->0->>'text' AS text FROM mnemo.expand_summary('fs_c5', 'fs_c5_s');
+SELECT mnemo.commit_summary('fs_c5', 'fs_c5_c', 'all', 5, ARRAY['fs_s1', 'fs_c5_s'], 'condensed', 2);
+\echo :LAST_ERROR_SQLSTATE
+-- the parent is untouched
+SELECT item_id FROM mnemo.get_context_items('fs');
+SELECT count(*) FROM mnemo.summary_nodes('fs', true);
+-- a fork of it at its fork point expands that leaf: back to the messages
+SELECT fork_seq FROM mnemo.fork_session('fs_c5', '5', 'fs_c5_f');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c5_f');
+SELECT item_id, content FROM mnemo.build_context('fs_c5_f', 10000);
+-- and a resume of it to its fork point too
+SELECT label FROM mnemo.add_checkpoint('fs_c5', 'late');
+SELECT mnemo.resume_session('fs_c5', 'after-s1');
+SELECT item_type, item_id FROM mnemo.get_context_items('fs_c5');
+
+-- fork after a run: exactly the snapshot, interleaved in-flight messages left out
+SELECT id FROM mnemo.create_session('fr');
+SELECT seq FROM mnemo.append_message('fr', 'system', '[{"type": "text", "text": "setup"}]', id => 'fr_m1');
+SELECT run_id FROM mnemo.claim_run('fr', 'ra');
+SELECT run_id FROM mnemo.claim_run('fr', 'rb');
+SELECT seq FROM mnemo.append_message('fr', 'user', '[{"type": "text", "text": "a1"}]', run_id => 'ra', id => 'fr_a1');
+SELECT seq FROM mnemo.append_message('fr', 'user', '[{"type": "text", "text": "b1"}]', run_id => 'rb', id => 'fr_b1');
+SELECT seq FROM mnemo.append_message('fr', 'assistant', '[{"type": "text", "text": "a2"}]', run_id => 'ra', id => 'fr_a2');
+SELECT seq FROM mnemo.append_message('fr', 'assistant', '[{"type": "text", "text": "b2"}]', run_id => 'rb', id => 'fr_b2');
+-- a summary over a1 and b1 covers a message of the run in flight
+SELECT mnemo.commit_summary('fr', 'fr_s1', 'a1 and b1', 5, ARRAY['fr_a1', 'fr_b1']);
+SELECT run_id, completion_seq FROM mnemo.complete_run('fr', 'ra');
+SELECT mnemo.fork_session('fr', 'run:rb', 'fr_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, fork_seq, fork_run, last_seq FROM mnemo.fork_session('fr', 'run:ra', 'fr_c');
+SELECT seq_from, seq_to, ancestor_id FROM mnemo.lineage WHERE session_id = 'fr_c' ORDER BY seq_from;
+SELECT id, seq FROM mnemo.get_messages('fr_c');
+SELECT array_agg(id ORDER BY seq) = (SELECT array_agg(id ORDER BY seq) FROM mnemo.snapshot('fr', 'ra')) AS same_as_snapshot
+  FROM mnemo.get_messages('fr_c');
+SELECT item_id FROM mnemo.get_context_items('fr_c');
+SELECT item_id, content FROM mnemo.build_context('fr_c', 10000);
+SELECT seq FROM mnemo.append_message('fr_c', 'user', '[{"type": "text", "text": "c6"}]', id => 'fr_c6');
+SELECT mnemo.get_message('fr_c', 'fr_b1');
+\echo :LAST_ERROR_SQLSTATE
+
+-- resume: the live line and view go back to the checkpoint
+SELECT id FROM mnemo.create_session('rs');
+SELECT count(*) FROM mnemo.append_messages('rs', '[
+  {"role": "user", "id": "rs_m1", "parts": [{"type": "text", "text": "kilo"}]},
+  {"role": "assistant", "id": "rs_m2", "parts": [{"type": "text", "text": "lima"}]}]');
+SELECT label FROM mnemo.add_checkpoint('rs', 'base');
+SELECT count(*) FROM mnemo.append_messages('rs', '[
+  {"role": "user", "id": "rs_m3", "parts": [{"type": "text", "text": "mike"}]},
+  {"role": "assistant", "id": "rs_m4", "parts": [{"type": "text", "text": "november"}]}]');
+SELECT label FROM mnemo.add_checkpoint('rs', 'late');
+SELECT mnemo.commit_summary('rs', 'rs_s1', 'kilo to mike', 5, ARRAY['rs_m1', 'rs_m2', 'rs_m3']);
+SELECT mnemo.resume_session('rs', 'base');
+SELECT id, seq FROM mnemo.get_messages('rs');
+SELECT item_id FROM mnemo.get_context_items('rs');
+SELECT id, seq, parts->0->>'text' AS text FROM mnemo.list_discarded('rs');
+SELECT seq_from, seq_to, label FROM mnemo.discarded WHERE session_id = 'rs';
+-- new appends take fresh seqs
+SELECT seq FROM mnemo.append_message('rs', 'user', '[{"type": "text", "text": "oscar"}]', id => 'rs_m6');
+SELECT id, seq FROM mnemo.history('rs', NULL);
+SELECT item_id FROM mnemo.build_context('rs', 10000);
+-- a discarded message stays readable by id
+SELECT id, seq FROM mnemo.get_message('rs', 'rs_m3');
+-- resuming to the end discards nothing
+SELECT label FROM mnemo.add_checkpoint('rs', 'now');
+SELECT mnemo.resume_session('rs', 'now');
+-- a checkpoint inside the discarded suffix is refused, for resume and fork
+SELECT mnemo.resume_session('rs', 'late');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('rs', 'late', 'rs_x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.fork_session('rs', '4', 'rs_x');
+\echo :LAST_ERROR_SQLSTATE
+-- a fork of a resumed session inherits its live line
+SELECT fork_seq FROM mnemo.fork_session('rs', 'now', 'rs_c');
+SELECT seq_from, seq_to, ancestor_id FROM mnemo.lineage WHERE session_id = 'rs_c' ORDER BY seq_from;
+SELECT id, seq FROM mnemo.get_messages('rs_c');
+-- resume again, back to the start
+SELECT mnemo.resume_session('rs', 'base');
+SELECT seq_from, seq_to, label FROM mnemo.discarded WHERE session_id = 'rs' ORDER BY seq_from;
+SELECT id, seq FROM mnemo.list_discarded('rs');
+SELECT mnemo.resume_session('rs', 'nope');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.resume_session('rs_missing', 'base');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.resume_session('rs', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.list_discarded('rs_missing');
+\echo :LAST_ERROR_SQLSTATE
+
+-- a fork resumes within its own part only: not past its fork point
+SELECT mnemo.resume_session('fk_g1', 'two-done');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM mnemo.discarded WHERE session_id = 'fk_g1';
+-- to its fork point it may (the parent's checkpoint there is inherited)
+SELECT label FROM mnemo.add_checkpoint('fk_c1', 'child-start');
+SELECT mnemo.resume_session('fk_c1', 'two-done');
+SELECT id, seq FROM mnemo.get_messages('fk_c1');
+SELECT item_id FROM mnemo.build_context('fk_c1', 10000);
+SELECT mnemo.resume_session('fk_c1', 'child-start');
+\echo :LAST_ERROR_SQLSTATE
+SELECT seq FROM mnemo.append_message('fk_c1', 'user', '[{"type": "text", "text": "juliet"}]', id => 'fk_c1_m6');
+SELECT id, seq FROM mnemo.get_messages('fk_c1');
+SELECT id, seq FROM mnemo.list_discarded('fk_c1');
+-- an inherited checkpoint is a fork point for a fork of the fork
+SELECT fork_seq FROM mnemo.fork_session('fk_c1', 'two-done', 'fk_c1b');
+
+-- purge and soft delete of a parent with forks
+SELECT mnemo.purge_session('fk');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.soft_delete_session('fk');
+SELECT id, seq FROM mnemo.get_messages('fk_c1') LIMIT 2;
+SELECT mnemo.fork_session('fk', '1', 'fk_x');
+\echo :LAST_ERROR_SQLSTATE
+-- forks of an inactive session are refused; purge the forks, then the parent
+SELECT mnemo.purge_session('fk_g1');
+SELECT mnemo.purge_session('fk_c1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.purge_session('fk_c1b');
+SELECT mnemo.purge_session('fk_c1');
+SELECT forks FROM mnemo.get_session('fk');
+SELECT mnemo.purge_session(id) FROM mnemo.sessions WHERE parent_id = 'fk' AND fork_seq = 0;
+SELECT mnemo.purge_session('fk');
+SELECT count(*) FROM mnemo.lineage WHERE session_id IN ('fk_c1', 'fk_g1', 'fk_c1b');
+
+-- search reads the line: the inherited messages, not the parent's later
+-- ones, nor the discarded ones; in_context is the searching session's view
+SELECT id FROM mnemo.create_session('sr');
+SELECT count(*) FROM mnemo.append_messages('sr', '[
+  {"role": "user", "id": "sr_m1", "parts": [{"type": "text", "text": "papa zebra"}]},
+  {"role": "assistant", "id": "sr_m2", "parts": [{"type": "text", "text": "quebec zebra"}]}]');
+SELECT fork_seq FROM mnemo.fork_session('sr', '1', 'sr_c');
+SELECT seq FROM mnemo.append_message('sr_c', 'user', '[{"type": "text", "text": "romeo zebra"}]', id => 'sr_c2');
+SELECT message_id, seq, in_context FROM mnemo.search_history('sr_c', 'zebra') ORDER BY seq;
+SELECT message_id, seq FROM mnemo.search_history('sr_c', 'quebec');
+SELECT label FROM mnemo.add_checkpoint('sr', 'one');
+SELECT seq FROM mnemo.append_message('sr', 'user', '[{"type": "text", "text": "sierra zebra"}]', id => 'sr_m3');
+SELECT mnemo.resume_session('sr', 'one');
+SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra') ORDER BY seq;
+SELECT message_id, seq FROM mnemo.search_history('sr', 'zebra', 1);
+
+-- snapshot of a fork: its inherited messages, then its own by their run
+SELECT run_id FROM mnemo.claim_run('fr_c', 'rc');
+SELECT seq FROM mnemo.append_message('fr_c', 'assistant', '[{"type": "text", "text": "c8"}]', id => 'fr_c8', run_id => 'rc');
+SELECT run_id FROM mnemo.claim_run('fr_c', 'rd');
+SELECT run_id FROM mnemo.complete_run('fr_c', 'rd');
+SELECT id, seq FROM mnemo.snapshot('fr_c', 'rd');
+SELECT run_id FROM mnemo.complete_run('fr_c', 'rc');
+SELECT id, seq FROM mnemo.snapshot('fr_c', 'rc');

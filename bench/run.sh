@@ -4,9 +4,11 @@
 # unix socket only, its settings plus nothing else), create a database with
 # mnemo, run the append benchmark, then the context benchmark, then the send
 # and compact benchmarks (libmnemo and test/provider_server built for them),
+# then the fork benchmark, then the import benchmark (bench/import.sh, with
+# the mnemo CLI),
 # stop the cluster and remove it.
 #
-#   bash bench/run.sh [append|context|send|compact|fork|all]   or   BENCH=send make bench
+#   bash bench/run.sh [append|context|send|compact|fork|import|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
 #   BENCH_ROUNDS   append: runs per measure, median   (default 10)
@@ -22,6 +24,8 @@
 #                  else 200)
 #   BENCH_SEND_TOKENS  send: reply sizes, tokens (default 50,500,5000)
 #   BENCH_SEND_CHUNKS  send: the server's writes, event or all (default event)
+#   BENCH_IMPORT_MESSAGES import: transcript length, messages (default 100000)
+#   BENCH_IMPORT_RUNS      import: timed imports, median (default 3)
 #   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
 #   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
 #                  compact's figures: bench/results/compact-<time>.jsonl
@@ -32,8 +36,8 @@ cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|send|compact|fork|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|send|compact|fork|all]" >&2; exit 2 ;;
+append|context|send|compact|fork|import|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|compact|fork|import|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -48,7 +52,7 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/comm
 	-L"$PG_LIBDIR" -lpq -o bench/context
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/fork.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/fork
-if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = all ]; then
+if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = import ] || [ "$which" = all ]; then
 	make -s -C client >/dev/null
 	make -s -C test/provider_server >/dev/null
 	for b in send compact; do
@@ -109,6 +113,12 @@ fi
 if [ "$which" = fork ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
 	cmd=(bench/fork --sizes "${BENCH_FORK_SIZES:-1000,100000}" --calls "${BENCH_FORK_CALLS:-50}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = import ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	cmd=(bash bench/import.sh "${BENCH_IMPORT_MESSAGES:-100000}" "${BENCH_IMPORT_RUNS:-3}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

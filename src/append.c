@@ -6,9 +6,13 @@
  * turn costs one round trip.  Order of work, for atomicity and clear errors:
  * every argument and every part is validated first; then the session row is
  * locked, reserving the seqs and context positions (see sessions.c); then the
- * rows are inserted by prepared SPI statements, through the executor, so that
- * partitions, row-level security checks, Citus and ordinary triggers see
- * every row.
+ * rows are inserted by prepared SPI statements, through the executor, so
+ * that partitions, row-level security checks, Citus and ordinary triggers
+ * see every row.  The statements are set-based, INSERT ... SELECT ... FROM
+ * unnest(arrays): one for the messages, one for all their parts, one for
+ * their context items, whatever the number of rows, so a batch of 100
+ * messages starts three executor runs, not 300.  A taken id is found by the
+ * unique indexes and named afterwards (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *
@@ -19,8 +23,10 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
+#include "access/xact.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
+#include "utils/resowner.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
@@ -28,12 +34,13 @@
 #include "search.h"
 
 /*
- * One message to append: its fields validated, its parts a JSON array whose
- * elements are validated one at a time as they are stored (see AppendOne).
+ * One message to append: its fields and its parts, all validated before the
+ * session is locked.
  */
 typedef struct MessageInput
 {
 	char	   *id;
+	bool		id_given;		/* by the caller: it may be taken */
 	char	   *role;
 	char	   *agent;			/* NULL: the session's */
 	char	   *model_id;
@@ -42,24 +49,27 @@ typedef struct MessageInput
 	bool		is_summary;
 	int64		created_at;		/* ms; 0 or -1: now (imports restore it) */
 	int			nparts;
-	JsonbContainer *parts;
-	const char *where;			/* "parts", "messages[2].parts": names a part in errors */
+	MnemoPart  *parts;
+	bool	   *part_id_given;
 } MessageInput;
+
+/*
+ * The ids a call was given, each with its place in the order the rows are
+ * written (a message, then its parts, then the next message): a taken one is
+ * reported as the first clash a row-by-row write would have met.
+ */
+typedef struct GivenIds
+{
+	int			n;
+	char	  **ids;
+	int32	   *ords;
+} GivenIds;
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
 static SPIPlanPtr message_plan;
-
-/*
- * The context each part is stored in and then reset: a child of the SPI
- * procedure context, so it goes with MnemoFinish.
- */
-static MemoryContext
-RowContext(void)
-{
-	return AllocSetContextCreate(CurrentMemoryContext, "mnemo append row", ALLOCSET_DEFAULT_SIZES);
-}
 static SPIPlanPtr context_plan;
+static SPIPlanPtr taken_plan;
 static SPIPlanPtr find_message_plan;
 
 static void
@@ -77,13 +87,14 @@ CheckRole(const char *role, const char *where)
 }
 
 /*
- * Take a parts array (a JSON array of part objects) into m, within the limit
- * on parts per message (54000); the parts themselves are checked as they
- * are stored.
+ * Validate a parts array (a JSON array of part objects, within the limit on
+ * parts per message) into m, giving every part without an id a new one.
  */
 static void
 TakeParts(Jsonb *parts, const char *where, MessageInput *m)
 {
+	int			i;
+
 	if (!JB_ROOT_IS_ARRAY(parts) || JB_ROOT_IS_SCALAR(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -94,81 +105,370 @@ TakeParts(Jsonb *parts, const char *where, MessageInput *m)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("%s has %d parts, more than mnemo.max_parts_per_message (%d)",
 						where, m->nparts, mnemo_max_parts_per_message)));
-	m->parts = &parts->root;
-	m->where = where;
+	m->parts = palloc(sizeof(MnemoPart) * Max(m->nparts, 1));
+	m->part_id_given = palloc(sizeof(bool) * Max(m->nparts, 1));
+	for (i = 0; i < m->nparts; i++)
+	{
+		MnemoParsePart(getIthJsonbValueFromContainer(&parts->root, i),
+					   psprintf("%s[%d]", where, i), &m->parts[i]);
+		m->part_id_given[i] = m->parts[i].id != NULL;
+		if (!m->parts[i].id)
+			m->parts[i].id = MnemoNewId("part");
+	}
+}
+
+static void
+GiveId(GivenIds *given, char *id, int32 ord)
+{
+	given->ids[given->n] = id;
+	given->ords[given->n] = ord;
+	given->n++;
+}
+
+typedef struct IdAt
+{
+	const char *id;
+	int32		ord;
+} IdAt;
+
+static int
+CompareIdAt(const void *a, const void *b)
+{
+	const IdAt *x = a;
+	const IdAt *y = b;
+	int			c = strcmp(x->id, y->id);
+
+	return c != 0 ? c : (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The first of given's ids (by ord) that an earlier one repeats into *first. */
+static void
+FirstRepeat(const GivenIds *given, const char *what, int32 *first_ord,
+			const char **first_what, const char **first_id)
+{
+	IdAt	   *sorted;
+	int			i;
+
+	if (given->n < 2)
+		return;
+	sorted = palloc(sizeof(IdAt) * given->n);
+	for (i = 0; i < given->n; i++)
+	{
+		sorted[i].id = given->ids[i];
+		sorted[i].ord = given->ords[i];
+	}
+	qsort(sorted, given->n, sizeof(IdAt), CompareIdAt);
+	for (i = 1; i < given->n; i++)
+		if (strcmp(sorted[i].id, sorted[i - 1].id) == 0 && sorted[i].ord < *first_ord)
+		{
+			*first_ord = sorted[i].ord;
+			*first_what = what;
+			*first_id = sorted[i].id;
+		}
+	pfree(sorted);
+}
+
+/* given's ids (a text[]) or their ords (an int4[]) */
+static Datum
+GivenArray(const GivenIds *given, bool ids)
+{
+	Datum	   *values = palloc(sizeof(Datum) * Max(given->n, 1));
+	int			i;
+
+	for (i = 0; i < given->n; i++)
+		values[i] = ids ? CStringGetTextDatum(given->ids[i]) : Int32GetDatum(given->ords[i]);
+	return MnemoArray(ids ? TEXTOID : INT4OID, values, NULL, given->n);
 }
 
 /*
- * Store one validated message at seq (and, unless a summary, at context
- * position).  The caller holds the session lock and has given m an id
- * outside SPI, so that it outlives SPI_finish.  MN004 if the message id or a
- * part id is taken.
+ * MN004 naming the first of the given message and part ids that is taken in
+ * the session or repeated in the call; nothing if none is.  Run after a
+ * write that a unique index refused (WriteNamingClash), its rows rolled
+ * back; ids mnemo made are new by construction and are not looked up.  The
+ * caller holds the session lock, so what it finds is what the write met.
  */
 static void
-AppendOne(const char *session_id, MessageInput *m, MnemoSessionLock *lock,
-		  int64 seq, int64 position, MemoryContext rowcxt)
+CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *parts)
 {
-	Datum		values[11];
-	char		nulls[11];
-	Datum		now = Int64GetDatum(m->created_at > 0 ? m->created_at : MnemoNowMs());
-	Datum		sid = CStringGetTextDatum(session_id);
-	Datum		id = CStringGetTextDatum(m->id);
-	Datum		tenant = CStringGetTextDatum(lock->tenant);
-	int			i;
+	int32		first_ord = PG_INT32_MAX;
+	const char *first_what = NULL;
+	const char *first_id = NULL;
 
-	Assert(m->id != NULL);
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = sid;
-	values[1] = Int64GetDatum(seq);
-	values[2] = id;
-	values[3] = CStringGetTextDatum(m->role);
-	values[4] = now;
-	values[5] = CStringGetTextDatum(m->agent ? m->agent : lock->agent);
-	values[6] = CStringGetTextDatum(m->model_id ? m->model_id : lock->model_id);
-	values[7] = CStringGetTextDatum(m->provider_id ? m->provider_id : lock->provider_id);
-	values[8] = m->run_id ? CStringGetTextDatum(m->run_id) : (Datum) 0;
-	nulls[8] = m->run_id ? ' ' : 'n';
-	values[9] = BoolGetDatum(m->is_summary);
-	values[10] = tenant;
-	MnemoPrepare(&message_plan,
-				 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
-				 "model_id, provider_id, run_id, is_summary, tenant) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-				 11, (Oid[]) {TEXTOID, INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
-				 TEXTOID, TEXTOID, BOOLOID, TEXTOID});
-	MnemoInsert(message_plan, values, nulls, "message", m->id);
-
-	/*
-	 * Each part is validated, stored and forgotten in its own memory
-	 * context, so that a message of many parts costs the memory of one (the
-	 * per-tuple context of pgvector's inserts); an invalid part aborts the
-	 * call, and with it every row already written.
-	 */
-	for (i = 0; i < m->nparts; i++)
+	if (messages->n + parts->n == 0)
+		return;
+	FirstRepeat(messages, "message", &first_ord, &first_what, &first_id);
+	FirstRepeat(parts, "part", &first_ord, &first_what, &first_id);
+	MnemoPrepare(&taken_plan,
+				 "SELECT t.ord, t.what, t.id FROM ("
+				 "SELECT u.ord, 'message' AS what, u.id FROM unnest($2, $3) AS u(id, ord) "
+				 "WHERE EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = u.id) "
+				 "UNION ALL "
+				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
+				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p "
+				 "WHERE p.session_id = $1 AND p.id = u.id)"
+				 ") AS t ORDER BY t.ord LIMIT 1",
+				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID});
+	/* not read-only: it must see rows committed while we waited for the lock */
+	if (MnemoExecute(taken_plan,
+					 (Datum[]) {CStringGetTextDatum(session_id),
+					 GivenArray(messages, true), GivenArray(messages, false),
+					 GivenArray(parts, true), GivenArray(parts, false)}, NULL, false, 1) == 1 &&
+		MnemoGetInt64(0, 1, NULL) < first_ord)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(rowcxt);
-		MnemoPart	part;
+		first_what = MnemoGetText(0, 2, NULL);
+		first_id = MnemoGetText(0, 3, NULL);
+	}
+	if (first_id)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("%s \"%s\" already exists", first_what, first_id),
+				 errdetail("Ids are unique within their session.")));
+}
 
-		MnemoParsePart(getIthJsonbValueFromContainer(m->parts, i),
-					   psprintf("%s[%d]", m->where, i), &part);
-		MnemoInsertPart(session_id, lock->tenant, m->id, i, &part);
-		MemoryContextSwitchTo(oldcxt);
-		MemoryContextReset(rowcxt);
+/* the columns of a message row that vary within a call, in the statement's order */
+enum
+{
+	MSG_SEQ,
+	MSG_ID,
+	MSG_ROLE,
+	MSG_CREATED_AT,
+	MSG_AGENT,
+	MSG_MODEL_ID,
+	MSG_PROVIDER_ID,
+	MSG_RUN_ID,
+	MSG_IS_SUMMARY,
+	MSG_NCOLS
+};
+
+static const Oid msg_col_types[MSG_NCOLS] = {
+	INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID
+};
+
+/* the same for a context item */
+enum
+{
+	CTX_POSITION,
+	CTX_ITEM_ID,
+	CTX_SEQ,
+	CTX_CREATED_AT,
+	CTX_NCOLS
+};
+
+static const Oid ctx_col_types[CTX_NCOLS] = {INT8OID, TEXTOID, INT8OID, INT8OID};
+
+/* The rows of a call, column by column (see StoreMessages), to insert. */
+typedef struct CallRows
+{
+	const char *session_id;
+	const char *tenant;
+	int64		generation;
+	int			n;				/* messages; each column of msg and ctx is n long */
+	Datum	   *msg;
+	bool	   *msg_nulls;
+	int			nparts;
+	char	  **part_message_ids;
+	int32	   *part_indexes;
+	MnemoPart  *parts;
+	int			nctx;			/* context items, the first nctx of each ctx column */
+	Datum	   *ctx;
+} CallRows;
+
+static void
+InsertRows(void *arg)
+{
+	CallRows   *rows = arg;
+	Datum		args[3 + MSG_NCOLS];
+	int			c;
+
+	args[0] = CStringGetTextDatum(rows->session_id);
+	args[1] = CStringGetTextDatum(rows->tenant);
+	/* append_part writes a part alone */
+	if (rows->n > 0)
+	{
+		for (c = 0; c < MSG_NCOLS; c++)
+			args[2 + c] = MnemoArray(msg_col_types[c], rows->msg + c * rows->n,
+									 rows->msg_nulls + c * rows->n, rows->n);
+		MnemoPrepare(&message_plan,
+					 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
+					 "model_id, provider_id, run_id, is_summary, tenant) "
+					 "SELECT $1, u.seq, u.id, u.role, u.created_at, u.agent, u.model_id, "
+					 "u.provider_id, u.run_id, u.is_summary, $2 "
+					 "FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11) AS u(seq, id, role, "
+					 "created_at, agent, model_id, provider_id, run_id, is_summary)",
+					 2 + MSG_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID,
+					 TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+					 TEXTARRAYOID, BOOLARRAYOID});
+		MnemoInsert(message_plan, args, NULL, "message", NULL);
 	}
 
-	if (!m->is_summary)
+	if (rows->nparts > 0)
+		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
+						 rows->part_indexes, rows->parts);
+
+	if (rows->nctx > 0)
 	{
+		args[2] = Int64GetDatum(rows->generation);
+		for (c = 0; c < CTX_NCOLS; c++)
+			args[3 + c] = MnemoArray(ctx_col_types[c], rows->ctx + c * rows->n, NULL, rows->nctx);
 		MnemoPrepare(&context_plan,
-					 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
-					 "seq, created_at, tenant, generation) "
-					 "VALUES ($1, $2, 'message', $3, $4, $5, $6, $7)",
-					 7, (Oid[]) {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, TEXTOID, INT8OID});
-		MnemoInsert(context_plan,
-					(Datum[]) {sid, Int64GetDatum(position), id, Int64GetDatum(seq), now, tenant,
-					Int64GetDatum(lock->context_generation)},
-					NULL, "context item", m->id);
+					 "INSERT INTO mnemo.context_items (session_id, position, item_type, "
+					 "item_id, seq, created_at, tenant, generation) "
+					 "SELECT $1, u.position, 'message', u.item_id, u.seq, u.created_at, $2, $3 "
+					 "FROM unnest($4, $5, $6, $7) AS u(position, item_id, seq, created_at)",
+					 3 + CTX_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8ARRAYOID,
+					 TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID});
+		MnemoInsert(context_plan, args, NULL, "context item", NULL);
 	}
-	MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, m->id, seq);
+}
+
+/*
+ * Run write(arg), the inserts of a call.  A call that named no ids needs
+ * nothing more: the ids mnemo makes are new.  A call that named some runs
+ * them in a subtransaction, so that when one is taken (the unique index
+ * refuses it: MN004 from MnemoInsert) the rows are rolled back and
+ * CheckIdsFree names the first clash.  Nothing is looked up before the
+ * write: on the way that succeeds, the unique indexes are the only check.
+ */
+static void
+WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
+				 const GivenIds *messages, const GivenIds *parts)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+
+	if (messages->n + parts->n == 0)
+	{
+		write(arg);
+		return;
+	}
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		write(arg);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_MNEMO_DUPLICATE_ID)
+			CheckIdsFree(session_id, messages, parts);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+}
+
+/*
+ * Store n validated messages at seqs seq.. and, those not summaries, at
+ * context positions position..: one INSERT for the messages, one for all
+ * their parts, one for their context items, each writing its rows in one
+ * executor run.  The caller holds the session lock, which reserved the seqs
+ * and positions.  MN004 if an id is taken (CheckIdsFree).
+ */
+static void
+StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock *lock,
+			  int64 seq, int64 position)
+{
+	int64		now = MnemoNowMs();
+	int			nparts = 0;
+	int			nctx = 0;
+	int			p = 0;
+	int32		ord = 0;
+	Datum	   *msg = palloc(sizeof(Datum) * n * MSG_NCOLS);
+	bool	   *msg_nulls = palloc0(sizeof(bool) * n * MSG_NCOLS);
+	Datum	   *ctx = palloc(sizeof(Datum) * n * CTX_NCOLS);
+	GivenIds	given_messages;
+	GivenIds	given_parts;
+	char	  **part_message_ids;
+	int32	   *part_indexes;
+	MnemoPart  *parts;
+	CallRows	rows;
+	int			i;
+	int			j;
+
+	for (i = 0; i < n; i++)
+		nparts += ms[i].nparts;
+	part_message_ids = palloc(sizeof(char *) * Max(nparts, 1));
+	part_indexes = palloc(sizeof(int32) * Max(nparts, 1));
+	parts = palloc(sizeof(MnemoPart) * Max(nparts, 1));
+	given_messages.n = given_parts.n = 0;
+	given_messages.ids = palloc(sizeof(char *) * n);
+	given_messages.ords = palloc(sizeof(int32) * n);
+	given_parts.ids = palloc(sizeof(char *) * Max(nparts, 1));
+	given_parts.ords = palloc(sizeof(int32) * Max(nparts, 1));
+
+#define MSG(col) msg[(col) * n + i]
+#define CTX(col) ctx[(col) * n + nctx]
+	for (i = 0; i < n; i++)
+	{
+		MessageInput *m = &ms[i];
+		int64		created_at = m->created_at > 0 ? m->created_at : now;
+
+		Assert(m->id != NULL);
+		if (m->id_given)
+			GiveId(&given_messages, m->id, ord);
+		ord++;
+		MSG(MSG_SEQ) = Int64GetDatum(seq + i);
+		MSG(MSG_ID) = CStringGetTextDatum(m->id);
+		MSG(MSG_ROLE) = CStringGetTextDatum(m->role);
+		MSG(MSG_CREATED_AT) = Int64GetDatum(created_at);
+		MSG(MSG_AGENT) = CStringGetTextDatum(m->agent ? m->agent : lock->agent);
+		MSG(MSG_MODEL_ID) = CStringGetTextDatum(m->model_id ? m->model_id : lock->model_id);
+		MSG(MSG_PROVIDER_ID) =
+			CStringGetTextDatum(m->provider_id ? m->provider_id : lock->provider_id);
+		if (m->run_id)
+			MSG(MSG_RUN_ID) = CStringGetTextDatum(m->run_id);
+		else
+			msg_nulls[MSG_RUN_ID * n + i] = true;
+		MSG(MSG_IS_SUMMARY) = BoolGetDatum(m->is_summary);
+		for (j = 0; j < m->nparts; j++, p++)
+		{
+			if (m->part_id_given[j])
+				GiveId(&given_parts, m->parts[j].id, ord);
+			ord++;
+			part_message_ids[p] = m->id;
+			part_indexes[p] = j;
+			parts[p] = m->parts[j];
+		}
+		/* summaries enter the context view through swap_context_items */
+		if (!m->is_summary)
+		{
+			CTX(CTX_POSITION) = Int64GetDatum(position + nctx);
+			CTX(CTX_ITEM_ID) = MSG(MSG_ID);
+			CTX(CTX_SEQ) = MSG(MSG_SEQ);
+			CTX(CTX_CREATED_AT) = MSG(MSG_CREATED_AT);
+			nctx++;
+		}
+	}
+#undef MSG
+#undef CTX
+
+	rows.session_id = session_id;
+	rows.tenant = lock->tenant;
+	rows.generation = lock->context_generation;
+	rows.n = n;
+	rows.msg = msg;
+	rows.msg_nulls = msg_nulls;
+	rows.nparts = nparts;
+	rows.part_message_ids = part_message_ids;
+	rows.part_indexes = part_indexes;
+	rows.parts = parts;
+	rows.nctx = nctx;
+	rows.ctx = ctx;
+	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts);
+
+	for (i = 0; i < n; i++)
+		MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, ms[i].id,
+					seq + i);
 }
 
 /*
@@ -186,12 +486,13 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	memset(&m, 0, sizeof(m));
 	m.created_at = created_at;
 	m.id = pstrdup(summary_id);
+	m.id_given = true;
 	m.role = "assistant";
 	m.model_id = (char *) model_id;
 	m.provider_id = (char *) provider_id;
 	m.is_summary = true;
 	TakeParts(parts, "summary parts", &m);
-	AppendOne(session_id, &m, lock, seq, 0, RowContext());
+	StoreMessages(session_id, &m, 1, lock, seq, 0);
 	MnemoQueueSearch(session_id, lock->tenant, seq, seq, false);
 }
 
@@ -224,6 +525,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	m.role = MnemoRequireTextArg(fcinfo, 1, "role");
 	CheckRole(m.role, "append_message");
 	m.id = MnemoTextArgOrNull(fcinfo, 3);
+	m.id_given = m.id != NULL;
 	if (m.id)
 		MnemoCheckId(m.id, "message id");
 	m.agent = MnemoTextArgOrNull(fcinfo, 4);
@@ -237,7 +539,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
-	AppendOne(session_id, &m, &lock, lock.last_seq, lock.last_position, RowContext());
+	StoreMessages(session_id, &m, 1, &lock, lock.last_seq, lock.last_position);
 	MnemoQueueSearch(session_id, lock.tenant, lock.last_seq, lock.last_seq, false);
 	MnemoFinish(&call);
 
@@ -262,10 +564,8 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	int			n;
 	int			nsummaries = 0;
 	int64		seq;
-	int64		position;
 	int			i;
 	MnemoCall	call;
-	MemoryContext rowcxt;
 
 	if (!JB_ROOT_IS_ARRAY(batch) || JB_ROOT_IS_SCALAR(batch))
 		ereport(ERROR,
@@ -294,6 +594,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		ms[i].role = MnemoJsonbString(obj, "role", where, true);
 		CheckRole(ms[i].role, where);
 		ms[i].id = MnemoJsonbString(obj, "id", where, false);
+		ms[i].id_given = ms[i].id != NULL;
 		if (ms[i].id)
 			MnemoCheckId(ms[i].id, "message id");
 		ms[i].agent = MnemoJsonbString(obj, "agent", where, false);
@@ -324,16 +625,11 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
 	seq = lock.last_seq - n + 1;
-	position = lock.last_position - (n - nsummaries) + 1;
-	rowcxt = RowContext();
-	for (i = 0; i < n; i++)
-	{
-		AppendOne(session_id, &ms[i], &lock, seq + i, position, rowcxt);
-		if (!ms[i].is_summary)
-			position++;
-	}
 	if (n > 0)
+	{
+		StoreMessages(session_id, ms, n, &lock, seq, lock.last_position - (n - nsummaries) + 1);
 		MnemoQueueSearch(session_id, lock.tenant, seq, seq + n - 1, false);
+	}
 	MnemoFinish(&call);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -366,6 +662,9 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	JsonbValue	v;
 	MnemoSessionLock lock;
 	MnemoCall	call;
+	GivenIds	no_messages = {0};
+	GivenIds	given = {0};
+	CallRows	rows;
 	int64		seq;
 	int32		part_index;
 
@@ -373,7 +672,13 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	v.val.binary.data = &part_json->root;
 	v.val.binary.len = VARSIZE(part_json) - VARHDRSZ;
 	MnemoParsePart(&v, "part", &part);
-	if (part.id == NULL)
+	if (part.id != NULL)
+	{
+		given.n = 1;
+		given.ids = &part.id;
+		given.ords = (int32[]) {0};
+	}
+	else
 		part.id = MnemoNewId("part");
 
 	MnemoConnect(&call);
@@ -394,7 +699,14 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	seq = MnemoGetInt64(0, 1, NULL);
 	part_index = (int32) MnemoGetInt64(0, 2, NULL);
 
-	MnemoInsertPart(session_id, lock.tenant, message_id, part_index, &part);
+	memset(&rows, 0, sizeof(rows));
+	rows.session_id = session_id;
+	rows.tenant = lock.tenant;
+	rows.nparts = 1;
+	rows.part_message_ids = &message_id;
+	rows.part_indexes = &part_index;
+	rows.parts = &part;
+	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given);
 	MnemoQueueSearch(session_id, lock.tenant, seq, seq, true);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
 	MnemoFinish(&call);

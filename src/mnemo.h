@@ -52,6 +52,7 @@ extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
+extern Datum MnemoArray(Oid type, Datum *values, bool *nulls, int n);
 extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
 extern void MnemoResultSet(FunctionCallInfo fcinfo);
 extern void MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first,
@@ -212,8 +213,9 @@ typedef struct MnemoPart
 } MnemoPart;
 
 extern void MnemoParsePart(JsonbValue *part, const char *where, MnemoPart *out);
-extern void MnemoInsertPart(const char *session_id, const char *tenant,
-							const char *message_id, int32 part_index, MnemoPart *part);
+extern void MnemoInsertParts(const char *session_id, const char *tenant, int n,
+							 char **message_ids, const int32 *part_indexes,
+							 const MnemoPart *parts);
 extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
 							  bool required);
 extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,

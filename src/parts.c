@@ -1,7 +1,7 @@
 /*
  * parts.c
- *		Validation and storage of one message part, shared by append_message,
- *		append_messages and append_part.
+ *		Validation of one message part, and the set-based storage of a call's
+ *		parts, shared by append_message, append_messages and append_part.
  *
  * A part is a JSON object with a "type":
  *		text, reasoning		{"text": string}
@@ -234,45 +234,79 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 		char	   *rendered = MnemoRenderPart(out->part_type, out->content, 0, false);
 
 		estimate = MnemoEstimateTokens(rendered, strlen(rendered));
+		pfree(rendered);
 	}
 	out->token_estimate = estimate;
 }
 
 static SPIPlanPtr insert_plan;
 
+/* the columns of a part row that vary within a call, in the statement's order */
+enum
+{
+	PART_MESSAGE_ID,
+	PART_INDEX,
+	PART_ID,
+	PART_TYPE,
+	PART_CONTENT,
+	PART_TOOL_NAME,
+	PART_TOOL_CALL_ID,
+	PART_TOOL_STATE,
+	PART_TOKEN_ESTIMATE,
+	PART_NCOLS
+};
+
+static const Oid part_col_types[PART_NCOLS] = {
+	TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
+};
+
 /*
- * Store a validated part.  The caller holds the session lock and has chosen
- * part_index.  MN004 if the part's id is taken in the session.
+ * Store n validated parts with one INSERT: parts[i] belongs to message
+ * message_ids[i] at part_indexes[i].  The caller holds the session lock, has
+ * chosen the indexes and given every part an id; a taken id is MN004, which
+ * the caller turns into one naming the id (append.c).
  */
 void
-MnemoInsertPart(const char *session_id, const char *tenant, const char *message_id,
-				int32 part_index, MnemoPart *part)
+MnemoInsertParts(const char *session_id, const char *tenant, int n,
+				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
 {
-	Datum		values[11];
-	char		nulls[11];
+	Datum		args[2 + PART_NCOLS];
+	Datum	   *values = palloc(sizeof(Datum) * n * PART_NCOLS);
+	bool	   *nulls = palloc0(sizeof(bool) * n * PART_NCOLS);
+	int			i;
+	int			c;
 
-	if (part->id == NULL)
-		part->id = MnemoNewId("part");
-	memset(nulls, ' ', sizeof(nulls));
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = CStringGetTextDatum(message_id);
-	values[2] = Int32GetDatum(part_index);
-	values[3] = CStringGetTextDatum(part->id);
-	values[4] = CStringGetTextDatum(part->part_type);
-	values[5] = JsonbPGetDatum(part->content);
-	values[6] = part->tool_name ? CStringGetTextDatum(part->tool_name) : (Datum) 0;
-	nulls[6] = part->tool_name ? ' ' : 'n';
-	values[7] = part->tool_call_id ? CStringGetTextDatum(part->tool_call_id) : (Datum) 0;
-	nulls[7] = part->tool_call_id ? ' ' : 'n';
-	values[8] = part->tool_state ? CStringGetTextDatum(part->tool_state) : (Datum) 0;
-	nulls[8] = part->tool_state ? ' ' : 'n';
-	values[9] = Int32GetDatum(part->token_estimate);
-	values[10] = CStringGetTextDatum(tenant);
+#define SET(col, value) (values[(col) * n + i] = (value))
+#define SET_OR_NULL(col, s) \
+	((s) ? SET(col, CStringGetTextDatum(s)) : (nulls[(col) * n + i] = true))
+	for (i = 0; i < n; i++)
+	{
+		Assert(parts[i].id != NULL);
+		SET(PART_MESSAGE_ID, CStringGetTextDatum(message_ids[i]));
+		SET(PART_INDEX, Int32GetDatum(part_indexes[i]));
+		SET(PART_ID, CStringGetTextDatum(parts[i].id));
+		SET(PART_TYPE, CStringGetTextDatum(parts[i].part_type));
+		SET(PART_CONTENT, JsonbPGetDatum(parts[i].content));
+		SET_OR_NULL(PART_TOOL_NAME, parts[i].tool_name);
+		SET_OR_NULL(PART_TOOL_CALL_ID, parts[i].tool_call_id);
+		SET_OR_NULL(PART_TOOL_STATE, parts[i].tool_state);
+		SET(PART_TOKEN_ESTIMATE, Int32GetDatum(parts[i].token_estimate));
+	}
+#undef SET
+#undef SET_OR_NULL
+	args[0] = CStringGetTextDatum(session_id);
+	args[1] = CStringGetTextDatum(tenant);
+	for (c = 0; c < PART_NCOLS; c++)
+		args[2 + c] = MnemoArray(part_col_types[c], values + c * n, nulls + c * n, n);
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
 				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
-				 11, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
-				 TEXTOID, TEXTOID, INT4OID, TEXTOID});
-	MnemoInsert(insert_plan, values, nulls, "part", part->id);
+				 "SELECT $1, u.message_id, u.part_index, u.id, u.part_type, u.content, "
+				 "u.tool_name, u.tool_call_id, u.tool_state, u.token_estimate, $2 "
+				 "FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11) AS u(message_id, part_index, "
+				 "id, part_type, content, tool_name, tool_call_id, tool_state, token_estimate)",
+				 2 + PART_NCOLS, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, INT4ARRAYOID,
+				 TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+				 TEXTARRAYOID, INT4ARRAYOID});
+	MnemoInsert(insert_plan, args, NULL, "part", NULL);
 }

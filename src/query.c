@@ -23,6 +23,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
@@ -70,6 +71,8 @@ MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
  * what and id.  The error is re-thrown at once, so the (sub)transaction
  * aborts as it would have; matching on the SQLSTATE, not on an index name,
  * keeps this right on partitions and shards, whose indexes have other names.
+ * A set-based INSERT passes id NULL, not knowing which row clashed; its
+ * caller then looks the clash up and names it (append.c).
  */
 void
 MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
@@ -93,12 +96,65 @@ MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
 			PG_RE_THROW();
 		}
 		FlushErrorState();
+		if (id == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+					 errmsg("the id of a %s already exists", what),
+					 errdetail("Ids are unique within their session.")));
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
 				 errmsg("%s \"%s\" already exists", what, id),
 				 errdetail("Ids are unique within their session.")));
 	}
 	PG_END_TRY();
+}
+
+/*
+ * The n values (nulls: NULL or one flag each) as a one-dimensional array of
+ * a built-in type, a parameter of a set-based statement: one INSERT ...
+ * SELECT ... FROM unnest($k, ...) writes all the rows of a call in one
+ * executor run.  The element layouts are known here, so building the array
+ * looks nothing up in the catalog.
+ */
+Datum
+MnemoArray(Oid type, Datum *values, bool *nulls, int n)
+{
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
+	int16		typlen;
+	bool		byval;
+	char		align;
+
+	switch (type)
+	{
+		case TEXTOID:
+		case JSONBOID:
+			typlen = -1;
+			byval = false;
+			align = TYPALIGN_INT;
+			break;
+		case INT8OID:
+			typlen = sizeof(int64);
+			byval = FLOAT8PASSBYVAL;
+			align = TYPALIGN_DOUBLE;
+			break;
+		case INT4OID:
+			typlen = sizeof(int32);
+			byval = true;
+			align = TYPALIGN_INT;
+			break;
+		case BOOLOID:
+			typlen = sizeof(bool);
+			byval = true;
+			align = TYPALIGN_CHAR;
+			break;
+		default:
+			elog(ERROR, "no array layout for type %u", type);
+	}
+	if (n == 0)
+		return PointerGetDatum(construct_empty_array(type));
+	return PointerGetDatum(construct_md_array(values, nulls, 1, dims, lbs, type, typlen, byval,
+											  align));
 }
 
 /*

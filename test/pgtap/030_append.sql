@@ -2,7 +2,7 @@
 -- (total order): within a session seqs are dense and strictly increasing,
 -- whatever mix of single appends, batches, part appends and failed calls.
 BEGIN;
-SELECT plan(46);
+SELECT plan(55);
 
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_o') $$, 'session tap_o');
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_x') $$, 'session tap_x');
@@ -46,6 +46,43 @@ SELECT throws_ok($$ SELECT mnemo.append_part('tap_o', 'tap_missing_msg', '{"type
                  'message "tap_missing_msg" does not exist in session "tap_o"', 'append_part to an unknown message: MN002');
 SELECT throws_ok($$ SELECT mnemo.append_part('tap_x', 'tap_x_m1', '{"type": "text", "id": "tap_x_p1", "text": "x"}') $$, 'MN004', NULL,
                  'append_part with a taken part id: MN004');
+-- a batch writes each table with one statement: the ids it names are checked
+-- first, and the clash reported is the first a row-by-row write would meet
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '[
+                       {"id": "tap_x_b1", "role": "user", "parts": []},
+                       {"id": "tap_x_b1", "role": "user", "parts": []}]') $$,
+                 'MN004', 'message "tap_x_b1" already exists', 'a batch naming one message id twice: MN004');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '[
+                       {"id": "tap_x_b2", "role": "user", "parts": [{"type": "text", "id": "tap_x_bp", "text": "a"}]},
+                       {"id": "tap_x_b3", "role": "user", "parts": [{"type": "text", "id": "tap_x_bp", "text": "b"}]}]') $$,
+                 'MN004', 'part "tap_x_bp" already exists', 'a batch naming one part id in two messages: MN004');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '[
+                       {"id": "tap_x_b4", "role": "user", "parts": [{"type": "text", "id": "tap_x_p1", "text": "a"}]},
+                       {"id": "tap_x_m1", "role": "user", "parts": []}]') $$,
+                 'MN004', 'part "tap_x_p1" already exists', 'a batch with a taken part before a taken message id names the part');
+SELECT throws_ok($$ SELECT mnemo.append_messages('tap_x', '[
+                       {"id": "tap_x_b5", "role": "user", "parts": []},
+                       {"id": "tap_x_m1", "role": "user", "parts": [{"type": "text", "id": "tap_x_p1", "text": "a"}]}]') $$,
+                 'MN004', 'message "tap_x_m1" already exists', 'a batch with a taken message id before a taken part names the message');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE id LIKE 'tap\_x\_b%'), 0::bigint,
+          'no row of a batch that failed on an id is stored');
+SELECT lives_ok($$ SELECT mnemo.create_session('tap_c'); SELECT mnemo.append_messages('tap_c', '[
+                       {"id": "tap_x_c1", "role": "user", "parts": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
+                       {"id": "tap_x_c2", "role": "assistant", "is_summary": true, "parts": [{"type": "text", "text": "s"}]},
+                       {"id": "tap_x_c3", "role": "assistant", "parts": [{"type": "text", "text": "c"}]}]') $$,
+                'a batch of messages with several parts and a summary');
+SELECT results_eq($$ SELECT m.id || ':' || p.part_index || ':' || (p.content->>'text')
+                       FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id
+                      WHERE m.session_id = 'tap_c' ORDER BY m.seq, p.part_index $$,
+                  ARRAY['tap_x_c1:0:a', 'tap_x_c1:1:b', 'tap_x_c2:0:s', 'tap_x_c3:0:c'],
+                  'each part of a batch is stored with its message and its index');
+SELECT results_eq($$ SELECT c.item_id FROM mnemo.context_items c
+                      WHERE c.session_id = 'tap_c' ORDER BY c.position $$,
+                  ARRAY['tap_x_c1', 'tap_x_c3'],
+                  'a batch puts its messages but not its summary in context, at consecutive positions');
+SELECT is((SELECT max(position) - min(position) FROM mnemo.context_items c
+            WHERE c.session_id = 'tap_c'), 1::bigint,
+          'the positions of a batch are consecutive');
 SELECT is((SELECT last_seq FROM mnemo.get_session('tap_x')), 1::bigint, 'none of the failed calls used a seq');
 
 --

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench/import.sh: `mnemo import` of a mnemo JSONL transcript of many small
+# messages (issue 17 item 4), as messages per second, against COPY of the
+# same messages' text into a plain table in the same run.
+#
+#   bash bench/import.sh [MESSAGES] [RUNS]   (defaults 100000 and 3)
+#
+# Connects with the PG* environment (bench/run.sh sets it to its private
+# cluster; the database must have mnemo) and runs client/mnemo, which must
+# be built.  The transcript is generated: a header, then MESSAGES lines
+# alternating user and assistant, each one text part of 60-120 bytes with
+# the ids and token_estimate an export writes, so the import keeps them.
+# Each run imports the file under its own session id (the header's, changed
+# per run; message and part ids kept, as an import of an export keeps them)
+# and is timed from the start of the command to its exit; the median of RUNS
+# is printed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+messages=${1:-100000}
+runs=${2:-3}
+work=$(mktemp -d /tmp/mnemo-bench-import.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+awk -v n="$messages" 'BEGIN {
+	printf "{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"bench-import\", \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"system_prompt\": \"\", \"created_at\": 1772441431000}\n"
+	srand(15)
+	for (i = 1; i <= n; i++) {
+		text = sprintf("message %d of the import benchmark:", i)
+		len = 60 + int(rand() * 61)
+		while (length(text) < len)
+			text = text " word" int(rand() * 1000)
+		printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"created_at\": %d, \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"%s\", \"type\": \"text\", \"token_estimate\": %d}]}\n", i, (i % 2 ? "user" : "assistant"), 1772441431000 + i, i, text, int(len / 4)
+	}
+}' >"$work/transcript.jsonl"
+awk 'NR > 1 { match($0, /"text": "[^"]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' \
+	"$work/transcript.jsonl" >"$work/texts.txt"
+
+now_ms() { date +%s%3N; }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+psql -X -q -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS public.bench_import_plain" \
+	-c "CREATE TABLE public.bench_import_plain (id bigserial PRIMARY KEY, session_id text, seq int, content text)" >/dev/null
+: >"$work/mnemo.ms"
+: >"$work/copy.ms"
+for ((r = 1; r <= runs; r++)); do
+	sed "1s/\"bench-import\"/\"bench-import-$$-$r\"/" "$work/transcript.jsonl" >"$work/run.jsonl"
+	t0=$(now_ms)
+	session=$(client/mnemo import "$work/run.jsonl" --quiet)
+	echo $(($(now_ms) - t0)) >>"$work/mnemo.ms"
+	t0=$(now_ms)
+	awk -v s="copy-$r" '{ printf "%s\t%d\t%s\n", s, NR, $0 }' "$work/texts.txt" |
+		psql -X -q -v ON_ERROR_STOP=1 -c "COPY public.bench_import_plain (session_id, seq, content) FROM STDIN"
+	echo $(($(now_ms) - t0)) >>"$work/copy.ms"
+done
+mnemo_ms=$(median <"$work/mnemo.ms")
+copy_ms=$(median <"$work/copy.ms")
+stored=$(psql -X -Atc "SELECT count(*) FROM mnemo.messages WHERE session_id = '$session'")
+[ "$stored" = "$messages" ] || { echo "bench/import: the last import stored $stored messages, not $messages" >&2; exit 1; }
+echo "bench/import: $messages messages (one text part of 60-120 B each), median of $runs runs"
+printf '%-52s %12s %12s %8s\n' measure mnemo "plain COPY" ratio
+awk -v n="$messages" -v a="$mnemo_ms" -v b="$copy_ms" 'BEGIN {
+	printf "%-52s %12.0f %12.0f %8.2f  messages/s\n", "mnemo import vs COPY of the texts", n * 1000 / a, n * 1000 / b, b / a
+}'

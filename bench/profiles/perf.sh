@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bench/profiles/perf.sh: where a backend spends an append, by perf.
+#
+#   bash bench/profiles/perf.sh turn|import OUT.txt
+#
+#   turn    one append_messages call per turn (user ~200 B + assistant
+#           ~800 B, as bench/append), pgbench -M prepared, one client,
+#           synchronous_commit off, 8 s recorded in the serving backend
+#   import  client/mnemo import of 50,000 messages of one ~90 B text part
+#           each, ids kept (as bench/import.sh), recorded in the backend
+#
+# Connects with the PG* environment to a database with mnemo (as bench/run.sh
+# or test/cluster.sh sets it), needs perf and, for import, client/mnemo.
+# Writes perf's call graph, by inclusive share, to OUT.txt.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+what=${1:?usage: perf.sh turn|import OUT.txt}
+out=${2:?usage: perf.sh turn|import OUT.txt}
+work=$(mktemp -d /tmp/mnemo-perf.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+case $what in
+turn)
+	session=$(psql -X -Atc "SELECT id FROM mnemo.create_session()")
+	user=$(printf 'u%.0s' $(seq 200))
+	assistant=$(printf 'a %.0s' $(seq 400))
+	printf "SELECT count(*) FROM mnemo.append_messages('%s', '[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}]');\n" \
+		"$session" "$user" "$assistant" >"$work/turn.sql"
+	PGOPTIONS="-c synchronous_commit=off" pgbench -n -M prepared -f "$work/turn.sql" -T 12 -c 1 \
+		>"$work/pgbench.txt" 2>&1 &
+	sleep 2
+	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+	perf record -g -p "$pid" -o "$work/perf.data" -- sleep 8 2>/dev/null
+	wait
+	header="one append_messages call per turn, pgbench -M prepared -c 1, synchronous_commit=off: $(grep -o 'tps = [0-9.]*' "$work/pgbench.txt")"
+	comm=()
+	;;
+import)
+	awk -v n=50000 -v tag="$$-$(date +%s)" 'BEGIN {
+		printf "{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"perf-import-%s\", \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"system_prompt\": \"\", \"created_at\": 1772441431000}\n", tag
+		for (i = 1; i <= n; i++)
+			printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"created_at\": %d, \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"message %d of the import profile, some ninety bytes of words to store and to index\", \"type\": \"text\", \"token_estimate\": 22}]}\n", i, (i % 2 ? "user" : "assistant"), 1772441431000 + i, i, i
+	}' >"$work/transcript.jsonl"
+	# the postmaster, so that the backend it forks for the import is recorded
+	postmaster=$(head -1 "$(psql -X -Atc 'SHOW data_directory')/postmaster.pid")
+	perf record -g -p "$postmaster" -o "$work/perf.data" -- \
+		client/mnemo import "$work/transcript.jsonl" --quiet >/dev/null 2>&1
+	header="client/mnemo import of 50,000 messages of one text part each (ids kept), the backend"
+	comm=()
+	;;
+*)
+	echo "usage: perf.sh turn|import OUT.txt" >&2
+	exit 2
+	;;
+esac
+{
+	echo "# $header"
+	echo "# $(psql -X -Atc 'SELECT version()')"
+	echo "# perf report --children (inclusive share of the backend's samples), symbols above 1.5%"
+	perf report -i "$work/perf.data" "${comm[@]}" --children --stdio --percent-limit 1.5 -g none 2>/dev/null |
+		grep -E '^ +[0-9.]+%' | grep -v ' 0x0000'
+} >"$out"
+echo "wrote $out"

@@ -72,12 +72,13 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.runs', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.pending_requests', '');
 
 
-CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false)
+CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false,
+                                     seq bigint DEFAULT NULL, created_at bigint DEFAULT NULL)
     RETURNS mnemo.checkpoints
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_add_checkpoint';
-COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean) IS 'labels the session''s current end (its last seq, in commit order); MN004 if the label is taken in the session, MN012 if the session is inactive';
+COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean, bigint, bigint) IS 'labels the session''s current end (its last seq, in commit order), or an earlier seq and time when restoring a transcript; MN004 if the label is taken in the session, MN012 if the session is inactive';
 
 CREATE FUNCTION mnemo.list_checkpoints(session_id text)
     RETURNS SETOF mnemo.checkpoints
@@ -321,6 +322,49 @@ CREATE FUNCTION mnemo.list_discarded(session_id text)
 COMMENT ON FUNCTION mnemo.list_discarded(text) IS 'the session''s messages that resumes discarded, in seq order, with their parts';
 
 /* ------------------------------------------------------------------------
+ * Issue 16/17: a transcript import restores the session's created time
+ * (create_session takes created_at).
+ * ------------------------------------------------------------------------ */
+
+DROP FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text);
+CREATE FUNCTION mnemo.create_session(
+    id text DEFAULT NULL,
+    model_id text DEFAULT '',
+    provider_id text DEFAULT '',
+    agent text DEFAULT 'default',
+    parent_id text DEFAULT NULL,
+    title text DEFAULT NULL,
+    metadata jsonb DEFAULT NULL,
+    system_prompt text DEFAULT '',
+    created_at bigint DEFAULT NULL)
+    RETURNS mnemo.sessions
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_create_session';
+COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text, bigint) IS 'creates a session (id generated when NULL; created_at in unix ms, now when NULL); MN004 if the id exists, MN001 if parent_id does not';
+
+-- and commit_summary takes the summary's created_at and part ids, so that
+-- a re-imported compaction keeps them
+DROP FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text);
+CREATE FUNCTION mnemo.commit_summary(
+    session_id text,
+    summary_id text,
+    content text,
+    token_count integer,
+    remove_item_ids text[],
+    kind text DEFAULT 'leaf',
+    level integer DEFAULT 1,
+    model_id text DEFAULT NULL,
+    provider_id text DEFAULT NULL,
+    holder text DEFAULT NULL,
+    created_at bigint DEFAULT NULL,
+    part_ids text[] DEFAULT NULL)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text, bigint, text[]) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim; created_at (unix ms, now when NULL) and part_ids (of its text and marker parts) restore a summary''s time and ids';
+
  * Issue 18: durable maps (LLMMap, AgenticMap): maps, map_items and their
  * functions.
  * ------------------------------------------------------------------------ */

@@ -707,12 +707,13 @@ CREATE FUNCTION mnemo.create_session(
     parent_id text DEFAULT NULL,
     title text DEFAULT NULL,
     metadata jsonb DEFAULT NULL,
-    system_prompt text DEFAULT '')
+    system_prompt text DEFAULT '',
+    created_at bigint DEFAULT NULL)
     RETURNS mnemo.sessions
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_create_session';
-COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text) IS 'creates a session (id generated when NULL); MN004 if the id exists, MN001 if parent_id does not';
+COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text, bigint) IS 'creates a session (id generated when NULL; created_at in unix ms, now when NULL); MN004 if the id exists, MN001 if parent_id does not';
 
 CREATE FUNCTION mnemo.get_session(id text) RETURNS mnemo.sessions
     LANGUAGE c STABLE PARALLEL SAFE
@@ -899,12 +900,14 @@ CREATE FUNCTION mnemo.commit_summary(
     level integer DEFAULT 1,
     model_id text DEFAULT NULL,
     provider_id text DEFAULT NULL,
-    holder text DEFAULT NULL)
+    holder text DEFAULT NULL,
+    created_at bigint DEFAULT NULL,
+    part_ids text[] DEFAULT NULL)
     RETURNS bigint
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
-COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim';
+COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text, bigint, text[]) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim; created_at (unix ms, now when NULL) and part_ids (of its text and marker parts) restore a summary''s time and ids';
 
 CREATE FUNCTION mnemo.expand_summary(session_id text, summary_id text, recursive boolean DEFAULT false)
     RETURNS SETOF mnemo.expansion
@@ -1111,12 +1114,13 @@ COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, i
  * Checkpoints, runs, the pending request and state (issue 16)
  * ------------------------------------------------------------------------ */
 
-CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false)
+CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false,
+                                     seq bigint DEFAULT NULL, created_at bigint DEFAULT NULL)
     RETURNS mnemo.checkpoints
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_add_checkpoint';
-COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean) IS 'labels the session''s current end (its last seq, in commit order); MN004 if the label is taken in the session, MN012 if the session is inactive';
+COMMENT ON FUNCTION mnemo.add_checkpoint(text, text, boolean, bigint, bigint) IS 'labels the session''s current end (its last seq, in commit order), or an earlier seq and time when restoring a transcript; MN004 if the label is taken in the session, MN012 if the session is inactive';
 
 CREATE FUNCTION mnemo.list_checkpoints(session_id text)
     RETURNS SETOF mnemo.checkpoints

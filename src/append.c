@@ -479,11 +479,12 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 void
 MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 						  const char *model_id, const char *provider_id,
-						  Jsonb *parts, MnemoSessionLock *lock, int64 seq)
+						  Jsonb *parts, MnemoSessionLock *lock, int64 seq, int64 created_at)
 {
 	MessageInput m;
 
 	memset(&m, 0, sizeof(m));
+	m.created_at = created_at;
 	m.id = pstrdup(summary_id);
 	m.id_given = true;
 	m.role = "assistant";

@@ -7,7 +7,9 @@
  * the checkpoint covers seqs 1 .. seq.  add_checkpoint takes the session
  * row lock every append takes, so that end is the end in commit order: an
  * append in flight commits before the checkpoint sees the session, or
- * after it and past it.  Labels are unique within their session (MN004);
+ * after it and past it.  A transcript import restores a checkpoint at its
+ * own seq (not past the end) and time instead.  Labels are unique within
+ * their session (MN004);
  * the client labels the one it adds after each completed assistant turn
  * "turn-<seq of the assistant message>" with auto = true.
  */
@@ -34,14 +36,26 @@ mnemo_add_checkpoint(PG_FUNCTION_ARGS)
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	Datum		result;
+	int64		seq = PG_NARGS() > 3 && !PG_ARGISNULL(3) ? PG_GETARG_INT64(3) : -1;
+	int64		created_at = PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_INT64(4) : -1;
 
 	MnemoCheckId(label, "label");
+	if ((PG_NARGS() > 3 && !PG_ARGISNULL(3) && seq < 0) ||
+		(PG_NARGS() > 4 && !PG_ARGISNULL(4) && created_at < 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a checkpoint's seq and created_at must not be negative")));
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
+	if (seq > lock.last_seq)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("checkpoint \"%s\" at seq " INT64_FORMAT " is past the end of session \"%s\" (seq " INT64_FORMAT ")",
+						label, seq, session_id, lock.last_seq)));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(label);
-	values[2] = Int64GetDatum(lock.last_seq);
-	values[3] = Int64GetDatum(MnemoNowMs());
+	values[2] = Int64GetDatum(seq >= 0 ? seq : lock.last_seq);
+	values[3] = Int64GetDatum(created_at >= 0 ? created_at : MnemoNowMs());
 	values[4] = BoolGetDatum(is_auto);
 	values[5] = CStringGetTextDatum(lock.tenant);
 	MnemoPrepare(&insert_plan,

@@ -189,7 +189,8 @@ extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 /* append.c */
 extern void MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 									  const char *model_id, const char *provider_id,
-									  Jsonb *parts, MnemoSessionLock *lock, int64 seq);
+									  Jsonb *parts, MnemoSessionLock *lock, int64 seq,
+									  int64 created_at);
 
 /* notify.c */
 extern void MnemoNotify(bool watched, const char *tenant, const char *event,

@@ -177,7 +177,8 @@ SelectSession(const char *session_id, bool read_only, bool *visible)
 
 /*
  * Insert a session from arguments 0..7 of a create_session-shaped call (id,
- * model_id, provider_id, agent, parent_id, title, metadata, system_prompt).
+ * model_id, provider_id, agent, parent_id, title, metadata, system_prompt)
+ * and create_session's created_at (argument 8).
  * Leaves the new row in SPI_tuptable and returns true, or returns false if
  * a session with this id already exists.
  */
@@ -216,7 +217,17 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 		values[3] = CStringGetTextDatum("default"), nulls[3] = ' ';
 	if (PG_ARGISNULL(7))
 		values[7] = CStringGetTextDatum(""), nulls[7] = ' ';
-	values[8] = Int64GetDatum(MnemoNowMs());
+	/* create_session's created_at (an import restoring a session); get_or_create_session has none */
+	if (PG_NARGS() > 8 && !PG_ARGISNULL(8))
+	{
+		if (PG_GETARG_INT64(8) < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("created_at must not be negative")));
+		values[8] = PG_GETARG_DATUM(8);
+	}
+	else
+		values[8] = Int64GetDatum(MnemoNowMs());
 	nulls[8] = ' ';
 	values[9] = CStringGetTextDatum(MnemoCallerTenant());
 	nulls[9] = ' ';

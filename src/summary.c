@@ -42,6 +42,40 @@ static SPIPlanPtr edges_below_plan;
 static SPIPlanPtr expand_plan;
 static SPIPlanPtr nodes_plan;
 
+/*
+ * The ids of the summary message's two parts (its text, its compaction
+ * marker), given when a transcript import commits a summary again.
+ */
+static void
+SummaryPartIds(ArrayType *arr, char *ids[2])
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n != 2 || nulls[0] || nulls[1])
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("part_ids must name the summary's two parts: its text and its compaction marker")));
+	for (int i = 0; i < 2; i++)
+	{
+		ids[i] = TextDatumGetCString(elems[i]);
+		MnemoCheckId(ids[i], "part id");
+	}
+}
+
+/* ", "id": "ID"" into buf when id is set */
+static void
+PutPartId(StringInfo buf, const char *id)
+{
+	if (id == NULL)
+		return;
+	appendStringInfoString(buf, "\"id\": ");
+	escape_json(buf, id);
+	appendStringInfoString(buf, ", ");
+}
+
 PG_FUNCTION_INFO_V1(mnemo_commit_summary);
 Datum
 mnemo_commit_summary(PG_FUNCTION_ARGS)
@@ -56,6 +90,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	char	   *model_id = MnemoTextArgOrNull(fcinfo, 7);
 	char	   *provider_id = MnemoTextArgOrNull(fcinfo, 8);
 	char	   *holder = PG_NARGS() > 9 ? MnemoTextArgOrNull(fcinfo, 9) : NULL;
+	int64		created_at = PG_NARGS() > 10 && !PG_ARGISNULL(10) ? PG_GETARG_INT64(10) : -1;
+	char	   *part_ids[2] = {NULL, NULL};
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	Oid			types[7] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID};
@@ -81,6 +117,12 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("token_count must not be negative")));
+	if (PG_NARGS() > 10 && !PG_ARGISNULL(10) && created_at < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("created_at must not be negative")));
+	if (PG_NARGS() > 11 && !PG_ARGISNULL(11))
+		SummaryPartIds(PG_GETARG_ARRAYTYPE_P(11), part_ids);
 	MnemoCheckRemoveList(ids, session_id);
 	MnemoCheckId(summary_id, "summary id");
 
@@ -90,7 +132,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = Int32GetDatum(level);
 	values[5] = Int32GetDatum(token_count);
-	values[6] = Int64GetDatum(MnemoNowMs());
+	/* a transcript import restores the summary's time */
+	values[6] = Int64GetDatum(created_at >= 0 ? created_at : MnemoNowMs());
 
 	MnemoConnect(&call);
 	if (holder != NULL)
@@ -142,10 +185,13 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 
 	/* the summary message: its text and a compaction marker */
 	initStringInfo(&parts);
-	appendStringInfoString(&parts, "[{\"type\": \"text\", \"text\": ");
+	appendStringInfoString(&parts, "[{");
+	PutPartId(&parts, part_ids[0]);
+	appendStringInfoString(&parts, "\"type\": \"text\", \"text\": ");
 	escape_json(&parts, content);
-	appendStringInfo(&parts, ", \"token_estimate\": %d}, "
-					 "{\"type\": \"compaction_marker\", \"summary_node_id\": ", token_count);
+	appendStringInfo(&parts, ", \"token_estimate\": %d}, {", token_count);
+	PutPartId(&parts, part_ids[1]);
+	appendStringInfoString(&parts, "\"type\": \"compaction_marker\", \"summary_node_id\": ");
 	escape_json(&parts, summary_id);
 	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"compacted_item_count\": %d, "
 					 "\"seq_start\": " INT64_FORMAT ", \"seq_end\": " INT64_FORMAT
@@ -153,7 +199,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 					 kind, level, nids, seq_start, seq_end);
 	MnemoAppendSummaryMessage(session_id, summary_id, model_id, provider_id,
 							  DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(parts.data))),
-							  &lock, lock.last_seq);
+							  &lock, lock.last_seq, DatumGetInt64(values[6]));
 
 	/* the node, its provenance, and the nodes it consumed */
 	MnemoPrepare(&node_plan,

@@ -13,7 +13,7 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_checkpoints = {
 	"checkpoints",
 	"a session's checkpoints, or a new one at its end",
-	"Usage: mnemo checkpoints SESSION [--add LABEL]\n"
+	"Usage: mnemo checkpoints SESSION [--add LABEL] [--json]\n"
 	"\n"
 	"List the session's checkpoints in log order (mnemo.list_checkpoints),\n"
 	"one line each, tab-separated:\n"
@@ -25,6 +25,8 @@ const cli_command cli_checkpoints = {
 	"Options:\n"
 	"  --add LABEL  add a checkpoint labelled LABEL at the session's end\n"
 	"               (mnemo.add_checkpoint) and print it instead\n"
+	"  --json       a JSON array instead, one object a checkpoint: seq, label,\n"
+	"               auto (true or false), created_at (ms)\n"
 	"\n"
 	"Exit status 3 when the session does not exist; 1 when the label is\n"
 	"taken in the session.\n",
@@ -41,18 +43,33 @@ print_checkpoint(const mnemo_checkpoint *c)
 	printf("\t%s\t%s\n", c->is_auto ? "auto" : "manual", cli_time(when, c->created_at));
 }
 
+static void
+print_json(const mnemo_checkpoint *items, size_t n)
+{
+	putchar('[');
+	for (size_t i = 0; i < n; i++)
+	{
+		printf("%s\n {\"seq\": %" PRId64 ", \"label\": ", i ? "," : "", items[i].seq);
+		cli_json_string(stdout, items[i].label);
+		printf(", \"auto\": %s, \"created_at\": %" PRId64 "}", items[i].is_auto ? "true" : "false",
+			   items[i].created_at);
+	}
+	puts(n ? "\n]" : "]");
+}
+
 static int
 run(const char *db, int argc, char **argv)
 {
 	const char *label = NULL;
-	cli_option	opts[] = {{"add", &label, NULL}};
+	bool		json = false;
+	cli_option	opts[] = {{"add", &label, NULL}, {"json", NULL, &json}};
 	const char *pos[1];
 	mnemo_checkpoints *list = NULL;
 	mnemo_checkpoint *added = NULL;
 	mnemo_store *st;
 	int			rc;
 
-	if ((rc = cli_parse(&cli_checkpoints, argc, argv, opts, 1, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_checkpoints, argc, argv, opts, 2, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
@@ -63,9 +80,11 @@ run(const char *db, int argc, char **argv)
 		mnemo_store_close(st);
 		return rc;
 	}
-	if (added != NULL)
+	if (json)
+		print_json(added != NULL ? added : list->items, added != NULL ? 1 : list->count);
+	else if (added != NULL)
 		print_checkpoint(added);
-	for (size_t i = 0; list != NULL && i < list->count; i++)
+	for (size_t i = 0; !json && list != NULL && i < list->count; i++)
 		print_checkpoint(&list->items[i]);
 	mnemo_checkpoint_free(added);
 	mnemo_checkpoints_free(list);

@@ -26,7 +26,8 @@ const cli_command cli_show = {
 	"\n"
 	"Options:\n"
 	"  --json  the session as JSON Lines instead: the export format of 'mnemo\n"
-	"          export' (a session header line, then one message a line)\n"
+	"          export' (a session header line, then one message a line,\n"
+	"          and a line for each checkpoint)\n"
 	"\n"
 	"Exit status 3 when the session does not exist.\n",
 	run

@@ -26,7 +26,7 @@ _mnemo() {
 	done
 	case $prev in
 	-d | --dbname | --db | -h | --host | -p | --port | -U | --username | --limit | --budget | \
-		--level | --after | --model | --system | --base-url | --api-key | --context-limit | \
+		--level | --after | --model | --system | --base-url | --api-key | --context-limit | --add | \
 		--id | --continuation | --max-turns | --max-retries | --timeout-ms | --concurrency | \
 		--lease-ms | --max-items | --threshold)
 		return

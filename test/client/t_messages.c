@@ -188,8 +188,13 @@ test_append(mnemo_store *st, seen *ev)
 		is_str(p[1].tool_name, "ls", "tool_name");
 		is_str(p[1].tool_call_id, "call_1", "tool_call_id");
 		is_str(p[1].tool_state, "completed", "tool_state");
-		is_str(p[1].tool_input, "{\"all\": true, \"path\": \"/tmp\", \"limit\": 18446744073709551616}",
-			   "tool_input as jsonb text, a number beyond 64 bits exact");
+		is_str(p[1].tool_input, "{\"path\": \"/tmp\", \"all\": true, \"limit\": 18446744073709551616}",
+			   "tool_input as written, its keys' order kept, a number beyond 64 bits exact");
+		ok(p[1].content != NULL &&
+		   strstr(p[1].content, "\"input\": {\"all\": true, \"path\": \"/tmp\", "
+				  "\"limit\": 18446744073709551616}") != NULL &&
+		   strstr(p[1].content, "\"input_text\": ") != NULL,
+		   "stored as jsonb (keys sorted) with the text as written in input_text");
 		is_str(p[1].tool_output, "a.txt\nb.txt", "tool_output, newline included");
 		ok(p[1].text == NULL, "a tool part has no text");
 		is_int(p[1].token_estimate, 7, "token_estimate as given");

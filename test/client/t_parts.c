@@ -284,6 +284,51 @@ test_reads_and_inactive(mnemo_store *st)
 	is_err(st, rc, MNEMO_ERR_SESSION_INACTIVE, "MN012", "stream into an inactive session");
 }
 
+/*
+ * jsonb sorts an object's keys, shorter first: a tool input in another
+ * order keeps its text in "input_text", and reads back as written, so it
+ * goes back to the provider as the model wrote it.
+ */
+static void
+test_input_order(mnemo_store *st)
+{
+	static const char *const inputs[] = {
+		"{\"path\": \"a.c\", \"limit\": 5, \"nested\": {\"zz\": 1, \"a\": 2}}",
+		"{\"a\": 1, \"bb\": {\"c\": 2}, \"ccc\": [{\"d\": 1, \"ee\": 2}]}",
+		"{\"b\": 1, \"a\": 2}",
+	};
+	mnemo_new_message msg = {0};
+	mnemo_parts *parts;
+
+	msg.role = "assistant";
+	msg.id = "a-order";
+	if (mnemo_message_append(st, "p1", &msg, NULL) != MNEMO_OK)
+		bail_out("append: %s", mnemo_errmsg(st));
+	for (size_t i = 0; i < 3; i++)
+	{
+		mnemo_new_part part = MNEMO_NEW_PART_INIT;
+
+		part.type = "tool";
+		part.tool_name = "t";
+		part.tool_call_id = i == 0 ? "c0" : i == 1 ? "c1" : "c2";
+		part.tool_input = inputs[i];
+		if (mnemo_part_append(st, "p1", "a-order", &part, NULL) != MNEMO_OK)
+			bail_out("part_append: %s", mnemo_errmsg(st));
+	}
+	parts = parts_of(st, "a-order");
+	is_int(parts->count, 3, "three tool parts");
+	if (parts->count == 3)
+	{
+		is_str(parts->items[0].tool_input, inputs[0],
+			   "an input whose nested keys jsonb reorders reads back as written");
+		ok(strstr(parts->items[0].content, "\"input_text\": ") != NULL, "... kept as input_text");
+		is_str(parts->items[1].tool_input, inputs[1], "an input in jsonb's order reads back the same");
+		ok(strstr(parts->items[1].content, "input_text") == NULL, "... with no copy");
+		is_str(parts->items[2].tool_input, inputs[2], "two keys of one length, not bytewise: as written");
+	}
+	mnemo_parts_free(parts);
+}
+
 int
 main(void)
 {
@@ -292,6 +337,7 @@ main(void)
 	test_streaming(st);
 	test_status(st);
 	test_tombstone(st);
+	test_input_order(st);
 	test_reads_and_inactive(st);
 	mnemo_store_close(st);
 	return tap_done();

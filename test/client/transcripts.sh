@@ -45,9 +45,7 @@ round_trip() {
 	expect_rc 0 "$format: its export imports into another database"
 	check "$format: into the session of the header's id" test "$(cat "$work/out")" = "$sid"
 	"$M" --db "dbname=$copy_db" export "$sid" >"$work/$format.second.jsonl" 2>"$work/err"
-	# the session's own created time is the one thing create_session cannot take
-	sed -i '1s/"created_at": [0-9]*}$/}/' "$work/$format.first.jsonl" "$work/$format.second.jsonl"
-	check "$format: export, import, export: byte-identical" \
+	check "$format: export, import, export: byte-identical (the session's created time too)" \
 		cmp -s "$work/$format.first.jsonl" "$work/$format.second.jsonl"
 	run_m import "$file" --new-ids --format "$format" --quiet
 	expect_rc 0 "$format: --format $format reads it too"
@@ -66,8 +64,46 @@ check "pi: message times are the records' timestamps" \
 	test "$(msgs_where "$pi_sid" "created_at BETWEEN 1763681000000 AND 1763690000000")" = 16
 check "pi: api and errorMessage kept in the message's metadata" \
 	test "$(parts_where "$pi_sid" "content->'metadata' ? 'errorMessage'")" = 1
+check "pi: the session's time is the session record's timestamp" \
+	test "$(psql_q -c "SELECT created_at FROM mnemo.sessions WHERE id = '$pi_sid'")" = 1763681630805
 check "pi: usage restored (cache reads of a real turn)" \
 	test "$(msgs_where "$pi_sid" "tokens_cache_read > 0")" -ge 1
+
+# a pi log that compacted twice (pi's compaction records): 10 messages and
+# the 2 summaries, each committed over the messages before its first kept
+# entry
+round_trip $D/transcript-pi-compacted.jsonl pi 12
+pc_sid=$last_sid
+ctx_of() { psql_q -c "SELECT string_agg(CASE WHEN c.item_type = 'summary' THEN 'S' ELSE m.role || m.seq END, ' ' ORDER BY c.position) FROM mnemo.get_context_items('$1') c JOIN mnemo.messages m ON m.session_id = '$1' AND m.id = c.item_id"; }
+is "$(ctx_of "$pc_sid")" "S S user8 assistant9 user11 assistant12" \
+	"pi compaction: the summaries are back in context, what they cover out of it (the kept entries stay)"
+is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, ', ' ORDER BY seq_start) FROM mnemo.summary_nodes('$pc_sid')")" \
+	"leaf 1-3, leaf 4-6" "pi compaction: a leaf node per compaction, over the messages before its first kept entry"
+check "pi compaction: the summary is pi's, at the compaction's time" \
+	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.message_id = messages.id AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
+check "pi compaction: a toolCall's arguments keep their order (input_text)" \
+	test "$(parts_where "$pc_sid" "content->>'input_text' = '{\"path\":\"src/list.ts\",\"offset\":1,\"limit\":80}'")" = 1
+run_m verify "$pc_sid"
+expect_rc 0 "pi compaction: mnemo verify passes (every message reachable through the DAG)"
+run_m --db "dbname=$copy_db" verify "$pc_sid"
+expect_rc 0 "pi compaction: and in the copy made from its export"
+is "$(psql_q -d "$copy_db" -c "SELECT string_agg(CASE WHEN c.item_type = 'summary' THEN 'S' ELSE m.role || m.seq END, ' ' ORDER BY c.position) FROM mnemo.get_context_items('$pc_sid') c JOIN mnemo.messages m ON m.session_id = '$pc_sid' AND m.id = c.item_id")" \
+	"$(ctx_of "$pc_sid")" "pi compaction: the copy's context view is the original's"
+# pi's version 1 logs name the first kept entry by its index (the session
+# record is 0)
+{
+	head -n 9 $D/transcript-pi-compacted.jsonl | sed 's/"id":"e[0-9]*","parentId":[^,]*,//; 1s/"version":3,//; 1s/"id":"[^"]*"/"id":"pi-v1-compacted"/'
+	printf '{"type":"compaction","timestamp":"2025-12-01T10:00:32.000Z","summary":"v1 summary","firstKeptEntryIndex":5,"tokensBefore":100}\n'
+	tail -n 2 $D/transcript-pi-compacted.jsonl | sed 's/"id":"e[0-9]*","parentId":[^,]*,//'
+} >"$work/pi-v1.jsonl"
+run_m import "$work/pi-v1.jsonl"
+expect_rc 0 "a version 1 pi log that compacted imports"
+is "$(ctx_of pi-v1-compacted)" "S user4 assistant5 assistant6 user8 assistant9" \
+	"its firstKeptEntryIndex (5: the 5th record after the session's) keeps that message and what follows"
+sed 's/"firstKeptEntryId":"e0000005"/"firstKeptEntryId":"nowhere"/; s/"id":"5f0c2b8e[^"]*"/"id":"pi-lost-kept"/' $D/transcript-pi-compacted.jsonl >"$work/pi-lost.jsonl"
+run_m import "$work/pi-lost.jsonl"
+expect_rc 0 "a compaction whose first kept entry is not in the log imports"
+check "and says it left the compaction out" grep -q "compaction whose first kept entry is not in the log" "$work/err"
 
 round_trip $D/transcript-openai.json openai 8
 oa_sid=$last_sid
@@ -99,6 +135,41 @@ check "openhands: the resolver run's fields are the session's metadata" \
 	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
 
 round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5
+cc_sid=$last_sid
+# jsonb sorts an object's keys (shorter first): a tool input whose keys it
+# would reorder keeps its text as written in "input_text"
+check "claude-code: the Edit inputs, whose keys jsonb reorders, keep their text as written" \
+	test "$(parts_where "$cc_sid" "part_type = 'tool' AND content->>'input_text' LIKE '{\"replace_all\":false,\"file_path\":%' AND (content->>'input_text')::jsonb = content->'input'")" = 2
+check "claude-code: an input already in jsonb's order (Read's) has no copy" \
+	test "$(parts_where "$cc_sid" "part_type = 'tool' AND tool_name = 'Read' AND NOT content ? 'input_text'")" = 1
+# Claude Code's compaction: a microcompact_boundary clears tool results (the
+# parts are tombstoned), a user record with isCompactSummary is what the
+# conversation goes on from (a summary over everything before it)
+cc_log=$D/claude-code/bf/3a8bd70c3e/1/full.jsonl
+{
+	head -n 14 "$cc_log"
+	printf '%s\n' '{"type":"system","subtype":"microcompact_boundary","content":"Context microcompacted","isSidechain":false,"timestamp":"2026-03-02T08:50:40.000Z","uuid":"mc-1","microcompactMetadata":{"trigger":"auto","preTokens":9000,"tokensSaved":4000,"compactedToolIds":["toolu_01DJfGh7ZTDzLJVYtvuyJ1wc","toolu_01KxxDdfDjENzs99e1tP37he"]}}' \
+		'{"type":"system","subtype":"compact_boundary","content":"Conversation compacted","isSidechain":false,"timestamp":"2026-03-02T08:50:41.000Z","uuid":"cb-1","compactMetadata":{"trigger":"manual","preTokens":12000}}' \
+		'{"type":"user","isSidechain":false,"isCompactSummary":true,"timestamp":"2026-03-02T08:50:42.000Z","uuid":"cs-1","message":{"role":"user","content":"This session is being continued from a previous conversation. Summary: the truncate fix was planned and the three files were read."}}'
+	tail -n +15 "$cc_log"
+} | sed 's/"sessionId":"[^"]*"/"sessionId":"cc-compacted"/' >"$work/cc-compacted.jsonl"
+run_m import "$work/cc-compacted.jsonl"
+expect_rc 0 "claude-code: a log that compacted imports"
+is "$(ctx_of cc-compacted)" "S assistant6" \
+	"claude-code compaction: the summary, then what followed, is the context"
+is "$(psql_q -c "SELECT string_agg(tool_call_id || ' ' || compacted_at, ', ' ORDER BY tool_call_id) FROM mnemo.message_parts WHERE session_id = 'cc-compacted' AND compacted_at IS NOT NULL")" \
+	"toolu_01DJfGh7ZTDzLJVYtvuyJ1wc 1772441440000, toolu_01KxxDdfDjENzs99e1tP37he 1772441440000" \
+	"claude-code microcompaction: the cleared calls' parts are tombstoned at its time"
+run_m verify cc-compacted
+expect_rc 0 "claude-code compaction: mnemo verify passes"
+"$M" export cc-compacted >"$work/cc-compacted.first.jsonl" 2>"$work/err"
+run_m --db "dbname=$copy_db" import "$work/cc-compacted.first.jsonl"
+"$M" --db "dbname=$copy_db" export cc-compacted >"$work/cc-compacted.second.jsonl" 2>"$work/err"
+check "claude-code compaction: export, import, export: byte-identical" \
+	cmp -s "$work/cc-compacted.first.jsonl" "$work/cc-compacted.second.jsonl"
+run_m show "$cc_sid"
+check "claude-code: and libmnemo reads the input in the order written (mnemo show)" \
+	grep -q '^    {"replace_all":false,"file_path":' "$work/out"
 
 # ---- what is not a transcript fails and leaves nothing ------------------
 
@@ -169,6 +240,62 @@ printf '{"role": "user", "parts": [{"type": "image", "media_type": "image/png", 
 run_m import "$work/badimg.jsonl"
 expect_rc 1 "an image part with both data and url"
 check "is refused, naming the line" grep -q '^mnemo: line 1: parts\[0\]: an image has either "data" (base64) or "url"' "$work/err"
+
+# ---- a whole session: header with state, checkpoints, created time -------
+
+psql_q >/dev/null <<'SQL'
+SELECT mnemo.create_session('tx_whole', title => 'whole', metadata => '{"tags": ["a", "b"]}',
+                            system_prompt => 'be brief', created_at => 1700000000000);
+SELECT mnemo.add_checkpoint('tx_whole', 'start');
+SELECT mnemo.append_messages('tx_whole', '[{"role": "user", "parts": [{"type": "text", "text": "one"}]},
+                                          {"role": "assistant", "parts": [{"type": "text", "text": "two"}]}]');
+SELECT mnemo.add_checkpoint('tx_whole', 'turn-2', true);
+SELECT mnemo.append_messages('tx_whole', '[{"role": "user", "parts": [{"type": "text", "text": "three"}]},
+                                          {"role": "assistant", "parts": [{"type": "text", "text": "four"}]}]');
+SELECT mnemo.add_checkpoint('tx_whole', 'end', false, 4, 1700000009000);
+SELECT mnemo.add_checkpoint('tx_whole', 'also end', true, 4, 1700000009001);
+SELECT mnemo.update_state('tx_whole', '{"step": 3, "plan": {"done": ["x"], "next": null}}');
+SQL
+cps_of() { psql_q "$@" -c "SELECT string_agg(seq || ' ' || label || ' ' || auto || ' ' || created_at, ',' ORDER BY seq, created_at, label) FROM mnemo.list_checkpoints('tx_whole')"; }
+"$M" export tx_whole >"$work/whole.first.jsonl" 2>"$work/err"
+check "the header carries the session's state" \
+	grep -q '"metadata": {"tags": \["a", "b"\]}, "state": {"plan": {"done": \["x"\], "next": null}, "step": 3}, "created_at": 1700000000000}$' "$work/whole.first.jsonl"
+is "$(awk '/"type": "mnemo.checkpoint"/ { sub(/.*"label": "/, ""); sub(/".*/, ""); printf "[%s]", $0; next }
+	/"role"/ { sub(/.*"role": "/, ""); sub(/".*/, ""); printf "%s ", $0 }' "$work/whole.first.jsonl")" \
+	"[start]user assistant [turn-2]user assistant [end][also end]" \
+	"each checkpoint is a line after the message it labels the end at"
+check "a checkpoint line: label, auto, created_at" \
+	grep -qx '{"type": "mnemo.checkpoint", "label": "end", "auto": false, "created_at": 1700000009000}' "$work/whole.first.jsonl"
+run_m --db "dbname=$copy_db" import "$work/whole.first.jsonl"
+expect_rc 0 "the whole session imports into another database"
+is "$(cps_of -d "$copy_db")" "$(cps_of)" "its checkpoints come back at their seqs, with auto and their times"
+is "$(psql_q -d "$copy_db" -c "SELECT mnemo.get_state('tx_whole')")" "$(psql_q -c "SELECT mnemo.get_state('tx_whole')")" \
+	"its state comes back (update_state)"
+is "$(psql_q -d "$copy_db" -c "SELECT created_at || ' ' || title || ' ' || system_prompt || ' ' || metadata FROM mnemo.sessions WHERE id = 'tx_whole'")" \
+	'1700000000000 whole be brief {"tags": ["a", "b"]}' "and its created time, title, system prompt and metadata"
+"$M" --db "dbname=$copy_db" export tx_whole >"$work/whole.second.jsonl" 2>"$work/err"
+check "export, import, export of a whole session: byte-identical" cmp -s "$work/whole.first.jsonl" "$work/whole.second.jsonl"
+run_m checkpoints tx_whole --json
+expect_rc 0 "mnemo checkpoints --json"
+is "$(jq -c '[.[] | [.seq, .label, .auto, .created_at > 0]]' "$work/out")" \
+	'[[0,"start",false,true],[2,"turn-2",true,true],[4,"end",false,true],[4,"also end",true,true]]' \
+	"lists the checkpoints as a JSON array: seq, label, auto, created_at"
+run_m checkpoints tx_whole --add "by hand" --json
+is "$(jq -c '[.[] | [.seq, .label, .auto]]' "$work/out")" '[[4,"by hand",false]]' "--add with --json prints the new one as an array of one"
+before=$(sessions)
+sed 's/"label": "also end"/"label": "end"/' "$work/whole.first.jsonl" >"$work/dup-cp.jsonl"
+run_m import "$work/dup-cp.jsonl" --new-ids
+expect_rc 1 "a checkpoint label used twice in a transcript"
+check "is named by the line of its second use" grep -q '^mnemo: line 9: checkpoint "end" already exists' "$work/err"
+check "and leaves no session" test "$(sessions)" = "$before"
+printf '{"type": "mnemo.session", "version": 1}\n{"type": "mnemo.checkpoint", "label": ""}\n' >"$work/bad-cp.jsonl"
+run_m import "$work/bad-cp.jsonl"
+expect_rc 1 "a checkpoint without a label"
+check "names its line" grep -q '^mnemo: line 2: a checkpoint.s "label" must be a string' "$work/err"
+printf '{"type": "mnemo.session", "version": 1, "state": [1]}\n' >"$work/bad-state.jsonl"
+run_m import "$work/bad-state.jsonl"
+expect_rc 1 "a state that is not an object"
+check "names its line" grep -q '^mnemo: line 1: "state" must be an object' "$work/err"
 
 # ---- a transcript with its own id imports once --------------------------
 

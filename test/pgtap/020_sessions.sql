@@ -1,7 +1,7 @@
 -- 020_sessions: session lifecycle, its errors with exact SQLSTATEs, and
 -- purge_session's privilege under SET ROLE to non-superuser roles.
 BEGIN;
-SELECT plan(35);
+SELECT plan(50);
 
 --
 -- create / get / get_or_create
@@ -101,6 +101,50 @@ SELECT is((SELECT count(*) FROM mnemo.sessions WHERE id = 'tap_p1')
           + (SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'tap_p1')
           + (SELECT count(*) FROM mnemo.context_items WHERE session_id = 'tap_p1'), 0::bigint,
           'no row of the purged session is left');
+
+-- restoring a session and its checkpoints (a transcript import): the
+-- session's created time, checkpoints at their own seq and time
+SELECT is((mnemo.create_session('tap_r1', created_at => 1700000000123)).created_at, 1700000000123::bigint,
+          'create_session keeps a given created_at');
+SELECT throws_ok($$ SELECT mnemo.create_session('tap_r2', created_at => -1) $$, '22023', NULL,
+                 'a negative created_at: 22023');
+SELECT ok((mnemo.create_session('tap_r3')).created_at > 1700000000123, 'a NULL created_at is now');
+SELECT lives_ok($$ SELECT mnemo.append_messages('tap_r1', '[{"role": "user", "parts": [{"type": "text", "text": "a"}]},
+                                                        {"role": "assistant", "parts": [{"type": "text", "text": "b"}]},
+                                                        {"role": "user", "parts": [{"type": "text", "text": "c"}]}]') $$,
+                'three messages in tap_r1');
+SELECT is((SELECT (c.seq, c.created_at, c.auto)::text FROM mnemo.add_checkpoint('tap_r1', 'tap_at2', true, 2, 1700000000500) c),
+          '(2,1700000000500,t)', 'add_checkpoint at an earlier seq and a given time');
+SELECT is((SELECT c.seq FROM mnemo.add_checkpoint('tap_r1', 'tap_at0', false, 0) c), 0::bigint,
+          'a checkpoint at seq 0 (before the first message)');
+SELECT is((SELECT c.seq FROM mnemo.add_checkpoint('tap_r1', 'tap_end') c), 3::bigint,
+          'without a seq: the session''s end');
+SELECT throws_ok($$ SELECT mnemo.add_checkpoint('tap_r1', 'tap_past', false, 4) $$, '22023',
+                 'checkpoint "tap_past" at seq 4 is past the end of session "tap_r1" (seq 3)',
+                 'a seq past the end: 22023, naming both');
+SELECT throws_ok($$ SELECT mnemo.add_checkpoint('tap_r1', 'tap_neg', false, 1, -5) $$, '22023', NULL,
+                 'a negative created_at: 22023');
+SELECT is((SELECT string_agg(label, ',') FROM mnemo.list_checkpoints('tap_r1')), 'tap_at0,tap_at2,tap_end',
+          'the refused ones wrote nothing; the list is in seq order');
+
+-- and a summary committed again with its own time and part ids
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        part_ids => ARRAY['tap_p1']) $$, '22023',
+                 'part_ids must name the summary''s two parts: its text and its compaction marker',
+                 'commit_summary with one part id: 22023');
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        created_at => -1) $$, '22023', NULL, 'commit_summary with a negative created_at: 22023');
+SELECT lives_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'the first two', 3,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        created_at => 1700000000900, part_ids => ARRAY['tap_sum_text', 'tap_sum_marker']) $$,
+                'commit_summary with created_at and part_ids');
+SELECT is((SELECT created_at FROM mnemo.messages WHERE session_id = 'tap_r1' AND id = 'tap_sum'), 1700000000900::bigint,
+          'the summary message has the given time');
+SELECT is((SELECT string_agg(id || ':' || part_type, ',' ORDER BY part_index) FROM mnemo.message_parts
+           WHERE session_id = 'tap_r1' AND message_id = 'tap_sum'),
+          'tap_sum_text:text,tap_sum_marker:compaction_marker', 'and its parts the given ids');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -103,6 +103,10 @@ typedef struct mnemo_new_summary
 	const char *holder;			/* or NULL; else commit only while holding
 								 * the session's compaction claim
 								 * (INVALID_SWAP otherwise) */
+	/* an import restoring a summary: its time (unix ms; 0: now) and the
+	 * ids of its text and marker parts (NULL: made) */
+	int64_t		created_at;
+	const char *const *part_ids;	/* NULL, or 2 ids */
 } mnemo_new_summary;
 
 /* Initialises a summary spec: a new id, kind "leaf", level 1. */

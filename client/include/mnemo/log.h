@@ -29,6 +29,9 @@ typedef struct mnemo_new_session
 	const char *title;			/* none */
 	const char *metadata;		/* JSON object; none */
 	const char *system_prompt;	/* "" */
+	int64_t		created_at;		/* unix ms; 0: now (mnemo_session_create
+								 * only: restoring a session, as an import
+								 * does) */
 } mnemo_new_session;
 
 /* Initialises a session spec: every field its default. */

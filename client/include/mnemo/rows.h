@@ -75,7 +75,9 @@ typedef struct mnemo_part
 	char	   *tool_name;		/* tool parts; else NULL */
 	char	   *tool_call_id;	/* tool parts; else NULL */
 	char	   *tool_state;		/* pending|running|completed|error, or NULL */
-	char	   *tool_input;		/* JSON text of "input", or NULL */
+	char	   *tool_input;		/* JSON text of "input" as written (the
+								 * part's "input_text" where jsonb would
+								 * reorder its keys), or NULL */
 	char	   *tool_output;	/* "output": the string itself, or the JSON
 								 * text of a non-string value; or NULL */
 	char	   *error_message;	/* or NULL */

@@ -27,7 +27,9 @@ extern "C" {
  * the first record.
  * ------------------------------------------------------------------------ */
 
-/* Write every message of the session, with parts, to out.  Errors:
+/* Write the whole session to out: a header line (its fields, state and
+ * created time), every message with its parts, and a line for each
+ * checkpoint after the message it labels.  Errors:
  * INVALID_ARGUMENT (session_id or out NULL), SESSION_NOT_FOUND, IO (a write
  * failed). */
 MNEMO_API int mnemo_export_jsonl(mnemo_store *st, const char *session_id, FILE *out);

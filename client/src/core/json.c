@@ -137,6 +137,38 @@ mn_json_next_element(mn_span arr, size_t *pos, mn_span *value)
 	return true;
 }
 
+bool
+mn_json_jsonb_order(mn_span s)
+{
+	size_t		pos = 0;
+	mn_span		key,
+				value,
+				prev = {NULL, 0};
+
+	while (s.len > 0 && strchr(" \t\r\n", s.p[0]) != NULL)
+		s.p++, s.len--;
+	if (s.len > 0 && s.p[0] == '[')
+	{
+		while (mn_json_next_element(s, &pos, &value))
+			if (!mn_json_jsonb_order(value))
+				return false;
+		return true;
+	}
+	if (s.len == 0 || s.p[0] != '{')
+		return true;
+	while (mn_json_next_member(s, &pos, &key, &value))
+	{
+		/* the quoted tokens: one more byte each, the same order */
+		if (memchr(key.p, '\\', key.len) != NULL ||
+			(prev.p != NULL && (key.len < prev.len ||
+								(key.len == prev.len && memcmp(key.p, prev.p, key.len) <= 0))) ||
+			!mn_json_jsonb_order(value))
+			return false;
+		prev = key;
+	}
+	return true;
+}
+
 static int
 hex_digit(char c)
 {

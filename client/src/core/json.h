@@ -61,6 +61,14 @@ typedef struct mn_span
 bool		mn_json_next_member(mn_span obj, size_t *pos, mn_span *key, mn_span *value);
 bool		mn_json_next_element(mn_span arr, size_t *pos, mn_span *value);
 
+/*
+ * Whether jsonb keeps the key order of the value at s: in every object its
+ * keys shorter first, then bytewise, none repeated, as jsonb stores them
+ * (a key with an escape counts as out of order).  Where it does not, the
+ * text as written is what keeps the order (a tool part's "input_text").
+ */
+bool		mn_json_jsonb_order(mn_span s);
+
 /* Whether the quoted key token means name (escapes decoded). */
 bool		mn_json_key_is(mn_span key, const char *name);
 

@@ -132,6 +132,18 @@ part_member(mnemo_store *st, mn_span key, mn_span value, part_scan *ps)
 			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 		return MNEMO_OK;
 	}
+	/* the input as written, where jsonb would reorder its keys: it wins */
+	if (mn_json_key_is(key, "input_text") && value.p[0] == '"')
+	{
+		char	   *text = NULL;
+		int			rc = unescape(st, value, &text);
+
+		if (rc != MNEMO_OK)
+			return rc;
+		free(part->tool_input);
+		part->tool_input = text;
+		return MNEMO_OK;
+	}
 	if (mn_json_key_is(key, "output") && !is_null(value) && part->tool_output == NULL)
 	{
 		if (value.p[0] == '"')

@@ -22,8 +22,8 @@ static const mn_stmt create_stmt = {
 	"SELECT " SESSION_COLUMNS " FROM mnemo.create_session("
 	"id => $1::text, model_id => $2::text, provider_id => $3::text, agent => $4::text, "
 	"parent_id => $5::text, title => $6::text, metadata => $7::jsonb, "
-	"system_prompt => $8::text)",
-	8
+	"system_prompt => $8::text, created_at => $9::bigint)",
+	9
 };
 
 static const mn_stmt get_or_create_stmt = {
@@ -110,7 +110,8 @@ create_with(mnemo_store *st, const mn_stmt *stmt, const mnemo_new_session *spec,
 			mnemo_session **out)
 {
 	static const mnemo_new_session defaults;
-	const char *params[8];
+	const char *params[9];
+	char		created_at[24];
 
 	if (spec == NULL)
 		spec = &defaults;
@@ -122,6 +123,8 @@ create_with(mnemo_store *st, const mn_stmt *stmt, const mnemo_new_session *spec,
 	params[5] = spec->title;
 	params[6] = spec->metadata;
 	params[7] = spec->system_prompt;
+	/* create_session's alone: get_or_create_stmt sends the first 8 */
+	params[8] = spec->created_at > 0 ? mn_i64_param(created_at, spec->created_at) : NULL;
 	return session_result(st, mn_exec(st, stmt, params), out);
 }
 

@@ -23,6 +23,7 @@
 
 #include <json.h>
 
+#include "core/json.h"
 #include "store/store.h"
 
 #ifndef JSON_TOKENER_VALIDATE_UTF8
@@ -175,6 +176,9 @@ mn_part_to_json(mnemo_store *st, const mnemo_new_part *part)
 				return NULL;
 			}
 			good = add(obj, "input", input);
+			/* jsonb sorts the keys of "input": the text keeps the model's order */
+			if (good && !mn_json_jsonb_order((mn_span) {part->tool_input, strlen(part->tool_input)}))
+				good = add_string(obj, "input_text", part->tool_input);
 		}
 		good = good && add_string(obj, "output", part->tool_output) &&
 			add_string(obj, "error_message", part->error_message);

@@ -21,9 +21,10 @@ static const mn_stmt commit_stmt = {
 	"mnemo_summary_commit",
 	"SELECT s.id AS summary_id, mnemo.commit_summary($1::text, s.id, $3::text, $4::integer, "
 	"$5::text[], kind => $6::text, level => $7::integer, model_id => $8::text, "
-	"provider_id => $9::text, holder => $10::text) AS \"position\" "
+	"provider_id => $9::text, holder => $10::text, created_at => $11::bigint, "
+	"part_ids => $12::text[]) AS \"position\" "
 	"FROM (SELECT coalesce($2::text, mnemo.new_id('sum')) AS id) AS s",
-	10
+	12
 };
 
 static const mn_stmt nodes_stmt = {
@@ -46,8 +47,10 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 {
 	char		token_count[24];
 	char		level[24];
-	const char *params[10];
+	char		created_at[24];
+	const char *params[12];
 	char	   *array;
+	char	   *part_ids = NULL;
 	PGresult   *res;
 	char		id[MNEMO_ID_MAX + 1];
 	int64_t		pos;
@@ -70,8 +73,17 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 	params[7] = summary->model_id;
 	params[8] = summary->provider_id;
 	params[9] = summary->holder;
+	params[10] = summary->created_at > 0 ? mn_i64_param(created_at, summary->created_at) : NULL;
+	if (summary->part_ids != NULL &&
+		(part_ids = mn_id_array(st, summary->part_ids, 2, "part_ids")) == NULL)
+	{
+		free(array);
+		return st->errcode;
+	}
+	params[11] = part_ids;
 	res = mn_exec(st, &commit_stmt, params);
 	free(array);
+	free(part_ids);
 	if (res == NULL)
 		return st->errcode;
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, mn_col(res, "summary_id")) ||

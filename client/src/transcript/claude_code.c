@@ -19,6 +19,11 @@
  *	- A tool_result block completes the tool part of the call it answers
  *	  (tool_calls.c), so one mnemo tool part holds a call's input and output.
  *	- A "summary" record gives the session's title.
+ *	- Compaction: a user record with isCompactSummary (what /compact and
+ *	  auto-compaction continue from) is committed as a summary over the
+ *	  messages in context before it (compact_summary); a
+ *	  microcompact_boundary record tombstones the tool parts of the calls
+ *	  it cleared (microcompact).
  *	- Records of the types Claude Code writes for itself (progress, system,
  *	  file-history-snapshot, ...) are bookkeeping: left out and reported,
  *	  but not counted as lost; a record of an unknown type is.
@@ -115,6 +120,90 @@ release(mn_import *imp, cc_state *cc)
 	return mn_import_push(imp, m);
 }
 
+/* ------------------------------------------------------------------------
+ * Compaction
+ * ------------------------------------------------------------------------ */
+
+/* The tool parts of the calls a microcompaction cleared, tombstoned at its
+ * time: one statement. */
+static const mn_stmt microcompact_stmt = {
+	"mnemo_import_microcompact",
+	"SELECT mnemo.update_part_status($1::text, p.id, compacted_at => "
+	"coalesce($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)) "
+	"FROM mnemo.message_parts p WHERE p.session_id = $1::text "
+	"AND p.tool_call_id = ANY ($2::text[]) AND p.compacted_at IS NULL",
+	3
+};
+
+/*
+ * A microcompact_boundary system record: Claude Code cleared the results of
+ * the calls in microcompactMetadata.compactedToolIds from its context, so
+ * their tool parts are tombstoned (build_context shows them pruned).
+ */
+static int
+microcompact(mn_import *imp, cc_state *cc, struct json_object *rec)
+{
+	struct json_object *meta = mn_js_obj(rec, "microcompactMetadata");
+	struct json_object *list = meta ? mn_js_arr(meta, "compactedToolIds") : NULL;
+	size_t		n = list ? json_object_array_length(list) : 0;
+	const char **ids;
+	const char *params[3];
+	char	   *array;
+	char		when[24];
+	PGresult   *res;
+	int			rc;
+
+	if (n == 0)
+		return MNEMO_OK;
+	if ((rc = release(imp, cc)) != MNEMO_OK || (rc = mn_import_flush(imp)) != MNEMO_OK)
+		return rc;
+	if ((ids = calloc(n, sizeof(*ids))) == NULL)
+		return oom(imp);
+	for (size_t i = 0; i < n; i++)
+		if ((ids[i] = json_object_get_string(json_object_array_get_idx(list, i))) == NULL)
+			ids[i] = "";
+	array = mn_id_array(imp->st, ids, n, "compactedToolIds");
+	free(ids);
+	if (array == NULL)
+		return imp->st->errcode;
+	snprintf(when, sizeof(when), "%" PRId64,
+			 mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)));
+	params[0] = imp->session_id;
+	params[1] = array;
+	params[2] = strcmp(when, "0") != 0 ? when : NULL;
+	res = mn_exec(imp->st, &microcompact_stmt, params);
+	free(array);
+	if (res == NULL)
+		return imp->st->errcode;
+	PQclear(res);
+	return MNEMO_OK;
+}
+
+/*
+ * A user record with isCompactSummary: after /compact (or an automatic
+ * compaction, after its compact_boundary record) the conversation goes on
+ * from this summary alone.  Committed as a leaf summary over every message
+ * in context before it, so the context is the summary and what follows, as
+ * Claude Code's is; false in *done when there is nothing before it to
+ * summarise (the record is then an ordinary user message).
+ */
+static int
+compact_summary(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
+				mn_span msg_text, const char *summary, bool *done)
+{
+	mn_span		raw;
+	int			rc;
+
+	*done = false;
+	if ((rc = release(imp, cc)) != MNEMO_OK || (rc = mn_import_flush(imp)) != MNEMO_OK)
+		return rc;
+	if (imp->imported == 0 || !mn_json_member(msg_text, "content", &raw))
+		return MNEMO_OK;
+	*done = true;
+	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
+								raw, summary, imp->imported);
+}
+
 /* The session's description, from the first record that has one. */
 static int
 describe(mn_import *imp, cc_state *cc, struct json_object *rec)
@@ -198,7 +287,14 @@ user_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
 	{
 		mn_import_part *p;
 		mn_span		raw;
+		struct json_object *flag;
+		bool		done = false;
 
+		if (json_object_object_get_ex(rec, "isCompactSummary", &flag) &&
+			json_object_get_boolean(flag) &&
+			((rc = compact_summary(imp, cc, line, rec, msg_text, json_object_get_string(content),
+								   &done)) != MNEMO_OK || done))
+			return rc;
 		if ((rc = release(imp, cc)) != MNEMO_OK)
 			return rc;
 		if ((m = mn_import_msg_new(imp, line, "user")) == NULL)
@@ -373,6 +469,10 @@ cc_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		mn_js_str(rec, "summary", NULL) != NULL &&
 		!mn_import_strdup(mn_js_str(rec, "summary", NULL), &imp->session.title))
 		return oom(imp);
+	if (strcmp(type, "system") == 0 && mn_js_str(rec, "subtype", NULL) != NULL &&
+		strcmp(mn_js_str(rec, "subtype", NULL), "microcompact_boundary") == 0 &&
+		(rc = microcompact(imp, cc, rec)) != MNEMO_OK)
+		return rc;
 	for (size_t i = 0; bookkeeping[i] != NULL; i++)
 		if (strcmp(type, bookkeeping[i]) == 0)
 		{

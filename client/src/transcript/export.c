@@ -5,9 +5,16 @@
  * The first line describes the session (its header):
  *	{"type": "mnemo.session", "version": 1, "id", "title" (when set),
  *	 "agent", "model_id", "provider_id", "system_prompt", "metadata" (when
- *	 set), "created_at"}
- * "type" and "version" let it grow (a later version adds keys; a reader
- * refuses a version newer than it knows).
+ *	 set), "state" (when not {}), "created_at"}
+ * "type" and "version" let it grow: a reader refuses a version newer than
+ * it knows, and a later version is one whose new keys or lines an older
+ * reader would otherwise drop without a word.
+ * Checkpoints are lines of their own, each after the message it labels the
+ * end at (before the first message for one at seq 0), in list order:
+ *	{"type": "mnemo.checkpoint", "label", "auto", "created_at"}
+ * Their place in the file, not a seq, says where they are, so a session
+ * whose seqs have gaps (a resume) is restored with each checkpoint after
+ * the same message.
  * The line of a message is a JSON object with its keys in a fixed order:
  *	"id", "role", "created_at", "agent", "model_id", "provider_id", "run_id" (when set),
  *	"is_summary" (when true), "tokens" {"input", "output", "cache_read",
@@ -223,8 +230,36 @@ put_header(mn_buf *b, const mnemo_session *s)
 		put_key(b, "metadata", false);
 		mn_buf_puts(b, s->metadata);
 	}
+	if (s->state != NULL && strcmp(s->state, "{}") != 0)
+	{
+		put_key(b, "state", false);
+		mn_buf_puts(b, s->state);
+	}
 	put_i64(b, "created_at", s->created_at);
 	mn_buf_puts(b, "}\n");
+}
+
+/* The line of a checkpoint, with its newline, appended to b. */
+static void
+put_checkpoint(mn_buf *b, const mnemo_checkpoint *c)
+{
+	mn_buf_puts(b, "{");
+	put_key(b, "type", true);
+	mn_buf_put_jstr(b, MNEMO_CHECKPOINT_LINE, strlen(MNEMO_CHECKPOINT_LINE));
+	put_string(b, "label", c->label);
+	put_key(b, "auto", false);
+	mn_buf_puts(b, c->is_auto ? "true" : "false");
+	put_i64(b, "created_at", c->created_at);
+	mn_buf_puts(b, "}\n");
+}
+
+/* The checkpoints from *next on (cps may be NULL) that label seqs before
+ * seq, appended to b. */
+static void
+put_checkpoints_before(mn_buf *b, const mnemo_checkpoints *cps, size_t *next, int64_t seq)
+{
+	for (; cps != NULL && *next < cps->count && cps->items[*next].seq < seq; (*next)++)
+		put_checkpoint(b, &cps->items[*next]);
 }
 
 /* Write one line; false with IO set on the handle. */
@@ -261,6 +296,8 @@ export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *d
 	const char *params[1];
 	mn_buf		line = {0};
 	mnemo_session *session = NULL;
+	mnemo_checkpoints *cps = NULL;
+	size_t		next_cp = 0;
 	PGresult   *res;
 	int			rows;
 	int			rc;
@@ -278,6 +315,14 @@ export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *d
 		mn_rollback(st);
 		return rc;
 	}
+	/* checkpoints label the live line: a discarded suffix's export has none */
+	if (declare == &declare_stmt &&
+		(rc = mnemo_checkpoints_list(st, session_id, &cps)) != MNEMO_OK)
+	{
+		mnemo_session_free(session);
+		mn_rollback(st);
+		return rc;
+	}
 	put_header(&line, session);
 	mnemo_session_free(session);
 	if (line.oom)
@@ -287,11 +332,16 @@ export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *d
 	if (rc != MNEMO_OK)
 	{
 		mn_buf_free(&line);
+		mnemo_checkpoints_free(cps);
 		return mn_rollback(st);
 	}
 	params[0] = session_id;
 	if ((res = mn_exec(st, declare, params)) == NULL)
+	{
+		mn_buf_free(&line);
+		mnemo_checkpoints_free(cps);
 		return mn_rollback(st);
+	}
 	PQclear(res);
 	do
 	{
@@ -305,6 +355,7 @@ export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *d
 			if ((rc = mn_message_from_row(st, res, i, &m)) != MNEMO_OK)
 				break;
 			mn_buf_reset(&line);
+			put_checkpoints_before(&line, cps, &next_cp, m.seq);
 			put_message(&line, &m);
 			mn_message_clear(&m);
 			if (line.oom)
@@ -314,6 +365,16 @@ export_with(mnemo_store *st, const char *session_id, FILE *out, const mn_stmt *d
 		}
 		PQclear(res);
 	} while (rc == MNEMO_OK && rows == EXPORT_PAGE);
+	if (res != NULL && rc == MNEMO_OK)
+	{
+		mn_buf_reset(&line);
+		put_checkpoints_before(&line, cps, &next_cp, INT64_MAX);
+		if (line.oom)
+			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		else if (!write_line(st, &line, out))
+			rc = MNEMO_ERR_IO;
+	}
+	mnemo_checkpoints_free(cps);
 	mn_buf_free(&line);
 	if (res == NULL || rc != MNEMO_OK)
 		return mn_rollback(st);

@@ -370,6 +370,7 @@ session_clear(mn_import_session *s)
 	free(s->title);
 	free(s->system_prompt);
 	free(s->metadata);
+	free(s->state);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -410,6 +411,8 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	if (rc == MNEMO_OK)
 		rc = mn_import_flush(&imp);
 	if (rc == MNEMO_OK)
+		rc = mn_import_checkpoints_flush(&imp);
+	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	if (rc != MNEMO_OK && imp.began)
 		rc = mn_rollback(st);
@@ -430,6 +433,10 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 		mn_import_msg_free(imp.batch[i]);
 	free(imp.batch);
 	mn_buf_free(&imp.text);
+	for (size_t i = 0; i < imp.n_checkpoints; i++)
+		free(imp.cps[i].label);
+	free(imp.cps);
+	mn_buf_free(&imp.checkpoints);
 	if (imp.reader != NULL && imp.reader->destroy != NULL)
 		imp.reader->destroy(imp.rstate);
 	session_clear(&imp.session);

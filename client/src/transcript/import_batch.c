@@ -4,8 +4,8 @@
  *		parts, sent in batches inside the import's one transaction.
  *
  * Pushed messages are sent in batches, each one append_messages statement,
- * then their usage (update_message_tokens) and part status
- * (update_part_status) are restored.  The transaction starts only when the
+ * then their usage (update_message_tokens) and part times
+ * (update_part_status) are restored, one statement each for the batch.  The transaction starts only when the
  * first batch is ready (or at the end, for an empty transcript): by then
  * the reader knows what the session is made of, and whether the
  * transcript's own session id is still free was checked just before.
@@ -43,6 +43,15 @@ static const mn_stmt covered_stmt = {
 	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
 	"ORDER BY c.position",
 	4
+};
+
+/* The checkpoints of a transcript, each at its own seq and time, in one
+ * statement: add_checkpoint per element. */
+static const mn_stmt checkpoints_stmt = {
+	"mnemo_import_checkpoints",
+	"SELECT mnemo.add_checkpoint($1::text, c.label, c.auto, c.seq, c.created_at) IS NOT NULL "
+	"FROM jsonb_to_recordset($2::jsonb) AS c(label text, auto boolean, seq bigint, created_at bigint)",
+	2
 };
 
 static const mn_stmt append_stmt = {
@@ -225,6 +234,24 @@ put_message(mn_buf *b, const mn_import_msg *m)
 }
 
 /*
+ * The handle's error (its message from offset skip on) as code, led by the
+ * line it is about, its SQLSTATE kept; returns code.
+ */
+static int
+at_line(mnemo_store *st, int code, int64_t line, size_t skip)
+{
+	const char *msg = st->errmsg ? st->errmsg : "";
+	char	   *copy = strdup(skip <= strlen(msg) ? msg + skip : "");
+	char		sqlstate[6];
+
+	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
+	mn_fail(st, code, "line %" PRId64 ": %s", line, copy ? copy : "");
+	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
+	free(copy);
+	return code;
+}
+
+/*
  * MN004 names the id taken (message "ID" / part "ID" already exists): the
  * line is that of the last message of the batch with it (an earlier one, or
  * a session in the database, had it first).
@@ -237,8 +264,6 @@ locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
 	const char *q = strchr(msg, '"');
 	const char *q2 = q ? strchr(q + 1, '"') : NULL;
 	int64_t		line = 0;
-	char		sqlstate[6];
-	char	   *copy;
 
 	if (q2 == NULL)
 		return st->errcode;
@@ -254,13 +279,7 @@ locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		if (has)
 			line = m->line;
 	}
-	if (line == 0 || (copy = strdup(msg)) == NULL)
-		return st->errcode;
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	mn_fail(st, MNEMO_ERR_DUPLICATE_ID, "line %" PRId64 ": %s", line, copy);
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	free(copy);
-	return MNEMO_ERR_DUPLICATE_ID;
+	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
 
 /*
@@ -272,7 +291,6 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 {
 	mnemo_store *st = imp->st;
 	const char *msg = st->errmsg ? st->errmsg : "";
-	char		sqlstate[6];
 	char	   *end;
 	unsigned long i;
 	const char *rest;
@@ -293,59 +311,126 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		rest += *(rest + 1) == ' ' ? 2 : 1;
 	if (code == MNEMO_ERR_INVALID_ARGUMENT)
 		code = MNEMO_ERR_FORMAT;
-	memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-	{
-		char	   *copy = strdup(rest);
-
-		mn_fail(st, code, "line %" PRId64 ": %s", batch[i]->line, copy ? copy : rest);
-		free(copy);
-	}
-	memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-	return code;
+	return at_line(st, code, batch[i]->line, (size_t) (rest - msg));
 }
 
-/* Usage and part status of an appended message, which the append left out. */
-static int
-restore(mn_import *imp, mn_import_msg *m)
+/* Usage of the appended messages, which append_messages does not take:
+ * one statement for the batch. */
+static const mn_stmt tokens_stmt = {
+	"mnemo_import_tokens",
+	"SELECT mnemo.update_message_tokens($1::text, t.id, t.tokens, t.cost, t.finish_reason) "
+	"FROM jsonb_to_recordset($2::jsonb) "
+	"AS t(id text, tokens jsonb, cost double precision, finish_reason text)",
+	2
+};
+
+/* And their parts' times, by message and part index (the ids may be the
+ * server's): one statement for the batch. */
+static const mn_stmt part_times_stmt = {
+	"mnemo_import_part_times",
+	"SELECT mnemo.update_part_status($1::text, p.id, compacted_at => s.compacted_at, "
+	"started_at => s.started_at, completed_at => s.completed_at) "
+	"FROM jsonb_to_recordset($2::jsonb) "
+	"AS s(message_id text, part_index integer, compacted_at bigint, started_at bigint, "
+	"completed_at bigint) "
+	"JOIN mnemo.message_parts p ON p.session_id = $1::text AND p.message_id = s.message_id "
+	"AND p.part_index = s.part_index",
+	2
+};
+
+/* ,"key":ms when ms is set */
+static void
+put_time(mn_buf *b, const char *key, int64_t ms)
 {
-	mnemo_store *st = imp->st;
-	mnemo_parts *stored = NULL;
-	int			rc = MNEMO_OK;
+	if (ms == 0)
+		return;
+	mn_buf_put(b, ",", 1);
+	mn_buf_put_jstr(b, key, strlen(key));
+	mn_buf_put(b, ":", 1);
+	mn_buf_put_i64(b, ms);
+}
 
-	if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
-	{
-		rc = mnemo_message_update_tokens(st, imp->session_id, m->ref_id, m->has_tokens ? &m->tokens : NULL,
-										 m->cost, m->finish_reason);
-		if (rc != MNEMO_OK)
-			return rc;
-	}
-	for (size_t i = 0; i < m->n_parts && rc == MNEMO_OK; i++)
-	{
-		const mn_import_part *p = &m->parts[i];
-		mnemo_part_status status = {0};
-		const char *id = p->id;
+/* Run stmt over the JSON array text in b, if it has an element. */
+static int
+restore_with(mn_import *imp, const mn_stmt *stmt, mn_buf *b)
+{
+	const char *params[2];
+	PGresult   *res;
 
-		if (p->compacted_at == 0 && p->started_at == 0 && p->completed_at == 0)
-			continue;
-		if (id == NULL)
+	if (b->len <= 1)
+		return MNEMO_OK;
+	mn_buf_put(b, "]", 1);
+	if (b->oom)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	params[0] = imp->session_id;
+	params[1] = b->data;
+	if ((res = mn_exec(imp->st, stmt, params)) == NULL)
+		return imp->st->errcode;
+	PQclear(res);
+	return MNEMO_OK;
+}
+
+/* What the append of the n messages left out: their usage (tokens, cost,
+ * finish reason) and their parts' times, in two statements. */
+static int
+restore(mn_import *imp, mn_import_msg *const *ms, size_t n)
+{
+	mn_buf		tokens = {0};
+	mn_buf		times = {0};
+	int			rc;
+
+	mn_buf_put(&tokens, "[", 1);
+	mn_buf_put(&times, "[", 1);
+	for (size_t i = 0; i < n; i++)
+	{
+		const mn_import_msg *m = ms[i];
+		const mnemo_tokens *t = &m->tokens;
+
+		if (m->has_tokens || m->cost >= 0 || m->finish_reason != NULL)
 		{
-			/* the server named the parts: read the names once */
-			if (stored == NULL && (rc = mnemo_parts_get(st, imp->session_id, m->ref_id, &stored)) != MNEMO_OK)
-				break;
-			if (i >= stored->count)
+			mn_buf_puts(&tokens, tokens.len > 1 ? ",{\"id\":" : "{\"id\":");
+			mn_buf_put_jstr(&tokens, m->ref_id, strlen(m->ref_id));
+			mn_buf_puts(&tokens, ",\"tokens\":{");
+			if (m->has_tokens)
 			{
-				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "message %s has %zu parts, not %zu",
-							 m->ref_id, stored->count, m->n_parts);
-				break;
+				char		counts[160];
+
+				snprintf(counts, sizeof(counts),
+						 "\"input\":%" PRId64 ",\"output\":%" PRId64 ",\"cache_read\":%" PRId64
+						 ",\"cache_write\":%" PRId64 ",\"reasoning\":%" PRId64,
+						 t->input, t->output, t->cache_read, t->cache_write, t->reasoning);
+				mn_buf_puts(&tokens, counts);
 			}
-			id = stored->items[i].id;
+			mn_buf_puts(&tokens, "}");
+			if (m->cost >= 0)
+			{
+				mn_buf_puts(&tokens, ",\"cost\":");
+				mn_buf_put_double(&tokens, m->cost);
+			}
+			put_field(&tokens, "finish_reason", m->finish_reason);
+			mn_buf_puts(&tokens, "}");
 		}
-		status.compacted_at = p->compacted_at;
-		status.started_at = p->started_at;
-		status.completed_at = p->completed_at;
-		rc = mnemo_part_update_status(st, imp->session_id, id, &status);
+		for (size_t k = 0; k < m->n_parts; k++)
+		{
+			const mn_import_part *p = &m->parts[k];
+
+			if (p->compacted_at == 0 && p->started_at == 0 && p->completed_at == 0)
+				continue;
+			mn_buf_puts(&times, times.len > 1 ? ",{\"message_id\":" : "{\"message_id\":");
+			mn_buf_put_jstr(&times, m->ref_id, strlen(m->ref_id));
+			mn_buf_puts(&times, ",\"part_index\":");
+			mn_buf_put_i64(&times, (int64_t) k);
+			put_time(&times, "compacted_at", p->compacted_at);
+			put_time(&times, "started_at", p->started_at);
+			put_time(&times, "completed_at", p->completed_at);
+			mn_buf_puts(&times, "}");
+		}
 	}
-	mnemo_parts_free(stored);
+	rc = restore_with(imp, &tokens_stmt, &tokens);
+	if (rc == MNEMO_OK)
+		rc = restore_with(imp, &part_times_stmt, &times);
+	mn_buf_free(&tokens);
+	mn_buf_free(&times);
 	return rc;
 }
 
@@ -390,6 +475,9 @@ begin(mn_import *imp)
 	spec.title = s->title;
 	spec.metadata = s->metadata;
 	spec.system_prompt = s->system_prompt;
+	/* a format without a session time began with its first message */
+	spec.created_at = s->created_at > 0 ? s->created_at :
+		imp->n_batch > 0 ? imp->batch[0]->created_at : 0;
 
 	if ((rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
@@ -402,6 +490,8 @@ begin(mn_import *imp)
 		memcpy(imp->session_id, row->id, strlen(row->id) + 1);
 	mnemo_session_free(row);
 	imp->created = rc == MNEMO_OK;
+	if (rc == MNEMO_OK && s->state != NULL)
+		rc = mnemo_state_update(st, imp->session_id, s->state, NULL);
 	return rc;
 }
 
@@ -448,11 +538,14 @@ mn_import_flush(mn_import *imp)
 			if (PQgetisnull(res, (int) i, 0) || strlen(id) > MNEMO_ID_MAX)
 				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned a bad id");
 			else
+			{
 				memcpy(imp->batch[i]->ref_id, id, strlen(id) + 1);
+				imp->batch[i]->seq = strtoll(PQgetvalue(res, (int) i, 1), NULL, 10);
+			}
 		}
 		PQclear(res);
-		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
-			rc = restore(imp, imp->batch[i]);
+		if (rc == MNEMO_OK)
+			rc = restore(imp, imp->batch, n);
 		if (rc != MNEMO_OK)
 			return rc;
 		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
@@ -475,10 +568,85 @@ mn_import_flush(mn_import *imp)
 }
 
 int
+mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_auto,
+					 int64_t created_at)
+{
+	mn_buf	   *b = &imp->checkpoints;
+
+	if (imp->n_checkpoints % 64 == 0)
+	{
+		mn_import_cp *grown = realloc(imp->cps, (imp->n_checkpoints + 64) * sizeof(*grown));
+
+		if (grown == NULL)
+			return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+		imp->cps = grown;
+	}
+	imp->cps[imp->n_checkpoints].line = line;
+	if ((imp->cps[imp->n_checkpoints].label = strdup(label)) == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->n_checkpoints++;
+	mn_buf_puts(b, b->len > 0 ? ",{\"label\":" : "{\"label\":");
+	mn_buf_put_jstr(b, label, strlen(label));
+	mn_buf_puts(b, is_auto ? ",\"auto\":true,\"seq\":" : ",\"auto\":false,\"seq\":");
+	/* a fresh session: the messages so far are seqs 1 .. their count */
+	mn_buf_put_i64(b, imp->imported + (int64_t) imp->n_batch);
+	if (created_at > 0)
+	{
+		mn_buf_puts(b, ",\"created_at\":");
+		mn_buf_put_i64(b, created_at);
+	}
+	mn_buf_puts(b, "}");
+	return b->oom ? mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory") : MNEMO_OK;
+}
+
+int
+mn_import_checkpoints_flush(mn_import *imp)
+{
+	mnemo_store *st = imp->st;
+	const char *params[2];
+	mn_buf		arr = {0};
+	PGresult   *res;
+	int64_t		line = 0;
+
+	if (imp->n_checkpoints == 0)
+		return MNEMO_OK;
+	mn_buf_puts(&arr, "[");
+	mn_buf_put(&arr, imp->checkpoints.data, imp->checkpoints.len);
+	mn_buf_puts(&arr, "]");
+	if (arr.oom)
+	{
+		mn_buf_free(&arr);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	params[0] = imp->session_id;
+	params[1] = arr.data;
+	res = mn_exec(st, &checkpoints_stmt, params);
+	mn_buf_free(&arr);
+	if (res != NULL)
+	{
+		PQclear(res);
+		return MNEMO_OK;
+	}
+	/* MN004 names the label used twice: the line of its second use */
+	if (st->errcode != MNEMO_ERR_DUPLICATE_ID || st->errmsg == NULL)
+		return st->errcode;
+	for (size_t i = 0; i < imp->n_checkpoints; i++)
+	{
+		const char *at = strstr(st->errmsg, imp->cps[i].label);
+
+		if (at != NULL && at > st->errmsg && at[-1] == '"' &&
+			at[strlen(imp->cps[i].label)] == '"')
+			line = imp->cps[i].line;
+	}
+	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
+}
+
+int
 mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
 {
 	mnemo_store *st = imp->st;
 	mnemo_new_summary ns = {0};
+	const char *part_ids[2];
 	const char *params[4];
 	const char **ids = NULL;
 	char		from[24],
@@ -505,7 +673,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 		return st->errcode;
 	}
 	n = PQntuples(res);
-	if (n == 0 || n != sum->item_count)
+	if (n == 0 || (sum->item_count >= 0 && n != sum->item_count))
 	{
 		PQclear(res);
 		mn_import_bookkeeping(imp, m->line, "summary not restored as a compaction");
@@ -528,25 +696,52 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	ns.level = sum->level;
 	ns.model_id = m->model_id;
 	ns.provider_id = m->provider_id;
+	ns.created_at = m->created_at;
+	if (m->n_parts == 2 && m->parts[0].id != NULL && m->parts[1].id != NULL)
+	{
+		part_ids[0] = m->parts[0].id;
+		part_ids[1] = m->parts[1].id;
+		ns.part_ids = part_ids;
+	}
 	rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
 	free(ids);
 	PQclear(res);
 	if (rc == MNEMO_OK)
-		rc = restore(imp, m);
+		rc = restore(imp, &m, 1);
 	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
-	{
-		char	   *copy = strdup(st->errmsg ? st->errmsg : "");
-		char		sqlstate[6];
-
-		memcpy(sqlstate, st->sqlstate, sizeof(sqlstate));
-		mn_fail(st, rc, "line %" PRId64 ": %s", m->line, copy ? copy : "");
-		memcpy(st->sqlstate, sqlstate, sizeof(sqlstate));
-		free(copy);
-	}
+		rc = at_line(st, rc, m->line, 0);
 	if (rc == MNEMO_OK)
 		imp->imported++;
 	mn_import_msg_free(m);
 	return rc;
+}
+
+int
+mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
+					 const char *summary, int64_t seq_end)
+{
+	mn_import_summary sum = {0};
+	mn_import_msg *m;
+	mn_import_part *p;
+
+	if ((m = mn_import_msg_new(imp, line, "assistant")) == NULL)
+		return imp->st->errcode;
+	m->is_summary = true;
+	m->created_at = created_at;
+	if ((p = mn_import_part_new(imp, m, "text")) == NULL ||
+		(mn_part_put_raw(p, "text", raw), p->members.oom))
+	{
+		mn_import_msg_free(m);
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	sum.text = summary;
+	sum.token_count = mnemo_estimate_tokens(summary);
+	sum.kind = "leaf";
+	sum.level = 1;
+	sum.seq_start = 1;
+	sum.seq_end = seq_end;
+	sum.item_count = -1;
+	return mn_import_summary_push(imp, m, &sum);
 }
 
 int

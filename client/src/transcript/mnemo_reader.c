@@ -2,13 +2,17 @@
  * mnemo_reader.c
  *		The import reader of mnemo's own JSONL export (see export.c).
  *
+ * Checkpoint lines (export.c) are restored after the import's last batch,
+ * each at the seq of the messages above it, in one statement.
+ *
  * The ids in the file are kept, so an import into another database restores
  * the session exactly, and a second import into the same database fails
  * with MNEMO_ERR_DUPLICATE_ID and leaves nothing; options.new_ids drops
  * them to copy a session instead.  The header line (export.c) gives the
- * session its id, title, agent, model, provider, system prompt and
- * metadata; a file without one (an export of 0.2) still imports.  A message
- * key this reader does not know is kept in the message's metadata.
+ * session its id, title, agent, model, provider, system prompt, metadata,
+ * state and created time; a file without one (an export of 0.2) still
+ * imports.  A message key this reader does not know is kept in the
+ * message's metadata.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -234,12 +238,14 @@ header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
 			rc = string_field(imp, line, key, v, &s->system_prompt);
 		else if (strcmp(key, "created_at") == 0)
 			rc = count_field(imp, line, key, v, &s->created_at);
-		else if (strcmp(key, "metadata") == 0)
+		else if (strcmp(key, "metadata") == 0 || strcmp(key, "state") == 0)
 		{
+			char	  **dst = key[0] == 'm' ? &s->metadata : &s->state;
+
 			if (!json_object_is_type(v, json_type_object) || !mn_json_member(text, key, &meta))
 				rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
-							 "line %" PRId64 ": \"metadata\" must be an object", line);
-			else if ((s->metadata = strndup(meta.p, meta.len)) == NULL)
+							 "line %" PRId64 ": \"%s\" must be an object", line, key);
+			else if ((*dst = strndup(meta.p, meta.len)) == NULL)
 				rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 		}
 		/* keys of later versions are theirs to define */
@@ -261,6 +267,34 @@ header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
 	return rc;
 }
 
+/* A checkpoint: at the end of the messages above it. */
+static int
+checkpoint_line(mn_import *imp, int64_t line, struct json_object *obj)
+{
+	const char *label = mn_js_str(obj, "label", NULL);
+	struct json_object *v;
+	int64_t		created_at = 0;
+	bool		is_auto = false;
+	int			rc;
+
+	if (label == NULL || label[0] == '\0' || strlen(label) > MNEMO_ID_MAX)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a checkpoint's \"label\" must be a string of 1 to %d "
+					   "bytes", line, MNEMO_ID_MAX);
+	if (json_object_object_get_ex(obj, "auto", &v))
+	{
+		if (!json_object_is_type(v, json_type_boolean))
+			return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+						   "line %" PRId64 ": \"auto\" must be a boolean", line);
+		is_auto = json_object_get_boolean(v);
+	}
+	if (json_object_object_get_ex(obj, "created_at", &v) &&
+		(rc = count_field(imp, line, "created_at", v, &created_at)) != MNEMO_OK)
+		return rc;
+	/* keys of later versions are theirs to define */
+	return mn_import_checkpoint(imp, line, label, is_auto, created_at);
+}
+
 static int
 jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		   struct json_object *obj)
@@ -279,7 +313,13 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		return mn_fail(st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a message must be a JSON object",
 					   line);
 	if (json_object_object_get_ex(obj, "type", NULL))
+	{
+		const char *type = mn_js_str(obj, "type", NULL);
+
+		if (type != NULL && strcmp(type, MNEMO_CHECKPOINT_LINE) == 0)
+			return checkpoint_line(imp, line, obj);
 		return header_line(imp, line, obj, whole);
+	}
 	if ((m = mn_import_msg_new(imp, line, NULL)) == NULL)
 		return st->errcode;
 
@@ -372,7 +412,8 @@ jsonl_detect(struct json_object *first)
 	const char *type = mn_js_str(first, "type", NULL);
 
 	return json_object_object_get_ex(first, "parts", NULL) ||
-		(type != NULL && strcmp(type, MNEMO_SESSION_HEADER) == 0);
+		(type != NULL && (strcmp(type, MNEMO_SESSION_HEADER) == 0 ||
+						  strcmp(type, MNEMO_CHECKPOINT_LINE) == 0));
 }
 
 const mn_reader mn_mnemo_reader = {

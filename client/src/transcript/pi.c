@@ -18,8 +18,11 @@
  *	  one text block is the output string, other content the list as
  *	  written; isError -> state "error"; details kept in the part's metadata.
  *	- the record's timestamp is the message's time; the session record gives
- *	  the session's id (when free), model, provider, agent "pi" and metadata
- *	  {"source", "session_id", "cwd", "thinking_level"}.
+ *	  the session's id (when free), time, model, provider, agent "pi" and
+ *	  metadata {"source", "session_id", "cwd", "thinking_level"}.
+ *	- compaction {summary, firstKeptEntryId (v2 and later; v1:
+ *	  firstKeptEntryIndex), tokensBefore}: a summary committed over the
+ *	  messages before the first kept entry (compaction_record).
  *	- model_change and thinking_level_change are bookkeeping; a record of
  *	  another type is left out and reported.
  */
@@ -33,10 +36,47 @@
 
 #include "transcript/transcript.h"
 
+/* Where an entry of the log is: its line, by id (v2 and later) or by its
+ * index among the records (v1, the session record being 0). */
+typedef struct pi_entry
+{
+	char	   *id;				/* NULL: v1, found by index */
+	int64_t		line;
+} pi_entry;
+
+/* A message sent: the line it came from and its seq. */
+typedef struct pi_sent_msg
+{
+	int64_t		line;
+	int64_t		seq;
+} pi_sent_msg;
+
 typedef struct pi_state
 {
 	mn_calls	calls;
+	pi_entry   *entries;
+	size_t		n_entries;
+	size_t		cap_entries;
+	pi_sent_msg *sent;
+	size_t		n_sent;
+	size_t		cap_sent;
 } pi_state;
+
+/* Grow *items (of size bytes each) to hold one more; false when out of memory. */
+static bool
+grow(void **items, size_t size, size_t n, size_t *cap)
+{
+	void	   *grown;
+
+	if (n < *cap)
+		return true;
+	grown = realloc(*items, (*cap ? *cap * 2 : 64) * size);
+	if (grown == NULL)
+		return false;
+	*items = grown;
+	*cap = *cap ? *cap * 2 : 64;
+	return true;
+}
 
 static int
 oom(mn_import *imp)
@@ -73,13 +113,22 @@ pi_destroy(void *state)
 	if (pi == NULL)
 		return;
 	mn_calls_free(&pi->calls);
+	for (size_t i = 0; i < pi->n_entries; i++)
+		free(pi->entries[i].id);
+	free(pi->entries);
+	free(pi->sent);
 	free(pi);
 }
 
 static int
 pi_sent(mn_import *imp, void *state, const mn_import_msg *m)
 {
-	return mn_calls_sent(imp, &((pi_state *) state)->calls, m);
+	pi_state   *pi = state;
+
+	if (!grow((void **) &pi->sent, sizeof(*pi->sent), pi->n_sent, &pi->cap_sent))
+		return oom(imp);
+	pi->sent[pi->n_sent++] = (pi_sent_msg) {m->line, m->seq};
+	return mn_calls_sent(imp, &pi->calls, m);
 }
 
 static int
@@ -113,6 +162,7 @@ session_record(mn_import *imp, struct json_object *rec)
 		return oom(imp);
 	}
 	s->metadata = meta.data;
+	s->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
 	if ((id != NULL && !imp->opts->session_id && strlen(id) <= MNEMO_ID_MAX &&
 		 !mn_import_strdup(id, &s->want_id)) ||
 		!mn_import_strdup("pi", &s->agent) ||
@@ -300,20 +350,110 @@ message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 	return mn_import_push(imp, m);
 }
 
+/* The line of the entry a compaction keeps first; 0 when not in the log. */
+static int64_t
+first_kept_line(const pi_state *pi, struct json_object *rec)
+{
+	const char *id = mn_js_str(rec, "firstKeptEntryId", NULL);
+	struct json_object *v;
+
+	if (id != NULL)
+	{
+		for (size_t i = pi->n_entries; i > 0; i--)
+			if (pi->entries[i - 1].id != NULL && strcmp(pi->entries[i - 1].id, id) == 0)
+				return pi->entries[i - 1].line;
+		return 0;
+	}
+	if (json_object_object_get_ex(rec, "firstKeptEntryIndex", &v) &&
+		json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0 &&
+		(uint64_t) json_object_get_int64(v) < pi->n_entries)
+		return pi->entries[json_object_get_int64(v)].line;
+	return 0;
+}
+
+/*
+ * A compaction: pi's context from then on is its summary followed by the
+ * entries from the first kept one.  Committed as a leaf summary over the
+ * messages before that entry still in context, so the summary is back in
+ * context and what it covers out of it (a summary of an earlier compaction
+ * stays: a leaf covers messages only).
+ */
+static int
+compaction_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec,
+				  mn_span text)
+{
+	const char *summary = mn_js_str(rec, "summary", NULL);
+	mn_span		v;
+	int64_t		kept = first_kept_line(pi, rec);
+	int64_t		seq_end = 0;
+	int			rc;
+
+	if (summary == NULL || !mn_json_member(text, "summary", &v))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a compaction without a \"summary\" string", line);
+	if (kept == 0)
+	{
+		mn_import_skipped(imp, line, "compaction whose first kept entry is not in the log");
+		return MNEMO_OK;
+	}
+	/* what came before is sent, so its seqs are known */
+	if ((rc = mn_import_flush(imp)) != MNEMO_OK)
+		return rc;
+	for (size_t i = pi->n_sent; i > 0; i--)
+		if (pi->sent[i - 1].line < kept)
+		{
+			seq_end = pi->sent[i - 1].seq;
+			break;
+		}
+	if (seq_end == 0)
+	{
+		mn_import_bookkeeping(imp, line, "compaction of nothing");
+		return MNEMO_OK;
+	}
+	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
+								v, summary, seq_end);
+}
+
+/* Remember where the record is, for the compactions that name it. */
+static int
+remember_entry(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec,
+			   const char *type)
+{
+	const char *id = mn_js_str(rec, "id", NULL);
+	pi_entry   *e;
+
+	if (!grow((void **) &pi->entries, sizeof(*pi->entries), pi->n_entries, &pi->cap_entries))
+		return oom(imp);
+	e = &pi->entries[pi->n_entries];
+	e->line = line;
+	e->id = NULL;
+	/* the session record's id is the session's, not an entry's */
+	if (id != NULL && strcmp(type, "session") != 0 &&
+		(e->id = strdup(id)) == NULL)
+		return oom(imp);
+	pi->n_entries++;
+	return MNEMO_OK;
+}
+
 static int
 pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		struct json_object *rec)
 {
 	pi_state   *pi = state;
 	const char *type = json_object_is_type(rec, json_type_object) ? mn_js_str(rec, "type", NULL) : NULL;
+	int			rc;
 
 	if (type == NULL)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
 					   "line %" PRId64 ": a pi record must be a JSON object with a \"type\"", line);
+	if ((rc = remember_entry(imp, pi, line, rec, type)) != MNEMO_OK)
+		return rc;
 	if (strcmp(type, "session") == 0)
 		return session_record(imp, rec);
 	if (strcmp(type, "message") == 0)
 		return message_record(imp, pi, line, rec, (mn_span) {text, len});
+	if (strcmp(type, "compaction") == 0)
+		return compaction_record(imp, pi, line, rec, (mn_span) {text, len});
 	if (strcmp(type, "model_change") == 0 || strcmp(type, "thinking_level_change") == 0)
 		mn_import_bookkeeping(imp, line, type);
 	else

@@ -216,6 +216,9 @@ mn_import_tool_call(mn_import *imp, mn_calls *calls, mn_import_msg *m, const cha
 	mn_part_put_string(p, "tool_call_id", call_id, strlen(call_id));
 	if (input.len > 0)
 		mn_part_put_raw(p, "input", input);
+	/* jsonb sorts the keys of "input": the text keeps the order written */
+	if (input.len > 0 && !mn_json_jsonb_order(input))
+		mn_part_put_string(p, "input_text", input.p, input.len);
 	if (p->members.oom)
 	{
 		oom(imp);

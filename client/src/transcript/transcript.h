@@ -32,9 +32,11 @@
 
 struct json_object;
 
-/* The first line of mnemo's export (export.c, mnemo_reader.c). */
+/* The first line of mnemo's export and the lines of its checkpoints
+ * (export.c, mnemo_reader.c). */
 #define MNEMO_SESSION_HEADER "mnemo.session"
 #define MNEMO_SESSION_HEADER_VERSION 1
+#define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
 /* ---- the import (import.c) ---- */
 
@@ -75,9 +77,11 @@ typedef struct mn_import_msg
 								 * part's "metadata" (an empty text part is
 								 * added when the message has none) */
 	char		ref_id[MNEMO_ID_MAX + 1];	/* its id, once appended */
+	int64_t		seq;			/* and its seq */
 } mn_import_msg;
 
 typedef struct mn_import mn_import;
+typedef struct mn_import_cp mn_import_cp;
 
 /* A format: called for each record, parsed, in order. */
 typedef struct mn_reader
@@ -113,7 +117,8 @@ typedef struct mn_import_session
 	char	   *title;
 	char	   *system_prompt;
 	char	   *metadata;		/* JSON object text */
-	int64_t		created_at;		/* 0: now */
+	char	   *state;			/* JSON object text, restored by update_state */
+	int64_t		created_at;		/* 0: the first message's time, else now */
 	bool		header;			/* a mnemo session header was read: the
 								 * session is worth importing empty */
 } mn_import_session;
@@ -133,6 +138,15 @@ struct mn_import
 	size_t		cap_batch;
 	size_t		batch_bytes;	/* rough size of what the batch will send */
 	mn_buf		text;			/* the batch's JSON, reused */
+
+	/* checkpoints read, restored by one statement at the end */
+	mn_buf		checkpoints;	/* the elements of a JSON array */
+	struct mn_import_cp
+	{
+		int64_t		line;
+		char	   *label;
+	}		   *cps;			/* each one's line and label, for errors */
+	size_t		n_checkpoints;
 
 	const mn_reader *reader;
 	void	   *rstate;
@@ -170,7 +184,8 @@ typedef struct mn_import_summary
 	int			level;
 	int64_t		seq_start;		/* the span of messages underneath */
 	int64_t		seq_end;
-	int64_t		item_count;		/* the context items it replaced */
+	int64_t		item_count;		/* the context items it replaced; < 0:
+								 * those of the span in context now */
 } mn_import_summary;
 
 /*
@@ -182,6 +197,15 @@ typedef struct mn_import_summary
  * reported).
  */
 int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum);
+
+/*
+ * Another agent's compaction (pi's compaction records, Claude Code's compact
+ * summaries): its summary, the JSON string text (raw, as written; decoded,
+ * summary), committed at created_at as a leaf summary over the messages of
+ * seqs 1 .. seq_end still in context (mn_import_summary_push).
+ */
+int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
+								 const char *summary, int64_t seq_end);
 
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
@@ -211,6 +235,14 @@ int64_t		mn_import_iso_time(const char *s);
 /* Send what is pushed and not sent yet (creating the session first when
  * no batch was sent); MNEMO_OK or the error, set on the handle. */
 int			mn_import_flush(mn_import *imp);
+
+/* A checkpoint at the end of what was pushed so far (label already checked
+ * to be an id); created_at 0: the time of the import. */
+int			mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_auto,
+								 int64_t created_at);
+
+/* After the last flush: the checkpoints restored, in one statement. */
+int			mn_import_checkpoints_flush(mn_import *imp);
 
 /* ---- tool calls paired with their results (tool_calls.c) ---- */
 

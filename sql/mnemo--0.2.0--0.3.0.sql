@@ -365,6 +365,7 @@ CREATE FUNCTION mnemo.commit_summary(
     AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
 COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text, bigint, text[]) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim; created_at (unix ms, now when NULL) and part_ids (of its text and marker parts) restore a summary''s time and ids';
 
+/* ------------------------------------------------------------------------
  * Issue 18: durable maps (LLMMap, AgenticMap): maps, map_items and their
  * functions.
  * ------------------------------------------------------------------------ */

@@ -632,22 +632,6 @@ run_w3(enum side side, const Load *load)
 
 /* ---- reporting --------------------------------------------------------- */
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* Value at quantile q of sorted v (nearest rank). */
 static double
 quantile(const double *v, int n, double q)

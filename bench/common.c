@@ -109,3 +109,19 @@ print_server(PGconn *conn, const char *const *settings)
 		PQclear(res);
 	}
 }
+
+int
+cmp_double(const void *a, const void *b)
+{
+	double		x = *(const double *) a,
+				y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+double
+median(double *v, int n)
+{
+	qsort(v, (size_t) n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}

@@ -19,5 +19,7 @@ PGresult   *exec_ok(PGconn *conn, const char *sql);
 void		exec_cmd(PGconn *conn, const char *sql);
 void		prepare(PGconn *conn, const char *name, const char *sql);
 void		print_server(PGconn *conn, const char *const *settings);
+int			cmp_double(const void *a, const void *b);	/* qsort's order of doubles */
+double		median(double *v, int n);	/* of n values; sorts v */
 
 #endif

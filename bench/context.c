@@ -166,22 +166,6 @@ run_prepared(PGconn *conn, const char *name, int nparams, const char *const *par
 	return res;
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a;
-	double		y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, n, sizeof(double), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* The context view of a session, in position order. */
 static void
 read_view(PGconn *conn, const char *session, View *view)

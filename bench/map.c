@@ -28,15 +28,6 @@
 
 const char *bench_name = "bench/map";
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double		x = *(const double *) a,
-				y = *(const double *) b;
-
-	return (x > y) - (x < y);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -52,7 +43,7 @@ main(int argc, char **argv)
 	mnemo_store *st;
 	double		times[32];
 	double		ideal;
-	double		median;
+	double		seconds;
 
 	for (int i = 1; i < argc; i++)
 	{
@@ -118,14 +109,13 @@ main(int argc, char **argv)
 		mnemo_session_free(s);
 		free(map_id);
 	}
-	qsort(times, (size_t) rounds, sizeof(double), cmp_double);
-	median = times[rounds / 2];
+	seconds = median(times, rounds);
 	ideal = (double) items * delay_ms / 1000.0 / concurrency;
 	printf("map: %d items, server delay %d ms, %d workers, median of %d rounds\n",
 		   items, delay_ms, concurrency, rounds);
 	printf("%-12s %10s %10s %12s %8s\n", "", "seconds", "items/s", "ideal items/s", "ratio");
-	printf("%-12s %10.3f %10.1f %12.1f %8.2f\n", "LLMMap", median, items / median,
-		   items / ideal, ideal / median);
+	printf("%-12s %10.3f %10.1f %12.1f %8.2f\n", "LLMMap", seconds, items / seconds,
+		   items / ideal, ideal / seconds);
 	mnemo_store_close(st);
 	mnemo_global_cleanup();
 	bench_server_stop(&srv);

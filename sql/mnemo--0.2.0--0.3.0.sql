@@ -8,6 +8,34 @@
  * the same schema (the upgrade test, test/upgrade.sh, compares them).
  */
 
+/*
+ * The session tables this update adds join the install's layout: hash-
+ * partitioned as mnemo.sessions is when the install was made with
+ * mnemo.partitions > 0 (with as many partitions), rows visible by tenant,
+ * no PUBLIC access, their rows dumped.  Dropped at the end of this script.
+ */
+CREATE FUNCTION mnemo._adopt_session_tables(VARIADIC tabs text[]) RETURNS void
+    LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp
+    AS $$
+DECLARE
+    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
+                         WHERE inhparent = 'mnemo.sessions'::regclass);
+    t text;
+BEGIN
+    FOREACH t IN ARRAY tabs LOOP
+        IF modulus > 0 THEN
+            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
+        END IF;
+        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
+        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
+                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
+        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
+        PERFORM pg_catalog.pg_extension_config_dump(format('mnemo.%I', t)::regclass, '');
+    END LOOP;
+END
+$$;
+
 /* ------------------------------------------------------------------------
  * Issue 16: checkpoints, runs, the pending request and state
  * ------------------------------------------------------------------------ */
@@ -47,29 +75,7 @@ CREATE TABLE mnemo.pending_requests (
 );
 COMMENT ON TABLE mnemo.pending_requests IS 'the human-in-the-loop request a session waits on, at most one, with the run that asked it';
 
--- An install made with mnemo.partitions > 0 has its session tables
--- hash-partitioned; the new ones join that layout, with as many partitions.
-DO $$
-DECLARE
-    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
-                         WHERE inhparent = 'mnemo.sessions'::regclass);
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['checkpoints', 'runs', 'pending_requests'] LOOP
-        IF modulus > 0 THEN
-            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
-        END IF;
-        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
-                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
-        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
-    END LOOP;
-END
-$$;
-
-SELECT pg_catalog.pg_extension_config_dump('mnemo.checkpoints', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.runs', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.pending_requests', '');
+SELECT mnemo._adopt_session_tables('checkpoints', 'runs', 'pending_requests');
 
 
 CREATE FUNCTION mnemo.add_checkpoint(session_id text, label text, auto boolean DEFAULT false,
@@ -189,25 +195,7 @@ COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed p
 CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
 -- a partitioned install gets them partitioned as mnemo.sessions is (as the
 -- issue 16 tables above)
-DO $$
-DECLARE
-    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
-                         WHERE inhparent = 'mnemo.sessions'::regclass);
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['search_queue', 'search_documents'] LOOP
-        IF modulus > 0 THEN
-            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
-        END IF;
-        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
-                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
-        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
-    END LOOP;
-END
-$$;
-SELECT pg_catalog.pg_extension_config_dump('mnemo.search_queue', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.search_documents', '');
+SELECT mnemo._adopt_session_tables('search_queue', 'search_documents');
 INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant)
     SELECT id, 1, last_seq, tenant FROM mnemo.sessions WHERE last_seq > 0;
 
@@ -280,25 +268,7 @@ CREATE TABLE mnemo.discarded (
 );
 COMMENT ON TABLE mnemo.discarded IS 'the seq ranges of a session''s own messages that resume_session took off its live line: still stored, listed by list_discarded';
 
-DO $$
-DECLARE
-    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
-                         WHERE inhparent = 'mnemo.sessions'::regclass);
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['lineage', 'discarded'] LOOP
-        IF modulus > 0 THEN
-            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
-        END IF;
-        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
-                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
-        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
-    END LOOP;
-END
-$$;
-SELECT pg_catalog.pg_extension_config_dump('mnemo.lineage', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.discarded', '');
+SELECT mnemo._adopt_session_tables('lineage', 'discarded');
 
 CREATE FUNCTION mnemo.fork_session(source_id text, "at" text, new_id text DEFAULT NULL)
     RETURNS mnemo.sessions
@@ -425,25 +395,7 @@ COMMENT ON TABLE mnemo.map_items IS 'the items of a map, one row each: pending, 
 CREATE INDEX map_items_open_idx ON mnemo.map_items (session_id, map_id, ordinal)
     WHERE state IN ('pending', 'running');
 
-DO $$
-DECLARE
-    modulus integer := (SELECT count(*) FROM pg_catalog.pg_inherits
-                         WHERE inhparent = 'mnemo.sessions'::regclass);
-    t text;
-BEGIN
-    FOREACH t IN ARRAY ARRAY['maps', 'map_items'] LOOP
-        IF modulus > 0 THEN
-            PERFORM mnemo._partition_by_session(format('mnemo.%I', t)::regclass, modulus);
-        END IF;
-        EXECUTE format('ALTER TABLE mnemo.%I ENABLE ROW LEVEL SECURITY', t);
-        EXECUTE format('CREATE POLICY tenant_rows ON mnemo.%I '
-                       'USING (mnemo.tenant_visible(tenant)) WITH CHECK (mnemo.tenant_visible(tenant))', t);
-        EXECUTE format('REVOKE ALL ON mnemo.%I FROM PUBLIC', t);
-    END LOOP;
-END
-$$;
-SELECT pg_catalog.pg_extension_config_dump('mnemo.maps', '');
-SELECT pg_catalog.pg_extension_config_dump('mnemo.map_items', '');
+SELECT mnemo._adopt_session_tables('maps', 'map_items');
 
 CREATE FUNCTION mnemo.create_map(session_id text, map_id text, items jsonb, template text,
                                  schema jsonb DEFAULT NULL, options jsonb DEFAULT '{}',
@@ -503,3 +455,5 @@ CREATE FUNCTION mnemo.list_maps(session_id text)
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_list_maps';
 COMMENT ON FUNCTION mnemo.list_maps(text) IS 'the maps the session owns, oldest first';
+
+DROP FUNCTION mnemo._adopt_session_tables(text[]);

@@ -231,9 +231,10 @@ main()
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
 	                     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace
 	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests',
-	                                        'search_queue', 'search_documents', 'lineage', 'discarded')")" \
-		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
-		"checkpoints, runs, pending_requests, search_queue, search_documents, lineage and discarded are partitioned as sessions is, with row-level security"
+	                                        'search_queue', 'search_documents', 'lineage', 'discarded',
+	                                        'maps', 'map_items')")" \
+		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 map_items:p:true:3 maps:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
+		"checkpoints, runs, pending_requests, search_queue, search_documents, lineage, discarded, maps and map_items are partitioned as sessions is, with row-level security"
 	is "$(val "$part" "SELECT (mnemo.create_session('up_p')).id;
 	                   SELECT (mnemo.claim_run('up_p', 'r1')).run_id;
 	                   SELECT (mnemo.complete_run('up_p', 'r1')).completion_seq;

@@ -1,14 +1,16 @@
 /*
  * import_batch.c
- *		What a reader builds and pushes to an import: messages and their
- *		parts, sent in batches inside the import's one transaction.
+ *		The import a reader pushes its messages to (import_message.c builds
+ *		them): sent in batches inside the import's one transaction, with the
+ *		checkpoints and compactions of the transcript.
  *
  * Pushed messages are sent in batches, each one append_messages statement,
  * then their usage (update_message_tokens) and part times
- * (update_part_status) are restored, one statement each for the batch.  The transaction starts only when the
- * first batch is ready (or at the end, for an empty transcript): by then
- * the reader knows what the session is made of, and whether the
- * transcript's own session id is still free was checked just before.
+ * (update_part_status) are restored, one statement each for the batch.
+ * The transaction starts only when the first batch is ready (or at the
+ * end, for an empty transcript): by then the reader knows what the session
+ * is made of, and whether the transcript's own session id is still free
+ * was checked just before.
  *
  * Messages are appended by this file's own append_messages statement
  * rather than mnemo_messages_append: the part contents are JSON text cut
@@ -19,12 +21,8 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <json.h>
 
 #include "transcript/transcript.h"
 
@@ -59,108 +57,6 @@ static const mn_stmt append_stmt = {
 	"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)",
 	2
 };
-
-/* ------------------------------------------------------------------------
- * Building messages
- * ------------------------------------------------------------------------ */
-
-bool
-mn_import_strdup(const char *s, char **dst)
-{
-	if (s == NULL)
-	{
-		*dst = NULL;
-		return true;
-	}
-	*dst = strdup(s);
-	return *dst != NULL;
-}
-
-mn_import_msg *
-mn_import_msg_new(mn_import *imp, int64_t line, const char *role)
-{
-	mn_import_msg *m = calloc(1, sizeof(*m));
-
-	if (m == NULL || !mn_import_strdup(role, &m->role))
-	{
-		free(m);
-		mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	m->line = line;
-	m->cost = -1;
-	return m;
-}
-
-void
-mn_import_msg_free(mn_import_msg *m)
-{
-	if (m == NULL)
-		return;
-	for (size_t i = 0; i < m->n_parts; i++)
-	{
-		mn_buf_free(&m->parts[i].members);
-		free(m->parts[i].id);
-	}
-	free(m->parts);
-	free(m->role);
-	free(m->id);
-	free(m->agent);
-	free(m->model_id);
-	free(m->provider_id);
-	free(m->run_id);
-	free(m->finish_reason);
-	mn_buf_free(&m->meta);
-	free(m);
-}
-
-mn_import_part *
-mn_import_part_new(mn_import *imp, mn_import_msg *m, const char *type)
-{
-	mn_import_part *p;
-
-	if (m->n_parts == m->cap_parts)
-	{
-		size_t		cap = m->cap_parts ? m->cap_parts * 2 : 4;
-		mn_import_part *grown = realloc(m->parts, cap * sizeof(*grown));
-
-		if (grown == NULL)
-		{
-			mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-			return NULL;
-		}
-		m->parts = grown;
-		m->cap_parts = cap;
-	}
-	p = &m->parts[m->n_parts++];
-	memset(p, 0, sizeof(*p));
-	if (type != NULL)
-		mn_part_put_string(p, "type", type, strlen(type));
-	return p;
-}
-
-static void
-member_key(mn_import_part *p, const char *key)
-{
-	if (p->members.len > 0)
-		mn_buf_put(&p->members, ",", 1);
-	mn_buf_put_jstr(&p->members, key, strlen(key));
-	mn_buf_put(&p->members, ":", 1);
-}
-
-void
-mn_part_put_string(mn_import_part *p, const char *key, const char *s, size_t len)
-{
-	member_key(p, key);
-	mn_buf_put_jstr(&p->members, s, len);
-}
-
-void
-mn_part_put_raw(mn_import_part *p, const char *key, mn_span value)
-{
-	member_key(p, key);
-	mn_buf_put(&p->members, value.p, value.len);
-}
 
 /* ------------------------------------------------------------------------
  * Sending
@@ -784,110 +680,4 @@ mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind)
 {
 	if (imp->opts->skipped != NULL)
 		imp->opts->skipped(line, kind, imp->opts->progress_arg);
-}
-
-void
-mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span value,
-			   const char *kind)
-{
-	if (m->meta.len > 0)
-		mn_buf_put(&m->meta, ",", 1);
-	mn_buf_put_jstr(&m->meta, key, strlen(key));
-	mn_buf_put(&m->meta, ":", 1);
-	mn_buf_put(&m->meta, value.p, value.len);
-	if (imp->opts->kept != NULL)
-		imp->opts->kept(m->line, kind != NULL ? kind : key, imp->opts->progress_arg);
-}
-
-void
-mn_import_others(struct json_object *obj, mn_span text, const char *const *known, mn_buf *out)
-{
-	json_object_object_foreach(obj, key, v)
-	{
-		const char *const *k;
-		mn_span		raw;
-
-		(void) v;
-		for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
-			;
-		if (*k != NULL || !mn_json_member(text, key, &raw))
-			continue;
-		mn_buf_puts(out, out->len > 0 ? "," : "{");
-		mn_buf_put_jstr(out, key, strlen(key));
-		mn_buf_puts(out, ":");
-		mn_buf_put(out, raw.p, raw.len);
-	}
-	if (out->len > 0)
-		mn_buf_puts(out, "}");
-}
-
-static bool
-digits(const char **s, int n, int *out)
-{
-	*out = 0;
-	for (int i = 0; i < n; i++, (*s)++)
-	{
-		if (**s < '0' || **s > '9')
-			return false;
-		*out = *out * 10 + (**s - '0');
-	}
-	return true;
-}
-
-/* Days from 1970-01-01 to the date (proleptic Gregorian; Howard Hinnant's
- * days_from_civil), so no time zone of the process gets in the way. */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era;
-	int64_t		yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
-int64_t
-mn_import_iso_time(const char *s)
-{
-	int			y, mo, d, h, mi, sec, ms = 0;
-	int64_t		t;
-
-	if (s == NULL || !digits(&s, 4, &y) || *s++ != '-' || !digits(&s, 2, &mo) || *s++ != '-' ||
-		!digits(&s, 2, &d) || (*s != 'T' && *s != ' ') || !(s++, digits(&s, 2, &h)) ||
-		*s++ != ':' || !digits(&s, 2, &mi) || *s++ != ':' || !digits(&s, 2, &sec))
-		return 0;
-	if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
-		return 0;
-	if (*s == '.')
-	{
-		int			scale = 100;
-
-		for (s++; *s >= '0' && *s <= '9'; s++, scale /= 10)
-			ms += (*s - '0') * scale;
-	}
-	t = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60 + sec;
-	if (*s == '+' || *s == '-')
-	{
-		int			sign = *s++ == '-' ? -1 : 1;
-		int			oh, om = 0;
-
-		if (!digits(&s, 2, &oh))
-			return 0;
-		if (*s == ':')
-			s++;
-		if (*s != '\0' && !digits(&s, 2, &om))
-			return 0;
-		t -= sign * (oh * 3600 + om * 60);
-	}
-	else if (*s == 'Z')
-		s++;
-	if (*s != '\0')
-		return 0;
-	return t > 0 ? t * 1000 + ms : 0;
 }

@@ -5,8 +5,9 @@
  *
  * Owns: transcript/ (export.c; import.c, the driver: lines or one JSON
  * document in, records out, format detected, one transaction;
- * import_batch.c, the builder a reader pushes messages to and the batches
- * it sends; tool_calls.c, calls paired with their results and images;
+ * import_message.c, the messages and parts a reader builds; import_batch.c,
+ * the import they are pushed to and the batches it sends; iso_time.c, the
+ * transcripts' times; tool_calls.c, calls paired with their results and images;
  * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
  * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
  * lists), swe_agent.c, openhands.c).

@@ -261,7 +261,10 @@ SELECT count(*) FROM mnemo.append_messages('sr', '[
   {"role": "assistant", "id": "sr_m2", "parts": [{"type": "text", "text": "quebec zebra"}]}]');
 SELECT fork_seq FROM mnemo.fork_session('sr', '1', 'sr_c');
 SELECT seq FROM mnemo.append_message('sr_c', 'user', '[{"type": "text", "text": "romeo zebra"}]', id => 'sr_c2');
+-- a fork waits to index its own messages only, those past its fork point
+SELECT mnemo.search_pending('sr_c') AS fork_pending, mnemo.search_pending('sr') AS parent_pending;
 SELECT message_id, seq, in_context FROM mnemo.search_history('sr_c', 'zebra') ORDER BY seq;
+SELECT mnemo.search_pending('sr_c') AS fork_pending, mnemo.search_pending('sr') AS parent_pending;
 SELECT message_id, seq FROM mnemo.search_history('sr_c', 'quebec');
 SELECT label FROM mnemo.add_checkpoint('sr', 'one');
 SELECT seq FROM mnemo.append_message('sr', 'user', '[{"type": "text", "text": "sierra zebra"}]', id => 'sr_m3');

@@ -172,7 +172,8 @@ COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context 
  * seqs they wrote in mnemo.search_queue, and index_search (which
  * search_history runs first) writes one mnemo.search_documents row per part
  * under the GIN index.  The GIN index on message_parts goes; every message
- * already stored is queued, so the first search of a session indexes it.
+ * already stored waits (no search_progress row, below), so the first search
+ * of a session indexes it.
  */
 DROP INDEX mnemo.message_parts_search_idx;
 CREATE TABLE mnemo.search_queue (
@@ -196,8 +197,6 @@ CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
 -- a partitioned install gets them partitioned as mnemo.sessions is (as the
 -- issue 16 tables above)
 SELECT mnemo._adopt_session_tables('search_queue', 'search_documents');
-INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant)
-    SELECT id, 1, last_seq, tenant FROM mnemo.sessions WHERE last_seq > 0;
 
 ALTER FUNCTION mnemo.search_history(text, text, integer) VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first; indexes the session''s queued messages first, except in a read-only transaction, where it searches what is indexed and says with a NOTICE how much is not';
@@ -455,5 +454,22 @@ CREATE FUNCTION mnemo.list_maps(session_id text)
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_list_maps';
 COMMENT ON FUNCTION mnemo.list_maps(text) IS 'the maps the session owns, oldest first';
+
+/* ------------------------------------------------------------------------
+ * Issue 15 item 2: the write-path diet.  An append writes no search_queue
+ * row: what waits to be indexed is a session's seqs past its
+ * search_progress.indexed_seq, which only index_search writes; the queue
+ * keeps the part changes of messages indexed already.
+ * ------------------------------------------------------------------------ */
+
+CREATE TABLE mnemo.search_progress (
+    session_id  text PRIMARY KEY,
+    -- the session's own messages up to this seq are indexed
+    indexed_seq bigint NOT NULL,
+    tenant      text NOT NULL
+);
+COMMENT ON TABLE mnemo.search_progress IS 'how far index_search has indexed each session''s messages: seqs past indexed_seq, up to the session''s last_seq, wait to be indexed; no row: none of the session''s own messages is indexed yet';
+COMMENT ON TABLE mnemo.search_queue IS 'messages indexed already whose parts changed since (append_part, an output merged by update_part_status), as seq ranges, to index again; index_search (run by search_history) drains a session''s';
+SELECT mnemo._adopt_session_tables('search_progress');
 
 DROP FUNCTION mnemo._adopt_session_tables(text[]);

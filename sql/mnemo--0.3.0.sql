@@ -345,10 +345,20 @@ ALTER TABLE mnemo.file_references
     ADD CONSTRAINT file_references_counts_check CHECK (token_count >= 0 AND created_at >= 0);
 
 -- search_history: full-text search over every part ever appended, indexed
--- off the append path (src/search_index.c).  An append queues the range of
--- seqs it wrote; index_search (which search_history runs first) turns the
--- parts of the queued messages into documents, one tsvector per part, the
--- expression SEARCH_TSV of src/search.h.
+-- off the append path (src/search_index.c).  An append writes nothing for
+-- search: a session's messages past its search_progress.indexed_seq (up to
+-- sessions.last_seq, which the append moves anyway) wait to be indexed, and
+-- a later change of what an indexed message's parts say queues its seq.
+-- index_search (which search_history runs first) turns the parts of those
+-- messages into documents, one tsvector per part, the expression SEARCH_TSV
+-- of src/search.h.
+CREATE TABLE mnemo.search_progress (
+    session_id  text PRIMARY KEY,
+    -- the session's own messages up to this seq are indexed
+    indexed_seq bigint NOT NULL,
+    tenant      text NOT NULL
+);
+COMMENT ON TABLE mnemo.search_progress IS 'how far index_search has indexed each session''s messages: seqs past indexed_seq, up to the session''s last_seq, wait to be indexed; no row: none of the session''s own messages is indexed yet';
 CREATE TABLE mnemo.search_queue (
     session_id  text NOT NULL,
     seq_from    bigint NOT NULL,
@@ -356,7 +366,7 @@ CREATE TABLE mnemo.search_queue (
     tenant      text NOT NULL,
     PRIMARY KEY (session_id, seq_from, seq_to)
 );
-COMMENT ON TABLE mnemo.search_queue IS 'the messages not yet indexed for search_history, as seq ranges: appends and part changes add one, index_search (run by search_history) drains a session''s';
+COMMENT ON TABLE mnemo.search_queue IS 'messages indexed already whose parts changed since (append_part, an output merged by update_part_status), as seq ranges, to index again; index_search (run by search_history) drains a session''s';
 
 CREATE TABLE mnemo.search_documents (
     session_id  text NOT NULL,
@@ -598,6 +608,7 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.tenants', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.search_progress', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_queue', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_documents', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references_ordinal_seq', '');
@@ -1286,7 +1297,7 @@ DECLARE
 BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                              'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                             'compaction_claims', 'search_queue', 'search_documents',
+                             'compaction_claims', 'search_progress', 'search_queue', 'search_documents',
                              'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
                              'maps', 'map_items']
     LOOP

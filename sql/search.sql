@@ -35,12 +35,15 @@ SELECT count(*) FROM mnemo.append_messages('sh_big',
      jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'routine message number ' || i ||
        CASE WHEN i % 1000 = 0 THEN ' needle' ELSE '' END))))
      FROM generate_series(1, 3000) i));
--- appends do not index: the batch waits in the queue, one entry for the
--- call, until index_search (or a search) drains it
+-- appends do not index, nor write anything for search: the batch waits as
+-- the seqs past the session's search_progress (none yet), until
+-- index_search (or a search) indexes it and moves indexed_seq
 SELECT mnemo.search_pending('sh_big') AS pending;
 SELECT count(*) AS queued FROM mnemo.search_queue WHERE session_id = 'sh_big';
+SELECT count(*) AS progress FROM mnemo.search_progress WHERE session_id = 'sh_big';
 SELECT count(*) AS documents FROM mnemo.search_documents WHERE session_id = 'sh_big';
 SELECT mnemo.index_search('sh_big') AS indexed;
+SELECT indexed_seq FROM mnemo.search_progress WHERE session_id = 'sh_big';
 SELECT mnemo.search_pending('sh_big') AS pending;
 SELECT mnemo.index_search('sh_big') AS indexed_again;
 -- (VACUUM moves the GIN's pending list into the index, as autovacuum would)
@@ -145,6 +148,7 @@ SELECT message_id FROM mnemo.search_history('sh_ro', 'narwhal') ORDER BY 1;
 SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"last"}]');
 SELECT mnemo.purge_session('sh_ro') > 0 AS purged;
 SELECT (SELECT count(*) FROM mnemo.search_queue WHERE session_id = 'sh_ro') AS queued,
+       (SELECT count(*) FROM mnemo.search_progress WHERE session_id = 'sh_ro') AS progress,
        (SELECT count(*) FROM mnemo.search_documents WHERE session_id = 'sh_ro') AS documents;
 -- errors: unknown session MN001, NULL 22004
 SELECT mnemo.index_search('sh_nope');

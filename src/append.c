@@ -493,7 +493,6 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.is_summary = true;
 	TakeParts(parts, "summary parts", &m);
 	StoreMessages(session_id, &m, 1, lock, seq, 0);
-	MnemoQueueSearch(session_id, lock->tenant, seq, seq, false);
 }
 
 static Datum
@@ -540,7 +539,6 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
 	StoreMessages(session_id, &m, 1, &lock, lock.last_seq, lock.last_position);
-	MnemoQueueSearch(session_id, lock.tenant, lock.last_seq, lock.last_seq, false);
 	MnemoFinish(&call);
 
 	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
@@ -626,10 +624,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
 	seq = lock.last_seq - n + 1;
 	if (n > 0)
-	{
 		StoreMessages(session_id, ms, n, &lock, seq, lock.last_position - (n - nsummaries) + 1);
-		MnemoQueueSearch(session_id, lock.tenant, seq, seq + n - 1, false);
-	}
 	MnemoFinish(&call);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -707,7 +702,8 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	rows.part_indexes = &part_index;
 	rows.parts = &part;
 	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given);
-	MnemoQueueSearch(session_id, lock.tenant, seq, seq, true);
+	/* search_index.c: a message may be indexed already */
+	MnemoQueueSearch(session_id, lock.tenant, seq);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
 	MnemoFinish(&call);
 

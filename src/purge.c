@@ -65,6 +65,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
 				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
 				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1), "
+				 "sp AS (DELETE FROM mnemo.search_progress WHERE session_id = $1), "
 				 "d AS (DELETE FROM mnemo.search_documents WHERE session_id = $1), "
 				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
 				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "

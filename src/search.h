@@ -24,8 +24,7 @@
 #define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
 #define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"
 
-extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq_from,
-							 int64 seq_to, bool again);
+extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
 extern int64 MnemoDrainSearch(const char *session_id);
 extern int64 MnemoSearchPending(const char *session_id);
 extern bool MnemoCanDrainSearch(void);

@@ -3,24 +3,30 @@
  *		The full-text index of the log, built off the append path:
  *		mnemo.index_search() and mnemo.search_pending().
  *
- * An append does not index what it stores.  It adds one row to
- * mnemo.search_queue, the range of seqs it wrote (one row per call, however
- * many messages), and so does every later change to what a message's parts
- * say (append_part, and update_part_status merging an output or an error).
- * Draining a session's queue -- index_search(), which search_history() runs
- * first unless the transaction is read-only -- turns the parts of the queued
- * messages into mnemo.search_documents rows (one tsvector per part) under
- * the GIN index that search reads.  So an append pays for one small btree
- * insert instead of the GIN's, and never for a flush of the GIN's pending
- * list: that work happens on the drain, in the searcher's or a scheduled
- * job's time (doc/benchmarks.md, "Search without the tax").
+ * An append writes nothing for search.  What waits to be indexed is, per
+ * session, the seqs past mnemo.search_progress.indexed_seq up to the
+ * session's last_seq (which the append moves under the session lock
+ * anyway), plus the seq ranges in mnemo.search_queue: messages indexed
+ * already whose parts changed since (append_part, and update_part_status
+ * merging an output or an error).  Draining a session -- index_search(),
+ * which search_history() runs first unless the transaction is read-only --
+ * turns the parts of those messages into mnemo.search_documents rows (one
+ * tsvector per part) under the GIN index that search reads, and moves
+ * indexed_seq.  So an append pays nothing for search, not even a queue row,
+ * and never for a flush of the GIN's pending list: that work happens on the
+ * drain, in the searcher's or a scheduled job's time (doc/benchmarks.md,
+ * "Search without the tax").
  *
- * Correctness of the drain: a queue row is visible to the drain's snapshot
- * only if the change that queued it committed before, so the parts the drain
- * reads include that change; a change that commits later queues a row the
- * next drain takes.  Two drains of one session do not both take a row: the
- * DELETE waits for the other's lock and then skips the rows it took.  A
- * document is replaced only when its words changed.
+ * Correctness of the drain: it first locks the session's progress row, so
+ * drains of one session take turns (and never lock the session row an
+ * append needs); then, with a snapshot taken after that lock, it reads the
+ * session's last_seq.  An append moves last_seq and inserts its messages in
+ * one transaction, so every message up to the last_seq the drain sees is
+ * visible to it; one that commits later is past the new indexed_seq and
+ * waits for the next drain.  A queue row is visible only if the change that
+ * queued it committed before, so the parts the drain reads include that
+ * change.  A fork's own messages start after its fork_seq: its indexed_seq
+ * starts there.  A document is replaced only when its words changed.
  *
  * The searched text of a part is that of src/search.c (SEARCH_TSV).
  */
@@ -35,60 +41,69 @@
 #include "search.h"
 
 static SPIPlanPtr queue_plan;
-static SPIPlanPtr requeue_plan;
+static SPIPlanPtr progress_plan;
 static SPIPlanPtr drain_plan;
 static SPIPlanPtr pending_plan;
 
 /*
- * Queue seqs seq_from..seq_to of session_id for indexing.  Inside SPI, under
- * the session lock (or, for a part update, after the session check).  again:
- * the range may be queued already (a message appended earlier, changed
- * now); an append's range is new by construction and skips the conflict
- * check.
+ * Queue seq, a message of session_id whose parts changed, to be indexed
+ * again.  Inside SPI, after the session check.  A message not indexed yet
+ * is past indexed_seq and would be indexed anyway; it is queued all the
+ * same rather than looked up (search_pending counts it twice until the next
+ * drain, as documented).
  */
 void
-MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq_from, int64 seq_to,
-				 bool again)
+MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq)
 {
-	Datum		values[4];
-
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = Int64GetDatum(seq_from);
-	values[2] = Int64GetDatum(seq_to);
-	values[3] = CStringGetTextDatum(tenant);
-	if (again)
-	{
-		MnemoPrepare(&requeue_plan,
-					 "INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant) "
-					 "VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING",
-					 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
-		MnemoExecute(requeue_plan, values, NULL, false, 0);
-	}
-	else
-	{
-		MnemoPrepare(&queue_plan,
-					 "INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant) "
-					 "VALUES ($1, $2, $3, $4)",
-					 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
-		MnemoExecute(queue_plan, values, NULL, false, 0);
-	}
+	MnemoPrepare(&queue_plan,
+				 "INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant) "
+				 "VALUES ($1, $2, $2, $3) ON CONFLICT DO NOTHING",
+				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
+	MnemoExecute(queue_plan,
+				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(seq),
+				 CStringGetTextDatum(tenant)},
+				 NULL, false, 0);
 }
 
 /*
- * Drain session_id's queue: index the parts of every queued message.
- * Returns the number of documents written.  Inside SPI; the caller has
- * checked the session.
+ * Drain session_id: index the parts of every message past its indexed_seq
+ * and of every queued one.  Returns the number of documents written.
+ * Inside SPI; the caller has checked the session.
  */
 int64
 MnemoDrainSearch(const char *session_id)
 {
-	Datum		values[1];
+	Datum		values[2];
 
 	values[0] = CStringGetTextDatum(session_id);
+	if (MnemoSearchPending(session_id) == 0)
+		return 0;
+
+	/*
+	 * The progress row, made on the first drain and locked: a concurrent
+	 * drain of the session waits here, then reads what this one wrote.
+	 */
+	MnemoPrepare(&progress_plan,
+				 "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) "
+				 "SELECT s.id, coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
+				 "WHERE s.id = $1 "
+				 "ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq "
+				 "RETURNING g.indexed_seq",
+				 1, (Oid[]) {TEXTOID});
+	if (MnemoExecute(progress_plan, values, NULL, false, 0) != 1)
+		elog(ERROR, "no session \"%s\" to index", session_id);
+	values[1] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
+
+	/* a fresh snapshot, taken after the lock: last_seq and its messages */
 	MnemoPrepare(&drain_plan,
-				 "WITH q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1 "
-				 "           RETURNING seq_from, seq_to), "
-				 "r AS (SELECT min(seq_from) AS lo, max(seq_to) AS hi FROM q) "
+				 "WITH top AS (SELECT s.last_seq FROM mnemo.sessions s WHERE s.id = $1), "
+				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1 "
+				 "      RETURNING seq_from, seq_to), "
+				 "ranges AS (SELECT $2 + 1 AS lo, (SELECT last_seq FROM top) AS hi "
+				 "           UNION ALL SELECT seq_from, seq_to FROM q), "
+				 "r AS (SELECT min(lo) AS lo, max(hi) AS hi FROM ranges WHERE lo <= hi), "
+				 "moved AS (UPDATE mnemo.search_progress SET indexed_seq = (SELECT last_seq FROM top) "
+				 "          WHERE session_id = $1 AND indexed_seq < (SELECT last_seq FROM top)) "
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, message_id, part_index, tsv, tenant) "
 				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant "
@@ -96,17 +111,19 @@ MnemoDrainSearch(const char *session_id)
 				 "ON p.session_id = $1 AND p.message_id = m.id "
 				 "WHERE m.session_id = $1 "
 				 "AND m.seq BETWEEN (SELECT lo FROM r) AND (SELECT hi FROM r) "
-				 "AND EXISTS (SELECT 1 FROM q WHERE m.seq BETWEEN q.seq_from AND q.seq_to) "
+				 "AND EXISTS (SELECT 1 FROM ranges WHERE m.seq BETWEEN ranges.lo AND ranges.hi) "
 				 "ON CONFLICT (session_id, message_id, part_index) DO UPDATE SET tsv = excluded.tsv "
 				 "WHERE d.tsv IS DISTINCT FROM excluded.tsv",
-				 1, (Oid[]) {TEXTOID});
+				 2, (Oid[]) {TEXTOID, INT8OID});
 	MnemoExecute(drain_plan, values, NULL, false, 0);
 	return (int64) SPI_processed;
 }
 
 /*
- * How many of session_id's messages wait to be indexed (a message queued
- * twice, appended and then changed, counts twice).  Inside SPI.
+ * How many of session_id's messages wait to be indexed: its seqs past
+ * indexed_seq, and the queued ones (a message queued while it waited
+ * anyway counts twice).  Inside SPI.  Not read-only: it must see what
+ * committed while the caller waited for a lock.
  */
 int64
 MnemoSearchPending(const char *session_id)
@@ -115,10 +132,14 @@ MnemoSearchPending(const char *session_id)
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&pending_plan,
-				 "SELECT coalesce(sum(seq_to - seq_from + 1), 0)::bigint "
-				 "FROM mnemo.search_queue WHERE session_id = $1",
+				 "SELECT greatest(s.last_seq - coalesce(g.indexed_seq, s.fork_seq, 0), 0) "
+				 "+ coalesce((SELECT sum(q.seq_to - q.seq_from + 1) FROM mnemo.search_queue q "
+				 "            WHERE q.session_id = $1), 0)::bigint "
+				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
+				 "WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(pending_plan, values, NULL, true, 1);
+	if (MnemoExecute(pending_plan, values, NULL, false, 1) != 1)
+		return 0;
 	return MnemoGetInt64(0, 1, NULL);
 }
 

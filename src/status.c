@@ -145,7 +145,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
 	/* an output or an error merged into the content changes what search finds */
 	if (patch)
-		MnemoQueueSearch(session_id, tenant, seq, seq, true);
+		MnemoQueueSearch(session_id, tenant, seq);
 	MnemoNotify(watched, tenant, "part_updated", session_id, part_id, -1);
 	MnemoFinish(&call);
 	PG_RETURN_VOID();

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(347);
+SELECT plan(353);
 
 --
 -- tables
@@ -15,13 +15,13 @@ SELECT set_eq($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
-          'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
+          'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
+                    'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
@@ -39,6 +39,7 @@ SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
 SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
+SELECT col_is_pk('mnemo', 'search_progress', ARRAY['session_id'], 'search_progress: primary key (session_id)');
 SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to'],
                  'search_queue: primary key (session_id, seq_from, seq_to)');
 SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index'],
@@ -92,6 +93,7 @@ SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', '
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
 SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
@@ -112,7 +114,7 @@ SELECT columns_are('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal'
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
+                    'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
 -- the indexes the functions need, and no others
@@ -125,6 +127,7 @@ SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summar
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
 SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
 SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
+SELECT indexes_are('mnemo', 'search_progress', ARRAY['search_progress_pkey']);
 SELECT indexes_are('mnemo', 'search_queue', ARRAY['search_queue_pkey']);
 SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', 'search_documents_tsv_idx']);
 SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
@@ -163,7 +166,7 @@ $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'tenants',
-                    'compaction_claims', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
+                    'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 SELECT is_empty($$
     SELECT tablename FROM pg_policies
@@ -184,7 +187,7 @@ SELECT set_eq($$
     SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
-          'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
+          'mnemo.search_progress', 'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
           'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.lineage', 'mnemo.discarded', 'mnemo.maps', 'mnemo.map_items'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
 

@@ -472,4 +472,59 @@ COMMENT ON TABLE mnemo.search_progress IS 'how far index_search has indexed each
 COMMENT ON TABLE mnemo.search_queue IS 'messages indexed already whose parts changed since (append_part, an output merged by update_part_status), as seq ranges, to index again; index_search (run by search_history) drains a session''s';
 SELECT mnemo._adopt_session_tables('search_progress');
 
+/*
+ * One CHECK per table an append writes, a C function over its columns
+ * (src/row_checks.c), for the CHECKs of each rule: the executor prepares
+ * every CHECK of a table for each statement that writes it.  The rules stay
+ * the same, so the rows meet them already.
+ */
+CREATE FUNCTION mnemo._check_session(created_at bigint, updated_at bigint, metadata jsonb,
+                                     state jsonb, last_seq bigint, last_position bigint,
+                                     fork_seq bigint, forks bigint, discards bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_session';
+COMMENT ON FUNCTION mnemo._check_session(bigint, bigint, jsonb, jsonb, bigint, bigint, bigint, bigint, bigint) IS 'the CHECK of mnemo.sessions: times, counters, fork_seq, forks and discards >= 0; metadata NULL or an object; state an object';
+CREATE FUNCTION mnemo._check_message(role text, cost double precision, created_at bigint,
+                                     tokens_input bigint, tokens_output bigint,
+                                     tokens_cache_read bigint, tokens_cache_write bigint,
+                                     tokens_reasoning bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_message';
+COMMENT ON FUNCTION mnemo._check_message(text, double precision, bigint, bigint, bigint, bigint, bigint, bigint) IS 'the CHECK of mnemo.messages: role user, assistant, system or tool; cost finite and >= 0; created_at and the token counts >= 0';
+CREATE FUNCTION mnemo._check_part(tool_state text, token_estimate integer, compacted_at bigint,
+                                  started_at bigint, completed_at bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_part';
+COMMENT ON FUNCTION mnemo._check_part(text, integer, bigint, bigint, bigint) IS 'the CHECK of mnemo.message_parts: tool_state NULL or pending, running, completed, error; token_estimate and the times >= 0';
+CREATE FUNCTION mnemo._check_context_item(item_type text, created_at bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_context_item';
+COMMENT ON FUNCTION mnemo._check_context_item(text, bigint) IS 'the CHECK of mnemo.context_items: item_type message or summary; created_at >= 0';
+
+DO $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN
+        SELECT k.conrelid::regclass AS tab, k.conname
+          FROM pg_catalog.pg_constraint k
+         WHERE k.contype = 'c' AND k.conislocal
+           AND k.conrelid IN ('mnemo.sessions'::regclass, 'mnemo.messages'::regclass,
+                              'mnemo.message_parts'::regclass, 'mnemo.context_items'::regclass)
+    LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', c.tab, c.conname);
+    END LOOP;
+END
+$$;
+ALTER TABLE mnemo.sessions ADD CONSTRAINT sessions_row_check
+    CHECK (mnemo._check_session(created_at, updated_at, metadata, state, last_seq, last_position,
+                                fork_seq, forks, discards));
+ALTER TABLE mnemo.messages ADD CONSTRAINT messages_row_check
+    CHECK (mnemo._check_message(role, cost, created_at, tokens_input, tokens_output,
+                                tokens_cache_read, tokens_cache_write, tokens_reasoning));
+ALTER TABLE mnemo.message_parts ADD CONSTRAINT message_parts_row_check
+    CHECK (mnemo._check_part(tool_state, token_estimate, compacted_at, started_at, completed_at));
+ALTER TABLE mnemo.context_items ADD CONSTRAINT context_items_row_check
+    CHECK (mnemo._check_context_item(item_type, created_at));
+
 DROP FUNCTION mnemo._adopt_session_tables(text[]);

@@ -60,12 +60,12 @@ CREATE TABLE mnemo.sessions (
     context_dead    bigint NOT NULL DEFAULT 0,
     -- a fork: the seq its inheritance ends at (its own seqs follow), and
     -- the run it was forked after; NULL for a session that is not a fork
-    fork_seq        bigint CHECK (fork_seq >= 0),
+    fork_seq        bigint,
     fork_run        text,
     -- how many forks refer to this session's messages (purge refuses while
     -- any does), and how many resumes discarded a suffix of it
-    forks           bigint NOT NULL DEFAULT 0 CHECK (forks >= 0),
-    discards        bigint NOT NULL DEFAULT 0 CHECK (discards >= 0)
+    forks           bigint NOT NULL DEFAULT 0,
+    discards        bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
@@ -77,7 +77,7 @@ CREATE TABLE mnemo.messages (
     session_id          text NOT NULL,
     seq                 bigint NOT NULL,
     id                  text NOT NULL,
-    role                text NOT NULL CHECK (role IN ('user', 'assistant', 'system', 'tool')),
+    role                text NOT NULL,
     created_at          bigint NOT NULL,
     agent               text NOT NULL DEFAULT 'default',
     model_id            text NOT NULL DEFAULT '',
@@ -109,7 +109,7 @@ CREATE TABLE mnemo.message_parts (
     content         jsonb NOT NULL,
     tool_name       text,
     tool_call_id    text,
-    tool_state      text CHECK (tool_state IN ('pending', 'running', 'completed', 'error')),
+    tool_state      text,
     compacted_at    bigint,
     started_at      bigint,
     completed_at    bigint,
@@ -123,7 +123,7 @@ COMMENT ON TABLE mnemo.message_parts IS 'the parts of each message; content is i
 CREATE TABLE mnemo.context_items (
     session_id  text NOT NULL,
     position    bigint NOT NULL,
-    item_type   text NOT NULL CHECK (item_type IN ('message', 'summary')),
+    item_type   text NOT NULL,
     item_id     text NOT NULL,
     -- the item's message seq: assembly reads the messages by primary key
     seq         bigint NOT NULL,
@@ -318,26 +318,49 @@ COMMENT ON TABLE mnemo.tenants IS 'each tenant''s NOTIFY channel: "mnemo_" and 1
 
 /*
  * Integrity the functions check and the table keeps for every other writer
- * (a restore, a superuser): finite non-negative cost, non-negative counts and
- * times, metadata and state objects.  The functions refuse such values first
- * with 22023; these CHECKs (23514) are the backstop.  See doc/limits.md.
+ * (a restore, a superuser): roles, part and item types and tool states from
+ * their lists, finite non-negative cost, non-negative counts and times,
+ * metadata and state objects.  The functions refuse such values first with
+ * 22023; these CHECKs (23514) are the backstop.  See doc/limits.md.  The
+ * tables an append writes have one CHECK each, a call of a C function over
+ * the columns (src/row_checks.c): the executor prepares every CHECK of a
+ * table anew for each statement, and one call over plain columns is the
+ * cheapest expression to prepare.  Not strict: NULL passes where the column
+ * allows it, as in a CHECK.
  */
-ALTER TABLE mnemo.sessions
-    ADD CONSTRAINT sessions_times_check CHECK (created_at >= 0 AND updated_at >= 0),
-    ADD CONSTRAINT sessions_metadata_check CHECK (metadata IS NULL OR jsonb_typeof(metadata) = 'object'),
-    ADD CONSTRAINT sessions_state_check CHECK (jsonb_typeof(state) = 'object'),
-    ADD CONSTRAINT sessions_counters_check CHECK (last_seq >= 0 AND last_position >= 0);
-ALTER TABLE mnemo.messages
-    ADD CONSTRAINT messages_cost_check CHECK (cost >= 0 AND cost < 'Infinity'::double precision),
-    ADD CONSTRAINT messages_tokens_check CHECK (tokens_input >= 0 AND tokens_output >= 0
-        AND tokens_cache_read >= 0 AND tokens_cache_write >= 0 AND tokens_reasoning >= 0),
-    ADD CONSTRAINT messages_created_at_check CHECK (created_at >= 0);
-ALTER TABLE mnemo.message_parts
-    ADD CONSTRAINT message_parts_times_check CHECK (compacted_at >= 0 AND started_at >= 0
-        AND completed_at >= 0),
-    ADD CONSTRAINT message_parts_token_estimate_check CHECK (token_estimate >= 0);
-ALTER TABLE mnemo.context_items
-    ADD CONSTRAINT context_items_created_at_check CHECK (created_at >= 0);
+CREATE FUNCTION mnemo._check_session(created_at bigint, updated_at bigint, metadata jsonb,
+                                     state jsonb, last_seq bigint, last_position bigint,
+                                     fork_seq bigint, forks bigint, discards bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_session';
+COMMENT ON FUNCTION mnemo._check_session(bigint, bigint, jsonb, jsonb, bigint, bigint, bigint, bigint, bigint) IS 'the CHECK of mnemo.sessions: times, counters, fork_seq, forks and discards >= 0; metadata NULL or an object; state an object';
+CREATE FUNCTION mnemo._check_message(role text, cost double precision, created_at bigint,
+                                     tokens_input bigint, tokens_output bigint,
+                                     tokens_cache_read bigint, tokens_cache_write bigint,
+                                     tokens_reasoning bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_message';
+COMMENT ON FUNCTION mnemo._check_message(text, double precision, bigint, bigint, bigint, bigint, bigint, bigint) IS 'the CHECK of mnemo.messages: role user, assistant, system or tool; cost finite and >= 0; created_at and the token counts >= 0';
+CREATE FUNCTION mnemo._check_part(tool_state text, token_estimate integer, compacted_at bigint,
+                                  started_at bigint, completed_at bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_part';
+COMMENT ON FUNCTION mnemo._check_part(text, integer, bigint, bigint, bigint) IS 'the CHECK of mnemo.message_parts: tool_state NULL or pending, running, completed, error; token_estimate and the times >= 0';
+CREATE FUNCTION mnemo._check_context_item(item_type text, created_at bigint)
+    RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_check_context_item';
+COMMENT ON FUNCTION mnemo._check_context_item(text, bigint) IS 'the CHECK of mnemo.context_items: item_type message or summary; created_at >= 0';
+
+ALTER TABLE mnemo.sessions ADD CONSTRAINT sessions_row_check
+    CHECK (mnemo._check_session(created_at, updated_at, metadata, state, last_seq, last_position,
+                                fork_seq, forks, discards));
+ALTER TABLE mnemo.messages ADD CONSTRAINT messages_row_check
+    CHECK (mnemo._check_message(role, cost, created_at, tokens_input, tokens_output,
+                                tokens_cache_read, tokens_cache_write, tokens_reasoning));
+ALTER TABLE mnemo.message_parts ADD CONSTRAINT message_parts_row_check
+    CHECK (mnemo._check_part(tool_state, token_estimate, compacted_at, started_at, completed_at));
+ALTER TABLE mnemo.context_items ADD CONSTRAINT context_items_row_check
+    CHECK (mnemo._check_context_item(item_type, created_at));
 ALTER TABLE mnemo.summary_nodes
     ADD CONSTRAINT summary_nodes_counts_check CHECK (token_count >= 0 AND created_at >= 0
         AND seq_start <= seq_end);

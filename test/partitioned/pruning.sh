@@ -43,6 +43,10 @@ _partition_by_session  the partitioned layout's set-up
 tenant_visible   no table: the row-level security policies' test
 file_id_footer   no table: a text function
 truncate_summary no table: a text function
+_check_session   no table: a CHECK constraint's function of one row
+_check_message   no table: a CHECK constraint's function of one row
+_check_part      no table: a CHECK constraint's function of one row
+_check_context_item  no table: a CHECK constraint's function of one row
 "
 
 seed=$(cat <<'SQL'

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(353);
+SELECT plan(365);
 
 --
 -- tables
@@ -276,6 +276,10 @@ INSERT INTO fns VALUES
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
+  ('_check_session', '{bigint,bigint,jsonb,jsonb,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
+  ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
+  ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
+  ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),
   ('distribute', '{}', 'void', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
@@ -288,20 +292,23 @@ SELECT volatility_is('mnemo', name, args, volatility, format('mnemo.%s is %s', n
 
 -- every function that runs SQL pins search_path; the six that run none
 -- (estimate_tokens, version, new_id, tenant_visible, file_id_footer,
--- truncate_summary) need not
+-- truncate_summary) need not, nor may the CHECK functions (_check_*): a
+-- pinned setting would wrap every row's check in a GUC save and restore
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text
       FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace
        AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', 'tenant_visible',
                              'file_id_footer', 'truncate_summary')
+       AND p.proname NOT LIKE '\_check\_%'
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)
 $$, 'every mnemo function that runs SQL has SET search_path = pg_catalog, pg_temp');
 SELECT set_eq($$
     SELECT p.proname::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proconfig IS NULL
-$$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible', 'file_id_footer', 'truncate_summary'],
-   'only estimate_tokens, version, new_id, tenant_visible, file_id_footer and truncate_summary run without a pinned search_path');
+$$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible', 'file_id_footer', 'truncate_summary',
+          '_check_session', '_check_message', '_check_part', '_check_context_item'],
+   'only estimate_tokens, version, new_id, tenant_visible, file_id_footer, truncate_summary and the CHECK functions run without a pinned search_path');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef

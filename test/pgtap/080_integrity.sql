@@ -8,7 +8,7 @@
 --  * Every write to a soft-deleted session fails with MN012 and writes
 --    nothing.
 BEGIN;
-SELECT plan(51);
+SELECT plan(57);
 
 CREATE FUNCTION pg_temp.state(sid text) RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
@@ -25,13 +25,18 @@ $$;
 --
 -- CHECK constraints
 --
-SELECT col_has_check('mnemo', 'messages', 'cost', 'messages.cost has a CHECK');
-SELECT col_has_check('mnemo', 'messages', ARRAY['tokens_input', 'tokens_output', 'tokens_cache_read',
-                     'tokens_cache_write', 'tokens_reasoning'], 'messages'' token counts have a CHECK');
-SELECT col_has_check('mnemo', 'message_parts', ARRAY['compacted_at', 'started_at', 'completed_at'],
-                     'message_parts'' times have a CHECK');
-SELECT col_has_check('mnemo', 'sessions', 'metadata', 'sessions.metadata has a CHECK');
-SELECT col_has_check('mnemo', 'sessions', 'state', 'sessions.state has a CHECK');
+-- (one CHECK per table an append writes, over every column it rules on:
+-- src/row_checks.c)
+SELECT col_has_check('mnemo', 'messages', ARRAY['role', 'cost', 'created_at', 'tokens_input', 'tokens_output',
+                     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning'],
+                     'messages: one CHECK on role, cost, created_at and the token counts');
+SELECT col_has_check('mnemo', 'message_parts', ARRAY['tool_state', 'token_estimate', 'compacted_at', 'started_at',
+                     'completed_at'], 'message_parts: one CHECK on tool_state, token_estimate and the times');
+SELECT col_has_check('mnemo', 'sessions', ARRAY['created_at', 'updated_at', 'metadata', 'state', 'last_seq',
+                     'last_position', 'fork_seq', 'forks', 'discards'],
+                     'sessions: one CHECK on the times, metadata, state and the counters');
+SELECT col_has_check('mnemo', 'context_items', ARRAY['item_type', 'created_at'],
+                     'context_items: one CHECK on item_type and created_at');
 
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_i');
                    SELECT mnemo.append_message('tap_i', 'assistant',
@@ -77,8 +82,25 @@ SELECT throws_ok($$ UPDATE mnemo.sessions SET metadata = '"text"' WHERE id = 'ta
                  'a direct UPDATE of metadata to a non-object is refused by the CHECK (23514)');
 SELECT throws_ok($$ UPDATE mnemo.sessions SET state = '[]' WHERE id = 'tap_i' $$, '23514', NULL,
                  'a direct UPDATE of state to a non-object is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.sessions SET forks = -1 WHERE id = 'tap_i' $$, '23514', NULL,
+                 'a direct UPDATE of a session counter below 0 is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'robot' WHERE id = 'tap_i_m1' $$, '23514', NULL,
+                 'a direct UPDATE of a role to one not in the list is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.message_parts SET tool_state = 'paused' WHERE id = 'tap_i_t' $$, '23514', NULL,
+                 'a direct UPDATE of a tool_state to one not in the list is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.context_items SET item_type = 'note' WHERE session_id = 'tap_i' $$, '23514', NULL,
+                 'a direct UPDATE of an item_type to one not in the list is refused by the CHECK (23514)');
 SELECT is((SELECT s FROM i0), pg_temp.state('tap_i'), 'the refused direct writes wrote nothing');
 SELECT is((SELECT cost FROM mnemo.messages WHERE id = 'tap_i_m1'), 0.5::double precision, 'the cost is still 0.5');
+-- NULL passes where the column allows it; a state is judged by its root
+-- alone, compressed and out of line or not
+SELECT lives_ok($$ UPDATE mnemo.sessions SET metadata = NULL, fork_seq = NULL WHERE id = 'tap_i' $$,
+                'a NULL metadata and fork_seq pass the CHECK');
+SELECT throws_ok($$ UPDATE mnemo.sessions SET state = to_jsonb(repeat('x', 300000)) WHERE id = 'tap_i' $$,
+                 '23514', NULL, 'a large state that is a string is refused by the CHECK (23514)');
+SELECT lives_ok($$ UPDATE mnemo.sessions SET state = jsonb_build_object('notes', repeat('x', 300000)) WHERE id = 'tap_i';
+                   SELECT mnemo.append_message('tap_i', 'user', '[{"type": "text", "text": "after"}]') $$,
+                'a large state object passes the CHECK, and so does the append that carries it along');
 
 --
 -- a bare swap may not put a summary node in context

@@ -133,9 +133,11 @@ CREATE TABLE mnemo.context_items (
     -- view as the next generation, so that a read, an index range scan over
     -- (session_id, generation), never steps over swapped-out rows
     generation  bigint NOT NULL,
-    PRIMARY KEY (session_id, generation, position),
-    -- an item is in a session's context at most once; swap finds items by id
-    UNIQUE (session_id, generation, item_id)
+    -- the one index: reads scan a generation's range in position order.  A
+    -- swap finds the items it names in one such scan (src/swap.c), so no
+    -- index by item_id costs every append a btree entry per message; the
+    -- functions keep an item in a view at most once
+    PRIMARY KEY (session_id, generation, position)
 );
 COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now, as of its session''s context_generation; a swap replaces a span with one summary row at its smallest position';
 

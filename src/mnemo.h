@@ -183,7 +183,8 @@ extern bool MnemoFindRun(const char *session_id, const char *run_id, bool fresh,
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
 					   const char *summary_id, bool items_checked);
-extern void MnemoCheckInContext(const char *session_id, ArrayType *ids);
+extern void MnemoFindInContext(const char *session_id, int64 generation, ArrayType *ids,
+							   Datum *types, Datum *seqs);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 
 /* append.c */

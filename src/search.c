@@ -82,6 +82,24 @@ CompareHits(const void *a, const void *b)
 }
 
 /*
+ * The item ids of the searching session's view (values[0]), a text[] that
+ * says in_context of each hit: one range scan of the view, as the view has
+ * no index by item id (an append would pay for it).
+ */
+static Datum
+ViewIds(Datum *values)
+{
+	bool		isnull;
+
+	MnemoPrepare(&view_plan,
+				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM mnemo.context_items c "
+				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW,
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(view_plan, values, NULL, true, 1);
+	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+}
+
+/*
  * The search of a line of several segments (see the header comment): the
  * searching session's view first (one statement), then each segment.
  */
@@ -98,12 +116,7 @@ SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
 	int			i;
 	int32		limit = DatumGetInt32(values[2]);
 
-	MnemoPrepare(&view_plan,
-				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW,
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(view_plan, values, NULL, true, 1);
-	in_view = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	in_view = ViewIds(values);
 	MnemoPrepare(&segment_plan,
 				 SEARCH_HITS("t.message_id = ANY ($6)", "AND m.seq >= $4 AND m.seq <= $5"),
 				 6, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTARRAYOID});
@@ -150,7 +163,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	char	   *query = MnemoRequireTextArg(fcinfo, 1, "query");
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
 	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-	Datum		values[3];
+	Datum		values[4];
 	MnemoCall	call;
 	MnemoLine	line;
 
@@ -198,10 +211,9 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 		MnemoFinish(&call);
 		return (Datum) 0;
 	}
-	MnemoPrepare(&search_plan,
-				 SEARCH_HITS("EXISTS (SELECT 1 FROM mnemo.context_items c "
-							 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = t.message_id)", ""),
-				 3, types);
+	values[3] = ViewIds(values);
+	MnemoPrepare(&search_plan, SEARCH_HITS("t.message_id = ANY ($4)", ""),
+				 4, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTARRAYOID});
 	MnemoExecute(search_plan, values, NULL, false, 0);
 	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);

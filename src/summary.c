@@ -94,8 +94,11 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	char	   *part_ids[2] = {NULL, NULL};
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
-	Oid			types[7] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID};
-	Datum		values[7];
+	Oid			types[9] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+	TEXTARRAYOID, INT8ARRAYOID};
+	Datum		values[9];
+	Datum	   *item_types;
+	Datum	   *item_seqs;
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	StringInfoData parts;
@@ -143,15 +146,22 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoCheckClaim(session_id, holder);
 	}
 	MnemoLockSession(session_id, 1, 0, true, &lock);
-	MnemoCheckInContext(session_id, ids);
+	item_types = palloc(sizeof(Datum) * Max(nids, 1));
+	item_seqs = palloc(sizeof(Datum) * Max(nids, 1));
+	MnemoFindInContext(session_id, lock.context_generation, ids, item_types, item_seqs);
+	values[7] = PointerGetDatum(construct_array(item_types, nids, TEXTOID, -1, false, TYPALIGN_INT));
+	values[8] = PointerGetDatum(construct_array(item_seqs, nids, INT8OID, 8, FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
 
 	/*
-	 * Here and in the edges below, each named item is looked up by its key
-	 * in a LATERAL subquery kept apart by OFFSET 0: as a plain join, a plan
-	 * made while the session was small joined the list against all of the
-	 * session's rows, comparing every id with every row.  An item's seq is
-	 * its context row's (the seq of its message), so a fork's leaf may cover
-	 * the messages it inherited, which are its ancestors' rows.
+	 * Each named item comes with its type and seq in the view, as found by
+	 * MnemoFindInContext; here and in the edges below its node is looked up
+	 * by its key in a LATERAL subquery kept apart by OFFSET 0: as a plain
+	 * join, a plan made while the session was small joined the list against
+	 * all of the session's rows, comparing every id with every row.  An
+	 * item's seq is its context row's (the seq of its message), so a fork's
+	 * leaf may cover the messages it inherited, which are its ancestors'
+	 * rows.
 	 *
 	 * The covered items: all messages for a leaf, all summary nodes for a
 	 * condensation, and the span of original seqs underneath them.  A summary
@@ -164,13 +174,11 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "       ELSE c.item_type = 'summary' AND n.id IS NOT NULL END), "
 				 "       min(coalesce(n.seq_start, c.seq)), max(coalesce(n.seq_end, c.seq)), "
 				 "       coalesce(max(n.depth), -1) "
-				 "FROM unnest($3) AS u(id), "
-				 "LATERAL (SELECT c.item_type, c.seq FROM mnemo.context_items c "
-				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) c "
+				 "FROM unnest($3, $8, $9) AS c(id, item_type, seq) "
 				 "LEFT JOIN LATERAL (SELECT n.id, n.seq_start, n.seq_end, n.depth "
 				 "         FROM mnemo.summary_nodes n "
-				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
-				 7, types);
+				 "         WHERE n.session_id = $1 AND n.id = c.id OFFSET 0) n ON true",
+				 9, types);
 	MnemoExecute(items_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) != nids)
 		ereport(ERROR,
@@ -216,18 +224,16 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	MnemoPrepare(&edges_plan,
 				 "INSERT INTO mnemo.summary_edges (session_id, summary_id, ordinal, item_type, "
 				 "item_id, tenant) "
-				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, m.seq), m.seq), "
+				 "SELECT $1, $2, row_number() OVER (ORDER BY coalesce(n.seq_start, u.seq), u.seq), "
 				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id, $8 "
-				 "FROM unnest($3) AS u(id), "
-				 "LATERAL (SELECT c.seq FROM mnemo.context_items c "
-				 "         WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = u.id OFFSET 0) m "
+				 "FROM unnest($3, $9) AS u(id, seq) "
 				 "LEFT JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
 				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
-				 8, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
-				 TEXTOID});
+				 9, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+				 TEXTOID, INT8ARRAYOID});
 	MnemoExecute(edges_plan,
 				 (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
-				 values[6], CStringGetTextDatum(lock.tenant)},
+				 values[6], CStringGetTextDatum(lock.tenant), values[8]},
 				 NULL, false, 0);
 	if (condensed)
 	{

@@ -181,7 +181,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 		(void) MnemoDrainSearch(session_id);
 	else
 	{
-		int64		pending = MnemoSearchPending(session_id);
+		int64		pending = MnemoSearchPending(session_id, false);
 
 		if (pending > 0)
 			ereport(NOTICE,

@@ -26,7 +26,7 @@
 
 extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
 extern int64 MnemoDrainSearch(const char *session_id);
-extern int64 MnemoSearchPending(const char *session_id);
+extern int64 MnemoSearchPending(const char *session_id, bool fresh);
 extern bool MnemoCanDrainSearch(void);
 
 #endif							/* MNEMO_SEARCH_H */

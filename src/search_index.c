@@ -76,7 +76,7 @@ MnemoDrainSearch(const char *session_id)
 	Datum		values[2];
 
 	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoSearchPending(session_id) == 0)
+	if (MnemoSearchPending(session_id, true) == 0)
 		return 0;
 
 	/*
@@ -122,11 +122,12 @@ MnemoDrainSearch(const char *session_id)
 /*
  * How many of session_id's messages wait to be indexed: its seqs past
  * indexed_seq, and the queued ones (a message queued while it waited
- * anyway counts twice).  Inside SPI.  Not read-only: it must see what
- * committed while the caller waited for a lock.
+ * anyway counts twice).  Inside SPI.  fresh: with a new snapshot, to see
+ * what committed while the caller waited (a drain); otherwise read-only,
+ * which a parallel query allows (search_pending is PARALLEL SAFE).
  */
 int64
-MnemoSearchPending(const char *session_id)
+MnemoSearchPending(const char *session_id, bool fresh)
 {
 	Datum		values[1];
 
@@ -138,7 +139,7 @@ MnemoSearchPending(const char *session_id)
 				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
 				 "WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
-	if (MnemoExecute(pending_plan, values, NULL, false, 1) != 1)
+	if (MnemoExecute(pending_plan, values, NULL, !fresh, 1) != 1)
 		return 0;
 	return MnemoGetInt64(0, 1, NULL);
 }
@@ -178,7 +179,7 @@ mnemo_search_pending(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionExists(session_id, NULL, NULL);
-	pending = MnemoSearchPending(session_id);
+	pending = MnemoSearchPending(session_id, false);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(pending);
 }

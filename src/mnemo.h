@@ -85,6 +85,9 @@ extern int64 MnemoNowMs(void);
 	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
 	"m.finish_reason, " MNEMO_PARTS_JSON
 
+/* jsonb_text.c: jsonb_out's text of jb, appended to out */
+extern void MnemoJsonbAppendText(StringInfo out, Jsonb *jb);
+
 /* ids.c */
 extern char *MnemoNewId(const char *prefix);
 extern void MnemoCheckId(const char *id, const char *what);

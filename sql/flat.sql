@@ -42,6 +42,21 @@ SELECT count(*) AS parts, count(*) FILTER (WHERE f.content::text = p.content::te
 SELECT content FROM mnemo.get_messages_flat('fl') WHERE part_id = 'fl_1_a';
 SELECT pg_typeof(content) FROM mnemo.get_messages_flat('fl') LIMIT 1;
 
+-- every character that needs escaping, at every offset of the 8-byte steps
+-- the printer takes over plain text
+SELECT id FROM mnemo.create_session('fl_esc');
+SELECT count(*) FROM mnemo.append_messages('fl_esc', (
+  SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts', parts))
+    FROM (SELECT c, jsonb_agg(jsonb_build_object('type', 'text',
+                     'text', repeat('x', i) || chr(c) || repeat('y', 17 - i) || chr(c),
+                     chr(c) || 'key', repeat('z', i))) AS parts
+            FROM (SELECT generate_series(1, 31) AS c UNION VALUES (34), (92), (127), (233)) cs,
+                 generate_series(0, 16) AS i
+           GROUP BY c) m));
+SELECT count(*) AS parts, count(*) FILTER (WHERE f.content::text = p.content::text) AS same_text
+  FROM mnemo.get_messages_flat('fl_esc') f
+  JOIN mnemo.message_parts p ON p.session_id = f.session_id AND p.id = f.part_id;
+
 -- the same messages and parts as get_messages_with_parts: its arrays rebuilt
 -- from the rows are equal to its own
 SELECT count(*) AS messages,
@@ -59,6 +74,38 @@ SELECT count(*) AS messages,
 SELECT seq, id, part_id FROM mnemo.get_messages_flat('fl', 'fl_3');
 SELECT count(*) FROM mnemo.get_messages_flat('fl', 'fl_s1');
 SELECT count(*) FROM mnemo.get_messages_flat('fl_empty');
+
+-- ids that do not ascend with the seqs (the parts are then looked up by
+-- id), and more messages than one chunk of the read (1024 seqs)
+SELECT id FROM mnemo.create_session('fl_many');
+SELECT count(*) FROM mnemo.append_messages('fl_many', (
+  SELECT jsonb_agg(jsonb_build_object('id', 'fl_many_' || (3000 - n), 'role', 'user',
+                   'parts', CASE WHEN n % 5 = 0 THEN '[]'::jsonb ELSE jsonb_build_array(
+                       jsonb_build_object('type', 'text', 'text', 'message ' || n),
+                       jsonb_build_object('type', 'text', 'text', 'second ' || n)) END) ORDER BY n)
+    FROM generate_series(1, 1500) AS n));
+SELECT count(*) AS rows, count(DISTINCT seq) AS messages, min(seq), max(seq),
+       bool_and(part_id IS NULL) FILTER (WHERE seq % 5 = 0) AS empty_ones_null,
+       bool_and(content->>'text' = CASE part_index WHEN 0 THEN 'message ' ELSE 'second ' END || seq)
+         FILTER (WHERE seq % 5 <> 0) AS parts_of_their_message
+  FROM mnemo.get_messages_flat('fl_many');
+-- in (seq, part_index) order
+SELECT bool_and(ok) AS ordered FROM (
+  SELECT (seq, coalesce(part_index, -1)) > lag((seq, coalesce(part_index, -1)))
+           OVER (ORDER BY ord) IS NOT FALSE AS ok
+    FROM mnemo.get_messages_flat('fl_many') WITH ORDINALITY AS f(id, session_id, seq, role,
+         created_at, agent, model_id, provider_id, run_id, is_summary, tokens_input,
+         tokens_output, tokens_cache_read, tokens_cache_write, tokens_reasoning, cost,
+         finish_reason, part_id, part_index, content, tool_state, compacted_at, started_at,
+         completed_at, token_estimate, ord)) o;
+SELECT count(*) AS rows, min(seq) FROM mnemo.get_messages_flat('fl_many', 'fl_many_1977');
+-- after a resume, the discarded messages are not on the line
+SELECT mnemo.add_checkpoint('fl_many', 'at-1000', seq => 1000) IS NOT NULL AS checkpoint;
+SELECT mnemo.resume_session('fl_many', 'at-1000') AS discarded;
+SELECT seq FROM mnemo.append_message('fl_many', 'user', '[{"type": "text", "text": "after the resume"}]');
+SELECT count(DISTINCT seq) AS messages, max(seq) FILTER (WHERE seq <= 1500) AS last_kept,
+       min(seq) FILTER (WHERE seq > 1000) AS first_after
+  FROM mnemo.get_messages_flat('fl_many');
 
 -- errors: an unknown since-message MN002, an unknown session MN001, NULL 22004
 SELECT * FROM mnemo.get_messages_flat('fl', 'no_such_message');

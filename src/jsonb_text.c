@@ -20,23 +20,54 @@
 
 #include "mnemo.h"
 
+#define BYTES(b) (UINT64CONST(0x0101010101010101) * (b))
+
+/*
+ * Whether one of the 8 bytes of w needs escaping: a control character
+ * (below 0x20), '"' or '\\'.  A byte is below n (n <= 0x80) when subtracting
+ * n borrows into its high bit while that bit was clear; a byte equals c when
+ * w ^ c has a zero byte, found the same way with n = 1.
+ */
+static inline bool
+NeedsEscape(uint64 w)
+{
+	uint64		quote = w ^ BYTES('"');
+	uint64		backslash = w ^ BYTES('\\');
+
+	return (((w - BYTES(0x20)) & ~w) |
+			((quote - BYTES(1)) & ~quote) |
+			((backslash - BYTES(1)) & ~backslash)) & BYTES(0x80);
+}
+
 /* A JSON string of len bytes, quoted and escaped as escape_json does. */
 static void
 AppendString(StringInfo out, const char *s, int len)
 {
 	int			start = 0;
-	int			i;
+	int			i = 0;
 
 	appendStringInfoCharMacro(out, '"');
-	for (i = 0; i < len; i++)
+	while (i < len)
 	{
-		unsigned char c = (unsigned char) s[i];
+		unsigned char c;
 		const char *escape;
+		uint64		w;
 
+		/* text is mostly plain: step over it 8 bytes at a time */
+		if (len - i >= 8)
+		{
+			memcpy(&w, s + i, 8);
+			if (!NeedsEscape(w))
+			{
+				i += 8;
+				continue;
+			}
+		}
+		c = (unsigned char) s[i++];
 		if (c >= ' ' && c != '"' && c != '\\')
 			continue;
-		appendBinaryStringInfo(out, s + start, i - start);
-		start = i + 1;
+		appendBinaryStringInfo(out, s + start, i - 1 - start);
+		start = i;
 		switch (c)
 		{
 			case '\b':

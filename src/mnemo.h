@@ -161,6 +161,9 @@ extern MnemoSegment *MnemoLineSegment(MnemoLine *line, int64 seq);
 extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner,
 								 int64 *seq);
 
+/* reads.c: a read of a session's line after a message (MN001, MN002) */
+extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
+
 /*
  * rebuild.c, fork.c: a context view as of a point of the line, and the
  * points fork_session and resume_session are given

@@ -1,9 +1,8 @@
 /*
  * reads.c
  *		Reading the log: get_message, get_messages, get_parts,
- *		get_messages_with_parts, get_messages_flat,
- *		get_messages_with_parts_by_ids, history, get_context_items,
- *		last_summary.
+ *		get_messages_with_parts, get_messages_with_parts_by_ids, history,
+ *		get_context_items, last_summary (get_messages_flat: flat.c).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -27,7 +26,6 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/tuplestore.h"
 
 #include "mnemo.h"
 
@@ -36,7 +34,6 @@ static SPIPlanPtr by_ids_line_plan;
 static SPIPlanPtr messages_plan;
 static SPIPlanPtr parts_plan;
 static SPIPlanPtr with_parts_plan;
-static SPIPlanPtr flat_plan;
 static SPIPlanPtr by_ids_plan;
 static SPIPlanPtr missing_plan;
 static SPIPlanPtr history_plan;
@@ -127,6 +124,18 @@ mnemo_get_message(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Open the frame of a read of a session's line after a message: argument 0
+ * is the session (MN001), argument 1 the message after which to read, or
+ * NULL (MN002 if not on the line).  Returns the seq after which to read.
+ */
+int64
+MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
+{
+	(void) ConnectToSession(fcinfo, call, line);
+	return SinceSeq(fcinfo, 1, line);
+}
+
+/*
  * get_messages and get_messages_with_parts: one shape, two select lists,
  * each statement reading the seqs $2 < seq <= $3 of session $1, one
  * segment of the line after another.
@@ -140,8 +149,7 @@ ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 	int64		since;
 	int			i;
 
-	(void) ConnectToSession(fcinfo, &call, &line);
-	since = SinceSeq(fcinfo, 1, &line);
+	since = MnemoOpenRead(fcinfo, &call, &line);
 	MnemoPrepare(plan, sql, 3, types);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
@@ -176,130 +184,6 @@ mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 	return ReadSession(fcinfo, &with_parts_plan,
 					   "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
 					   "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq");
-}
-
-/*
- * get_messages_flat: the rows of get_messages_with_parts as a join of the two
- * tables gives them, one per part with its message's columns beside it (a
- * message without parts: one row, part columns NULL), in (seq, part_index)
- * order.  Nothing is assembled: a part's content is its stored object, and
- * its status columns stand beside it.  Loading a history this way costs
- * about what a SELECT of a hand-written table costs (bench/append), where
- * get_messages_with_parts spends most of its time building its arrays.
- *
- * Each segment's rows go from the executor straight into the result set
- * through FlatReceiver, not through an SPI tuple table copied row by row as
- * MnemoResultSet does; on the way, content is printed as json
- * (MnemoJsonbAppendText: jsonb_out's text, made several times faster), so
- * that sending the rows costs no escaping pass.
- */
-#define FLAT_CONTENT 19			/* content's column in message_flat, from 0 */
-
-typedef struct FlatReceiver
-{
-	DestReceiver pub;
-	ReturnSetInfo *rsinfo;
-	MemoryContext rowcxt;		/* reset after each row */
-	StringInfoData content;
-	Datum	   *values;
-} FlatReceiver;
-
-static bool
-FlatReceive(TupleTableSlot *slot, DestReceiver *self)
-{
-	FlatReceiver *r = (FlatReceiver *) self;
-	MemoryContext oldcxt = MemoryContextSwitchTo(r->rowcxt);
-	int			natts = r->rsinfo->setDesc->natts;
-
-	slot_getallattrs(slot);
-	memcpy(r->values, slot->tts_values, sizeof(Datum) * natts);
-	if (!slot->tts_isnull[FLAT_CONTENT])
-	{
-		resetStringInfo(&r->content);
-		MnemoJsonbAppendText(&r->content, DatumGetJsonbP(r->values[FLAT_CONTENT]));
-		r->values[FLAT_CONTENT] = PointerGetDatum(cstring_to_text_with_len(r->content.data,
-																			r->content.len));
-	}
-	tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, r->values, slot->tts_isnull);
-	MemoryContextSwitchTo(oldcxt);
-	MemoryContextReset(r->rowcxt);
-	return true;
-}
-
-static void
-FlatStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
-{
-	if (typeinfo->natts != ((FlatReceiver *) self)->rsinfo->setDesc->natts)
-		elog(ERROR, "get_messages_flat: the statement has %d columns", typeinfo->natts);
-}
-
-static void
-FlatNothing(DestReceiver *self)
-{
-}
-
-PG_FUNCTION_INFO_V1(mnemo_get_messages_flat);
-Datum
-mnemo_get_messages_flat(PG_FUNCTION_ARGS)
-{
-	Oid			types[3] = {TEXTOID, INT8OID, INT8OID};
-	ParamListInfo params = makeParamList(3);
-	SPIExecuteOptions options = {0};
-	FlatReceiver receiver = {{0}};
-	MnemoCall	call;
-	MnemoLine	line;
-	int64		since;
-	int			i;
-
-	(void) ConnectToSession(fcinfo, &call, &line);
-	since = SinceSeq(fcinfo, 1, &line);
-	MnemoPrepare(&flat_plan,
-				 "SELECT m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, "
-				 "m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, "
-				 "m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, "
-				 "m.finish_reason, p.id, p.part_index, p.content, p.tool_state, p.compacted_at, "
-				 "p.started_at, p.completed_at, p.token_estimate "
-				 "FROM mnemo.messages m LEFT JOIN mnemo.message_parts p "
-				 "ON p.session_id = $1 AND p.message_id = m.id "
-				 "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 "
-				 "ORDER BY m.seq, p.part_index",
-				 3, types);
-	InitMaterializedSRF(fcinfo, 0);
-	receiver.pub.receiveSlot = FlatReceive;
-	receiver.pub.rStartup = FlatStartup;
-	receiver.pub.rShutdown = FlatNothing;
-	receiver.pub.rDestroy = FlatNothing;
-	receiver.pub.mydest = DestTuplestore;
-	receiver.rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	receiver.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "get_messages_flat row",
-											ALLOCSET_DEFAULT_SIZES);
-	initStringInfo(&receiver.content);
-	receiver.values = palloc(sizeof(Datum) * receiver.rsinfo->setDesc->natts);
-	options.params = params;
-	options.read_only = true;
-	options.dest = &receiver.pub;
-	for (i = 0; i < 3; i++)
-	{
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = types[i];
-	}
-	for (i = 0; i < line.nsegs; i++)
-	{
-		MnemoSegment *seg = &line.segs[i];
-		int			rc;
-
-		if (seg->to <= since)
-			continue;
-		params->params[0].value = CStringGetTextDatum(seg->owner);
-		params->params[1].value = Int64GetDatum(Max(since, seg->from - 1));
-		params->params[2].value = Int64GetDatum(seg->to);
-		rc = SPI_execute_plan_extended(flat_plan, &options);
-		if (rc < 0)
-			elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
-	}
-	MnemoFinish(&call);
-	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_parts);

@@ -186,16 +186,27 @@ typedef struct field
 	size_t		offset;
 } field;
 
+#define MAX_FIELDS 20
+
+/* The column of each of the n fields in res, -1 when missing. */
+static void
+field_columns(const PGresult *res, const field *fields, size_t n, int *cols)
+{
+	for (size_t i = 0; i < n; i++)
+		cols[i] = PQfnumber(res, fields[i].column);
+}
+
+/* Fill out from row `row`, the fields' columns already looked up (cols). */
 static int
-fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
-			size_t n, void *out, const char *what)
+fill_fields_at(mnemo_store *st, const PGresult *res, int row, const field *fields,
+			   const int *cols, size_t n, void *out, const char *what)
 {
 	char	   *base = out;
 
 	for (size_t i = 0; i < n; i++)
 	{
 		const field *f = &fields[i];
-		int			col = PQfnumber(res, f->column);
+		int			col = cols[i];
 		const char *text;
 		int64_t		v;
 
@@ -241,6 +252,16 @@ fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
 		}
 	}
 	return MNEMO_OK;
+}
+
+static int
+fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
+			size_t n, void *out, const char *what)
+{
+	int			cols[MAX_FIELDS];
+
+	field_columns(res, fields, n, cols);
+	return fill_fields_at(st, res, row, fields, cols, n, out, what);
 }
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -297,6 +318,9 @@ static const field part_fields[] = {
 	{"completed_at", F_I64, offsetof(mnemo_part, completed_at)},
 	{"token_estimate", F_INT, offsetof(mnemo_part, token_estimate)},
 };
+
+_Static_assert(NFIELDS(session_fields) <= MAX_FIELDS && NFIELDS(message_fields) <= MAX_FIELDS &&
+			   NFIELDS(part_fields) <= MAX_FIELDS, "MAX_FIELDS holds every row's fields");
 
 int
 mn_part_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_part *out)
@@ -440,10 +464,13 @@ mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out
 		PQfnumber(res, "started_at"), PQfnumber(res, "completed_at"),
 		PQfnumber(res, "token_estimate")
 	};
+	int			message_cols[NFIELDS(message_fields)];
 	mnemo_messages *list;
 	size_t		nmsgs = 0;
 	int			row;
 	int			rc = MNEMO_OK;
+
+	field_columns(res, message_fields, NFIELDS(message_fields), message_cols);
 
 	if (seq_col < 0 || c.part_id < 0 || c.part_index < 0 || c.content < 0 || c.tool_state < 0 ||
 		c.compacted_at < 0 || c.started_at < 0 || c.completed_at < 0 || c.token_estimate < 0)
@@ -467,7 +494,10 @@ mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out
 		while (end < nrows &&
 			   strcmp(PQgetvalue(res, end, seq_col), PQgetvalue(res, row, seq_col)) == 0)
 			end++;
-		if ((rc = mn_message_from_row(st, res, row, m)) != MNEMO_OK)
+		memset(m, 0, sizeof(*m));
+		rc = fill_fields_at(st, res, row, message_fields, message_cols, NFIELDS(message_fields), m,
+							"message");
+		if (rc != MNEMO_OK)
 			break;
 		nparts = PQgetisnull(res, row, c.part_id) ? 0 : (size_t) (end - row);
 		if (nparts > 0 && (m->parts = calloc(nparts, sizeof(*m->parts))) == NULL)

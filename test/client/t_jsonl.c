@@ -603,6 +603,16 @@ test_errors(mnemo_store *st)
 				  "a broken line 301, after a first batch of 256 was appended");
 	free(big);
 
+	/* the server refuses line 200 while its batch is in flight and the
+	 * reader has gone on to the next batch */
+	f = open_memstream(&big, &size);
+	for (int i = 1; i <= 700; i++)
+		fprintf(f, "{\"role\": \"%s\", \"parts\": [{\"type\": \"text\", \"text\": \"m %d\"}]}\n",
+				i == 200 ? "wizard" : "user", i);
+	fclose(f);
+	expect_format(st, big, "line 200", "a line the server refuses, found after the next batch was read");
+	free(big);
+
 	expect_format(st, "{\"role\": \"user\", \"parts\": []}\n"
 				  "{\"role\": \"wizard\", \"parts\": []}\n",
 				  "line 2", "an unknown role, refused by the server");
@@ -1244,8 +1254,9 @@ test_claude_corners(mnemo_store *st)
 	/* a sidechain record is not this conversation */
 	fprintf(f, "{\"type\": \"user\", \"sessionId\": \"corner-log\", \"isSidechain\": true, "
 			"\"message\": {\"role\": \"user\", \"content\": \"sub-agent prompt\"}}\n");
-	/* 300 user turns: the first batches are sent before the result arrives */
-	for (int i = 0; i < 300; i++)
+	/* 600 user turns: the call's batch was stored, and the next one is in
+	 * flight (sent, its result not read) when the result arrives */
+	for (int i = 0; i < 600; i++)
 		fprintf(f, "{\"type\": \"user\", %s, \"message\": {\"role\": \"user\", \"content\": [{\"type\": "
 				"\"text\", \"text\": \"turn %d\"}]}}\n", rec, i);
 	/* the late result, a result for no known call, an image */
@@ -1261,8 +1272,8 @@ test_claude_corners(mnemo_store *st)
 	rc = import_text(st, text, &opts, sid, &n);
 	is_code(st, rc, MNEMO_OK, "a synthetic Claude Code log with every corner");
 	is_str(sid, "corner-log", "its sessionId");
-	/* user, assistant, 300 user turns, the ghost's tool message, the user text+image */
-	is_int(n, 304, "304 messages");
+	/* user, assistant, 600 user turns, the ghost's tool message, the user text+image */
+	is_int(n, 604, "604 messages");
 	is_int(skips.count, 3, "left out: the summary record, the sidechain, the progress record");
 	is_int(skips.kept, 1, "kept in the message's metadata: the unknown block");
 	if (mnemo_session_get(st, "corner-log", &s) == MNEMO_OK)
@@ -1271,7 +1282,7 @@ test_claude_corners(mnemo_store *st)
 		mnemo_session_free(s);
 	}
 	rc = mnemo_messages_get(st, "corner-log", NULL, true, &list);
-	if (rc != MNEMO_OK || list->count != 304)
+	if (rc != MNEMO_OK || list->count != 604)
 	{
 		ok(0, "read the corner session back: %s", mnemo_errmsg(st));
 		mnemo_messages_free(list);
@@ -1281,8 +1292,8 @@ test_claude_corners(mnemo_store *st)
 	{
 		json_object *boo = json_tokener_parse("[{\"type\": \"text\", \"text\": \"boo\"}]");
 		const mnemo_message *a = &list->items[1];
-		const mnemo_message *ghost = &list->items[302];
-		const mnemo_message *last = &list->items[303];
+		const mnemo_message *ghost = &list->items[602];
+		const mnemo_message *last = &list->items[603];
 
 		ok(a->n_parts == 2 && strcmp(a->parts[0].type, "reasoning") == 0 &&
 		   strcmp(a->parts[0].text, "") == 0 && strstr(a->parts[0].content, "\"data\": \"Zm9v\""),
@@ -1319,7 +1330,7 @@ test_claude_corners(mnemo_store *st)
 
 		for (const char *p = first ? first : ""; *p; p++)
 			lines += *p == '\n';
-		is_int(lines, 305, "the export of 304 messages, read a page at a time, has a header and 304 lines");
+		is_int(lines, 605, "the export of 604 messages, read a page at a time, has a header and 604 lines");
 		rc = first ? import_text(st, first, &copy, sid, NULL) : -1;
 		is_code(st, rc, MNEMO_OK, "its copy imports with new ids");
 		if (rc == MNEMO_OK)

@@ -125,6 +125,14 @@ int			mn_code_of_sqlstate(const char *sqlstate);
 PGresult   *mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params);
 
 /*
+ * mn_exec() split: mn_send() sends the statement and returns without waiting
+ * (MNEMO_OK or the error); mn_receive() then waits for its result, as
+ * mn_exec() returns it.  No other statement may run in between.
+ */
+int			mn_send(mnemo_store *st, const mn_stmt *stmt, const char *const *params);
+PGresult   *mn_receive(mnemo_store *st);
+
+/*
  * A call: a statement with its parameters and, once run, its result.  The
  * parameters may point into the call itself (num, heap, json), so a call is
  * filled where it will run and never copied.  Modules that take part in a

@@ -139,6 +139,41 @@ mn_exec(mnemo_store *st, const mn_stmt *stmt, const char *const *params)
 	}
 }
 
+/*
+ * mn_exec() in two halves, so that the caller works while the server runs
+ * the statement: mn_send() sends it (preparing it first if need be) and
+ * returns at once; mn_receive() waits for its result.  Nothing else may be
+ * sent in between.  Meant inside a transaction, where a vanished statement
+ * cannot be retried anyway.
+ */
+int
+mn_send(mnemo_store *st, const mn_stmt *stmt, const char *const *params)
+{
+	if (!connected(st))
+		return st->errcode;
+	if (!is_prepared(st, stmt) && prepare(st, stmt) != MNEMO_OK)
+		return st->errcode;
+	if (!PQsendQueryPrepared(st->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0))
+		return mn_fail_result(st, NULL);
+	return MNEMO_OK;
+}
+
+PGresult *
+mn_receive(mnemo_store *st)
+{
+	PGresult   *res = PQgetResult(st->conn);
+	PGresult   *extra;
+
+	/* the NULL that ends the statement's results, so the connection is free */
+	while ((extra = PQgetResult(st->conn)) != NULL)
+		PQclear(extra);
+	if (res != NULL && ok_status(res))
+		return res;
+	mn_fail_result(st, res);
+	PQclear(res);
+	return NULL;
+}
+
 /* Read the next result of a pipeline: the call's own, then the NULL that
  * ends it (a sync point's result has no NULL after it). */
 static PGresult *

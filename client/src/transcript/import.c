@@ -341,7 +341,7 @@ read_all(mn_import *imp, FILE *in)
 static int
 worth_storing(mn_import *imp)
 {
-	int64_t		messages = imp->imported + (int64_t) imp->n_batch;
+	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
 
 	if (imp->reader == NULL)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "the transcript is empty: nothing to import");
@@ -414,6 +414,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 		rc = mn_import_checkpoints_flush(&imp);
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
+	mn_import_abandon(&imp);
 	if (rc != MNEMO_OK && imp.began)
 		rc = mn_rollback(st);
 

@@ -7,6 +7,9 @@
  * Pushed messages are sent in batches, each one append_messages statement,
  * then their usage (update_message_tokens) and part times
  * (update_part_status) are restored, one statement each for the batch.
+ * A full batch is sent without waiting for the server: the reader parses
+ * the next one meanwhile, and its result is read before the next is sent
+ * or any other statement runs (mn_import_drain).
  * The transaction starts only when the first batch is ready (or at the
  * end, for an empty transcript): by then the reader knows what the session
  * is made of, and whether the transcript's own session id is still free
@@ -391,76 +394,141 @@ begin(mn_import *imp)
 	return rc;
 }
 
-/* Send the batch (creating the session first if need be). */
+/*
+ * The batch in flight: its result read, the ids the server gave taken, its
+ * usage and part times restored, the reader told, and the messages freed.
+ */
 int
-mn_import_flush(mn_import *imp)
+mn_import_drain(mn_import *imp)
 {
 	mnemo_store *st = imp->st;
-	const char *params[2];
+	size_t		n = imp->n_flight;
 	PGresult   *res;
-	size_t		n = imp->n_batch;
 	int			rc = MNEMO_OK;
 
-	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
-		return rc;
-	if (n > 0)
+	if (n == 0 || !imp->flight_open)
+		return MNEMO_OK;
+	imp->flight_open = false;
+	if ((res = mn_receive(st)) == NULL)
+		return locate_error(imp, imp->flight, n);
+	if ((size_t) PQntuples(res) != n)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned %d rows for %zu messages",
+					 PQntuples(res), n);
+	for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
 	{
-		mn_buf_reset(&imp->text);
-		mn_buf_put(&imp->text, "[", 1);
-		for (size_t i = 0; i < n; i++)
-		{
-			if (i > 0)
-				mn_buf_put(&imp->text, ",", 1);
-			put_message(&imp->text, imp->batch[i]);
-		}
-		mn_buf_put(&imp->text, "]", 1);
-		if (imp->text.oom)
-			return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-		for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
-			mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
+		const char *id = PQgetvalue(res, (int) i, 0);
 
-		params[0] = imp->session_id;
-		params[1] = imp->text.data;
-		res = mn_exec(st, &append_stmt, params);
-		if (res == NULL)
-			return locate_error(imp, imp->batch, n);
-		if ((size_t) PQntuples(res) != n)
-			rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned %d rows for %zu messages",
-						 PQntuples(res), n);
-		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+		if (PQgetisnull(res, (int) i, 0) || strlen(id) > MNEMO_ID_MAX)
+			rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned a bad id");
+		else
 		{
-			const char *id = PQgetvalue(res, (int) i, 0);
-
-			if (PQgetisnull(res, (int) i, 0) || strlen(id) > MNEMO_ID_MAX)
-				rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "append_messages returned a bad id");
-			else
-			{
-				memcpy(imp->batch[i]->ref_id, id, strlen(id) + 1);
-				imp->batch[i]->seq = strtoll(PQgetvalue(res, (int) i, 1), NULL, 10);
-			}
+			memcpy(imp->flight[i]->ref_id, id, strlen(id) + 1);
+			imp->flight[i]->seq = strtoll(PQgetvalue(res, (int) i, 1), NULL, 10);
 		}
-		PQclear(res);
-		if (rc == MNEMO_OK)
-			rc = restore(imp, imp->batch, n);
-		if (rc != MNEMO_OK)
-			return rc;
-		for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
-			if (imp->reader != NULL && imp->reader->sent != NULL)
-				rc = imp->reader->sent(imp, imp->rstate, imp->batch[i]);
-		if (rc != MNEMO_OK)
-			return rc;
-		for (size_t i = 0; i < n; i++)
-		{
-			mn_import_msg_free(imp->batch[i]);
-			imp->batch[i] = NULL;
-		}
-		imp->n_batch = 0;
-		imp->batch_bytes = 0;
-		imp->imported += (int64_t) n;
 	}
+	PQclear(res);
+	if (rc == MNEMO_OK)
+		rc = restore(imp, imp->flight, n);
+	for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+		if (imp->reader != NULL && imp->reader->sent != NULL)
+			rc = imp->reader->sent(imp, imp->rstate, imp->flight[i]);
+	if (rc != MNEMO_OK)
+		return rc;
+	for (size_t i = 0; i < n; i++)
+	{
+		mn_import_msg_free(imp->flight[i]);
+		imp->flight[i] = NULL;
+	}
+	imp->n_flight = 0;
+	imp->imported += (int64_t) n;
 	if (imp->opts->progress != NULL)
 		imp->opts->progress(imp->done, imp->total, imp->opts->progress_arg);
 	return MNEMO_OK;
+}
+
+/*
+ * Send the pushed messages as one append_messages statement and return
+ * without waiting for it: the reader parses the next batch while the server
+ * stores this one.  The batch sent before is drained first, so at most one
+ * is in flight.
+ */
+static int
+send_batch(mn_import *imp)
+{
+	mnemo_store *st = imp->st;
+	const char *params[2];
+	mn_import_msg **spare;
+	size_t		n = imp->n_batch;
+	size_t		cap;
+	int			rc;
+
+	if ((rc = mn_import_drain(imp)) != MNEMO_OK)
+		return rc;
+	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
+		return rc;
+	if (n == 0)
+		return MNEMO_OK;
+	mn_buf_reset(&imp->text);
+	mn_buf_put(&imp->text, "[", 1);
+	for (size_t i = 0; i < n; i++)
+	{
+		if (i > 0)
+			mn_buf_put(&imp->text, ",", 1);
+		put_message(&imp->text, imp->batch[i]);
+	}
+	mn_buf_put(&imp->text, "]", 1);
+	if (imp->text.oom)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
+		mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
+
+	params[0] = imp->session_id;
+	params[1] = imp->text.data;
+	if ((rc = mn_send(st, &append_stmt, params)) != MNEMO_OK)
+		return rc;
+	/* the batch becomes the flight, and the empty flight array the batch */
+	for (size_t i = 0; i < n; i++)
+		imp->batch[i]->in_flight = true;
+	spare = imp->flight;
+	cap = imp->cap_flight;
+	imp->flight = imp->batch;
+	imp->cap_flight = imp->cap_batch;
+	imp->n_flight = n;
+	imp->flight_open = true;
+	imp->batch = spare;
+	imp->cap_batch = cap;
+	imp->n_batch = 0;
+	imp->batch_bytes = 0;
+	return MNEMO_OK;
+}
+
+int
+mn_import_flush(mn_import *imp)
+{
+	int			rc = send_batch(imp);
+
+	if (rc == MNEMO_OK)
+		rc = mn_import_drain(imp);
+	return rc;
+}
+
+void
+mn_import_abandon(mn_import *imp)
+{
+	if (imp->flight_open)
+	{
+		mn_saved_error e;
+
+		mn_error_save(imp->st, imp->st->errcode, &e);
+		PQclear(mn_receive(imp->st));
+		mn_error_restore(imp->st, &e);
+		imp->flight_open = false;
+	}
+	for (size_t i = 0; i < imp->n_flight; i++)
+		mn_import_msg_free(imp->flight[i]);
+	imp->n_flight = 0;
+	free(imp->flight);
+	imp->flight = NULL;
 }
 
 int
@@ -485,7 +553,7 @@ mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_au
 	mn_buf_put_jstr(b, label, strlen(label));
 	mn_buf_puts(b, is_auto ? ",\"auto\":true,\"seq\":" : ",\"auto\":false,\"seq\":");
 	/* a fresh session: the messages so far are seqs 1 .. their count */
-	mn_buf_put_i64(b, imp->imported + (int64_t) imp->n_batch);
+	mn_buf_put_i64(b, imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch);
 	if (created_at > 0)
 	{
 		mn_buf_puts(b, ",\"created_at\":");
@@ -663,7 +731,7 @@ mn_import_push(mn_import *imp, mn_import_msg *m)
 	imp->batch[imp->n_batch++] = m;
 	imp->batch_bytes += bytes;
 	if (imp->n_batch >= BATCH_MESSAGES || imp->batch_bytes >= BATCH_BYTES)
-		return mn_import_flush(imp);
+		return send_batch(imp);
 	return MNEMO_OK;
 }
 

@@ -168,6 +168,9 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 
 		if (call_id != NULL && strcmp(c->call_id, call_id) != 0)
 			continue;
+		/* a message already sent is changed by statements, after its batch */
+		if ((c->msg == NULL || c->msg->in_flight) && (rc = mn_import_drain(imp)) != MNEMO_OK)
+			return rc;
 		if (c->msg != NULL)
 		{
 			put_result(&c->msg->parts[c->part], is_error, output, meta);

@@ -77,6 +77,8 @@ typedef struct mn_import_msg
 								 * has no field for: kept as the first
 								 * part's "metadata" (an empty text part is
 								 * added when the message has none) */
+	bool		in_flight;		/* sent, its result not read yet: no longer
+								 * to be changed */
 	char		ref_id[MNEMO_ID_MAX + 1];	/* its id, once appended */
 	int64_t		seq;			/* and its seq */
 } mn_import_msg;
@@ -138,6 +140,11 @@ struct mn_import
 	size_t		n_batch;
 	size_t		cap_batch;
 	size_t		batch_bytes;	/* rough size of what the batch will send */
+	mn_import_msg **flight;		/* sent, result not read yet (at most one
+								 * batch) */
+	size_t		n_flight;
+	size_t		cap_flight;
+	bool		flight_open;	/* its result is still to be read */
 	mn_buf		text;			/* the batch's JSON, reused */
 
 	/* checkpoints read, restored by one statement at the end */
@@ -234,8 +241,17 @@ void		mn_import_others(struct json_object *obj, mn_span text, const char *const 
 int64_t		mn_import_iso_time(const char *s);
 
 /* Send what is pushed and not sent yet (creating the session first when
- * no batch was sent); MNEMO_OK or the error, set on the handle. */
+ * no batch was sent) and wait until all of it is stored; MNEMO_OK or the
+ * error, set on the handle.  After it, statements may run. */
 int			mn_import_flush(mn_import *imp);
+
+/* Wait for the batch in flight, if any, and finish it (ids, usage, the
+ * reader's sent()); needed before any other statement runs. */
+int			mn_import_drain(mn_import *imp);
+
+/* On failure: the result of a batch in flight read and dropped (the
+ * handle's error kept), its messages freed. */
+void		mn_import_abandon(mn_import *imp);
 
 /* A checkpoint at the end of what was pushed so far (label already checked
  * to be an id); created_at 0: the time of the import. */

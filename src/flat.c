@@ -21,12 +21,13 @@
  * messages of the seq range, then their parts, which are keyed by message id
  * (session_id, message_id, part_index), not by seq.  When the chunk's ids
  * ascend with its seqs (ids mnemo makes are time-ordered, and imports keep
- * them in order) its parts are one index range scan between the first and the
- * last id; otherwise they are looked up by id.  The two are put together here,
- * by a hash on the message id and a sort on (seq, part_index): a join in SQL
- * was planned as a nested loop of one index descent per message, or a hash
- * join under a sort of the whole result, each costing more than the rest of
- * the read.
+ * them in order) its parts are one index range scan between the first and
+ * the last id, in the result's order, and each goes into the result as the
+ * executor hands it over (StreamParts); otherwise they are looked up by id,
+ * kept and sorted by (seq, part_index) (SortParts).  A hash on the message id
+ * puts each part beside its message.  A join in SQL was planned as a nested
+ * loop of one index descent per message, or a hash join under a sort of the
+ * whole result, each costing more than the rest of the read.
  */
 #include "postgres.h"
 
@@ -68,6 +69,7 @@ typedef struct FlatMessage
 	char	   *id;
 } FlatMessage;
 
+/* a part row SortParts keeps */
 typedef struct FlatPart
 {
 	int			message;		/* index in the chunk's messages, seq order */
@@ -106,6 +108,15 @@ typedef struct FlatResult
 	bool		nulls[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 } FlatResult;
 
+/* A chunk's messages, in seq order, and the index of their ids. */
+typedef struct FlatChunk
+{
+	SPITupleTable *mt;
+	FlatMessage *msgs;
+	int			nmsgs;
+	flat_ids_hash *ids;
+} FlatChunk;
+
 static int
 CompareSeq(const void *a, const void *b)
 {
@@ -133,23 +144,22 @@ CompareIds(const char *a, const char *b)
 	return varstr_cmp(a, strlen(a), b, strlen(b), DEFAULT_COLLATION_OID);
 }
 
-/* The message in r->values with part p (NULL: none) as a row of the result. */
+/*
+ * The message in r->values with a part as a row of the result: the part's
+ * columns as its statement gives them (message_id first, FLAT_PARTS_SELECT),
+ * or NULL for a message without parts.
+ */
 static void
-PutRow(FlatResult *r, SPITupleTable *parts, FlatPart *p)
+PutRow(FlatResult *r, Datum *part, bool *part_nulls)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(r->rowcxt);
 
-	if (p == NULL)
+	if (part == NULL)
 		memset(r->nulls + FLAT_MESSAGE_COLUMNS, true, FLAT_PART_COLUMNS);
 	else
 	{
-		Datum		values[FLAT_PART_COLUMNS + 1];
-		bool		nulls[FLAT_PART_COLUMNS + 1];
-
-		/* message_id, then the part columns of message_flat */
-		heap_deform_tuple(p->tuple, parts->tupdesc, values, nulls);
-		memcpy(r->values + FLAT_MESSAGE_COLUMNS, values + 1, sizeof(Datum) * FLAT_PART_COLUMNS);
-		memcpy(r->nulls + FLAT_MESSAGE_COLUMNS, nulls + 1, sizeof(bool) * FLAT_PART_COLUMNS);
+		memcpy(r->values + FLAT_MESSAGE_COLUMNS, part + 1, sizeof(Datum) * FLAT_PART_COLUMNS);
+		memcpy(r->nulls + FLAT_MESSAGE_COLUMNS, part_nulls + 1, sizeof(bool) * FLAT_PART_COLUMNS);
 		resetStringInfo(&r->content);
 		MnemoJsonbAppendText(&r->content, DatumGetJsonbP(r->values[FLAT_CONTENT]));
 		r->values[FLAT_CONTENT] = PointerGetDatum(cstring_to_text_with_len(r->content.data,
@@ -158,6 +168,163 @@ PutRow(FlatResult *r, SPITupleTable *parts, FlatPart *p)
 	tuplestore_putvalues(r->store, r->desc, r->values, r->nulls);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(r->rowcxt);
+}
+
+/* Message m of the chunk into r->values: the message columns of the next rows. */
+static void
+SetMessage(FlatResult *r, FlatChunk *c, int m)
+{
+	heap_deform_tuple(c->msgs[m].tuple, c->mt->tupdesc, r->values, r->nulls);
+}
+
+/*
+ * The parts statement's receiver when its rows come in the result's order
+ * (the chunk's ids ascend with its seqs, and the statement orders by
+ * message_id, part_index): each row goes into the result as it comes, after
+ * the messages without parts before its own.  No copy of the parts is kept.
+ */
+typedef struct FlatStream
+{
+	DestReceiver pub;
+	FlatResult *r;
+	FlatChunk  *c;
+	int			next;			/* the first message not yet in the result */
+} FlatStream;
+
+static bool
+StreamPart(TupleTableSlot *slot, DestReceiver *self)
+{
+	FlatStream *s = (FlatStream *) self;
+	FlatIdEntry *e;
+
+	slot_getallattrs(slot);
+	e = flat_ids_lookup(s->c->ids, TextDatumGetCString(slot->tts_values[0]));
+	if (e == NULL)
+		return true;			/* another message's, within the range of ids */
+	if (e->message < s->next - 1)
+		elog(ERROR, "get_messages_flat: parts out of order");
+	for (; s->next <= e->message; s->next++)
+	{
+		SetMessage(s->r, s->c, s->next);
+		if (s->next < e->message)
+			PutRow(s->r, NULL, NULL);
+	}
+	PutRow(s->r, slot->tts_values, slot->tts_isnull);
+	return true;
+}
+
+static void
+StreamStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+StreamNothing(DestReceiver *self)
+{
+}
+
+/*
+ * The chunk's parts, ordered by message_id and part_index (its ids ascend,
+ * so that is the result's order), straight into the result; then the
+ * messages without parts after the last with one.
+ */
+static void
+StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
+{
+	ParamListInfo params = makeParamList(3);
+	SPIExecuteOptions options = {0};
+	FlatStream	stream = {{0}};
+	int			i;
+	int			rc;
+
+	MnemoPrepare(&parts_range_plan,
+				 FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3 "
+				 "ORDER BY p.message_id, p.part_index",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+	params->params[0].value = owner;
+	params->params[1].value = CStringGetTextDatum(c->msgs[0].id);
+	params->params[2].value = CStringGetTextDatum(c->msgs[c->nmsgs - 1].id);
+	for (i = 0; i < 3; i++)
+	{
+		params->params[i].isnull = false;
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = TEXTOID;
+	}
+	stream.pub.receiveSlot = StreamPart;
+	stream.pub.rStartup = StreamStartup;
+	stream.pub.rShutdown = StreamNothing;
+	stream.pub.rDestroy = StreamNothing;
+	stream.pub.mydest = DestTuplestore;	/* its rows end in one */
+	stream.r = r;
+	stream.c = c;
+	options.params = params;
+	options.read_only = true;
+	options.dest = &stream.pub;
+	rc = SPI_execute_plan_extended(parts_range_plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	for (; stream.next < c->nmsgs; stream.next++)
+	{
+		SetMessage(r, c, stream.next);
+		PutRow(r, NULL, NULL);
+	}
+}
+
+/*
+ * The chunk's parts looked up by id, when its ids do not ascend with its
+ * seqs: kept, sorted by (seq, part_index), then put into the result.
+ */
+static void
+SortParts(FlatResult *r, FlatChunk *c, Datum owner)
+{
+	Datum	   *ids = palloc(sizeof(Datum) * c->nmsgs);
+	Datum		part[FLAT_PART_COLUMNS + 1];
+	bool		part_nulls[FLAT_PART_COLUMNS + 1];
+	SPITupleTable *pt;
+	FlatPart   *parts;
+	uint64		nrows;
+	int			nparts = 0;
+	int			i;
+	int			k;
+
+	for (i = 0; i < c->nmsgs; i++)
+		ids[i] = CStringGetTextDatum(c->msgs[i].id);
+	MnemoPrepare(&parts_ids_plan, FLAT_PARTS_SELECT "p.message_id = ANY ($2)",
+				 2, (Oid[]) {TEXTOID, TEXTARRAYOID});
+	nrows = MnemoExecute(parts_ids_plan,
+						 (Datum[]) {owner, MnemoArray(TEXTOID, ids, NULL, c->nmsgs)},
+						 NULL, true, 0);
+	MemoryContextSwitchTo(r->chunkcxt);
+	pt = SPI_tuptable;
+	parts = palloc(sizeof(FlatPart) * Max(nrows, 1));
+	for (i = 0; i < (int) nrows; i++)
+	{
+		bool		isnull;
+		char	   *message_id = TextDatumGetCString(heap_getattr(pt->vals[i], 1, pt->tupdesc,
+																  &isnull));
+		FlatIdEntry *e = flat_ids_lookup(c->ids, message_id);
+
+		if (e == NULL)
+			continue;
+		parts[nparts].message = e->message;
+		parts[nparts].part_index = DatumGetInt32(heap_getattr(pt->vals[i], 3, pt->tupdesc,
+															  &isnull));
+		parts[nparts].tuple = pt->vals[i];
+		nparts++;
+	}
+	qsort(parts, nparts, sizeof(FlatPart), ComparePart);
+	for (i = 0, k = 0; i < c->nmsgs; i++)
+	{
+		SetMessage(r, c, i);
+		if (k == nparts || parts[k].message != i)
+			PutRow(r, NULL, NULL);
+		for (; k < nparts && parts[k].message == i; k++)
+		{
+			heap_deform_tuple(parts[k].tuple, pt->tupdesc, part, part_nulls);
+			PutRow(r, part, part_nulls);
+		}
+	}
+	SPI_freetuptable(pt);
 }
 
 /*
@@ -170,17 +337,9 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(r->chunkcxt);
 	Datum		owner_datum = CStringGetTextDatum(owner);
-	SPITupleTable *mt;
-	SPITupleTable *pt;
-	FlatMessage *msgs;
-	FlatPart   *parts;
-	flat_ids_hash *ids;
+	FlatChunk	c;
 	bool		ascending = true;
-	uint64		nmsgs;
-	uint64		nrows;
-	int			nparts = 0;
 	int			i;
-	int			k;
 
 	MnemoPrepare(&messages_plan,
 				 "SELECT m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, "
@@ -189,91 +348,39 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 				 "m.finish_reason FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3",
 				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
-	nmsgs = MnemoExecute(messages_plan,
-						 (Datum[]) {owner_datum, Int64GetDatum(after), Int64GetDatum(to)},
-						 NULL, true, 0);
+	c.nmsgs = (int) MnemoExecute(messages_plan,
+								 (Datum[]) {owner_datum, Int64GetDatum(after), Int64GetDatum(to)},
+								 NULL, true, 0);
 	MemoryContextSwitchTo(r->chunkcxt);
-	mt = SPI_tuptable;
-	if (nmsgs == 0)
+	c.mt = SPI_tuptable;
+	if (c.nmsgs > 0)
 	{
-		SPI_freetuptable(mt);
-		MemoryContextSwitchTo(oldcxt);
-		return;
-	}
-	msgs = palloc(sizeof(FlatMessage) * nmsgs);
-	for (i = 0; i < (int) nmsgs; i++)
-	{
-		bool		isnull;
+		c.msgs = palloc(sizeof(FlatMessage) * c.nmsgs);
+		for (i = 0; i < c.nmsgs; i++)
+		{
+			bool		isnull;
 
-		msgs[i].tuple = mt->vals[i];
-		msgs[i].id = TextDatumGetCString(heap_getattr(mt->vals[i], 1, mt->tupdesc, &isnull));
-		msgs[i].seq = DatumGetInt64(heap_getattr(mt->vals[i], 3, mt->tupdesc, &isnull));
-	}
-	qsort(msgs, nmsgs, sizeof(FlatMessage), CompareSeq);
-	ids = flat_ids_create(CurrentMemoryContext, nmsgs, NULL);
-	for (i = 0; i < (int) nmsgs; i++)
-	{
-		bool		found;
+			c.msgs[i].tuple = c.mt->vals[i];
+			c.msgs[i].id = TextDatumGetCString(heap_getattr(c.mt->vals[i], 1, c.mt->tupdesc,
+															&isnull));
+			c.msgs[i].seq = DatumGetInt64(heap_getattr(c.mt->vals[i], 3, c.mt->tupdesc, &isnull));
+		}
+		qsort(c.msgs, c.nmsgs, sizeof(FlatMessage), CompareSeq);
+		c.ids = flat_ids_create(CurrentMemoryContext, c.nmsgs, NULL);
+		for (i = 0; i < c.nmsgs; i++)
+		{
+			bool		found;
 
-		flat_ids_insert(ids, msgs[i].id, &found)->message = i;
-		if (ascending && i > 0 && CompareIds(msgs[i - 1].id, msgs[i].id) >= 0)
-			ascending = false;
+			flat_ids_insert(c.ids, c.msgs[i].id, &found)->message = i;
+			if (ascending && i > 0 && CompareIds(c.msgs[i - 1].id, c.msgs[i].id) >= 0)
+				ascending = false;
+		}
+		if (ascending)
+			StreamParts(r, &c, owner_datum);
+		else
+			SortParts(r, &c, owner_datum);
 	}
-
-	if (ascending)
-	{
-		MnemoPrepare(&parts_range_plan,
-					 FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3",
-					 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
-		nrows = MnemoExecute(parts_range_plan,
-							 (Datum[]) {owner_datum, CStringGetTextDatum(msgs[0].id),
-							 CStringGetTextDatum(msgs[nmsgs - 1].id)},
-							 NULL, true, 0);
-	}
-	else
-	{
-		Datum	   *elems = palloc(sizeof(Datum) * nmsgs);
-
-		for (i = 0; i < (int) nmsgs; i++)
-			elems[i] = CStringGetTextDatum(msgs[i].id);
-		MnemoPrepare(&parts_ids_plan, FLAT_PARTS_SELECT "p.message_id = ANY ($2)",
-					 2, (Oid[]) {TEXTOID, TEXTARRAYOID});
-		nrows = MnemoExecute(parts_ids_plan,
-							 (Datum[]) {owner_datum, MnemoArray(TEXTOID, elems, NULL, nmsgs)},
-							 NULL, true, 0);
-	}
-	MemoryContextSwitchTo(r->chunkcxt);
-	pt = SPI_tuptable;
-
-	/* the parts of the chunk's messages (a range may hold others), in row order */
-	parts = palloc(sizeof(FlatPart) * Max(nrows, 1));
-	for (i = 0; i < (int) nrows; i++)
-	{
-		bool		isnull;
-		char	   *message_id = TextDatumGetCString(heap_getattr(pt->vals[i], 1, pt->tupdesc,
-																  &isnull));
-		FlatIdEntry *e = flat_ids_lookup(ids, message_id);
-
-		if (e == NULL)
-			continue;
-		parts[nparts].message = e->message;
-		parts[nparts].part_index = DatumGetInt32(heap_getattr(pt->vals[i], 3, pt->tupdesc,
-															  &isnull));
-		parts[nparts].tuple = pt->vals[i];
-		nparts++;
-	}
-	qsort(parts, nparts, sizeof(FlatPart), ComparePart);
-
-	for (i = 0, k = 0; i < (int) nmsgs; i++)
-	{
-		heap_deform_tuple(msgs[i].tuple, mt->tupdesc, r->values, r->nulls);
-		if (k == nparts || parts[k].message != i)
-			PutRow(r, pt, NULL);
-		for (; k < nparts && parts[k].message == i; k++)
-			PutRow(r, pt, &parts[k]);
-	}
-	SPI_freetuptable(pt);
-	SPI_freetuptable(mt);
+	SPI_freetuptable(c.mt);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(r->chunkcxt);
 }

@@ -23,8 +23,11 @@
  * ascend with its seqs (ids mnemo makes are time-ordered, and imports keep
  * them in order) its parts are one index range scan between the first and
  * the last id, in the result's order, and each goes into the result as the
- * executor hands it over (StreamParts); otherwise they are looked up by id,
- * kept and sorted by (seq, part_index) (SortParts).  A hash on the message id
+ * executor hands it over (StreamParts); the range also holds the parts of
+ * any other message whose id sorts between, which are skipped (none, for ids
+ * that ascend with seqs throughout the session, as time-ordered ones do).
+ * Otherwise the parts are looked up by id, kept and sorted by (seq,
+ * part_index) (SortParts).  A hash on the message id
  * puts each part beside its message.  A join in SQL was planned as a nested
  * loop of one index descent per message, or a hash join under a sort of the
  * whole result, each costing more than the rest of the read.

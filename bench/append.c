@@ -13,7 +13,9 @@
  * four round trips for a user + assistant turn), COPY for bulk loads, and a
  * plain SELECT ... ORDER BY seq for the history.  The mnemo side stores the
  * same turn with one mnemo.append_messages() call (one round trip), loads
- * with mnemo.get_messages_with_parts().  Both get the same content from the
+ * with mnemo.get_messages_flat() (one row per part, what libmnemo reads; the
+ * parts assembled as JSON by get_messages_with_parts() are reported beside
+ * it).  Both get the same content from the
  * same generator with the same seeds: a user text of about 200 bytes and an
  * assistant text of about 800; in the "tools" mix every third turn also has
  * a tool call and a result of about 4 KB (plain: the call's JSON appended to
@@ -278,7 +280,8 @@ open_conn(Conn *c, bool sync_on)
 	prepare(c->conn, "plain_load",
 			"SELECT id, seq, role, content, created_at FROM plain.messages "
 			"WHERE session_id = $1 ORDER BY seq");
-	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_with_parts($1)");
+	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_flat($1)");
+	prepare(c->conn, "mnemo_load_json", "SELECT * FROM mnemo.get_messages_with_parts($1)");
 }
 
 
@@ -729,13 +732,13 @@ wal_lsn(PGconn *conn)
 /* What the loads read, kept so that reading every value is not optimised out. */
 static volatile size_t value_bytes;
 
-/* Full history of c's session, every value read; seconds. */
+/* Full history of c's session by statement stmt, every value read; seconds. */
 static double
-load_history(Conn *c, enum side side, int *rows)
+load_history(Conn *c, const char *stmt, int *rows)
 {
 	const char *values[1] = {c->session};
 	double		start = now_s();
-	PGresult   *res = run_prepared(c->conn, side == MNEMO ? "mnemo_load" : "plain_load", 1, values);
+	PGresult   *res = run_prepared(c->conn, stmt, 1, values);
 	int			i,
 				j;
 
@@ -762,11 +765,13 @@ measure_storage(void)
 				wal[2],
 				indexed_per_turn,
 				indexed_wal,
-				load[2][1024];
+				load[2][1024],
+				load_json[1024];
 	Load	   *l = make_load(turns, 1, false);
 	int			side,
 				i,
-				rows[2] = {0, 0};
+				rows[2] = {0, 0},
+				rows_json = 0;
 
 	for (side = PLAIN; side <= MNEMO; side++)
 	{
@@ -803,21 +808,33 @@ measure_storage(void)
 	report("table bytes/turn, search indexed", "B", indexed_per_turn, per_turn[PLAIN]);
 	report("WAL bytes/turn, search indexed", "B", indexed_wal, wal[PLAIN]);
 
-	/* the sessions just written hold 2 x turns messages each */
+	/*
+	 * The sessions just written hold 2 x turns messages of one part each.
+	 * mnemo's load is what libmnemo's mnemo_messages_get runs for a history
+	 * with its parts, get_messages_flat (one row per part); the parts
+	 * assembled as JSON per message, get_messages_with_parts, follow.  The
+	 * three reads take turns, so drift hits them alike.
+	 */
 	for (i = 0; i < loads && i < 1024; i++)
 	{
+		const char *stmt[2] = {"plain_load", "mnemo_load"};
 		int			first = i % 2 ? MNEMO : PLAIN;
+		int			second = !first;
 
-		load[first][i] = load_history(&c[first], first, &rows[first]) * 1000;
-		load[!first][i] = load_history(&c[!first], !first, &rows[!first]) * 1000;
+		load[first][i] = load_history(&c[first], stmt[first], &rows[first]) * 1000;
+		load_json[i] = load_history(&c[MNEMO], "mnemo_load_json", &rows_json) * 1000;
+		load[second][i] = load_history(&c[second], stmt[second], &rows[second]) * 1000;
 	}
-	if (rows[PLAIN] != rows[MNEMO])
-		die("history load: plain read %d rows, mnemo %d", rows[PLAIN], rows[MNEMO]);
+	if (rows[PLAIN] != rows[MNEMO] || rows_json != rows[MNEMO])
+		die("history load: plain read %d rows, mnemo %d, as JSON %d", rows[PLAIN], rows[MNEMO],
+			rows_json);
 	{
 		char		name[64];
 
 		snprintf(name, sizeof(name), "full history load, %d messages", rows[MNEMO]);
 		report(name, "ms, lower is better", median(load[MNEMO], i), median(load[PLAIN], i));
+		report("  the same, parts as JSON (with_parts)", "ms, lower is better",
+			   median(load_json, i), median(load[PLAIN], i));
 	}
 	PQfinish(c[PLAIN].conn);
 	PQfinish(c[MNEMO].conn);

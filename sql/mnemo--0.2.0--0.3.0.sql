@@ -533,3 +533,43 @@ ALTER TABLE mnemo.context_items ADD CONSTRAINT context_items_row_check
 ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_session_id_generation_item_id_key;
 
 DROP FUNCTION mnemo._adopt_session_tables(text[]);
+
+/* ------------------------------------------------------------------------
+ * Issue 15 item 4: the history read as rows, nothing assembled
+ * ------------------------------------------------------------------------ */
+
+CREATE TYPE mnemo.message_flat AS (
+    id                  text,
+    session_id          text,
+    seq                 bigint,
+    role                text,
+    created_at          bigint,
+    agent               text,
+    model_id            text,
+    provider_id         text,
+    run_id              text,
+    is_summary          boolean,
+    tokens_input        bigint,
+    tokens_output       bigint,
+    tokens_cache_read   bigint,
+    tokens_cache_write  bigint,
+    tokens_reasoning    bigint,
+    cost                double precision,
+    finish_reason       text,
+    part_id             text,
+    part_index          integer,
+    content             json,
+    tool_state          text,
+    compacted_at        bigint,
+    started_at          bigint,
+    completed_at        bigint,
+    token_estimate      integer
+);
+COMMENT ON TYPE mnemo.message_flat IS 'a row of get_messages_flat: a message''s columns beside one of its parts'' (part_id is the part''s id; content its stored object, which holds its type, tool_name and tool_call_id); NULL part columns for a message without parts';
+
+CREATE FUNCTION mnemo.get_messages_flat(session_id text, since_message_id text DEFAULT NULL)
+    RETURNS SETOF mnemo.message_flat
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_flat';
+COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, at the cost of a plain SELECT';

@@ -85,6 +85,9 @@ extern int64 MnemoNowMs(void);
 	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
 	"m.finish_reason, " MNEMO_PARTS_JSON
 
+/* jsonb_text.c: jsonb_out's text of jb, appended to out */
+extern void MnemoJsonbAppendText(StringInfo out, Jsonb *jb);
+
 /* ids.c */
 extern char *MnemoNewId(const char *prefix);
 extern void MnemoCheckId(const char *id, const char *what);
@@ -157,6 +160,9 @@ extern void MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool r
 extern MnemoSegment *MnemoLineSegment(MnemoLine *line, int64 seq);
 extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner,
 								 int64 *seq);
+
+/* reads.c: a read of a session's line after a message (MN001, MN002) */
+extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
 
 /*
  * rebuild.c, fork.c: a context view as of a point of the line, and the

@@ -2,7 +2,7 @@
  * reads.c
  *		Reading the log: get_message, get_messages, get_parts,
  *		get_messages_with_parts, get_messages_with_parts_by_ids, history,
- *		get_context_items, last_summary.
+ *		get_context_items, last_summary (get_messages_flat: flat.c).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -124,6 +124,18 @@ mnemo_get_message(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Open the frame of a read of a session's line after a message: argument 0
+ * is the session (MN001), argument 1 the message after which to read, or
+ * NULL (MN002 if not on the line).  Returns the seq after which to read.
+ */
+int64
+MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
+{
+	(void) ConnectToSession(fcinfo, call, line);
+	return SinceSeq(fcinfo, 1, line);
+}
+
+/*
  * get_messages and get_messages_with_parts: one shape, two select lists,
  * each statement reading the seqs $2 < seq <= $3 of session $1, one
  * segment of the line after another.
@@ -137,8 +149,7 @@ ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 	int64		since;
 	int			i;
 
-	(void) ConnectToSession(fcinfo, &call, &line);
-	since = SinceSeq(fcinfo, 1, &line);
+	since = MnemoOpenRead(fcinfo, &call, &line);
 	MnemoPrepare(plan, sql, 3, types);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/profiles/perf.sh: where a backend spends an append, by perf.
+# bench/profiles/perf.sh: where a backend spends an append or a load, by perf.
 #
 #   bash bench/profiles/perf.sh turn|import OUT.txt
 #
@@ -8,6 +8,10 @@
 #           synchronous_commit off, 8 s recorded in the serving backend
 #   import  client/mnemo import of 50,000 messages of one ~90 B text part
 #           each, ids kept (as bench/import.sh), recorded in the backend
+#   load    SELECT * FROM mnemo.get_messages_flat() of a session of 2,000
+#           messages of one text part each (user ~200 B, assistant ~800 B,
+#           as bench/append's history load), pgbench -M prepared, one
+#           client, 8 s recorded in the serving backend
 #
 # Connects with the PG* environment to a database with mnemo (as bench/run.sh
 # or test/cluster.sh sets it), needs perf and, for import, client/mnemo.
@@ -15,8 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-what=${1:?usage: perf.sh turn|import OUT.txt}
-out=${2:?usage: perf.sh turn|import OUT.txt}
+what=${1:?usage: perf.sh turn|import|load OUT.txt}
+out=${2:?usage: perf.sh turn|import|load OUT.txt}
 work=$(mktemp -d /tmp/mnemo-perf.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -49,8 +53,28 @@ import)
 	header="client/mnemo import of 50,000 messages of one text part each (ids kept), the backend"
 	comm=()
 	;;
+load)
+	session=$(psql -X -Atc "SELECT id FROM mnemo.create_session()")
+	psql -X -q -v ON_ERROR_STOP=1 -v s="$session" <<'SQL'
+SELECT count(*) FROM mnemo.append_messages(:'s', (
+  SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN n % 2 = 1 THEN 'user' ELSE 'assistant' END,
+                   'parts', jsonb_build_array(jsonb_build_object('type', 'text',
+                       'text', repeat('word ', CASE WHEN n % 2 = 1 THEN 40 ELSE 160 END))))
+                   ORDER BY n)
+    FROM generate_series(1, 2000) AS n));
+ANALYZE mnemo.messages, mnemo.message_parts;
+SQL
+	echo "SELECT * FROM mnemo.get_messages_flat('$session');" >"$work/load.sql"
+	pgbench -n -M prepared -f "$work/load.sql" -T 12 -c 1 >"$work/pgbench.txt" 2>&1 &
+	sleep 2
+	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+	perf record -g -p "$pid" -o "$work/perf.data" -- sleep 8 2>/dev/null
+	wait
+	header="SELECT * FROM mnemo.get_messages_flat() of 2,000 messages, pgbench -M prepared -c 1: $(grep -o 'tps = [0-9.]*' "$work/pgbench.txt")"
+	comm=()
+	;;
 *)
-	echo "usage: perf.sh turn|import OUT.txt" >&2
+	echo "usage: perf.sh turn|import|load OUT.txt" >&2
 	exit 2
 	;;
 esac

@@ -576,6 +576,155 @@ test_reads(mnemo_store *st)
 	is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "last summary of a missing session");
 }
 
+/* Equal strings, both NULL included. */
+static bool
+same_str(const char *a, const char *b)
+{
+	return (a == NULL && b == NULL) || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The first field in which two parts differ, or NULL. */
+static const char *
+part_diff(const mnemo_part *a, const mnemo_part *b)
+{
+	if (!same_str(a->id, b->id))
+		return "id";
+	if (!same_str(a->message_id, b->message_id))
+		return "message_id";
+	if (a->part_index != b->part_index)
+		return "part_index";
+	if (!same_str(a->type, b->type))
+		return "type";
+	if (!same_str(a->content, b->content))
+		return "content";
+	if (!same_str(a->text, b->text))
+		return "text";
+	if (!same_str(a->tool_name, b->tool_name) || !same_str(a->tool_call_id, b->tool_call_id))
+		return "tool_name or tool_call_id";
+	if (!same_str(a->tool_state, b->tool_state))
+		return "tool_state";
+	if (!same_str(a->tool_input, b->tool_input) || !same_str(a->tool_output, b->tool_output))
+		return "tool_input or tool_output";
+	if (!same_str(a->error_message, b->error_message))
+		return "error_message";
+	if (a->compacted_at != b->compacted_at || a->started_at != b->started_at ||
+		a->completed_at != b->completed_at)
+		return "times";
+	if (a->token_estimate != b->token_estimate)
+		return "token_estimate";
+	return NULL;
+}
+
+/* The first field in which two messages (or their parts) differ, or NULL. */
+static const char *
+message_diff(const mnemo_message *a, const mnemo_message *b)
+{
+	if (!same_str(a->id, b->id) || !same_str(a->session_id, b->session_id) || a->seq != b->seq)
+		return "id, session_id or seq";
+	if (!same_str(a->role, b->role) || a->created_at != b->created_at ||
+		!same_str(a->agent, b->agent) || !same_str(a->model_id, b->model_id) ||
+		!same_str(a->provider_id, b->provider_id) || !same_str(a->run_id, b->run_id) ||
+		a->is_summary != b->is_summary)
+		return "message columns";
+	if (memcmp(&a->tokens, &b->tokens, sizeof(a->tokens)) != 0 || a->cost != b->cost ||
+		!same_str(a->finish_reason, b->finish_reason))
+		return "usage";
+	if (a->n_parts != b->n_parts)
+		return "n_parts";
+	for (size_t i = 0; i < a->n_parts; i++)
+	{
+		const char *d = part_diff(&a->parts[i], &b->parts[i]);
+
+		if (d != NULL)
+			return d;
+	}
+	return NULL;
+}
+
+/*
+ * mnemo_messages_get with parts reads get_messages_flat (one row per part)
+ * and puts the messages together itself; mnemo_history reads the parts as
+ * the server's JSON arrays.  Both must give the same structs, field by
+ * field, whatever the parts hold: status changed after the append, a
+ * tombstone, keys of the status columns inside a part's own object, a
+ * message without parts, a summary, a fork's inherited messages.
+ */
+static void
+test_flat_reads(mnemo_store *st)
+{
+	mnemo_new_part parts[4] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT,
+	MNEMO_NEW_PART_INIT};
+	mnemo_new_message msgs[3] = {{0}};
+	mnemo_part_status status = MNEMO_PART_STATUS_INIT;
+	mnemo_tokens tokens = {10, 20, 3, 4, 5};
+	const char *sessions[] = {"m1", "fl", "fl-fork"};
+	mnemo_session *fork = NULL;
+	int			rc;
+
+	create_session(st, &(mnemo_new_session) {.id = "fl"});
+	parts[0].type = "tool";
+	parts[0].id = "fl-tool";
+	parts[0].tool_name = "grep";
+	parts[0].tool_call_id = "call_9";
+	parts[0].tool_input = "{\"pattern\": \"x\\ty\"}";
+	parts[1].type = "text";
+	parts[1].text = "line one\nline \"two\" \x01 \xe2\x82\xac";
+	/* keys named as the status columns, inside a part's own object */
+	parts[2].content = "{\"type\": \"step_start\", \"id\": \"fl-own\", \"tool_state\": \"own\", "
+		"\"compacted_at\": 5, \"started_at\": 6, \"part_index\": 99, \"token_estimate\": 98}";
+	parts[3].type = "text";
+	parts[3].id = "fl-gone";
+	parts[3].text = "to be tombstoned";
+	msgs[0].role = "assistant";
+	msgs[0].id = "fl-a";
+	msgs[0].parts = parts;
+	msgs[0].n_parts = 4;
+	msgs[1].role = "tool";
+	msgs[1].id = "fl-empty";
+	msgs[2].role = "assistant";
+	msgs[2].id = "fl-sum";
+	msgs[2].is_summary = true;
+	msgs[2].parts = &parts[1];
+	msgs[2].n_parts = 1;
+	if (mnemo_messages_append(st, "fl", msgs, 2, NULL) != MNEMO_OK ||
+		mnemo_message_append(st, "fl", &msgs[2], NULL) != MNEMO_OK)
+		bail_out("append fl: %s", mnemo_errmsg(st));
+	status.tool_state = "error";
+	status.started_at = 1736000000000;
+	status.completed_at = 1736000000500;
+	status.error_message = "no such file";
+	if (mnemo_part_update_status(st, "fl", "fl-tool", &status) != MNEMO_OK ||
+		mnemo_part_tombstone(st, "fl", "fl-gone", NULL) != MNEMO_OK ||
+		mnemo_message_update_tokens(st, "fl", "fl-a", &tokens, 0.125, "tool_calls") != MNEMO_OK)
+		bail_out("status fl: %s", mnemo_errmsg(st));
+	if (mnemo_session_fork(st, "fl", "2", "fl-fork", &fork) != MNEMO_OK)
+		bail_out("fork fl: %s", mnemo_errmsg(st));
+	mnemo_session_free(fork);
+	if (mnemo_message_append(st, "fl-fork", &msgs[2], NULL) != MNEMO_OK)
+		bail_out("append fl-fork: %s", mnemo_errmsg(st));
+
+	for (size_t k = 0; k < sizeof(sessions) / sizeof(sessions[0]); k++)
+	{
+		mnemo_messages *flat = NULL;
+		mnemo_messages *json = NULL;
+		const char *d = NULL;
+
+		rc = mnemo_messages_get(st, sessions[k], NULL, true, &flat);
+		is_int(rc, MNEMO_OK, "%s: the flat read", sessions[k]);
+		rc = mnemo_history(st, sessions[k], -1, &json);
+		is_int(rc, MNEMO_OK, "%s: the JSON read", sessions[k]);
+		if (flat == NULL || json == NULL)
+			bail_out("%s: %s", sessions[k], mnemo_errmsg(st));
+		is_int(flat->count, json->count, "%s: as many messages (%zu)", sessions[k], json->count);
+		for (size_t i = 0; i < flat->count && i < json->count && d == NULL; i++)
+			d = message_diff(&flat->items[i], &json->items[i]);
+		ok(d == NULL, "%s: every field of every message and part the same (%s)", sessions[k],
+		   d ? d : "none differs");
+		mnemo_messages_free(flat);
+		mnemo_messages_free(json);
+	}
+}
+
 int
 main(void)
 {
@@ -590,6 +739,7 @@ main(void)
 	test_batch(st, &ev);
 	test_tokens(st);
 	test_reads(st);
+	test_flat_reads(st);
 	mnemo_store_close(st);
 	return tap_done();
 }

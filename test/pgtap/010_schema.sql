@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(364);
+SELECT plan(368);
 
 --
 -- tables
@@ -197,6 +197,7 @@ $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.cont
 --
 SELECT has_composite('mnemo', 'message_ref', 'type mnemo.message_ref exists');
 SELECT has_composite('mnemo', 'message_with_parts', 'type mnemo.message_with_parts exists');
+SELECT has_composite('mnemo', 'message_flat', 'type mnemo.message_flat exists');
 SELECT has_composite('mnemo', 'context_item', 'type mnemo.context_item exists');
 SELECT has_composite('mnemo', 'context_entry', 'type mnemo.context_entry exists');
 SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exists');
@@ -232,6 +233,7 @@ INSERT INTO fns VALUES
   ('get_messages', '{text,text}', 'setof mnemo.messages', 'stable'),
   ('get_parts', '{text,text}', 'setof mnemo.message_parts', 'stable'),
   ('get_messages_with_parts', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
+  ('get_messages_flat', '{text,text}', 'setof mnemo.message_flat', 'stable'),
   ('get_messages_with_parts_by_ids', '{text,text[]}', 'setof mnemo.message_with_parts', 'stable'),
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),

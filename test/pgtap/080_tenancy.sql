@@ -8,7 +8,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(198);
+SELECT plan(200);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -121,6 +121,7 @@ INSERT INTO calls VALUES
   ('get_messages', $$SELECT * FROM mnemo.get_messages('ta_s')$$),
   ('get_parts', $$SELECT * FROM mnemo.get_parts('ta_s', 'ta_m1')$$),
   ('get_messages_with_parts', $$SELECT * FROM mnemo.get_messages_with_parts('ta_s')$$),
+  ('get_messages_flat', $$SELECT * FROM mnemo.get_messages_flat('ta_s')$$),
   ('get_messages_with_parts_by_ids', $$SELECT * FROM mnemo.get_messages_with_parts_by_ids('ta_s', ARRAY['ta_m1'])$$),
   ('history', $$SELECT * FROM mnemo.history('ta_s')$$),
   ('get_context_items', $$SELECT * FROM mnemo.get_context_items('ta_s')$$),
@@ -210,6 +211,8 @@ RESET ROLE;
 SET ROLE tap_ta;
 SELECT is((SELECT string_agg(id, ',') FROM mnemo.list_sessions(active_only => false)), 'ta_s', 'tap_ta: list_sessions lists its session only');
 SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('ta_s')), 4::bigint, 'tap_ta: reads its session, the summary included');
+SELECT is((SELECT count(*) FROM mnemo.get_messages_flat('ta_s')), 5::bigint,
+          'tap_ta: reads its session as rows, one per part, the summary''s included');
 SELECT is((SELECT count(DISTINCT tenant) || ' ' || min(tenant) FROM (
               SELECT tenant FROM mnemo.sessions UNION ALL SELECT tenant FROM mnemo.messages
               UNION ALL SELECT tenant FROM mnemo.message_parts UNION ALL SELECT tenant FROM mnemo.context_items

@@ -186,16 +186,27 @@ typedef struct field
 	size_t		offset;
 } field;
 
+#define MAX_FIELDS 20
+
+/* The column of each of the n fields in res, -1 when missing. */
+static void
+field_columns(const PGresult *res, const field *fields, size_t n, int *cols)
+{
+	for (size_t i = 0; i < n; i++)
+		cols[i] = PQfnumber(res, fields[i].column);
+}
+
+/* Fill out from row `row`, the fields' columns already looked up (cols). */
 static int
-fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
-			size_t n, void *out, const char *what)
+fill_fields_at(mnemo_store *st, const PGresult *res, int row, const field *fields,
+			   const int *cols, size_t n, void *out, const char *what)
 {
 	char	   *base = out;
 
 	for (size_t i = 0; i < n; i++)
 	{
 		const field *f = &fields[i];
-		int			col = PQfnumber(res, f->column);
+		int			col = cols[i];
 		const char *text;
 		int64_t		v;
 
@@ -241,6 +252,16 @@ fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
 		}
 	}
 	return MNEMO_OK;
+}
+
+static int
+fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
+			size_t n, void *out, const char *what)
+{
+	int			cols[MAX_FIELDS];
+
+	field_columns(res, fields, n, cols);
+	return fill_fields_at(st, res, row, fields, cols, n, out, what);
 }
 
 #define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
@@ -298,6 +319,9 @@ static const field part_fields[] = {
 	{"token_estimate", F_INT, offsetof(mnemo_part, token_estimate)},
 };
 
+_Static_assert(NFIELDS(session_fields) <= MAX_FIELDS && NFIELDS(message_fields) <= MAX_FIELDS &&
+			   NFIELDS(part_fields) <= MAX_FIELDS, "MAX_FIELDS holds every row's fields");
+
 int
 mn_part_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_part *out)
 {
@@ -346,4 +370,154 @@ mn_message_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_message
 	if (rc != MNEMO_OK)
 		mn_message_clear(out);
 	return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * get_messages_flat: one row per part, beside its message's columns
+ * ------------------------------------------------------------------------ */
+
+/* The part columns of a flat row, by number. */
+typedef struct flat_cols
+{
+	int			part_id;
+	int			part_index;
+	int			content;
+	int			tool_state;
+	int			compacted_at;
+	int			started_at;
+	int			completed_at;
+	int			token_estimate;
+} flat_cols;
+
+/* A NOT NULL integer column of a flat row into *v; PROTOCOL otherwise. */
+static int
+flat_int(mnemo_store *st, const PGresult *res, int row, int col, int64_t *v)
+{
+	const char *text = PQgetvalue(res, row, col);
+
+	if (PQgetisnull(res, row, col) || !mn_parse_i64(text, strlen(text), v))
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "column \"%s\" of a flat row is not an integer",
+					   PQfname(res, col));
+	return MNEMO_OK;
+}
+
+/*
+ * Row `row`'s part, as the same part in get_messages_with_parts's array
+ * reads (mn_parts_from_json): its status columns laid over its content.
+ */
+static int
+flat_part(mnemo_store *st, const PGresult *res, int row, const flat_cols *c,
+		  const char *message_id, mnemo_part *out)
+{
+	static const struct
+	{
+		int			offset;
+		unsigned	flag;
+	}			times[] = {
+		{offsetof(flat_cols, compacted_at), MN_PART_COMPACTED_AT},
+		{offsetof(flat_cols, started_at), MN_PART_STARTED_AT},
+		{offsetof(flat_cols, completed_at), MN_PART_COMPLETED_AT},
+	};
+	int64_t    *fields[] = {&out->compacted_at, &out->started_at, &out->completed_at};
+	unsigned	columns = MN_PART_INDEX | MN_PART_TOKEN_ESTIMATE;
+	int64_t		v;
+	int			rc;
+
+	memset(out, 0, sizeof(*out));
+	if (PQgetisnull(res, row, c->content))
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "a flat row has a part without content");
+	if (!mn_str_into(res, row, c->part_id, &out->id) ||
+		!mn_str_into(res, row, c->tool_state, &out->tool_state) ||
+		(out->message_id = strdup(message_id)) == NULL)
+		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	else if ((rc = flat_int(st, res, row, c->part_index, &v)) == MNEMO_OK &&
+			 (out->part_index = (int) v, rc = flat_int(st, res, row, c->token_estimate, &v)) == MNEMO_OK)
+	{
+		out->token_estimate = (int) v;
+		for (size_t i = 0; i < NFIELDS(times) && rc == MNEMO_OK; i++)
+		{
+			int			col = *(const int *) ((const char *) c + times[i].offset);
+
+			if (PQgetisnull(res, row, col))
+				continue;
+			columns |= times[i].flag;
+			rc = flat_int(st, res, row, col, fields[i]);
+		}
+	}
+	if (rc == MNEMO_OK && out->id == NULL)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "a flat row has a part without an id");
+	if (rc == MNEMO_OK)
+		rc = mn_part_scan_over(st, PQgetvalue(res, row, c->content), columns, out);
+	if (rc != MNEMO_OK)
+		mn_part_clear(out);
+	return rc;
+}
+
+int
+mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out)
+{
+	int			nrows = PQntuples(res);
+	int			seq_col = PQfnumber(res, "seq");
+	flat_cols	c = {
+		PQfnumber(res, "part_id"), PQfnumber(res, "part_index"), PQfnumber(res, "content"),
+		PQfnumber(res, "tool_state"), PQfnumber(res, "compacted_at"),
+		PQfnumber(res, "started_at"), PQfnumber(res, "completed_at"),
+		PQfnumber(res, "token_estimate")
+	};
+	int			message_cols[NFIELDS(message_fields)];
+	mnemo_messages *list;
+	size_t		nmsgs = 0;
+	int			row;
+	int			rc = MNEMO_OK;
+
+	field_columns(res, message_fields, NFIELDS(message_fields), message_cols);
+
+	if (seq_col < 0 || c.part_id < 0 || c.part_index < 0 || c.content < 0 || c.tool_state < 0 ||
+		c.compacted_at < 0 || c.started_at < 0 || c.completed_at < 0 || c.token_estimate < 0)
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "the flat rows lack a column");
+	/* a message's rows are adjacent, and seqs strictly increase along the line */
+	for (row = 0; row < nrows; row++)
+		if (row == 0 || strcmp(PQgetvalue(res, row, seq_col), PQgetvalue(res, row - 1, seq_col)) != 0)
+			nmsgs++;
+	if ((list = calloc(1, sizeof(*list))) == NULL ||
+		(nmsgs > 0 && (list->items = calloc(nmsgs, sizeof(*list->items))) == NULL))
+	{
+		free(list);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	for (row = 0; row < nrows && rc == MNEMO_OK;)
+	{
+		mnemo_message *m = &list->items[list->count++];
+		int			end = row + 1;
+		size_t		nparts;
+
+		while (end < nrows &&
+			   strcmp(PQgetvalue(res, end, seq_col), PQgetvalue(res, row, seq_col)) == 0)
+			end++;
+		memset(m, 0, sizeof(*m));
+		rc = fill_fields_at(st, res, row, message_fields, message_cols, NFIELDS(message_fields), m,
+							"message");
+		if (rc != MNEMO_OK)
+			break;
+		nparts = PQgetisnull(res, row, c.part_id) ? 0 : (size_t) (end - row);
+		if (nparts > 0 && (m->parts = calloc(nparts, sizeof(*m->parts))) == NULL)
+		{
+			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+			break;
+		}
+		for (size_t i = 0; i < nparts && rc == MNEMO_OK; i++)
+		{
+			rc = flat_part(st, res, row + (int) i, &c, m->id, &m->parts[i]);
+			if (rc == MNEMO_OK)
+				m->n_parts++;
+		}
+		row = end;
+	}
+	if (rc != MNEMO_OK)
+	{
+		mnemo_messages_free(list);
+		return rc;
+	}
+	*out = list;
+	return MNEMO_OK;
 }

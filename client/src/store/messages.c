@@ -11,7 +11,12 @@
  * not committed.
  *
  * Reads return mnemo.messages rows (no parts) or mnemo.message_with_parts
- * rows, whose "parts" column mn_message_from_row parses.
+ * rows, whose "parts" column mn_message_from_row parses; a whole history
+ * with its parts comes as get_messages_flat's rows, one per part, which
+ * cost the server no JSON assembly (mn_messages_from_flat puts them
+ * together).  libpq's single-row mode and binary results were measured on
+ * that read and gained nothing (bench/profiles/reads.txt): the result is
+ * read whole, as text.
  */
 #include <locale.h>
 #include <math.h>
@@ -62,9 +67,10 @@ static const mn_stmt get_all_stmt = {
 	2
 };
 
+/* one row per part, nothing assembled by the server (mn_messages_from_flat) */
 static const mn_stmt get_all_parts_stmt = {
-	"mnemo_messages_get_with_parts",
-	"SELECT " MESSAGE_COLUMNS ", parts FROM mnemo.get_messages_with_parts($1::text, $2::text)",
+	"mnemo_messages_get_flat",
+	"SELECT * FROM mnemo.get_messages_flat($1::text, $2::text)",
 	2
 };
 
@@ -364,8 +370,17 @@ mnemo_messages_get(mnemo_store *st, const char *session_id, const char *since_me
 		return rc;
 	params[0] = session_id;
 	params[1] = since_message_id;
-	return messages_result(st, mn_exec(st, with_parts ? &get_all_parts_stmt : &get_all_stmt,
-											params), out);
+	if (with_parts)
+	{
+		PGresult   *res = mn_exec(st, &get_all_parts_stmt, params);
+
+		if (res == NULL)
+			return st->errcode;
+		rc = mn_messages_from_flat(st, res, out);
+		PQclear(res);
+		return rc;
+	}
+	return messages_result(st, mn_exec(st, &get_all_stmt, params), out);
 }
 
 MNEMO_API int

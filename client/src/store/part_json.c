@@ -65,6 +65,7 @@ typedef struct part_scan
 {
 	mnemo_part *part;
 	bool		overlaid;		/* an element of a parts array */
+	unsigned	columns;		/* MN_PART_* fields set from columns: they win */
 	char	   *text;
 	char	   *tool_name;
 	char	   *tool_call_id;
@@ -84,9 +85,16 @@ part_member(mnemo_store *st, mn_span key, mn_span value, part_scan *ps)
 	{
 		/* the status columns laid over the content */
 		if (mn_json_key_is(key, "id"))
-			return is_null(value) ? MNEMO_OK : unescape(st, value, &part->id);
+			return is_null(value) || part->id != NULL ? MNEMO_OK : unescape(st, value, &part->id);
 		if (mn_json_key_is(key, "tool_state"))
-			return is_null(value) ? MNEMO_OK : unescape(st, value, &part->tool_state);
+			return is_null(value) || part->tool_state != NULL ? MNEMO_OK
+				: unescape(st, value, &part->tool_state);
+		if ((mn_json_key_is(key, "part_index") && (ps->columns & MN_PART_INDEX)) ||
+			(mn_json_key_is(key, "token_estimate") && (ps->columns & MN_PART_TOKEN_ESTIMATE)) ||
+			(mn_json_key_is(key, "compacted_at") && (ps->columns & MN_PART_COMPACTED_AT)) ||
+			(mn_json_key_is(key, "started_at") && (ps->columns & MN_PART_STARTED_AT)) ||
+			(mn_json_key_is(key, "completed_at") && (ps->columns & MN_PART_COMPLETED_AT)))
+			return MNEMO_OK;
 		if (mn_json_key_is(key, "part_index") || mn_json_key_is(key, "token_estimate"))
 		{
 			if ((rc = integer_member(st, key, value, &n)) != MNEMO_OK)
@@ -171,9 +179,9 @@ part_scan_clear(part_scan *ps)
  * as the server's columns do.
  */
 static int
-scan_object(mnemo_store *st, mn_span obj, bool overlaid, mnemo_part *part)
+scan_object(mnemo_store *st, mn_span obj, bool overlaid, unsigned columns, mnemo_part *part)
 {
-	part_scan	ps = {.part = part,.overlaid = overlaid};
+	part_scan	ps = {.part = part,.overlaid = overlaid,.columns = columns};
 	mn_span		key,
 				value;
 	size_t		pos = 0;
@@ -225,7 +233,17 @@ mn_part_scan(mnemo_store *st, const char *content, mnemo_part *part)
 
 	if (!mn_json_well_formed(obj))
 		return mn_fail(st, MNEMO_ERR_PROTOCOL, "the server sent a malformed JSON object");
-	return scan_object(st, obj, false, part);
+	return scan_object(st, obj, false, 0, part);
+}
+
+int
+mn_part_scan_over(mnemo_store *st, const char *content, unsigned columns, mnemo_part *part)
+{
+	mn_span		obj = {content, strlen(content)};
+
+	if (!mn_json_well_formed(obj))
+		return mn_fail(st, MNEMO_ERR_PROTOCOL, "the server sent a malformed JSON object");
+	return scan_object(st, obj, true, columns, part);
 }
 
 int
@@ -263,7 +281,7 @@ mn_parts_from_json(mnemo_store *st, const char *json, size_t *n, mnemo_part **pa
 			items = grown;
 		}
 		memset(&items[count], 0, sizeof(items[count]));
-		rc = scan_object(st, elem, true, &items[count]);
+		rc = scan_object(st, elem, true, 0, &items[count]);
 		count++;
 		if (rc == MNEMO_OK && (items[count - 1].message_id = strdup("")) == NULL)
 			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");

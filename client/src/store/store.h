@@ -94,6 +94,25 @@ int			mn_part_from_row(mnemo_store *st, const PGresult *res, int row,
  * text, tool fields and error message (part_json.c). */
 int			mn_part_scan(mnemo_store *st, const char *content, mnemo_part *part);
 
+/*
+ * Read a part's stored content as an element of a parts array is read
+ * (overlaid), with the status fields the caller already set from the row's
+ * columns winning over the content's keys of the same names, as the server's
+ * overlay makes them win: id and tool_state when not NULL, the others named
+ * in columns (MN_PART_*).  get_messages_flat rows (convert.c).
+ */
+#define MN_PART_INDEX			0x01
+#define MN_PART_TOKEN_ESTIMATE	0x02
+#define MN_PART_COMPACTED_AT	0x04
+#define MN_PART_STARTED_AT		0x08
+#define MN_PART_COMPLETED_AT	0x10
+int			mn_part_scan_over(mnemo_store *st, const char *content, unsigned columns,
+							  mnemo_part *part);
+
+/* A get_messages_flat result (one row per part beside its message's
+ * columns) as messages with their parts (convert.c). */
+int			mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out);
+
 /* Parse a jsonb array of parts (message_with_parts.parts). */
 int			mn_parts_from_json(mnemo_store *st, const char *json, size_t *n,
 							   mnemo_part **parts);

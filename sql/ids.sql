@@ -73,5 +73,8 @@ SELECT octet_length('😀😀😀😀') AS bytes, mnemo.estimate_tokens('😀�
 SELECT bool_and(mnemo.estimate_tokens(repeat('ä', n)) =
                 CASE WHEN n = 0 THEN 0 ELSE greatest(1, n / 4) END) AS formula_holds
   FROM generate_series(0, 100) AS n;
+-- and counts characters as PostgreSQL does, in text mixing 1- to 4-byte ones
+SELECT bool_and(mnemo.estimate_tokens(s) = greatest(1, char_length(s) / 4)) AS agrees_with_char_length
+  FROM (SELECT repeat('aé日😀', n) || left('x🙂', n % 3) AS s FROM generate_series(1, 60) AS n) AS t;
 -- STRICT: NULL in, NULL out
 SELECT mnemo.estimate_tokens(NULL) IS NULL AS null_is_null;

@@ -12,18 +12,44 @@
 
 #include "fmgr.h"
 #include "mb/pg_wchar.h"
+#include "port/pg_bitutils.h"
 
 #include "mnemo.h"
+
+/*
+ * The characters of len bytes of server-encoded text.  In UTF-8 (validated
+ * on input) they are the bytes that are not continuation bytes (10xxxxxx),
+ * counted here eight at a time: the same count as pg_mbstrlen_with_len's
+ * call per character, which took 5 % of an append of 100 messages.
+ */
+static int
+CountChars(const char *text, int len)
+{
+	const uint64 high = UINT64CONST(0x8080808080808080);
+	int			continuations = 0;
+	int			i = 0;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+		return pg_mbstrlen_with_len(text, len);
+	for (; i + 8 <= len; i += 8)
+	{
+		uint64		w;
+
+		memcpy(&w, text + i, sizeof(w));
+		/* bit 7 set and bit 6 (shifted up into bit 7's place) clear */
+		continuations += pg_popcount64(w & ~(w << 1) & high);
+	}
+	for (; i < len; i++)
+		continuations += ((unsigned char) text[i] & 0xC0) == 0x80;
+	return len - continuations;
+}
 
 int32
 MnemoEstimateTokens(const char *text, int len)
 {
-	int			chars;
-
 	if (len <= 0)
 		return 0;
-	chars = pg_mbstrlen_with_len(text, len);
-	return Max(1, chars / 4);
+	return Max(1, CountChars(text, len) / 4);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_estimate_tokens);

@@ -48,6 +48,9 @@ typedef struct run
 
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	pthread_mutex_t record_mu;	/* held from an outcome's record to its place
+								 * in the queue: the queue is in completion
+								 * order */
 	int			claimed;		/* items claimed by this run */
 	int			running;		/* workers not yet finished */
 	int			active;			/* items claimed here and not yet being
@@ -209,14 +212,17 @@ worker_main(void *arg)
 		pthread_mutex_lock(&r->mu);
 		r->active--;
 		pthread_mutex_unlock(&r->mu);
+		pthread_mutex_lock(&r->record_mu);
 		if (mn_map_record(w.st, r->m, r->holder, &oc->item, &oc->recorded, &oc->map_done) != MNEMO_OK)
 		{
+			pthread_mutex_unlock(&r->record_mu);
 			mn_map_item_clear(&oc->item);
 			free(oc);
 			worker_failed(r, w.st);
 			break;
 		}
 		deliver(r, oc);
+		pthread_mutex_unlock(&r->record_mu);
 	}
 done:
 	pthread_mutex_lock(&r->mu);
@@ -322,6 +328,7 @@ mnemo_map_run(mnemo_store *st, const char *session_id, const char *map_id,
 				 (unsigned long) mn_now_ms() ^ (unsigned long) (uintptr_t) &r);
 	}
 	pthread_mutex_init(&r.mu, NULL);
+	pthread_mutex_init(&r.record_mu, NULL);
 	pthread_cond_init(&r.cv, NULL);
 	n = opts->concurrency > 0 ? opts->concurrency : m.agentic ? 4 : 16;
 	if (m.item_count < n)
@@ -368,6 +375,7 @@ mnemo_map_run(mnemo_store *st, const char *session_id, const char *map_id,
 	else if (rc != MNEMO_OK)
 		rc = mn_fail(st, rc, "%s", r.errmsg);
 	pthread_mutex_destroy(&r.mu);
+	pthread_mutex_destroy(&r.record_mu);
 	pthread_cond_destroy(&r.cv);
 	mn_map_clear(&m);
 	return rc;

@@ -37,10 +37,17 @@
  *                 value read; median of --loads calls.
  *   latency       per-turn p50/p99/p99.9/max over --latency-turns turns.
  *
+ * Both sides run as an application role, APP_ROLE (SET ROLE after
+ * connecting; granted what doc/security.md grants an application role, the
+ * plain table, and pg_checkpoint), not as the superuser the environment
+ * names: mnemo's calls then pay for its tenancy as an application does (a
+ * superuser's tenant check is a shortcut, and row-level security does not
+ * apply to it).
+ *
  * Usage: bench/append [--turns N] [--rounds R] [--w3 CLIENTS:TURNS]
  *                     [--latency-turns N] [--loads N] [--json FILE]
- * Connects with the PG* environment; the database must have mnemo.  Drops
- * and recreates schema plain.
+ * Connects with the PG* environment as a superuser; the database must have
+ * mnemo.  Drops and recreates schema plain, and creates APP_ROLE if need be.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -57,6 +64,8 @@
 #include "common.h"
 
 const char *bench_name = "bench/append";
+
+#define APP_ROLE "mnemo_bench_app"
 
 enum side
 {
@@ -272,6 +281,7 @@ static void
 open_conn(Conn *c, bool sync_on)
 {
 	c->conn = connect_db();
+	exec_cmd(c->conn, "SET ROLE " APP_ROLE);
 	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
 	prepare(c->conn, "plain_insert",
 			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
@@ -995,7 +1005,15 @@ main(int argc, char **argv)
 	exec_cmd(conn, "CREATE TABLE plain.messages (id bigserial PRIMARY KEY, session_id text, "
 			 "seq int, role text, content text, created_at timestamptz DEFAULT now(), "
 			 "UNIQUE (session_id, seq))");
+	exec_cmd(conn, "DO $$ BEGIN CREATE ROLE " APP_ROLE " NOLOGIN; "
+			 "EXCEPTION WHEN duplicate_object THEN NULL; END $$");
+	exec_cmd(conn, "GRANT USAGE ON SCHEMA mnemo, plain TO " APP_ROLE);
+	exec_cmd(conn, "GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO " APP_ROLE);
+	exec_cmd(conn, "GRANT SELECT, INSERT ON plain.messages TO " APP_ROLE);
+	exec_cmd(conn, "GRANT USAGE ON SEQUENCE plain.messages_id_seq TO " APP_ROLE);
+	exec_cmd(conn, "GRANT pg_checkpoint TO " APP_ROLE);
 	print_server(conn, settings);
+	printf("\nrole:     " APP_ROLE " on both sides (SET ROLE: no superuser, mnemo's tenancy checks apply)");
 	printf("\nbench/append: mnemo against a hand-written plain table (see bench/append.c), "
 		   "%d turns a run, %d rounds (median), same content both sides\n", turns, rounds);
 	printf("%-46s %12s %12s %8s\n", "measure", "mnemo", "plain", "ratio");

@@ -6,6 +6,9 @@
 #   turn    one append_messages call per turn (user ~200 B + assistant
 #           ~800 B, as bench/append), pgbench -M prepared, one client,
 #           synchronous_commit off, 8 s recorded in the serving backend
+#   batch   one append_messages call of 100 messages (user ~200 B and
+#           assistant ~800 B alternating), pgbench -M prepared, one client,
+#           synchronous_commit off, 8 s recorded in the serving backend
 #   import  client/mnemo import of 50,000 messages of one ~90 B text part
 #           each, ids kept (as bench/import.sh), recorded in the backend
 #   load    SELECT * FROM mnemo.get_messages_flat() of a session of 2,000
@@ -19,8 +22,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-what=${1:?usage: perf.sh turn|import|load OUT.txt}
-out=${2:?usage: perf.sh turn|import|load OUT.txt}
+what=${1:?usage: perf.sh turn|batch|import|load OUT.txt}
+out=${2:?usage: perf.sh turn|batch|import|load OUT.txt}
 work=$(mktemp -d /tmp/mnemo-perf.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -38,6 +41,21 @@ turn)
 	perf record -g -p "$pid" -o "$work/perf.data" -- sleep 8 2>/dev/null
 	wait
 	header="one append_messages call per turn, pgbench -M prepared -c 1, synchronous_commit=off: $(grep -o 'tps = [0-9.]*' "$work/pgbench.txt")"
+	comm=()
+	;;
+batch)
+	session=$(psql -X -Atc "SELECT id FROM mnemo.create_session()")
+	batch=$(psql -X -Atc "SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN n % 2 = 1 THEN 'user' ELSE 'assistant' END,
+		'parts', jsonb_build_array(jsonb_build_object('type', 'text',
+			'text', repeat('word ', CASE WHEN n % 2 = 1 THEN 40 ELSE 160 END))))) FROM generate_series(1, 100) AS n")
+	printf "SELECT count(*) FROM mnemo.append_messages('%s', '%s');\n" "$session" "$batch" >"$work/batch.sql"
+	PGOPTIONS="-c synchronous_commit=off" pgbench -n -M prepared -f "$work/batch.sql" -T 12 -c 1 \
+		>"$work/pgbench.txt" 2>&1 &
+	sleep 2
+	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
+	perf record -g -p "$pid" -o "$work/perf.data" -- sleep 8 2>/dev/null
+	wait
+	header="one append_messages call of 100 messages, pgbench -M prepared -c 1, synchronous_commit=off: $(grep -o 'tps = [0-9.]*' "$work/pgbench.txt")"
 	comm=()
 	;;
 import)
@@ -74,7 +92,7 @@ SQL
 	comm=()
 	;;
 *)
-	echo "usage: perf.sh turn|import|load OUT.txt" >&2
+	echo "usage: perf.sh turn|batch|import|load OUT.txt" >&2
 	exit 2
 	;;
 esac

@@ -62,6 +62,13 @@ mn_get_str(const PGresult *res, int row, int col)
 	return strdup(PQgetvalue(res, row, col));
 }
 
+bool
+mn_str_into(const PGresult *res, int row, int col, char **dst)
+{
+	*dst = mn_get_str(res, row, col);
+	return *dst != NULL || PQgetisnull(res, row, col);
+}
+
 int64_t
 mn_get_i64(const PGresult *res, int row, int col)
 {

@@ -63,12 +63,7 @@ double		mn_get_f64(const PGresult *res, int row, int col);
 
 /* Column col of row as a malloc'd string in *dst (NULL for SQL NULL); false
  * only when out of memory. */
-static inline bool
-mn_str_into(const PGresult *res, int row, int col, char **dst)
-{
-	*dst = mn_get_str(res, row, col);
-	return *dst != NULL || PQgetisnull(res, row, col);
-}
+bool		mn_str_into(const PGresult *res, int row, int col, char **dst);
 
 /* A PostgreSQL text[] literal of the items, malloc'd; NULL if out of memory
  * (the handle's error is then set). */

@@ -10,7 +10,8 @@
 #    `mnemo --help` and every option of each `mnemo COMMAND --help`, and
 #    the man page every exit status of client/cli/cli.h;
 # 2. doc/sql.md names every function (but the internal _ ones) and table of
-#    the install script of the default version; doc/c-api.md every function
+#    the install script of the default version, each function with its
+#    arguments (test/doc_signatures.pl); doc/c-api.md every function
 #    the public headers export; README.md stays under 1,000 lines;
 # 3. every relative link of README.md, CONTRIBUTING.md and doc/*.md points
 #    to a file that exists.
@@ -130,6 +131,14 @@ if [ -n "$functions" ] && [ ${#missing[@]} -eq 0 ]; then
 	ok "doc/sql.md documents every function and table of $script ($(wc -w <<<"$functions") functions, $(wc -w <<<"$tables") tables)"
 else
 	not_ok "doc/sql.md documents every function and table of $script; missing: ${missing[*]:-none found}"
+fi
+
+# and with the arguments the script gives them, by name and in order
+if perl test/doc_signatures.pl "$script" doc/sql.md >"$tmp/signatures.txt"; then
+	ok "doc/sql.md gives every function of $script its arguments, by name and in order ($(tail -n 1 "$tmp/signatures.txt"))"
+else
+	not_ok "doc/sql.md gives every function of $script its arguments, by name and in order"
+	sed 's/^/#   /' "$tmp/signatures.txt"
 fi
 
 api=$(grep -rhoE '^MNEMO_API [^(]*\bmnemo_[a-z_0-9]+\(' client/include |

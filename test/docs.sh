@@ -12,7 +12,8 @@
 # 2. doc/sql.md names every function (but the internal _ ones) and table of
 #    the install script of the default version, each function with its
 #    arguments (test/doc_signatures.pl); doc/c-api.md every function
-#    the public headers export; README.md stays under 1,000 lines;
+#    the public headers export, each with its parameters; README.md stays
+#    under 1,000 lines;
 # 3. every relative link of README.md, CONTRIBUTING.md and doc/*.md points
 #    to a file that exists.
 # shellcheck source-path=SCRIPTDIR source=lib.sh
@@ -134,7 +135,7 @@ else
 fi
 
 # and with the arguments the script gives them, by name and in order
-if perl test/doc_signatures.pl "$script" doc/sql.md >"$tmp/signatures.txt"; then
+if perl test/doc_signatures.pl sql "$script" doc/sql.md >"$tmp/signatures.txt"; then
 	ok "doc/sql.md gives every function of $script its arguments, by name and in order ($(tail -n 1 "$tmp/signatures.txt"))"
 else
 	not_ok "doc/sql.md gives every function of $script its arguments, by name and in order"
@@ -151,6 +152,12 @@ if [ -n "$api" ] && [ ${#missing[@]} -eq 0 ]; then
 	ok "doc/c-api.md documents every function of client/include ($(wc -w <<<"$api"))"
 else
 	not_ok "doc/c-api.md documents every function of client/include; missing: ${missing[*]:-none found}"
+fi
+if perl test/doc_signatures.pl c client/include doc/c-api.md >"$tmp/c-signatures.txt"; then
+	ok "doc/c-api.md gives every function of client/include its parameters, by name and in order ($(tail -n 1 "$tmp/c-signatures.txt"))"
+else
+	not_ok "doc/c-api.md gives every function of client/include its parameters, by name and in order"
+	sed 's/^/#   /' "$tmp/c-signatures.txt"
 fi
 
 # the README is for users; the references live in doc/ (issue 12: about

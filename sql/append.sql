@@ -165,7 +165,7 @@ SELECT mnemo.append_message('ap', 'user', 'not json');
 -- nothing was written: the seqs, positions and rows are as before
 SELECT last_seq, last_position FROM mnemo.get_session('ap');
 SELECT count(*) AS messages, max(seq) AS max_seq FROM mnemo.messages WHERE session_id = 'ap';
-SELECT count(*) AS context_items FROM mnemo.context_items WHERE session_id = 'ap';
+SELECT count(*) AS context_items FROM mnemo.get_context_items('ap');
 SELECT * FROM mnemo.append_message('ap', 'user', '[]', id => 'ap_m13');
 
 --

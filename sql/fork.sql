@@ -280,3 +280,44 @@ SELECT run_id FROM mnemo.complete_run('fr_c', 'rd');
 SELECT id, seq FROM mnemo.snapshot('fr_c', 'rd');
 SELECT run_id FROM mnemo.complete_run('fr_c', 'rc');
 SELECT id, seq FROM mnemo.snapshot('fr_c', 'rc');
+
+-- the implicit tail (an append writes no context row): a fork and a resume
+-- whose point lies in it, on a view that also has explicit rows
+SELECT id FROM mnemo.create_session('ft');
+SELECT count(*) FROM mnemo.append_messages('ft', '[
+  {"role": "user", "id": "ft_1", "parts": [{"type": "text", "text": "one"}]},
+  {"role": "assistant", "id": "ft_2", "parts": [{"type": "text", "text": "two"}]},
+  {"role": "user", "id": "ft_3", "parts": [{"type": "text", "text": "three"}]},
+  {"role": "assistant", "id": "ft_4", "parts": [{"type": "text", "text": "four"}]},
+  {"role": "assistant", "id": "ft_s", "is_summary": true, "parts": [{"type": "text", "text": "1-2"}]}]');
+SELECT mnemo.swap_context_items('ft', ARRAY['ft_1', 'ft_2'], 'ft_s');
+SELECT count(*) FROM mnemo.append_messages('ft', '[
+  {"role": "user", "id": "ft_6", "parts": [{"type": "text", "text": "six"}]},
+  {"role": "assistant", "id": "ft_7", "parts": [{"type": "text", "text": "seven"}]},
+  {"role": "user", "id": "ft_8", "parts": [{"type": "text", "text": "eight"}]},
+  {"role": "assistant", "id": "ft_9", "parts": [{"type": "text", "text": "nine"}]}]');
+SELECT label, seq FROM mnemo.add_checkpoint('ft', 'at7', seq => 7);
+SELECT item_type, item_id, position FROM mnemo.get_context_items('ft');
+SELECT context_tail_seq FROM mnemo.get_session('ft');
+-- a fork at seq 8: the parent's rows and its tail up to the fork point
+SELECT fork_seq, context_tail_seq FROM mnemo.fork_session('ft', '8', 'ft_c');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('ft_c');
+SELECT seq FROM mnemo.append_message('ft_c', 'user', '[{"type": "text", "text": "child"}]', id => 'ft_c_9');
+SELECT item_id, position, content FROM mnemo.build_context('ft_c', 10000);
+-- the child's tail, partly inherited rows, swaps like any view
+SELECT count(*) FROM mnemo.append_messages('ft_c', '[{"role": "assistant", "id": "ft_c_s", "is_summary": true, "parts": []}]');
+SELECT mnemo.swap_context_items('ft_c', ARRAY['ft_8', 'ft_c_9'], 'ft_c_s');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('ft_c');
+-- the parent is unchanged by both
+SELECT item_type, item_id, position FROM mnemo.get_context_items('ft');
+-- a resume into the tail: the view as of seq 7, written as rows; later
+-- appends form the tail again
+SELECT mnemo.resume_session('ft', 'at7');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('ft');
+SELECT context_tail_seq = last_seq AS tail_restarts FROM mnemo.get_session('ft');
+SELECT seq FROM mnemo.append_message('ft', 'user', '[{"type": "text", "text": "ten"}]', id => 'ft_10');
+SELECT item_id, position FROM mnemo.build_context('ft', 10000);
+-- a swap over the resumed rows and the new tail
+SELECT count(*) FROM mnemo.append_messages('ft', '[{"role": "assistant", "id": "ft_s2", "is_summary": true, "parts": [{"type": "text", "text": "7, 10"}]}]');
+SELECT mnemo.swap_context_items('ft', ARRAY['ft_7', 'ft_10'], 'ft_s2');
+SELECT item_id, position, content FROM mnemo.build_context('ft', 10000);

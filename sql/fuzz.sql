@@ -44,13 +44,13 @@ END
 $$;
 -- only clear codes: stored, bad value, null, duplicate id
 SELECT sqlstate FROM fz_outcome GROUP BY sqlstate ORDER BY sqlstate;
--- every stored call is one dense seq with one context item, and every part
--- has its message
+-- every stored call is one dense seq with one item in the context view
+-- (its implicit tail), and every part has its message
 SELECT (SELECT count(*) FROM fz_outcome WHERE sqlstate = 'ok') = count(*) AS one_message_per_success,
        max(seq) = count(*) AS seqs_dense
   FROM mnemo.messages WHERE session_id = 'fz';
 SELECT count(*) = (SELECT count(*) FROM mnemo.messages WHERE session_id = 'fz') AS one_context_item_each
-  FROM mnemo.context_items WHERE session_id = 'fz';
+  FROM mnemo.get_context_items('fz');
 SELECT count(*) AS orphan_parts FROM mnemo.message_parts p
  WHERE p.session_id = 'fz'
    AND NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.id = p.message_id);

@@ -573,3 +573,12 @@ CREATE FUNCTION mnemo.get_messages_flat(session_id text, since_message_id text D
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_messages_flat';
 COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, at the cost of a plain SELECT';
+
+-- issue 15 item 2 (ctx-tail): an append writes no context_items row; a
+-- session's messages after context_tail_seq (not summaries) are the implicit
+-- tail of its context view.  An upgraded session's existing messages all
+-- have their rows already, so its tail starts after its last seq.
+ALTER TABLE mnemo.sessions ADD COLUMN context_tail_seq bigint NOT NULL DEFAULT 0;
+UPDATE mnemo.sessions SET context_tail_seq = last_seq;
+COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq allocates message seqs under the row lock; context_generation names the live generation of its context view, whose messages after context_tail_seq are its implicit tail';
+COMMENT ON TABLE mnemo.context_items IS 'the explicit rows of the ordered view of what is in context now, as of its session''s context_generation; the view continues with the session''s messages after its context_tail_seq; a swap replaces a span with one summary row at its smallest position';

@@ -65,9 +65,13 @@ CREATE TABLE mnemo.sessions (
     -- how many forks refer to this session's messages (purge refuses while
     -- any does), and how many resumes discarded a suffix of it
     forks           bigint NOT NULL DEFAULT 0,
-    discards        bigint NOT NULL DEFAULT 0
+    discards        bigint NOT NULL DEFAULT 0,
+    -- the session's messages after this seq that are not summaries are the
+    -- implicit tail of its context view, at position = seq: an append
+    -- writes no context_items row (src/swap.c, src/mnemo.h)
+    context_tail_seq bigint NOT NULL DEFAULT 0
 );
-COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq and last_position allocate message seqs and context positions under the row lock; context_generation names the live generation of its context view';
+COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq allocates message seqs under the row lock; context_generation names the live generation of its context view, whose messages after context_tail_seq are its implicit tail';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
 -- optionally among one parent's children.
 CREATE INDEX sessions_created_idx ON mnemo.sessions (created_at, id);
@@ -139,7 +143,7 @@ CREATE TABLE mnemo.context_items (
     -- functions keep an item in a view at most once
     PRIMARY KEY (session_id, generation, position)
 );
-COMMENT ON TABLE mnemo.context_items IS 'the ordered view of what is in context now, as of its session''s context_generation; a swap replaces a span with one summary row at its smallest position';
+COMMENT ON TABLE mnemo.context_items IS 'the explicit rows of the ordered view of what is in context now, as of its session''s context_generation; the view continues with the session''s messages after its context_tail_seq; a swap replaces a span with one summary row at its smallest position';
 
 CREATE TABLE mnemo.summary_nodes (
     session_id      text NOT NULL,

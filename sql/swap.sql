@@ -122,9 +122,10 @@ SELECT count(*) FILTER (WHERE c.generation <> s.context_generation) AS stale
   FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
  WHERE c.session_id = 'sw';
 
--- the rule, step by step: six messages; two swaps of two delete in place
--- (4 dead against 4 live), the third would leave 6 dead against 3 live, so
--- it writes generation 1 and starts the count again
+-- the rule, step by step: six messages, all in the implicit tail; two
+-- swaps of two take tail items, which leave no dead row (each writes its
+-- summary's row); the third deletes both summary rows, 2 dead against 1
+-- live row, so it writes generation 1 and starts the count again
 SELECT id FROM mnemo.create_session('sw_gen');
 SELECT count(*) FROM mnemo.append_messages('sw_gen', (SELECT jsonb_agg(jsonb_build_object('id', 'g' || i, 'role', 'user', 'parts', '[]'::jsonb) ORDER BY i) FROM generate_series(1, 6) i));
 SELECT count(*) FROM mnemo.append_messages('sw_gen', '[{"id": "gs1", "role": "assistant", "is_summary": true, "parts": []},
@@ -140,3 +141,50 @@ SELECT pg_temp.ctx('sw_gen');
 SELECT count(*) FILTER (WHERE c.generation <> s.context_generation) AS stale
   FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id
  WHERE c.session_id = 'sw_gen';
+
+--
+-- the implicit tail: an append writes no context_items row; the session's
+-- messages after sessions.context_tail_seq that are not summaries are the
+-- end of its view, each at position = its seq
+--
+CREATE FUNCTION pg_temp.rows(session_id text) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(c.item_id || '@' || c.position, ', ' ORDER BY c.position), '')
+    FROM mnemo.context_items c JOIN mnemo.sessions s
+      ON s.id = c.session_id AND c.generation = s.context_generation
+   WHERE c.session_id = $1
+$$;
+SELECT id FROM mnemo.create_session('sw_tail');
+SELECT count(*) FROM mnemo.append_messages('sw_tail', (SELECT jsonb_agg(jsonb_build_object('id', 't' || i, 'role', 'user', 'parts', '[]'::jsonb) ORDER BY i) FROM generate_series(1, 8) i));
+SELECT count(*) FROM mnemo.append_messages('sw_tail', '[{"id": "ts1", "role": "assistant", "is_summary": true, "parts": []},
+  {"id": "ts2", "role": "assistant", "is_summary": true, "parts": []},
+  {"id": "ts3", "role": "assistant", "is_summary": true, "parts": []}]');
+SELECT count(*) AS rows FROM mnemo.context_items WHERE session_id = 'sw_tail';
+SELECT pg_temp.ctx('sw_tail');
+-- a swap inside the tail: the summary takes the span's smallest position;
+-- the tail items before the span become rows at their positions, the ones
+-- after it stay implicit
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t4', 't3'], 'ts1');
+SELECT pg_temp.ctx('sw_tail');
+SELECT pg_temp.rows('sw_tail');
+SELECT context_tail_seq FROM mnemo.get_session('sw_tail');
+-- a span partly explicit (t2, a row) and partly tail (t5, t6)
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t6', 't2', 't5'], 'ts2');
+SELECT pg_temp.ctx('sw_tail');
+SELECT pg_temp.rows('sw_tail');
+SELECT context_tail_seq FROM mnemo.get_session('sw_tail');
+-- a failed swap that names tail items changes nothing: MN006, the tail start kept
+SELECT pg_temp.ctx('sw_tail') AS before \gset
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t8', 't5'], 'ts3');
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t8', 'ts1'], 'no_such_summary');
+SELECT pg_temp.ctx('sw_tail') = :'before' AS unchanged, pg_temp.rows('sw_tail'),
+       context_tail_seq FROM mnemo.get_session('sw_tail');
+-- an append after it joins the tail at its seq, after the summaries' seqs
+SELECT seq FROM mnemo.append_message('sw_tail', 'user', '[]', id => 't9');
+SELECT pg_temp.ctx('sw_tail');
+-- build_context and get_context_items agree on the whole view
+SELECT string_agg(item_id || '@' || position, ', ' ORDER BY position) FROM mnemo.build_context('sw_tail', 100000);
+-- a condensation of rows and the last tail items: the whole view
+SELECT mnemo.swap_context_items('sw_tail', ARRAY(SELECT item_id FROM mnemo.get_context_items('sw_tail')), 'ts3');
+SELECT pg_temp.ctx('sw_tail');
+SELECT pg_temp.rows('sw_tail');
+SELECT context_tail_seq FROM mnemo.get_session('sw_tail');

@@ -2,22 +2,24 @@
  * append.c
  *		The hot path: append_message, append_messages, append_part.
  *
- * One call stores a message row, all its parts and its context item, so a
- * turn costs one round trip.  Order of work, for atomicity and clear errors:
- * every argument and every part is validated first; then the session row is
- * locked, reserving the seqs and context positions (see sessions.c); then the
+ * One call stores a message row and all its parts, so a turn costs one
+ * round trip.  It writes no context item: a message is in its session's
+ * context view as part of the implicit tail (mnemo.h MNEMO_CONTEXT_VIEW,
+ * swap.c) until a swap reaches it.  Order of work, for atomicity and clear
+ * errors: every argument and every part is validated first; then the
+ * session row is locked, reserving the seqs (see sessions.c); then the
  * rows are inserted by prepared SPI statements, through the executor, so
  * that partitions, row-level security checks, Citus and ordinary triggers
  * see every row.  The statements are set-based, INSERT ... SELECT ... FROM
- * unnest(arrays): one for the messages, one for all their parts, one for
- * their context items, whatever the number of rows, so a batch of 100
- * messages starts three executor runs, not 300.  A taken id is found by the
- * unique indexes and named afterwards (WriteNamingClash).
+ * unnest(arrays): one for the messages, one for all their parts, whatever
+ * the number of rows, so a batch of 100 messages starts two executor runs,
+ * not 200.  A taken id is found by the unique indexes and named afterwards
+ * (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *
- * Summary messages (is_summary) get no context item here: the compaction
- * commit puts them in the context view through swap_context_items.
+ * Summary messages (is_summary) are not in the tail: the compaction commit
+ * puts them in the context view through swap_context_items.
  */
 #include "postgres.h"
 
@@ -68,7 +70,6 @@ typedef struct GivenIds
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
 static SPIPlanPtr message_plan;
-static SPIPlanPtr context_plan;
 static SPIPlanPtr taken_plan;
 static SPIPlanPtr find_message_plan;
 
@@ -244,33 +245,18 @@ static const Oid msg_col_types[MSG_NCOLS] = {
 	INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID
 };
 
-/* the same for a context item */
-enum
-{
-	CTX_POSITION,
-	CTX_ITEM_ID,
-	CTX_SEQ,
-	CTX_CREATED_AT,
-	CTX_NCOLS
-};
-
-static const Oid ctx_col_types[CTX_NCOLS] = {INT8OID, TEXTOID, INT8OID, INT8OID};
-
 /* The rows of a call, column by column (see StoreMessages), to insert. */
 typedef struct CallRows
 {
 	const char *session_id;
 	const char *tenant;
-	int64		generation;
-	int			n;				/* messages; each column of msg and ctx is n long */
+	int			n;				/* messages; each column of msg is n long */
 	Datum	   *msg;
 	bool	   *msg_nulls;
 	int			nparts;
 	char	  **part_message_ids;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
-	int			nctx;			/* context items, the first nctx of each ctx column */
-	Datum	   *ctx;
 } CallRows;
 
 static void
@@ -305,20 +291,6 @@ InsertRows(void *arg)
 		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
 						 rows->part_indexes, rows->parts);
 
-	if (rows->nctx > 0)
-	{
-		args[2] = Int64GetDatum(rows->generation);
-		for (c = 0; c < CTX_NCOLS; c++)
-			args[3 + c] = MnemoArray(ctx_col_types[c], rows->ctx + c * rows->n, NULL, rows->nctx);
-		MnemoPrepare(&context_plan,
-					 "INSERT INTO mnemo.context_items (session_id, position, item_type, "
-					 "item_id, seq, created_at, tenant, generation) "
-					 "SELECT $1, u.position, 'message', u.item_id, u.seq, u.created_at, $2, $3 "
-					 "FROM unnest($4, $5, $6, $7) AS u(position, item_id, seq, created_at)",
-					 3 + CTX_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8ARRAYOID,
-					 TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID});
-		MnemoInsert(context_plan, args, NULL, "context item", NULL);
-	}
 }
 
 /*
@@ -368,24 +340,21 @@ WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
 }
 
 /*
- * Store n validated messages at seqs seq.. and, those not summaries, at
- * context positions position..: one INSERT for the messages, one for all
- * their parts, one for their context items, each writing its rows in one
- * executor run.  The caller holds the session lock, which reserved the seqs
- * and positions.  MN004 if an id is taken (CheckIdsFree).
+ * Store n validated messages at seqs seq..: one INSERT for the messages,
+ * one for all their parts, each writing its rows in one executor run.  The
+ * caller holds the session lock, which reserved the seqs.  MN004 if an id
+ * is taken (CheckIdsFree).
  */
 static void
 StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock *lock,
-			  int64 seq, int64 position)
+			  int64 seq)
 {
 	int64		now = MnemoNowMs();
 	int			nparts = 0;
-	int			nctx = 0;
 	int			p = 0;
 	int32		ord = 0;
 	Datum	   *msg = palloc(sizeof(Datum) * n * MSG_NCOLS);
 	bool	   *msg_nulls = palloc0(sizeof(bool) * n * MSG_NCOLS);
-	Datum	   *ctx = palloc(sizeof(Datum) * n * CTX_NCOLS);
 	GivenIds	given_messages;
 	GivenIds	given_parts;
 	char	  **part_message_ids;
@@ -407,7 +376,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	given_parts.ords = palloc(sizeof(int32) * Max(nparts, 1));
 
 #define MSG(col) msg[(col) * n + i]
-#define CTX(col) ctx[(col) * n + nctx]
 	for (i = 0; i < n; i++)
 	{
 		MessageInput *m = &ms[i];
@@ -439,22 +407,11 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 			part_indexes[p] = j;
 			parts[p] = m->parts[j];
 		}
-		/* summaries enter the context view through swap_context_items */
-		if (!m->is_summary)
-		{
-			CTX(CTX_POSITION) = Int64GetDatum(position + nctx);
-			CTX(CTX_ITEM_ID) = MSG(MSG_ID);
-			CTX(CTX_SEQ) = MSG(MSG_SEQ);
-			CTX(CTX_CREATED_AT) = MSG(MSG_CREATED_AT);
-			nctx++;
-		}
 	}
 #undef MSG
-#undef CTX
 
 	rows.session_id = session_id;
 	rows.tenant = lock->tenant;
-	rows.generation = lock->context_generation;
 	rows.n = n;
 	rows.msg = msg;
 	rows.msg_nulls = msg_nulls;
@@ -462,8 +419,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	rows.part_message_ids = part_message_ids;
 	rows.part_indexes = part_indexes;
 	rows.parts = parts;
-	rows.nctx = nctx;
-	rows.ctx = ctx;
 	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts);
 
 	for (i = 0; i < n; i++)
@@ -492,7 +447,7 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.provider_id = (char *) provider_id;
 	m.is_summary = true;
 	TakeParts(parts, "summary parts", &m);
-	StoreMessages(session_id, &m, 1, lock, seq, 0);
+	StoreMessages(session_id, &m, 1, lock, seq);
 }
 
 static Datum
@@ -538,7 +493,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
-	StoreMessages(session_id, &m, 1, &lock, lock.last_seq, lock.last_position);
+	StoreMessages(session_id, &m, 1, &lock, lock.last_seq);
 	MnemoFinish(&call);
 
 	PG_RETURN_DATUM(MessageRef(fcinfo, m.id, lock.last_seq));
@@ -624,7 +579,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
 	seq = lock.last_seq - n + 1;
 	if (n > 0)
-		StoreMessages(session_id, ms, n, &lock, seq, lock.last_position - (n - nsummaries) + 1);
+		StoreMessages(session_id, ms, n, &lock, seq);
 	MnemoFinish(&call);
 
 	InitMaterializedSRF(fcinfo, 0);

@@ -142,8 +142,7 @@ static SPIPlanPtr held_plan;
 #define CONTEXT_SQL \
 	CONTEXT_COLUMNS("c.tenant") \
 	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM mnemo.context_items c " \
-	"      WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position OFFSET 0) c " \
+	"      FROM " MNEMO_CONTEXT_VIEW " c ORDER BY c.position OFFSET 0) c " \
 	CONTEXT_LOOKUPS("LEFT JOIN")
 
 /*
@@ -362,8 +361,8 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&items_plan,
-				 "SELECT c.position, c.item_type, c.item_id, c.seq FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
+				 "SELECT c.position, c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW " c "
+				 "ORDER BY c.position",
 				 1, (Oid[]) {TEXTOID});
 	nitems = MnemoExecute(items_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true, 0);
 	items = SPI_tuptable;

@@ -305,8 +305,8 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.sessions (id, parent_id, model_id, provider_id, agent, title, "
 				 "metadata, system_prompt, state, created_at, updated_at, last_seq, last_position, "
-				 "tenant, fork_seq, fork_run) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $11, $14)",
+				 "tenant, fork_seq, fork_run, context_tail_seq) "
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $11, $14, $11)",
 				 14, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
 				 TEXTOID, JSONBOID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID});
 	MnemoInsert(insert_plan, values, nulls, "session", new_id);

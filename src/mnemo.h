@@ -107,6 +107,7 @@ typedef struct MnemoSessionLock
 	char	   *tenant;
 	int64		context_generation; /* the live generation of the context view */
 	int64		context_dead;	/* rows deleted from it in place (see swap.c) */
+	int64		context_tail_seq;	/* messages after it are the implicit tail of the view */
 } MnemoSessionLock;
 
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
@@ -117,14 +118,28 @@ extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /*
- * The condition that limits a read of context_items (alias c, the session
- * in $1) to the live generation of the view.  Every read of context_items
- * has it, a look-up by item id too: both keys lead with (session_id,
- * generation), so no read visits the rows of earlier generations (see
- * swap.c).
+ * The session's live context view (the session in $1), as a subquery to
+ * read FROM with an alias: the explicit rows of the live generation of
+ * context_items, then the implicit tail, the session's non-summary messages
+ * with seq > sessions.context_tail_seq, each at position = its seq.  An
+ * append writes no context row: its message is in the tail until a swap
+ * reaches it (swap.c).  Explicit positions are all below the tail's seqs
+ * (appends and swaps give an item its seq as position; rebuilt views are at
+ * 1 .. n, n <= the tail start), so ORDER BY position orders the whole view.
+ * Both branches are index range scans, (session_id, generation, position)
+ * and (session_id, seq), so no read visits rows of earlier generations nor
+ * messages before the tail (invariant 5).  row_id is the explicit row's
+ * ctid, NULL for a tail item.  Every read of the view goes through this.
  */
-#define MNEMO_LIVE_VIEW \
-	"c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1)"
+#define MNEMO_CONTEXT_VIEW \
+	"(SELECT c.session_id, c.position, c.item_type, c.item_id, c.seq, c.created_at, c.tenant, " \
+	"        c.ctid AS row_id FROM mnemo.context_items c " \
+	"  WHERE c.session_id = $1 " \
+	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1) " \
+	" UNION ALL " \
+	" SELECT t.session_id, t.seq, 'message'::text, t.id, t.seq, t.created_at, t.tenant, NULL::tid " \
+	"  FROM mnemo.messages t WHERE t.session_id = $1 AND NOT t.is_summary " \
+	"  AND t.seq > (SELECT s.context_tail_seq FROM mnemo.sessions s WHERE s.id = $1))"
 
 /*
  * lineage.c: a session's live line, the segments of messages its reads
@@ -189,7 +204,7 @@ extern bool MnemoFindRun(const char *session_id, const char *run_id, bool fresh,
 /* swap.c */
 extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
 					   const char *summary_id, bool items_checked);
-extern void MnemoFindInContext(const char *session_id, int64 generation, ArrayType *ids,
+extern void MnemoFindInContext(const char *session_id, ArrayType *ids,
 							   Datum *types, Datum *seqs);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 

@@ -38,10 +38,10 @@ static SPIPlanPtr prune_plan;
 	"  SELECT coalesce(max(seq), 0) AS seq FROM mnemo.messages " \
 	"  WHERE session_id = $1 AND is_summary), " \
 	"scan AS (" \
-	"  SELECT c.item_id AS id, c.seq, m.role FROM mnemo.context_items c, " \
+	"  SELECT c.item_id AS id, c.seq, m.role FROM " MNEMO_CONTEXT_VIEW " c, " \
 	"  LATERAL (SELECT m.role FROM mnemo.messages m " \
 	"           WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
-	"  WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_type = 'message' " \
+	"  WHERE c.item_type = 'message' " \
 	"  AND c.seq > (SELECT seq FROM boundary)), " \
 	"turn AS (" \
 	"  SELECT seq FROM scan WHERE role = 'user' ORDER BY seq DESC OFFSET 1 LIMIT 1), " \

@@ -380,8 +380,8 @@ mnemo_get_context_items(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call, &line));
 	MnemoPrepare(&context_plan,
-				 "SELECT c.item_type, c.item_id, c.position FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
+				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW " c "
+				 "ORDER BY c.position",
 				 1, types);
 	MnemoExecute(context_plan, values, NULL, true, 0);
 	MnemoResultSet(fcinfo);

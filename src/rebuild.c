@@ -69,8 +69,8 @@ MnemoViewAsOf(MnemoLine *source, MnemoLine *keep, int *nitems)
 	bool		expanded = true;
 
 	MnemoPrepare(&view_plan,
-				 "SELECT c.item_type, c.item_id, c.seq FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " ORDER BY c.position",
+				 "SELECT c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW " c "
+				 "ORDER BY c.position",
 				 1, (Oid[]) {TEXTOID});
 	rows = MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(source->session_id)},
 						NULL, false, 0);
@@ -159,7 +159,9 @@ MnemoViewAsOf(MnemoLine *source, MnemoLine *keep, int *nitems)
 
 /*
  * Write items as generation of session_id's view, at positions 1 .. n.
- * Inside SPI, under the session's lock.
+ * Inside SPI, under the session's lock.  The caller starts the session's
+ * implicit tail at or after seq n (a fork at its fork point, a resume at its
+ * last seq), so these positions stay below the tail's.
  */
 void
 MnemoWriteView(const char *session_id, const char *tenant, int64 generation,

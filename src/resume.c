@@ -115,7 +115,8 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 	MnemoWriteView(session_id, lock.tenant, lock.context_generation + 1, items, nitems);
 	MnemoPrepare(&session_plan,
 				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = 0, "
-				 "discards = discards + 1, last_position = greatest(last_position, $3) "
+				 "discards = discards + 1, last_position = greatest(last_position, $3), "
+				 "context_tail_seq = last_seq "
 				 "WHERE id = $1",
 				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
 	MnemoExecute(session_plan,

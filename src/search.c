@@ -92,8 +92,7 @@ ViewIds(Datum *values)
 	bool		isnull;
 
 	MnemoPrepare(&view_plan,
-				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW,
+				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM " MNEMO_CONTEXT_VIEW " c",
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(view_plan, values, NULL, true, 1);
 	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);

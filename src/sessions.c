@@ -89,7 +89,7 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
 				 "last_position = last_position + $3, updated_at = $4 "
 				 "WHERE id = $1 RETURNING last_seq, last_position, is_active, watched, "
-				 "agent, model_id, provider_id, tenant, context_generation, context_dead",
+				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq",
 				 4, types);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(add_seq);
@@ -106,6 +106,7 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	lock->tenant = MnemoGetText(0, 8, NULL);
 	lock->context_generation = MnemoGetInt64(0, 9, NULL);
 	lock->context_dead = MnemoGetInt64(0, 10, NULL);
+	lock->context_tail_seq = MnemoGetInt64(0, 11, NULL);
 }
 
 /*

@@ -148,7 +148,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	MnemoLockSession(session_id, 1, 0, true, &lock);
 	item_types = palloc(sizeof(Datum) * Max(nids, 1));
 	item_seqs = palloc(sizeof(Datum) * Max(nids, 1));
-	MnemoFindInContext(session_id, lock.context_generation, ids, item_types, item_seqs);
+	MnemoFindInContext(session_id, ids, item_types, item_seqs);
 	values[7] = PointerGetDatum(construct_array(item_types, nids, TEXTOID, -1, false, TYPALIGN_INT));
 	values[8] = PointerGetDatum(construct_array(item_seqs, nids, INT8OID, 8, FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));

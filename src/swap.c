@@ -8,9 +8,20 @@
  * same call serves leaf summaries (it removes messages) and condensation (it
  * removes summaries).
  *
- * Every read of the view is an index range scan over (session_id,
+ * The view is the explicit rows of the live generation of context_items,
+ * then the implicit tail: the session's non-summary messages after
+ * sessions.context_tail_seq, each at position = its seq (mnemo.h
+ * MNEMO_CONTEXT_VIEW); an append writes no context row.  A swap whose span
+ * reaches into the tail moves context_tail_seq past the span and writes the
+ * tail items it keeps before that point as rows at their seqs, beside the
+ * summary's row at the span's smallest position; the items after the span
+ * stay implicit.  Positions never shift: an item has the same position as
+ * a tail item and as a row.
+ *
+ * Every read of the explicit rows is an index range scan over (session_id,
  * generation) of its live generation (sessions.context_generation).  A swap
- * deletes the removed items in place, unless the rows so deleted in the
+ * deletes the removed rows in place (a removed tail item has none), unless
+ * the rows so deleted in the
  * generation (sessions.context_dead) would then outnumber the live ones:
  * then it writes the survivors and the summary as the next generation and
  * deletes the old one, whose dead rows lie outside every range a read
@@ -111,7 +122,11 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	Datum	   *cols;
 	Datum	   *gone;
 	int64		dead;
-	int			first;
+	int64		tail_seq;
+	bool	   *fresh;
+	bool		rewrite;
+	int			ngone;
+	int			n;
 	uint64		nrows;
 	uint64		row;
 	int			kept;
@@ -127,8 +142,8 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	/* the statements below run read-write: they must see what committed while we waited */
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, "
-				 "EXISTS (SELECT 1 FROM mnemo.context_items c "
-				 "        WHERE c.session_id = $1 AND " MNEMO_LIVE_VIEW " AND c.item_id = $3), m.seq, "
+				 "EXISTS (SELECT 1 FROM " MNEMO_CONTEXT_VIEW " c "
+				 "        WHERE c.item_id = $3), m.seq, "
 				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
 				 "        WHERE n.session_id = $1 AND n.id = $3) "
 				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
@@ -159,14 +174,14 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 				 errhint("Only commit_summary puts a summary node in context.")));
 
 	if (!items_checked)
-		MnemoFindInContext(session_id, lock->context_generation, ids, NULL, NULL);
+		MnemoFindInContext(session_id, ids, NULL, NULL);
 
 	/*
-	 * The view as it is, in the live generation's range: which rows go, which
-	 * stay.  The removed items are told from the others in C, by binary
-	 * search in the sorted list: in SQL, a plan made while the session was
-	 * small compared every row of the view with every id (minutes for a view
-	 * of 50,000).
+	 * The view as it is, explicit rows and tail: which rows go, which stay.
+	 * The removed items are told from the others in C, by binary search in
+	 * the sorted list: in SQL, a plan made while the session was small
+	 * compared every row of the view with every id (minutes for a view of
+	 * 50,000).
 	 */
 	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
 	sorted = palloc(sizeof(char *) * nids);
@@ -174,37 +189,55 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 		sorted[i] = TextDatumGetCString(elems[i]);
 	qsort(sorted, nids, sizeof(char *), CompareStrings);
 	MnemoPrepare(&view_plan,
-				 "SELECT ctid, position, item_type, item_id, seq, created_at "
-				 "FROM mnemo.context_items WHERE session_id = $1 AND generation = $2 "
-				 "ORDER BY position",
-				 2, (Oid[]) {TEXTOID, INT8OID});
-	nrows = MnemoExecute(view_plan,
-						 (Datum[]) {values[0], Int64GetDatum(lock->context_generation)},
-						 NULL, false, 0);
+				 "SELECT c.row_id, c.position, c.item_type, c.item_id, c.seq, c.created_at "
+				 "FROM " MNEMO_CONTEXT_VIEW " c ORDER BY c.position",
+				 1, (Oid[]) {TEXTOID});
+	nrows = MnemoExecute(view_plan, values, NULL, false, 0);
+
+	/* the new tail start: past every tail item the span takes */
+	tail_seq = lock->context_tail_seq;
+	for (row = 0; row < nrows; row++)
+	{
+		char	   *item_id = MnemoGetText(row, 4, NULL);
+		bool		isnull;
+
+		SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull);
+		if (isnull && bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
+			tail_seq = Max(tail_seq, MnemoGetInt64(row, 5, NULL));
+	}
+
 	gone = palloc(sizeof(Datum) * Max(nids, 1));
 	cols = palloc(sizeof(Datum) * 5 * (nrows + 1));
+	fresh = palloc(sizeof(bool) * (nrows + 1));
 	kept = 0;
 	removed = 0;
+	ngone = 0;
 	position = PG_INT64_MAX;
 	for (row = 0; row < nrows; row++)
 	{
 		char	   *item_id = MnemoGetText(row, 4, NULL);
 		int64		pos = MnemoGetInt64(row, 2, NULL);
-		bool		isnull;
+		int64		seq = MnemoGetInt64(row, 5, NULL);
+		bool		tail;
+		Datum		row_id = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &tail);
 
 		if (bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
 		{
-			if (removed < nids)
-				gone[removed] = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull);
+			if (!tail && ngone < nids)
+				gone[ngone++] = row_id;
 			removed++;
 			position = Min(position, pos);
 			continue;
 		}
+		/* tail items after the span stay implicit; those before it become rows */
+		if (tail && seq > tail_seq)
+			continue;
 		cols[kept] = Int64GetDatum(pos);
 		cols[(nrows + 1) + kept] = CStringGetTextDatum(MnemoGetText(row, 3, NULL));
 		cols[2 * (nrows + 1) + kept] = CStringGetTextDatum(item_id);
-		cols[3 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 5, NULL));
+		cols[3 * (nrows + 1) + kept] = Int64GetDatum(seq);
 		cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 6, NULL));
+		fresh[kept] = tail;
 		kept++;
 	}
 	if (removed != nids)
@@ -214,6 +247,7 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	cols[2 * (nrows + 1) + kept] = values[2];
 	cols[3 * (nrows + 1) + kept] = Int64GetDatum(summary_seq);
 	cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoNowMs());
+	fresh[kept] = true;
 	kept++;
 
 	/*
@@ -224,10 +258,11 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	 * never steps over more dead rows than the view has live ones, and the
 	 * rewrites cost O(1) rows per removed item over time (a swap of most of
 	 * the view rewrites at once; a run of small swaps rewrites once in a
-	 * while).
+	 * while).  Removed tail items leave no dead row.
 	 */
-	dead = lock->context_dead + nids;
-	if (dead > kept)
+	dead = lock->context_dead + ngone;
+	rewrite = dead > kept;
+	if (rewrite)
 	{
 		generation = lock->context_generation + 1;
 		dead = 0;
@@ -236,22 +271,36 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 					 2, (Oid[]) {TEXTOID, INT8OID});
 		MnemoExecute(drop_plan, (Datum[]) {values[0], Int64GetDatum(lock->context_generation)},
 					 NULL, false, 0);
-		first = 0;
 	}
 	else
 	{
 		generation = lock->context_generation;
-		MnemoPrepare(&remove_plan,
-					 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND ctid = ANY ($2)",
-					 2, (Oid[]) {TEXTOID, TIDARRAYOID});
-		MnemoExecute(remove_plan,
-					 (Datum[]) {values[0],
-					 PointerGetDatum(construct_array(gone, nids, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT))},
-					 NULL, false, 0);
-		first = kept - 1;		/* the summary alone */
+		if (ngone > 0)
+		{
+			MnemoPrepare(&remove_plan,
+						 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND ctid = ANY ($2)",
+						 2, (Oid[]) {TEXTOID, TIDARRAYOID});
+			MnemoExecute(remove_plan,
+						 (Datum[]) {values[0],
+						 PointerGetDatum(construct_array(gone, ngone, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT))},
+						 NULL, false, 0);
+		}
+		/* only the new rows: the summary and the tail items before it */
+		n = 0;
+		for (i = 0; i < kept; i++)
+		{
+			int			c;
+
+			if (!fresh[i])
+				continue;
+			for (c = 0; c < 5; c++)
+				cols[c * (nrows + 1) + n] = cols[c * (nrows + 1) + i];
+			n++;
+		}
+		kept = n;
 	}
 
-	/* the survivors, when rewritten, and the summary, in position order */
+	/* the survivors, when rewritten, the new rows, in position order */
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
 				 "seq, created_at, tenant, generation) "
@@ -261,21 +310,25 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 				 INT8ARRAYOID, TEXTOID, INT8OID});
 	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0],
-					 PointerGetDatum(construct_array(cols + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + (nrows + 1) + first, kept - first, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 2 * (nrows + 1) + first, kept - first, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 3 * (nrows + 1) + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + 4 * (nrows + 1) + first, kept - first, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols, kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols + (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(cols + 2 * (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(cols + 3 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(cols + 4 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 					 CStringGetTextDatum(lock->tenant),
 				 Int64GetDatum(generation)},
 				 NULL, false, 0);
 	MnemoPrepare(&generation_plan,
-				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = $3 WHERE id = $1",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
-	MnemoExecute(generation_plan, (Datum[]) {values[0], Int64GetDatum(generation), Int64GetDatum(dead)},
+				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = $3, "
+				 "context_tail_seq = $4 WHERE id = $1",
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+	MnemoExecute(generation_plan,
+				 (Datum[]) {values[0], Int64GetDatum(generation), Int64GetDatum(dead),
+				 Int64GetDatum(tail_seq)},
 				 NULL, false, 0);
 	lock->context_generation = generation;
 	lock->context_dead = dead;
+	lock->context_tail_seq = tail_seq;
 	return position;
 }
 
@@ -295,7 +348,7 @@ CompareViewItems(const void *a, const void *b)
 
 /*
  * For each of ids, in the order given, its item type and seq in session_id's
- * live view (generation, as the session lock read it) into types[i] and
+ * live view (explicit rows and tail) into types[i] and
  * seqs[i] (unless NULL); MN006 naming the first one that is not in the view
  * now.  Inside SPI, under the session lock.
  *
@@ -307,8 +360,7 @@ CompareViewItems(const void *a, const void *b)
  * every id with every item (20 s for 20,000 items).
  */
 void
-MnemoFindInContext(const char *session_id, int64 generation, ArrayType *ids, Datum *types,
-				   Datum *seqs)
+MnemoFindInContext(const char *session_id, ArrayType *ids, Datum *types, Datum *seqs)
 {
 	ViewItem   *view;
 	ViewItem	key;
@@ -320,12 +372,9 @@ MnemoFindInContext(const char *session_id, int64 generation, ArrayType *ids, Dat
 	int			i;
 
 	MnemoPrepare(&missing_plan,
-				 "SELECT item_id, item_type, seq FROM mnemo.context_items "
-				 "WHERE session_id = $1 AND generation = $2",
-				 2, (Oid[]) {TEXTOID, INT8OID});
-	n = MnemoExecute(missing_plan,
-					 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(generation)},
-					 NULL, false, 0);
+				 "SELECT c.item_id, c.item_type, c.seq FROM " MNEMO_CONTEXT_VIEW " c",
+				 1, (Oid[]) {TEXTOID});
+	n = MnemoExecute(missing_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, false, 0);
 	view = palloc(sizeof(ViewItem) * Max(n, 1));
 	for (row = 0; row < n; row++)
 	{

@@ -58,12 +58,15 @@ run_pgbench() {
 	fi
 }
 
+# rel TABLE: mnemo.TABLE, or TABLE itself when it names its schema.
+rel() { case $1 in *.*) echo "$1" ;; *) echo "mnemo.$1" ;; esac; }
+
 # not_dense TABLE COLUMN IDS [ALSO]: SQL counting the sessions of IDS whose
 # COLUMN in mnemo.TABLE is not dense 1..N (or whose c rows fail ALSO).
 not_dense() {
 	echo "SELECT count(*) FROM (
 	        SELECT count(*) AS c, count(DISTINCT $2) AS d, min($2) AS lo, max($2) AS hi
-	          FROM mnemo.$1 WHERE session_id IN ($3) GROUP BY session_id) s
+	          FROM $(rel "$1") WHERE session_id IN ($3) GROUP BY session_id) s
 	       WHERE NOT (c = d AND lo = 1 AND hi = c${4:+ AND $4})"
 }
 
@@ -72,18 +75,18 @@ not_dense() {
 counter_off() {
 	echo "SELECT count(*) FROM mnemo.sessions s
 	       WHERE s.id IN ($3) AND s.last_$2 IS DISTINCT FROM
-	             (SELECT max($2) FROM mnemo.$1 t WHERE t.session_id = s.id)"
+	             (SELECT max($2) FROM $(rel "$1") t WHERE t.session_id = s.id)"
 }
 
 # rows TABLE IDS: how many rows of mnemo.TABLE belong to the sessions of IDS.
-rows() { val "SELECT count(*) FROM mnemo.$1 WHERE session_id IN ($2)"; }
+rows() { val "SELECT count(*) FROM $(rel "$1") WHERE session_id IN ($2)"; }
 
 # not_one_each TABLE KEY WHERE IDS: SQL counting the messages of IDS that do
 # not have exactly one row x in mnemo.TABLE with x.KEY = their id and WHERE.
 not_one_each() {
 	echo "SELECT count(*) FROM mnemo.messages m
 	       WHERE m.session_id IN ($4)
-	         AND (SELECT count(*) FROM mnemo.$1 x
+	         AND (SELECT count(*) FROM $(rel "$1") x
 	               WHERE x.session_id = m.session_id AND x.$2 = m.id AND $3) <> 1"
 }
 
@@ -99,18 +102,26 @@ check_log() {
 		"$label: seqs dense 1..N in every session (max(seq) = count = count(distinct seq))"
 	is "$(val "$(counter_off messages seq "$ids")")" 0 \
 		"$label: sessions.last_seq = max(seq)"
-	is "$(rows context_items "$ids")" "$total" \
+	# the context view, its explicit rows and its implicit tail (an append
+	# writes no context row), as a table to check like the others
+	val "DROP TABLE IF EXISTS public.context_view;
+	     CREATE TABLE public.context_view AS
+	       SELECT s.id AS session_id, c.* FROM mnemo.sessions s, LATERAL mnemo.get_context_items(s.id) c
+	        WHERE s.id IN ($ids);
+	     CREATE INDEX ON public.context_view (session_id, item_id)" >/dev/null
+	is "$(rows public.context_view "$ids")" "$total" \
 		"$label: $total context items"
-	is "$(val "$(not_one_each context_items item_id "x.item_type = 'message'" "$ids")")" 0 \
+	is "$(val "$(not_one_each public.context_view item_id "x.item_type = 'message'" "$ids")")" 0 \
 		"$label: exactly one context item per message"
-	is "$(val "$(not_dense context_items position "$ids")")" 0 \
+	is "$(val "$(not_dense public.context_view position "$ids")")" 0 \
 		"$label: context positions dense 1..N in every session"
-	is "$(val "SELECT count(*) FROM mnemo.messages m JOIN mnemo.context_items c
+	is "$(val "SELECT count(*) FROM mnemo.messages m JOIN public.context_view c
 	              ON c.session_id = m.session_id AND c.item_id = m.id
 	            WHERE m.session_id IN ($ids) AND c.position <> m.seq")" 0 \
 		"$label: context order is seq order (position = seq)"
-	is "$(val "$(counter_off context_items position "$ids")")" 0 \
+	is "$(val "$(counter_off public.context_view position "$ids")")" 0 \
 		"$label: sessions.last_position = max(position)"
+	val "DROP TABLE public.context_view" >/dev/null
 	is "$(rows message_parts "$ids")" "$total" \
 		"$label: $total parts"
 	is "$(val "$(not_one_each message_parts message_id \

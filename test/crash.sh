@@ -102,13 +102,15 @@ check_sessions() {
 		"$label: every session's seqs are dense 1..max"
 	is "$(val "SELECT count(*) FROM mnemo.sessions s
 	            WHERE s.last_seq <> coalesce((SELECT max(seq) FROM mnemo.messages m WHERE m.session_id = s.id), 0)
-	               OR s.last_position <> coalesce((SELECT max(position) FROM mnemo.context_items c WHERE c.session_id = s.id), 0)")" 0 \
+	               OR s.last_position <> coalesce((SELECT max(position) FROM mnemo.get_context_items(s.id) c), 0)")" 0 \
 		"$label: sessions.last_seq and last_position match the rows"
-	is "$(val "SELECT count(*) FROM mnemo.messages m
-	            WHERE (SELECT count(*) FROM mnemo.context_items c
-	                    WHERE c.session_id = m.session_id AND c.item_id = m.id AND c.item_type = 'message') <> 1")" 0 \
+	# the context view (its explicit rows and its implicit tail) of every session
+	local view="(SELECT s.id AS session_id, c.* FROM mnemo.sessions s, LATERAL mnemo.get_context_items(s.id) c)"
+	is "$(val "SELECT count(*) FROM (SELECT count(c.item_id) AS n FROM mnemo.messages m
+	              LEFT JOIN $view c ON c.session_id = m.session_id AND c.item_id = m.id AND c.item_type = 'message'
+	             GROUP BY m.session_id, m.id) x WHERE n <> 1")" 0 \
 		"$label: exactly one context item per message"
-	is "$(val "SELECT count(*) FROM mnemo.context_items c
+	is "$(val "SELECT count(*) FROM $view c
 	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = c.session_id AND m.id = c.item_id)
 	               OR c.position <> (SELECT m.seq FROM mnemo.messages m WHERE m.session_id = c.session_id AND m.id = c.item_id)")" 0 \
 		"$label: every context item is a message, at position = seq (dense positions)"

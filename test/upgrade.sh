@@ -200,6 +200,17 @@ main()
 		"the file reference, now the owner tenant's"
 	is "$(val "$old" "SELECT (mnemo.append_message('up_a', 'user', '[{\"type\":\"text\",\"text\":\"after\"}]')).seq")" 5 \
 		"an append continues the session's seqs"
+	# the context rows written before the update stay the view's explicit
+	# rows (the tail starts after the last seq of each session); an append
+	# after it joins the implicit tail at position = its seq, writing no row
+	is "$(val "$old" "SELECT string_agg(s.id || '=' || s.context_tail_seq, ',' ORDER BY s.id) FROM mnemo.sessions s")" \
+		"up_a=4,up_child=1" "the update starts each session's tail after its last seq"
+	is "$(val "$old" "SELECT string_agg(item_type || ':' || item_id || '@' || position, ',' ORDER BY position)
+	                  FROM mnemo.get_context_items('up_a')")" \
+		"summary:up_s1@1,message:up_m3@3,message:$(val "$old" "SELECT id FROM mnemo.messages WHERE session_id = 'up_a' AND seq = 5")@5" \
+		"the old rows, then the appended message at position = its seq"
+	is "$(val "$old" "SELECT count(*) FROM mnemo.context_items WHERE session_id = 'up_a'")" 2 \
+		"the append wrote no context row"
 	is "$(val "$old" "SELECT mnemo.append_part('up_a', 'up_m3', '{\"type\":\"text\",\"text\":\"more\"}')")" 1 \
 		"append_part continues the message's parts"
 	is "$(val "$old" "SELECT mnemo.watch('up_a') ~ '^mnemo_[0-9a-f]{32}\$'")" t "watch returns the tenant's channel"

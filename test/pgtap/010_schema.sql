@@ -77,7 +77,7 @@ $$, 'every unique index of a session-keyed table includes session_id');
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
     'last_seq', 'last_position', 'tenant', 'context_generation', 'context_dead', 'fork_seq', 'fork_run',
-    'forks', 'discards']);
+    'forks', 'discards', 'context_tail_seq']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);

@@ -97,10 +97,10 @@ SELECT results_eq($$ SELECT item_type, item_id, position FROM mnemo.get_context_
                   'exact after the condensation');
 SELECT is((SELECT count(*) FROM mnemo.context_items WHERE session_id = 'tap_w' AND item_type = 'summary'), 1::bigint,
           'one summary item');
--- new messages go after the highest position ever used
+-- a new message joins the end of the view at position = its seq (past every position used)
 SELECT is((mnemo.append_message('tap_w', 'user', '[]', id => 'tap_w9')).seq, 12::bigint, 'an append after the swaps');
 SELECT results_eq($$ SELECT item_id, position FROM mnemo.get_context_items('tap_w') $$,
-                  $$ VALUES ('tap_ws3', 1::bigint), ('tap_w6', 6), ('tap_w7', 7), ('tap_w9', 9) $$,
+                  $$ VALUES ('tap_ws3', 1::bigint), ('tap_w6', 6), ('tap_w7', 7), ('tap_w9', 12) $$,
                   'it joins the end of the view');
 -- every message is still readable, unchanged
 SELECT results_eq($$ SELECT id, parts->0->>'text' FROM mnemo.get_messages_with_parts('tap_w') WHERE seq <= 8 $$,

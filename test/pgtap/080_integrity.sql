@@ -39,6 +39,10 @@ SELECT col_has_check('mnemo', 'context_items', ARRAY['item_type', 'created_at'],
                      'context_items: one CHECK on item_type and created_at');
 
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_i');
+                   -- a context row (appends write none: a swapped-in summary)
+                   SELECT mnemo.append_messages('tap_i', '[{"id": "tap_i_m0", "role": "user", "parts": []},
+                     {"id": "tap_i_s0", "role": "assistant", "is_summary": true, "parts": []}]');
+                   SELECT mnemo.swap_context_items('tap_i', ARRAY['tap_i_m0'], 'tap_i_s0');
                    SELECT mnemo.append_message('tap_i', 'assistant',
                      '[{"type": "tool", "id": "tap_i_t", "tool_name": "ls", "tool_call_id": "c1", "input": {}}]',
                      id => 'tap_i_m1') $$, 'a session with a tool call');

@@ -34,13 +34,14 @@
 #define BATCH_BYTES (1024 * 1024)
 
 /* The context items a summary of the span replaces: messages for a leaf,
- * summary nodes for a condensation, in position order. */
+ * summary nodes for a condensation, in position order, read through
+ * get_context_items: the view is explicit rows and an implicit tail. */
 static const mn_stmt covered_stmt = {
 	"mnemo_import_covered",
-	"SELECT c.item_id FROM mnemo.context_items c "
-	"JOIN mnemo.messages m ON m.session_id = c.session_id AND m.id = c.item_id "
-	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = c.session_id AND n.id = c.item_id "
-	"WHERE c.session_id = $1::text AND c.item_type = $2::text "
+	"SELECT c.item_id FROM mnemo.get_context_items($1::text) c "
+	"JOIN mnemo.messages m ON m.session_id = $1::text AND m.id = c.item_id "
+	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1::text AND n.id = c.item_id "
+	"WHERE c.item_type = $2::text "
 	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
 	"ORDER BY c.position",
 	4

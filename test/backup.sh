@@ -124,7 +124,7 @@ check_source() {
 	done
 	is "$(val "$src" "SELECT string_agg(item_type || ':' || item_id || '@' || position, ',' ORDER BY position)
 	                   FROM mnemo.get_context_items('bk_b')")" \
-		"summary:sum_b1@1,message:msg_b4@4,message:msg_b5@5,message:msg_b6@6,message:msg_b7@7" \
+		"summary:sum_b1@1,message:msg_b4@4,message:msg_b5@5,message:msg_b6@6,message:msg_b7@8" \
 		"source: bk_b's context view holds the swapped-in summary"
 	is "$(val "$src" "SELECT compacted_at IS NOT NULL AND tool_state = 'completed' FROM mnemo.message_parts WHERE id = 'part_tool'")" t \
 		"source: the tool part is completed and tombstoned"
@@ -165,9 +165,9 @@ works() {
 		"$label: an append to bk_a continues its seqs"
 	val "$new" "SELECT mnemo.append_message('bk_b', 'user', '[{\"type\":\"text\",\"text\":\"restored\"}]', id => 'msg_restored_b')" >/dev/null
 	is "$(val "$new" "SELECT m.seq || ' ' || c.position FROM mnemo.messages m
-	                   JOIN mnemo.context_items c ON c.session_id = m.session_id AND c.item_id = m.id
-	                  WHERE m.id = 'msg_restored_b'")" \
-		"9 8" "$label: an append to the swapped session bk_b takes seq 9 and the next position, 8"
+	                   JOIN mnemo.get_context_items('bk_b') c ON c.item_id = m.id
+	                  WHERE m.session_id = 'bk_b' AND m.id = 'msg_restored_b'")" \
+		"9 9" "$label: an append to the swapped session bk_b takes seq 9 and joins its view at position 9"
 	is "$(val "$new" "SELECT seq FROM mnemo.append_messages('bk_child', '[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"x\"}]}]')")" \
 		3 "$label: a batch append to bk_child continues at seq 3"
 	is "$(val "$new" "SELECT mnemo.tombstone_part('bk_a', 'part_tool') = compacted_at FROM mnemo.message_parts WHERE id = 'part_tool'")" t \

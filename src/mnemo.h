@@ -126,9 +126,17 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  * reaches it (swap.c).  Explicit positions are all below the tail's seqs
  * (appends and swaps give an item its seq as position; rebuilt views are at
  * 1 .. n, n <= the tail start), so ORDER BY position orders the whole view.
- * Both branches are index range scans, (session_id, generation, position)
- * and (session_id, seq), so no read visits rows of earlier generations nor
- * messages before the tail (invariant 5).  row_id is the explicit row's
+ * Both branches are index scans, (session_id, generation, position) and
+ * (session_id, seq), so no read visits rows of earlier generations nor
+ * messages before the tail (invariant 5).  The tail is read seq by seq
+ * over generate_series(tail start, last_seq), not as a range "seq > the
+ * tail start": a range over a parameter is estimated at a third of the
+ * session's messages, which at a million messages turned nested loops
+ * into hash joins and pushed every reader's cost past jit_above_cost
+ * (build_context 1.5 ms -> 277 ms, JIT compiling on each call); the
+ * function is estimated at 1,000 rows, each a look-up by (session_id, seq)
+ * in a LATERAL subquery kept apart (OFFSET 0), never a hash of the
+ * session's messages.  row_id is the explicit row's
  * ctid, NULL for a tail item.  Every read of the view goes through this.
  */
 #define MNEMO_CONTEXT_VIEW \
@@ -138,8 +146,10 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
 	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1) " \
 	" UNION ALL " \
 	" SELECT t.session_id, t.seq, 'message'::text, t.id, t.seq, t.created_at, t.tenant, NULL::tid " \
-	"  FROM mnemo.messages t WHERE t.session_id = $1 AND NOT t.is_summary " \
-	"  AND t.seq > (SELECT s.context_tail_seq FROM mnemo.sessions s WHERE s.id = $1))"
+	"  FROM mnemo.sessions s, generate_series(s.context_tail_seq + 1, s.last_seq) g(seq), " \
+	"  LATERAL (SELECT t.* FROM mnemo.messages t " \
+	"           WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t " \
+	"  WHERE s.id = $1)"
 
 /*
  * lineage.c: a session's live line, the segments of messages its reads

@@ -5,7 +5,7 @@
 
 SELECT id FROM mnemo.create_session('s1', model_id => 'gpt-4o', system_prompt => 'Be brief.');
 
--- one call per message: the message, all its parts, its context item
+-- one call per message: the message and all its parts, at the end of the context view
 SELECT * FROM mnemo.append_message('s1', 'user', '[{"type":"text","text":"List /tmp"}]');
 
 SELECT * FROM mnemo.append_message('s1', 'assistant',

@@ -21,14 +21,13 @@
  * Every read of the explicit rows is an index range scan over (session_id,
  * generation) of its live generation (sessions.context_generation).  A swap
  * deletes the removed rows in place (a removed tail item has none), unless
- * the rows so deleted in the
- * generation (sessions.context_dead) would then outnumber the live ones:
- * then it writes the survivors and the summary as the next generation and
- * deletes the old one, whose dead rows lie outside every range a read
- * visits.  So a read never steps over more dead rows than the view has live
- * ones, vacuumed or not, whatever snapshot is open: assembly right after a
- * swap of 49,800 items of 50,000 costs what it costs on a session that
- * never had them (doc/benchmarks.md).  The rewrites cost O(1) rows per
+ * the rows so deleted in the generation (sessions.context_dead) would then
+ * outnumber the live ones: then it writes the survivors and the summary as
+ * the next generation and deletes the old one, whose dead rows lie outside
+ * every range a read visits.  So a read never steps over more dead rows
+ * than the view has live ones, vacuumed or not, whatever snapshot is open:
+ * assembly right after a swap of 49,800 items of 50,000 costs what it costs
+ * on a session that never had them (doc/benchmarks.md).  The rewrites cost O(1) rows per
  * removed item over time; every swap reads the view once.
  *
  * Invariant 3: the swap happens entirely or not at all.  Every check runs
@@ -198,11 +197,15 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	tail_seq = lock->context_tail_seq;
 	for (row = 0; row < nrows; row++)
 	{
-		char	   *item_id = MnemoGetText(row, 4, NULL);
-		bool		isnull;
+		char	   *item_id;
+		bool		tail;
 
-		SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &isnull);
-		if (isnull && bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
+		/* a tail item has no row id */
+		SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &tail);
+		if (!tail)
+			continue;
+		item_id = MnemoGetText(row, 4, NULL);
+		if (bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
 			tail_seq = Max(tail_seq, MnemoGetInt64(row, 5, NULL));
 	}
 

@@ -27,8 +27,9 @@
  * every range a read visits.  So a read never steps over more dead rows
  * than the view has live ones, vacuumed or not, whatever snapshot is open:
  * assembly right after a swap of 49,800 items of 50,000 costs what it costs
- * on a session that never had them (doc/benchmarks.md).  The rewrites cost O(1) rows per
- * removed item over time; every swap reads the view once.
+ * on a session that never had them (doc/benchmarks.md).  The rewrites
+ * cost O(1) rows per removed item over time; every swap reads the view
+ * once.
  *
  * Invariant 3: the swap happens entirely or not at all.  Every check runs
  * before the first row changes, and any failure is MN006 with nothing

@@ -88,8 +88,8 @@ MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where, int64 m
 {
 	JsonbValue	buf;
 	JsonbValue *v = getKeyJsonValueFromContainer(obj, key, strlen(key), &buf);
-	Datum		n;
-	int64		count;
+	const char *digit;
+	int64		count = 0;
 
 	if (v == NULL || v->type == jbvNull)
 		return -1;
@@ -97,15 +97,30 @@ MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where, int64 m
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: \"%s\" must be a number", where, key)));
-	n = NumericGetDatum(v->val.numeric);
-	if (numeric_is_nan(v->val.numeric) || numeric_is_inf(v->val.numeric) ||
-		DatumGetBool(DirectFunctionCall2(numeric_lt, n, NumericGetDatum(int64_to_numeric(0)))) ||
-		DatumGetBool(DirectFunctionCall2(numeric_gt, n, NumericGetDatum(int64_to_numeric(max)))))
+
+	/*
+	 * numeric_normalize writes an integral value as plain digits (1e3 as
+	 * 1000, 22.0 as 22): one conversion per value on the append path, where
+	 * comparisons in numeric would allocate a numeric each.
+	 */
+	if (numeric_is_nan(v->val.numeric) || numeric_is_inf(v->val.numeric))
+		digit = "-";
+	else
+		digit = numeric_normalize(v->val.numeric);
+	for (; *digit >= '0' && *digit <= '9'; digit++)
+	{
+		if (count > (max - (*digit - '0')) / 10)
+		{
+			digit = "-";
+			break;
+		}
+		count = count * 10 + (*digit - '0');
+	}
+	if (*digit == '-')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: \"%s\" must be an integer from 0 to " INT64_FORMAT, where, key, max)));
-	count = DatumGetInt64(DirectFunctionCall1(numeric_int8, n));
-	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, n, NumericGetDatum(int64_to_numeric(count)))))
+	if (*digit != '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s: \"%s\" must be an integer", where, key)));
@@ -301,10 +316,8 @@ MnemoInsertParts(const char *session_id, const char *tenant, int n,
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
 				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
-				 "SELECT $1, u.message_id, u.part_index, u.id, u.part_type, u.content, "
-				 "u.tool_name, u.tool_call_id, u.tool_state, u.token_estimate, $2 "
-				 "FROM unnest($3, $4, $5, $6, $7, $8, $9, $10, $11) AS u(message_id, part_index, "
-				 "id, part_type, content, tool_name, tool_call_id, tool_state, token_estimate)",
+				 "SELECT $1, unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "
+				 "unnest($8), unnest($9), unnest($10), unnest($11), $2",
 				 2 + PART_NCOLS, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, INT4ARRAYOID,
 				 TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 				 TEXTARRAYOID, INT4ARRAYOID});

@@ -77,16 +77,29 @@ put_field(mn_buf *b, const char *key, const char *value)
 	mn_buf_put_jstr(b, value, strlen(value));
 }
 
-/* The element of append_messages' array for m. */
+/* value, unless the session's own (append_messages' default) */
+static const char *
+unless_same(const char *value, const char *session_value)
+{
+	return value != NULL && session_value != NULL && strcmp(value, session_value) == 0 ?
+		NULL : value;
+}
+
+/*
+ * The element of append_messages' array for m.  What the session gives by
+ * default is left out: a mnemo export writes agent, model and provider on
+ * every line, and parsing them again is a good part of the server's work
+ * for a transcript of small messages.
+ */
 static void
-put_message(mn_buf *b, const mn_import_msg *m)
+put_message(mn_buf *b, const mn_import_msg *m, const mn_import_session *s)
 {
 	mn_buf_puts(b, "{\"role\":");
 	mn_buf_put_jstr(b, m->role, strlen(m->role));
 	put_field(b, "id", m->id);
-	put_field(b, "agent", m->agent);
-	put_field(b, "model_id", m->model_id);
-	put_field(b, "provider_id", m->provider_id);
+	put_field(b, "agent", unless_same(m->agent, s->agent));
+	put_field(b, "model_id", unless_same(m->model_id, s->model_id));
+	put_field(b, "provider_id", unless_same(m->provider_id, s->provider_id));
 	put_field(b, "run_id", m->run_id);
 	if (m->is_summary)
 		mn_buf_puts(b, ",\"is_summary\":true");
@@ -334,6 +347,19 @@ restore(mn_import *imp, mn_import_msg *const *ms, size_t n)
 	return rc;
 }
 
+/* *field becomes a copy of value */
+static int
+take_default(mnemo_store *st, char **field, const char *value)
+{
+	char	   *copy = strdup(value);
+
+	if (copy == NULL)
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	free(*field);
+	*field = copy;
+	return MNEMO_OK;
+}
+
 /*
  * Start the transaction and create the session.  The transcript's own id is
  * taken when no session has it; when one has, the transcript was imported
@@ -387,7 +413,15 @@ begin(mn_import *imp)
 	if (strlen(row->id) > MNEMO_ID_MAX)
 		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "session id of %zu bytes", strlen(row->id));
 	else
+	{
 		memcpy(imp->session_id, row->id, strlen(row->id) + 1);
+		/* from now on, what the session was made of (put_message) */
+		rc = take_default(st, &s->agent, row->agent);
+		if (rc == MNEMO_OK)
+			rc = take_default(st, &s->model_id, row->model_id);
+		if (rc == MNEMO_OK)
+			rc = take_default(st, &s->provider_id, row->provider_id);
+	}
 	mnemo_session_free(row);
 	imp->created = rc == MNEMO_OK;
 	if (rc == MNEMO_OK && s->state != NULL)
@@ -475,7 +509,7 @@ send_batch(mn_import *imp)
 	{
 		if (i > 0)
 			mn_buf_put(&imp->text, ",", 1);
-		put_message(&imp->text, imp->batch[i]);
+		put_message(&imp->text, imp->batch[i], &imp->session);
 	}
 	mn_buf_put(&imp->text, "]", 1);
 	if (imp->text.oom)

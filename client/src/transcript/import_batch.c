@@ -481,11 +481,33 @@ mn_import_drain(mn_import *imp)
 	return MNEMO_OK;
 }
 
+/* The batch's append_messages array, in imp->text. */
+static int
+batch_text(mn_import *imp)
+{
+	mn_buf_reset(&imp->text);
+	mn_buf_put(&imp->text, "[", 1);
+	for (size_t i = 0; i < imp->n_batch; i++)
+	{
+		if (i > 0)
+			mn_buf_put(&imp->text, ",", 1);
+		put_message(&imp->text, imp->batch[i], &imp->session);
+	}
+	mn_buf_put(&imp->text, "]", 1);
+	if (imp->text.oom)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
+		mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
+	return MNEMO_OK;
+}
+
 /*
  * Send the pushed messages as one append_messages statement and return
  * without waiting for it: the reader parses the next batch while the server
  * stores this one.  The batch sent before is drained first, so at most one
- * is in flight.
+ * is in flight; this one's text is made before that wait, not after it,
+ * where the server would sit idle for it (libpq copies a statement's
+ * parameters when it is sent, so the buffer is free again).
  */
 static int
 send_batch(mn_import *imp)
@@ -497,25 +519,20 @@ send_batch(mn_import *imp)
 	size_t		cap;
 	int			rc;
 
+	/* the first batch's text needs the session (put_message) */
+	if (n > 0 && imp->created && (rc = batch_text(imp)) != MNEMO_OK)
+		return rc;
 	if ((rc = mn_import_drain(imp)) != MNEMO_OK)
 		return rc;
-	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
-		return rc;
+	if (!imp->created)
+	{
+		if ((rc = begin(imp)) != MNEMO_OK)
+			return rc;
+		if (n > 0 && (rc = batch_text(imp)) != MNEMO_OK)
+			return rc;
+	}
 	if (n == 0)
 		return MNEMO_OK;
-	mn_buf_reset(&imp->text);
-	mn_buf_put(&imp->text, "[", 1);
-	for (size_t i = 0; i < n; i++)
-	{
-		if (i > 0)
-			mn_buf_put(&imp->text, ",", 1);
-		put_message(&imp->text, imp->batch[i], &imp->session);
-	}
-	mn_buf_put(&imp->text, "]", 1);
-	if (imp->text.oom)
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
-		mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
 
 	params[0] = imp->session_id;
 	params[1] = imp->text.data;

@@ -4,7 +4,9 @@
 #
 #   bash bench/profiles/layouts.sh [OUT.txt]
 #   env: LAYOUT_TURNS (1000, for bytes and WAL), LAYOUT_ROUNDS (3),
-#        LAYOUT_SECONDS (5, per pgbench run), LAYOUT_PORT (54377)
+#        LAYOUT_SECONDS (5, per pgbench run), LAYOUT_PORT (54377),
+#        LAYOUT_SID (ulid: session ids "sess_" + 26 characters, as
+#        create_session makes them; bench: 16 characters, as bench/append's)
 #
 # Starts a private cluster (test/cluster.sh, its own directory and socket),
 # creates each candidate layout as plain SQL tables in a schema of its own,
@@ -25,10 +27,11 @@ set -euo pipefail
 turns=${LAYOUT_TURNS:-1000}
 rounds=${LAYOUT_ROUNDS:-3}
 secs=${LAYOUT_SECONDS:-5}
+sid=${LAYOUT_SID:-ulid}
 out=${1:-/dev/stdout}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/mnemo-layouts.XXXXXX)
-sides="plain plain1 A A_C A_lean B B_lean C D0 D1 D2 E E_lean E_hash E_hash_C"
+sides="plain plain1 A A_C A_lean B B_lean B_hash C D0 D1 D2 E E_lean E_hash E_hash_C"
 
 cleanup() {
 	bash "$here/test/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
@@ -55,8 +58,6 @@ load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 # random ones): same lengths, increasing within a session, as ULIDs are.
 q <<'SQL'
 CREATE SCHEMA bench;
-CREATE FUNCTION bench.sid(n int) RETURNS text LANGUAGE sql IMMUTABLE
-  AS $$ SELECT 'sess_' || lpad(to_hex(n), 10, '0') || left(md5(n::text), 16) $$;
 CREATE FUNCTION bench.mid(p text, s text, n bigint) RETURNS text LANGUAGE sql IMMUTABLE
   AS $$ SELECT p || lpad(to_hex(n), 10, '0') || right(s, 16) $$;
 CREATE FUNCTION bench.words(len int) RETURNS text LANGUAGE plpgsql AS $$
@@ -71,6 +72,10 @@ BEGIN
 END $$;
 SELECT setseed(0.15) \gset
 CREATE TABLE bench.texts (i int PRIMARY KEY, u text, a text, uj jsonb, aj jsonb, ue int, ae int);
+-- a row of all four is over the TOAST threshold: stored compressed, aj
+-- would reach the layouts' rows still compressed, not as a client sends it
+ALTER TABLE bench.texts ALTER u SET STORAGE PLAIN, ALTER a SET STORAGE PLAIN,
+  ALTER uj SET STORAGE PLAIN, ALTER aj SET STORAGE PLAIN;
 INSERT INTO bench.texts (i, u, a) SELECT i, bench.words(200), bench.words(800) FROM generate_series(0, 999) i;
 UPDATE bench.texts SET uj = jsonb_build_object('type', 'text', 'text', u), ue = length(u) / 4,
                        aj = jsonb_build_object('type', 'text', 'text', a), ae = length(a) / 4;
@@ -86,7 +91,22 @@ CREATE FUNCTION bench.part_ids(parts jsonb) RETURNS text[] LANGUAGE sql IMMUTABL
   AS $$ SELECT array_agg(p->>'id') FROM jsonb_array_elements(parts) p $$;
 CREATE TABLE bench.sizes (side text, phase text, rel text, bytes bigint);
 CREATE TABLE bench.res (side text, measure text, value float8);
+-- the rows' own bytes (tuple, alignment, line pointer): a heap holds whole
+-- rows a page, so its pages move in steps that hide a few bytes a row
+CREATE FUNCTION bench.tuple_bytes(s text) RETURNS TABLE (rel text, bytes bigint) LANGUAGE plpgsql AS $$
+DECLARE t regclass;
+BEGIN
+  FOR t IN SELECT oid FROM pg_class WHERE relnamespace = s::regnamespace AND relkind = 'r' AND relname <> 'sessions' LOOP
+    rel := t::text;
+    EXECUTE format('SELECT sum((pg_column_size(x.*) + 7) / 8 * 8 + 4) FROM %s x', t) INTO bytes;
+    RETURN NEXT;
+  END LOOP;
+END $$;
+CREATE TABLE bench.tuples (side text, rel text, bytes bigint);
 SQL
+q -c "CREATE FUNCTION bench.sid(n int) RETURNS text LANGUAGE sql IMMUTABLE AS \$f\$ SELECT CASE '$sid'
+  WHEN 'bench' THEN 'bench_' || (100000 + n / 10) || '_' || n % 10 || '_m'
+  ELSE 'sess_' || lpad(to_hex(n), 10, '0') || left(md5(n::text), 16) END \$f\$"
 
 # mnemo.sessions' columns and indexes, as every layout reserves seqs in it;
 # C adds the integer key its other tables carry.
@@ -139,10 +159,10 @@ ddl() {
 	case $s in
 	A | B | C | D*) echo "CREATE TABLE $s.messages ($k $kt NOT NULL,
 	  $msg_cols, $pj tenant text NOT NULL, PRIMARY KEY ($k, id), UNIQUE ($k, seq));" ;;
-	A_lean | B_lean) echo "CREATE TABLE $s.messages ($msg_lean, session_id text NOT NULL,
+	A_lean | B_lean | B_hash) echo "CREATE TABLE $s.messages ($msg_lean, session_id text NOT NULL,
 	  PRIMARY KEY (session_id, id), UNIQUE (session_id, seq));" ;;
 	esac
-	case $s in A | B | C | D* | A_lean | B_lean) echo "CREATE INDEX ON $s.messages ($k, seq) WHERE is_summary;" ;; esac
+	case $s in A | B | C | D* | A_lean | B_*) echo "CREATE INDEX ON $s.messages ($k, seq) WHERE is_summary;" ;; esac
 	case $s in
 	A) echo "CREATE TABLE $s.message_parts (session_id text NOT NULL, message_id text NOT NULL,
 	  part_index integer NOT NULL, id text NOT NULL, $part_cols, tenant text NOT NULL,
@@ -153,7 +173,7 @@ ddl() {
 	B) echo "CREATE TABLE $s.message_parts (session_id text NOT NULL, seq bigint NOT NULL,
 	  part_index integer NOT NULL, id text NOT NULL, $part_cols, tenant text NOT NULL,
 	  PRIMARY KEY (session_id, seq, part_index), UNIQUE (session_id, id));" ;;
-	B_lean) echo "CREATE TABLE $s.message_parts (seq bigint NOT NULL, $part_lean, tenant int NOT NULL,
+	B_lean | B_hash) echo "CREATE TABLE $s.message_parts (seq bigint NOT NULL, $part_lean, tenant int NOT NULL,
 	  session_id text NOT NULL, id text NOT NULL,
 	  PRIMARY KEY (session_id, seq, part_index), UNIQUE (session_id, id));" ;;
 	C) echo "CREATE TABLE $s.message_parts (session_key bigint NOT NULL, seq bigint NOT NULL,
@@ -184,6 +204,9 @@ ddl() {
 	# ids found through hash indexes (one 4-byte hash an entry, not the text
 	# key), their uniqueness checked by the append under the session row lock
 	# that every write to a session already holds (src/sessions.c)
+	B_hash) echo "ALTER TABLE $s.messages DROP CONSTRAINT messages_pkey;
+	  ALTER TABLE $s.message_parts DROP CONSTRAINT message_parts_session_id_id_key;
+	  CREATE INDEX ON $s.messages USING hash (id); CREATE INDEX ON $s.message_parts USING hash (id);" ;;
 	E_hash) echo "ALTER TABLE $s.items DROP CONSTRAINT items_session_id_id_key;
 	  CREATE INDEX ON $s.items USING hash (id); CREATE INDEX ON $s.items USING hash (message_id) WHERE part_index = 0;" ;;
 	esac
@@ -201,7 +224,7 @@ as_side() { # rename the base layout's schema to side $1's; ids COLLATE "C"
 # One turn as pgbench runs it: :turn counts this client's turns, the
 # session is the client's own in this run (W3: four sessions at once).
 turn_sql() {
-	local s=$1 key=id k=session_id ten=tenant pj='' pv='' ins=()
+	local s=$1 key=id k=session_id ten=tenant pj='' pv='' hash='' ins=()
 	local sess='bench.sid(:run * 10 + :client_id)' text='FROM bench.texts WHERE i = :turn % 1000'
 	echo '\set turn :turn + 1'
 	case $s in
@@ -214,19 +237,22 @@ turn_sql() {
 	  LATERAL (VALUES (1, 'user', u), (2, 'assistant', a)) v(k, r, c) WHERE i = :turn % 1000;"; return ;;
 	C) key=key k=session_key ;;
 	*_lean) ten=1 ;;
+	# no unique index on the ids: the append looks them up first
+	*_hash) ten=1 hash="WHERE NOT EXISTS (SELECT FROM $s." ;;
 	D*) pj='parts,' pv="jsonb_build_array(content || jsonb_build_object('id', part_id, 'token_estimate', est))," ;;
 	esac
 	case $s in
 	A | B | C | D*) ins+=("INSERT INTO $s.messages ($k, seq, id, role, created_at, agent, model_id, provider_id,
 	  run_id, is_summary, $pj tenant) SELECT k, seq, msg_id, role, at, 'default', '', '', NULL, false, $pv tenant FROM r") ;;
-	A_lean | B_lean) ins+=("INSERT INTO $s.messages (session_id, seq, id, role, created_at, tenant)
-	  SELECT k, seq, msg_id, role, at, 1 FROM r") ;;
+	A_lean | B_lean | B_hash) ins+=("INSERT INTO $s.messages (session_id, seq, id, role, created_at, tenant)
+	  SELECT k, seq, msg_id, role, at, 1 FROM r ${hash:+${hash}messages x WHERE x.session_id = r.k AND x.id = r.msg_id)}") ;;
 	esac
 	case $s in
 	A | A_lean) ins+=("INSERT INTO $s.message_parts (session_id, message_id, part_index, id, part_type,
 	  content, token_estimate, tenant) SELECT k, msg_id, 0, part_id, 'text', content, est, $ten FROM r") ;;
-	B | B_lean | C) ins+=("INSERT INTO $s.message_parts ($k, seq, part_index, id, part_type,
-	  content, token_estimate, tenant) SELECT k, seq, 0, part_id, 'text', content, est, $ten FROM r") ;;
+	B | B_lean | B_hash | C) ins+=("INSERT INTO $s.message_parts ($k, seq, part_index, id, part_type, content,
+	  token_estimate, tenant) SELECT k, seq, 0, part_id, 'text', content, est, $ten FROM r
+	  ${hash:+${hash}message_parts x WHERE x.session_id = r.k AND x.id = r.part_id)}") ;;
 	D1) ins+=("INSERT INTO $s.part_ids SELECT k, part_id, seq, 0, tenant FROM r") ;;
 	E) ins+=("INSERT INTO $s.items (session_id, seq, part_index, id, message_id, role, created_at, agent,
 	  model_id, provider_id, is_summary, part_type, content, token_estimate, tenant)
@@ -271,6 +297,7 @@ for s in $sides; do
 		{ cat "$dir/$s.log" >&2; exit 1; }
 	val "INSERT INTO bench.res VALUES ('$s', 'wal', pg_wal_lsn_diff(pg_current_wal_lsn(), '$lsn') / $turns)" >/dev/null
 	sizes "$s" after
+	val "INSERT INTO bench.tuples SELECT '$s', * FROM bench.tuple_bytes('$s')" >/dev/null
 	# every side stored every message (E_hash skips a row whose id exists)
 	rows=$(val "SELECT count(*) FROM $s.$(case $s in E*) echo items ;; *) echo messages ;; esac)")
 	[ "$rows" = $((2 * turns)) ] || { echo "$s: $rows rows after $turns turns" >&2; exit 1; }
@@ -296,7 +323,7 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 {
-	echo "# bash bench/profiles/layouts.sh  (LAYOUT_TURNS=$turns LAYOUT_ROUNDS=$rounds LAYOUT_SECONDS=$secs)"
+	echo "# LAYOUT_TURNS=$turns LAYOUT_ROUNDS=$rounds LAYOUT_SECONDS=$secs LAYOUT_SID=$sid bash bench/profiles/layouts.sh"
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(val 'SELECT version()')"
 	echo "# host: $(nproc) cores; load average before $load_before, after $load_after"
 	echo "# cluster: test/cluster.sh settings (fsync on, shared_buffers 256MB), synchronous_commit on,"
@@ -306,18 +333,21 @@ load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 	q -P footer=off -c "SELECT a.side, a.rel, round((a.bytes - coalesce(b.bytes, 0))::numeric / $turns, 1) AS b_per_turn
 	  FROM bench.sizes a LEFT JOIN bench.sizes b ON b.side = a.side AND b.rel = a.rel AND b.phase = 'before'
 	  WHERE a.phase = 'after' AND a.bytes <> coalesce(b.bytes, 0) ORDER BY a.side = 'plain' DESC, a.side, a.rel"
-	echo "## Per side: bytes and WAL per turn; turns/s (median of $rounds runs of ${secs}s, pgbench -M prepared),"
+	echo "## Per side: bytes per turn (heap, TOAST, indexes); rows/turn: the heap rows' own bytes (no page"
+	echo "## steps); WAL per turn; turns/s (median of $rounds runs of ${secs}s, pgbench -M prepared),"
 	echo "## one client on one session, and 4 clients each on its own session (W3); x = side / plain, x1 = side / plain1"
 	q -P footer=off <<SQL
 WITH g AS (SELECT a.side, sum(a.bytes - coalesce(b.bytes, 0))::float8 / $turns AS bytes
              FROM bench.sizes a LEFT JOIN bench.sizes b ON b.side = a.side AND b.rel = a.rel AND b.phase = 'before'
             WHERE a.phase = 'after' GROUP BY a.side),
+tu AS (SELECT side, sum(bytes)::float8 / $turns AS tb FROM bench.tuples GROUP BY side),
 m AS (SELECT side, measure, percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS v FROM bench.res GROUP BY 1, 2),
-t AS (SELECT g.side, g.bytes, w.v AS wal, t1.v AS tps1, t4.v AS tps4 FROM g
+t AS (SELECT g.side, g.bytes, tu.tb, w.v AS wal, t1.v AS tps1, t4.v AS tps4 FROM g JOIN tu USING (side)
         JOIN m w ON w.side = g.side AND w.measure = 'wal' LEFT JOIN m t1 ON t1.side = g.side AND t1.measure = 'tps1'
         LEFT JOIN m t4 ON t4.side = g.side AND t4.measure = 'tps4'),
 p AS (SELECT * FROM t WHERE side = 'plain'), p1 AS (SELECT * FROM t WHERE side = 'plain1')
 SELECT t.side, round(t.bytes::numeric) AS "bytes/turn", round((t.bytes / p.bytes)::numeric, 2) AS x,
+       round(t.tb::numeric) AS "rows/turn", round((t.tb / p.tb)::numeric, 2) AS x,
        round(t.wal::numeric) AS "WAL/turn", round((t.wal / p.wal)::numeric, 2) AS x,
        round(t.tps1::numeric) AS "turns/s 1", round((t.tps1 / p.tps1)::numeric, 2) AS x,
        round((t.tps1 / p1.tps1)::numeric, 2) AS x1,

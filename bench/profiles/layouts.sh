@@ -6,7 +6,8 @@
 #   env: LAYOUT_TURNS (1000, for bytes and WAL), LAYOUT_ROUNDS (3),
 #        LAYOUT_SECONDS (5, per pgbench run), LAYOUT_PORT (54377),
 #        LAYOUT_SID (ulid: session ids "sess_" + 26 characters, as
-#        create_session makes them; bench: 16 characters, as bench/append's)
+#        create_session makes them; bench: 16 characters, as bench/append's),
+#        LAYOUT_SIDES (all below; plain and plain1 are needed for the ratios)
 #
 # Starts a private cluster (test/cluster.sh, its own directory and socket),
 # creates each candidate layout as plain SQL tables in a schema of its own,
@@ -22,6 +23,20 @@
 # to separate round trips from storage.  Not modelled on any side: the
 # CHECK functions, RLS policies and triggers of mnemo's install script (the
 # plain table has none either) and mnemo's C work per call.
+#
+# Sides (each also has mnemo.sessions' table, whose row every turn updates):
+#   plain, plain1  bench/append's table; four round trips a turn, or one
+#   A       messages + message_parts as in sql/mnemo--0.3.0.sql
+#   B       parts keyed (session_id, seq, part_index), UNIQUE (session_id, id)
+#   C       B with a bigint session key instead of the text session id
+#   D0/1/2  one row per message, its parts a jsonb array; part ids found by
+#           nothing (D0), a side table (D1), an expression GIN index (D2)
+#   E       one table of part rows, message columns on part_index 0 rows
+#   X_lean  X with defaults stored as NULL, tenant an int, fixed-width first
+#   X_hash  X_lean with hash indexes on the ids, uniqueness checked in the turn
+#   X_C     X with the text keys in the "C" collation
+#   E_hashU E_hash without the uniqueness check (what the check costs; not a
+#           candidate, and not among the default sides)
 set -euo pipefail
 
 turns=${LAYOUT_TURNS:-1000}
@@ -31,7 +46,7 @@ sid=${LAYOUT_SID:-ulid}
 out=${1:-/dev/stdout}
 here=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/mnemo-layouts.XXXXXX)
-sides="plain plain1 A A_C A_lean B B_lean B_hash C D0 D1 D2 E E_lean E_hash E_hash_C"
+sides=${LAYOUT_SIDES:-plain plain1 A A_C A_lean B B_lean B_hash C D0 D1 D2 E E_lean E_hash E_hash_C}
 
 cleanup() {
 	bash "$here/test/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
@@ -193,7 +208,7 @@ ddl() {
 	  tokens_cache_write bigint DEFAULT 0, tokens_reasoning bigint DEFAULT 0, cost double precision DEFAULT 0,
 	  finish_reason text, $part_cols, tenant text NOT NULL,
 	  PRIMARY KEY (session_id, seq, part_index), UNIQUE (session_id, id));" ;;
-	E_lean | E_hash) echo "CREATE TABLE $s.items (seq bigint NOT NULL, created_at bigint, tokens_input bigint,
+	E_lean | E_hash*) echo "CREATE TABLE $s.items (seq bigint NOT NULL, created_at bigint, tokens_input bigint,
 	  tokens_output bigint, tokens_cache_read bigint, tokens_cache_write bigint, tokens_reasoning bigint,
 	  cost double precision, $part_lean, tenant int NOT NULL, is_summary boolean, session_id text NOT NULL,
 	  id text NOT NULL, message_id text, role text, agent text, model_id text, provider_id text, run_id text,
@@ -207,7 +222,7 @@ ddl() {
 	B_hash) echo "ALTER TABLE $s.messages DROP CONSTRAINT messages_pkey;
 	  ALTER TABLE $s.message_parts DROP CONSTRAINT message_parts_session_id_id_key;
 	  CREATE INDEX ON $s.messages USING hash (id); CREATE INDEX ON $s.message_parts USING hash (id);" ;;
-	E_hash) echo "ALTER TABLE $s.items DROP CONSTRAINT items_session_id_id_key;
+	E_hash*) echo "ALTER TABLE $s.items DROP CONSTRAINT items_session_id_id_key;
 	  CREATE INDEX ON $s.items USING hash (id); CREATE INDEX ON $s.items USING hash (message_id) WHERE part_index = 0;" ;;
 	esac
 	case $s in E*) echo "CREATE INDEX ON $s.items (session_id, seq) WHERE is_summary AND part_index = 0;" ;; esac
@@ -257,7 +272,7 @@ turn_sql() {
 	E) ins+=("INSERT INTO $s.items (session_id, seq, part_index, id, message_id, role, created_at, agent,
 	  model_id, provider_id, is_summary, part_type, content, token_estimate, tenant)
 	  SELECT k, seq, 0, part_id, msg_id, role, at, 'default', '', '', false, 'text', content, est, tenant FROM r") ;;
-	E_lean) ins+=("INSERT INTO $s.items (session_id, seq, part_index, id, message_id, role, created_at,
+	E_lean | E_hashU) ins+=("INSERT INTO $s.items (session_id, seq, part_index, id, message_id, role, created_at,
 	  part_type, content, token_estimate, tenant) SELECT k, seq, 0, part_id, msg_id, role, at, 'text', content, est, 1 FROM r") ;;
 	E_hash) ins+=("INSERT INTO $s.items (session_id, seq, part_index, id, message_id, role, created_at,
 	  part_type, content, token_estimate, tenant) SELECT k, seq, 0, part_id, msg_id, role, at, 'text', content, est, 1 FROM r
@@ -323,7 +338,8 @@ done
 load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 
 {
-	echo "# LAYOUT_TURNS=$turns LAYOUT_ROUNDS=$rounds LAYOUT_SECONDS=$secs LAYOUT_SID=$sid bash bench/profiles/layouts.sh"
+	echo "# LAYOUT_TURNS=$turns LAYOUT_ROUNDS=$rounds LAYOUT_SECONDS=$secs LAYOUT_SID=$sid" \
+		"${LAYOUT_SIDES:+LAYOUT_SIDES=\"$LAYOUT_SIDES\" }bash bench/profiles/layouts.sh"
 	echo "# $(date -u '+%Y-%m-%d %H:%M UTC'); $(val 'SELECT version()')"
 	echo "# host: $(nproc) cores; load average before $load_before, after $load_after"
 	echo "# cluster: test/cluster.sh settings (fsync on, shared_buffers 256MB), synchronous_commit on,"

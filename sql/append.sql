@@ -67,10 +67,12 @@ SELECT part_index, part_type, token_estimate > 0 AS has_estimate
 -- the multibyte estimate counts characters
 SELECT seq FROM mnemo.append_message('ap', 'user', '[{"type": "text", "id": "ap_mb", "text": "éééééééé"}]', id => 'ap_m7');
 SELECT token_estimate FROM mnemo.message_parts WHERE id = 'ap_mb';
--- token_estimate bounds: 0 and 2^31-1; an integral number written as 1e2 is 100
+-- token_estimate bounds: 0 and 2^31-1; integral numbers written as 1e2 and
+-- 22.0 are 100 and 22
 SELECT seq FROM mnemo.append_message('ap', 'user',
   '[{"type": "text", "id": "ap_te1", "text": "a", "token_estimate": 2147483647},
-    {"type": "text", "id": "ap_te2", "text": "a", "token_estimate": 1e2}]', id => 'ap_m8');
+    {"type": "text", "id": "ap_te2", "text": "a", "token_estimate": 1e2},
+    {"type": "text", "id": "ap_te3", "text": "a", "token_estimate": 22.0}]', id => 'ap_m8');
 SELECT id, token_estimate FROM mnemo.message_parts WHERE message_id = 'ap_m8' ORDER BY part_index;
 
 --

@@ -2,7 +2,7 @@
  * import_batch.c
  *		The import a reader pushes its messages to (import_message.c builds
  *		them): sent in batches inside the import's one transaction, with the
- *		checkpoints and compactions of the transcript.
+ *		compactions of the transcript (its checkpoints: import_checkpoints.c).
  *
  * Pushed messages are sent in batches, each one append_messages statement,
  * then their usage (update_message_tokens) and part times
@@ -45,15 +45,6 @@ static const mn_stmt covered_stmt = {
 	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
 	"ORDER BY c.position",
 	4
-};
-
-/* The checkpoints of a transcript, each at its own seq and time, in one
- * statement: add_checkpoint per element. */
-static const mn_stmt checkpoints_stmt = {
-	"mnemo_import_checkpoints",
-	"SELECT mnemo.add_checkpoint($1::text, c.label, c.auto, c.seq, c.created_at) IS NOT NULL "
-	"FROM jsonb_to_recordset($2::jsonb) AS c(label text, auto boolean, seq bigint, created_at bigint)",
-	2
 };
 
 static const mn_stmt append_stmt = {
@@ -146,12 +137,8 @@ put_message(mn_buf *b, const mn_import_msg *m, const mn_import_session *s)
 	mn_buf_puts(b, "]}");
 }
 
-/*
- * The handle's error (its message from offset skip on) as code, led by the
- * line it is about, its SQLSTATE kept; returns code.
- */
-static int
-at_line(mnemo_store *st, int code, int64_t line, size_t skip)
+int
+mn_import_at_line(mnemo_store *st, int code, int64_t line, size_t skip)
 {
 	const char *msg = st->errmsg ? st->errmsg : "";
 	char	   *copy = strdup(skip <= strlen(msg) ? msg + skip : "");
@@ -192,7 +179,7 @@ locate_duplicate(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		if (has)
 			line = m->line;
 	}
-	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
+	return line == 0 ? st->errcode : mn_import_at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
 
 /*
@@ -224,7 +211,7 @@ locate_error(mn_import *imp, mn_import_msg *const *batch, size_t n)
 		rest += *(rest + 1) == ' ' ? 2 : 1;
 	if (code == MNEMO_ERR_INVALID_ARGUMENT)
 		code = MNEMO_ERR_FORMAT;
-	return at_line(st, code, batch[i]->line, (size_t) (rest - msg));
+	return mn_import_at_line(st, code, batch[i]->line, (size_t) (rest - msg));
 }
 
 /* Usage of the appended messages, which append_messages does not take:
@@ -519,18 +506,13 @@ send_batch(mn_import *imp)
 	size_t		cap;
 	int			rc;
 
-	/* the first batch's text needs the session (put_message) */
-	if (n > 0 && imp->created && (rc = batch_text(imp)) != MNEMO_OK)
+	/* nothing is in flight before the session exists, which the text needs */
+	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
+		return rc;
+	if (n > 0 && (rc = batch_text(imp)) != MNEMO_OK)
 		return rc;
 	if ((rc = mn_import_drain(imp)) != MNEMO_OK)
 		return rc;
-	if (!imp->created)
-	{
-		if ((rc = begin(imp)) != MNEMO_OK)
-			return rc;
-		if (n > 0 && (rc = batch_text(imp)) != MNEMO_OK)
-			return rc;
-	}
 	if (n == 0)
 		return MNEMO_OK;
 
@@ -581,80 +563,6 @@ mn_import_abandon(mn_import *imp)
 	imp->n_flight = 0;
 	free(imp->flight);
 	imp->flight = NULL;
-}
-
-int
-mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool is_auto,
-					 int64_t created_at)
-{
-	mn_buf	   *b = &imp->checkpoints;
-
-	if (imp->n_checkpoints % 64 == 0)
-	{
-		mn_import_cp *grown = realloc(imp->cps, (imp->n_checkpoints + 64) * sizeof(*grown));
-
-		if (grown == NULL)
-			return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-		imp->cps = grown;
-	}
-	imp->cps[imp->n_checkpoints].line = line;
-	if ((imp->cps[imp->n_checkpoints].label = strdup(label)) == NULL)
-		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-	imp->n_checkpoints++;
-	mn_buf_puts(b, b->len > 0 ? ",{\"label\":" : "{\"label\":");
-	mn_buf_put_jstr(b, label, strlen(label));
-	mn_buf_puts(b, is_auto ? ",\"auto\":true,\"seq\":" : ",\"auto\":false,\"seq\":");
-	/* a fresh session: the messages so far are seqs 1 .. their count */
-	mn_buf_put_i64(b, imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch);
-	if (created_at > 0)
-	{
-		mn_buf_puts(b, ",\"created_at\":");
-		mn_buf_put_i64(b, created_at);
-	}
-	mn_buf_puts(b, "}");
-	return b->oom ? mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory") : MNEMO_OK;
-}
-
-int
-mn_import_checkpoints_flush(mn_import *imp)
-{
-	mnemo_store *st = imp->st;
-	const char *params[2];
-	mn_buf		arr = {0};
-	PGresult   *res;
-	int64_t		line = 0;
-
-	if (imp->n_checkpoints == 0)
-		return MNEMO_OK;
-	mn_buf_puts(&arr, "[");
-	mn_buf_put(&arr, imp->checkpoints.data, imp->checkpoints.len);
-	mn_buf_puts(&arr, "]");
-	if (arr.oom)
-	{
-		mn_buf_free(&arr);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	params[0] = imp->session_id;
-	params[1] = arr.data;
-	res = mn_exec(st, &checkpoints_stmt, params);
-	mn_buf_free(&arr);
-	if (res != NULL)
-	{
-		PQclear(res);
-		return MNEMO_OK;
-	}
-	/* MN004 names the label used twice: the line of its second use */
-	if (st->errcode != MNEMO_ERR_DUPLICATE_ID || st->errmsg == NULL)
-		return st->errcode;
-	for (size_t i = 0; i < imp->n_checkpoints; i++)
-	{
-		const char *at = strstr(st->errmsg, imp->cps[i].label);
-
-		if (at != NULL && at > st->errmsg && at[-1] == '"' &&
-			at[strlen(imp->cps[i].label)] == '"')
-			line = imp->cps[i].line;
-	}
-	return line == 0 ? st->errcode : at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
 
 int
@@ -725,7 +633,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	if (rc == MNEMO_OK)
 		rc = restore(imp, &m, 1);
 	if (rc != MNEMO_OK && strncmp(st->errmsg ? st->errmsg : "", "line ", 5) != 0)
-		rc = at_line(st, rc, m->line, 0);
+		rc = mn_import_at_line(st, rc, m->line, 0);
 	if (rc == MNEMO_OK)
 		imp->imported++;
 	mn_import_msg_free(m);

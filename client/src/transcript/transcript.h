@@ -261,6 +261,10 @@ int			mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool
 /* After the last flush: the checkpoints restored, in one statement. */
 int			mn_import_checkpoints_flush(mn_import *imp);
 
+/* The handle's error (its message from offset skip on) as code, led by the
+ * line it is about, its SQLSTATE kept; returns code. */
+int			mn_import_at_line(mnemo_store *st, int code, int64_t line, size_t skip);
+
 /* ---- tool calls paired with their results (tool_calls.c) ---- */
 
 typedef struct mn_pending_call mn_pending_call;

@@ -31,7 +31,7 @@ const cli_command cli_import = {
 	"  claude-code  a Claude Code session log (~/.claude/projects/.../ID.jsonl)\n"
 	"  pi           a pi session log (JSON Lines, first record type \"session\")\n"
 	"  openai       OpenAI Chat Completions messages: a JSON array, JSON Lines,\n"
-	"               or a request body {\"model\", \"messages\"}\n"
+	"               a request body {\"model\", \"messages\"}, or tau-bench results\n"
 	"  anthropic    Anthropic Messages messages, the same ways ({\"system\", ...})\n"
 	"  swe-agent    a SWE-agent trajectory (.traj, one JSON document)\n"
 	"  openhands    an OpenHands event stream, or a resolver run's history\n"
@@ -41,7 +41,10 @@ const cli_command cli_import = {
 	"transcript with no message, or one that leaves out more than half of its\n"
 	"records, fails.  A transcript that names its own session id imports once:\n"
 	"a second import fails (MN004) unless --new-ids asks for a copy.\n"
-	"Prints the new session's id on stdout, and a summary on stderr.  Large\n"
+	"A file of several sessions (an OpenHands resolver output, one run a\n"
+	"line; tau-bench results; request bodies one a line) makes one session\n"
+	"each, all in the same transaction.\n"
+	"Prints each new session's id on stdout, and a summary on stderr.  Large\n"
 	"files get a progress bar on stderr when it is a terminal.\n"
 	"\n"
 	"Options:\n"
@@ -79,6 +82,8 @@ typedef struct import_state
 	tally		skipped;
 	tally		kept;
 	bool		oom;
+	int64_t		sessions;		/* made, each printed */
+	bool		write_failed;
 } import_state;
 
 static void
@@ -147,6 +152,18 @@ kept(int64_t line, const char *kind, void *arg)
 	count(is, &is->kept, kind);
 }
 
+/* Each session made, after the commit: its id on stdout. */
+static void
+session_made(const char *session_id, int64_t messages, void *arg)
+{
+	import_state *is = arg;
+
+	(void) messages;
+	is->sessions++;
+	if (printf("%s\n", session_id) < 0)
+		is->write_failed = true;
+}
+
 static void
 tally_free(tally *t)
 {
@@ -185,8 +202,12 @@ put_tally(tally *t, const char *what, const char *thing)
 static void
 summary(import_state *is, const char *session_id, int64_t imported)
 {
-	fprintf(stderr, "mnemo: imported %" PRId64 " message%s into %s", imported,
-			imported == 1 ? "" : "s", session_id);
+	fprintf(stderr, "mnemo: imported %" PRId64 " message%s into ", imported,
+			imported == 1 ? "" : "s");
+	if (is->sessions == 1)
+		fprintf(stderr, "%s", session_id);
+	else
+		fprintf(stderr, "%" PRId64 " sessions", is->sessions);
 	put_tally(&is->skipped, "left out", "record");
 	put_tally(&is->kept, "kept in metadata", "field");
 	fprintf(stderr, "\n");
@@ -248,6 +269,7 @@ run(const char *db, int argc, char **argv)
 	io.kept = kept;
 	io.format = format;
 	io.lenient = lenient;
+	io.session = session_made;
 	io.progress_arg = &is;
 	rc = mnemo_import_jsonl(st, in, &io, sid, &imported);
 	if (is.bar_drawn)
@@ -256,10 +278,9 @@ run(const char *db, int argc, char **argv)
 		rc = cli_fail(st);
 	else
 	{
-		printf("%s\n", sid);
 		if (!quiet)
 			summary(&is, sid, imported);
-		if (fflush(stdout) != 0)
+		if (fflush(stdout) != 0 || is.write_failed)
 		{
 			perror("mnemo: writing the session id");
 			rc = CLI_ERROR;

@@ -4,7 +4,10 @@
 # with its content where it belongs, exports, and re-imports into another
 # database byte-identically; formats are detected or named; files that are
 # not transcripts fail and leave nothing; a log cut short imports with
-# --lenient; a second import of a transcript with its own id is refused.
+# --lenient; a second import of a transcript with its own id is refused;
+# a file of several sessions (tau-bench results, an OpenHands resolver
+# output) makes one each, all or none (the whole files too, where the
+# shared data set is beside the repository).
 #
 # Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
 # PGDATABASE (a fresh database with the extension); prints TAP.
@@ -133,6 +136,62 @@ check "openhands: run actions are tool parts completed by their observations" \
 	test "$(parts_where "$oh_sid" "part_type = 'tool' AND tool_name = 'run' AND content ? 'output'")" = 2
 check "openhands: the resolver run's fields are the session's metadata" \
 	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
+
+# ---- a file of several sessions: one session each, all in one transaction ----
+
+run_m import $D/transcript-tau-bench.json
+expect_rc 0 "tau-bench results (two trajectories) import, detected from their content"
+is "$(wc -l <"$work/out")" 2 "tau-bench: one session id a line, one per trajectory"
+tb1=$(sed -n 1p "$work/out")
+tb2=$(sed -n 2p "$work/out")
+is "$(msgs_where "$tb1" true) $(msgs_where "$tb2" true)" "8 10" \
+	"tau-bench: each trajectory's messages in a session of its own, in file order"
+is "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata->>'task_id') || ' ' || (metadata->>'trial') || ' ' || (metadata ? 'info') FROM mnemo.sessions WHERE id = '$tb2'")" \
+	"tau-bench 48 2 true" "tau-bench: the trajectory's task, trial, reward and info are its session's metadata"
+is "$(parts_where "$tb1" "part_type = 'tool' AND tool_state = 'completed'")" 2 \
+	"tau-bench: function calls completed by their tool messages"
+check "tau-bench: the summary counts the sessions" grep -q "imported 18 messages into 2 sessions" "$work/err"
+"$M" export "$tb2" >"$work/tau.first.jsonl" 2>"$work/err"
+run_m --db "dbname=$copy_db" import "$work/tau.first.jsonl" --quiet
+expect_rc 0 "tau-bench: a trajectory's export imports into another database"
+"$M" --db "dbname=$copy_db" export "$tb2" >"$work/tau.second.jsonl" 2>"$work/err"
+check "tau-bench: export, import, export: byte-identical" cmp -s "$work/tau.first.jsonl" "$work/tau.second.jsonl"
+
+cat $D/transcript-openhands.jsonl $D/transcript-openhands.jsonl >"$work/oh-two.jsonl"
+before=$(sessions)
+run_m import "$work/oh-two.jsonl" --session oh-two
+expect_rc 1 "an OpenHands output of two runs under --session, which names one, fails"
+check "and names the line where the second begins" grep -q "line 2: a second session in the file" "$work/err"
+is "$(sessions)" "$before" "and stores nothing"
+{ cat $D/transcript-openhands.jsonl; echo '{"instance_id": "second", "history": "not a list"}'; } >"$work/oh-bad.jsonl"
+run_m import "$work/oh-bad.jsonl"
+expect_rc 1 "an OpenHands output whose second run is malformed fails"
+check "naming the session's line" grep -q 'no message in the session of line 2 (read as openhands' "$work/err"
+is "$(sessions)" "$before" "and the first run's session, stored before it in the same transaction, is not left"
+run_m import "$work/oh-two.jsonl" --quiet
+expect_rc 0 "an OpenHands resolver output of two runs imports"
+is "$(wc -l <"$work/out")" 2 "openhands: two session ids"
+is "$(msgs_where "$(sed -n 1p "$work/out")" true) $(msgs_where "$(sed -n 2p "$work/out")" true)" "5 5" \
+	"openhands: each run is a session of its own"
+
+# The whole files, where the project's shared data set is beside the
+# repository (its READMEs give the counts): tau-bench's 200 trajectories of
+# 5,308 messages, 1,164 of them tool results that complete their calls; the
+# OpenHands resolver output's two runs.
+shared=${MNEMO_SHARED_TRANSCRIPTS:-../shared/data/transcripts}
+if [ -f "$shared/tau-bench/historical_trajectories/gpt-4o-airline.json" ]; then
+	run_m import "$shared/tau-bench/historical_trajectories/gpt-4o-airline.json"
+	expect_rc 0 "tau-bench's whole results file imports"
+	is "$(wc -l <"$work/out")" 200 "as 200 sessions"
+	ids=$(paste -sd, "$work/out" | sed "s/,/','/g")
+	is "$(psql_q -c "SELECT count(*) || ' ' || count(*) FILTER (WHERE role = 'system') FROM mnemo.messages WHERE session_id IN ('$ids')")" \
+		"4144 200" "of 5,308 - 1,164 messages, a system message each"
+	is "$(psql_q -c "SELECT count(*) FROM mnemo.message_parts WHERE session_id IN ('$ids') AND part_type = 'tool' AND tool_state = 'completed'")" \
+		1164 "and 1,164 tool calls, each completed by its result"
+	run_m import "$shared/openhands/resolver-output.jsonl" --quiet
+	expect_rc 0 "the OpenHands resolver output imports"
+	is "$(wc -l <"$work/out")" 2 "as its two runs"
+fi
 
 round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5
 cc_sid=$last_sid

@@ -44,7 +44,7 @@ typedef struct mnemo_import_options
 	const char *session_id;		/* NULL: the transcript's own, else a new id */
 	/* called after each batch: bytes read so far of total (0 if unknown) */
 	void		(*progress) (uint64_t done, uint64_t total, void *arg);
-	void	   *progress_arg;	/* passed to both callbacks */
+	void	   *progress_arg;	/* passed to every callback */
 	/* mnemo exports: leave out the file's message and part ids and let the
 	 * server make new ones, to copy a session within one database */
 	bool		new_ids;
@@ -60,6 +60,13 @@ typedef struct mnemo_import_options
 	/* called for each field or block the format has and mnemo has no place
 	 * for, kept in the message's metadata: its line and kind */
 	void		(*kept) (int64_t line, const char *kind, void *arg);
+	/* a file of several sessions (OpenHands resolver output, one run a
+	 * line; a tau-bench results file; request bodies, one a line): NULL
+	 * refuses it (FORMAT, naming the line where the second begins); else
+	 * each becomes a session of its own, all in the one transaction, and
+	 * this is called for each after the commit, in file order, with its id
+	 * and message count.  A file of one session is reported through it too. */
+	void		(*session) (const char *session_id, int64_t messages, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */
@@ -68,7 +75,9 @@ typedef struct mnemo_import_options
 /*
  * Read a transcript from in and append it to a new session, in batches, all
  * in one transaction: an error leaves nothing behind.  session_id_out (may
- * be NULL) gets the session's id, *imported (may be NULL) the message count.
+ * be NULL) gets the session's id, *imported (may be NULL) the message count
+ * (of a file of several sessions: the first one's id, and the messages of
+ * all; options.session names each).
  * A transcript with no message, or one that leaves out more than half of its
  * records (the wrong format), fails and stores nothing.
  * Errors: FORMAT (with the line number in the message), DUPLICATE_ID, IO,

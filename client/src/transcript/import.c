@@ -14,11 +14,12 @@
  *
  * Atomicity: the session is created and every batch is appended between one
  * BEGIN and COMMIT, and any error rolls it all back, so a failed import
- * leaves no session and no message behind.
+ * leaves no session and no message behind.  A file of several sessions
+ * (next_session) makes them all in that one transaction.
  *
  * Events: the handle's subscribers are set aside for the transaction and
- * hear one session_created after the commit, never of rows that a rollback
- * took back.
+ * hear one session_created a session after the commit, never of rows that a
+ * rollback took back.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -180,12 +181,122 @@ feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *ob
 }
 
 /*
- * A top-level value (a line, or the whole document): the elements of an
- * array, the records of the array a document object holds, or itself.
+ * An import that stores nothing, or leaves out most of what it read, is the
+ * wrong format or not a transcript: it fails rather than leave an empty
+ * session behind.
+ */
+static int
+worth_storing(mn_import *imp)
+{
+	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
+	char		which[64] = "the transcript";
+
+	if (imp->reader == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "the transcript is empty: nothing to import");
+	if (imp->session.header)
+		return MNEMO_OK;
+	/* in a file of several, the session at fault is named by its line */
+	if (imp->n_finished > 0)
+		snprintf(which, sizeof(which), "the session of line %" PRId64, imp->session_line);
+	if (messages == 0)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "no message in %s (read as %s: %" PRId64 " record%s, %" PRId64
+					   " left out); nothing imported", which, imp->reader->name, imp->records,
+					   imp->records == 1 ? "" : "s", imp->left_out);
+	if (imp->left_out * 2 > imp->records)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "%" PRId64 " of %" PRId64 " records of %s left out: not a %s transcript? "
+					   "(--format names the format); nothing imported", imp->left_out,
+					   imp->records, which, imp->reader->name);
+	return MNEMO_OK;
+}
+
+static void
+session_clear(mn_import_session *s)
+{
+	free(s->want_id);
+	free(s->model_id);
+	free(s->provider_id);
+	free(s->agent);
+	free(s->title);
+	free(s->system_prompt);
+	free(s->metadata);
+	free(s->state);
+	memset(s, 0, sizeof(*s));
+}
+
+/*
+ * The end of a session's records: what the reader holds back pushed, the
+ * session judged (worth_storing), stored and its checkpoints restored.
+ */
+static int
+finish_session(mn_import *imp)
+{
+	int			rc = MNEMO_OK;
+
+	if (imp->reader != NULL && imp->reader->finish != NULL)
+		rc = imp->reader->finish(imp, imp->rstate);
+	if (rc == MNEMO_OK)
+		rc = worth_storing(imp);
+	if (rc == MNEMO_OK)
+		rc = mn_import_flush(imp);
+	if (rc == MNEMO_OK)
+		rc = mn_import_checkpoints_flush(imp);
+	return rc;
+}
+
+/*
+ * The document at line starts a second session in the file (one run a line
+ * of an OpenHands resolver output, an element of a tau-bench results file):
+ * the session before is finished and set aside to be reported, and the
+ * import starts afresh, in the same transaction.  Callers that take one
+ * session (no options.session) and --session, which names one, refuse it.
+ */
+static int
+next_session(mn_import *imp, int64_t lineno)
+{
+	mn_import_done *grown;
+	int			rc;
+
+	if (imp->opts->session == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a second session in the file (of %s); this import "
+					   "takes one", lineno, imp->reader->name);
+	if (imp->opts->session_id != NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a second session in the file, and --session names "
+					   "one", lineno);
+	if ((rc = finish_session(imp)) != MNEMO_OK)
+		return rc;
+	imp->session_line = lineno;
+	if ((grown = realloc(imp->finished, (imp->n_finished + 1) * sizeof(*grown))) == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->finished = grown;
+	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
+	grown[imp->n_finished++].messages = imp->imported;
+
+	session_clear(&imp->session);
+	imp->session_id[0] = '\0';
+	imp->created = false;
+	imp->imported = imp->records = imp->left_out = 0;
+	mn_import_checkpoints_reset(imp);
+	if (imp->reader->destroy != NULL)
+		imp->reader->destroy(imp->rstate);
+	imp->rstate = NULL;
+	if (imp->reader->create != NULL && (imp->rstate = imp->reader->create()) == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	return MNEMO_OK;
+}
+
+/*
+ * A value: a line, the whole document (top), or an element of a top-level
+ * array.  Its records are the elements of a top-level array, the array a
+ * session document holds (the reader's open names it; in a file of several,
+ * each document after the first begins a session), or the value itself.
  * Each element is named by the line it starts on.
  */
 static int
-feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj)
+feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj, bool top)
 {
 	struct json_object *arr = NULL;
 	mn_span		arr_text = text;
@@ -197,18 +308,21 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 		return rc;
 	if (imp->reader == NULL)
 		return MNEMO_OK;
-	if (json_object_is_type(obj, json_type_array))
+	if (top && json_object_is_type(obj, json_type_array))
 		arr = obj;
 	else if (json_object_is_type(obj, json_type_object) && imp->reader->open != NULL)
 	{
 		const char *key = NULL;
 
+		if (imp->documents > 0 && (rc = next_session(imp, lineno)) != MNEMO_OK)
+			return rc;
 		if ((rc = imp->reader->open(imp, imp->rstate, lineno, obj, text, &key)) != MNEMO_OK)
 			return rc;
 		if (key != NULL && ((arr = mn_js_arr(obj, key)) == NULL ||
 							!mn_json_member(text, key, &arr_text)))
 			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be an array",
 						   lineno, key);
+		imp->documents += key != NULL;
 	}
 	if (arr == NULL)
 		return feed_record(imp, lineno, text, obj);
@@ -221,7 +335,10 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 						   lineno, i);
 		lineno += newlines(at, el.p);
 		at = el.p;
-		rc = feed_record(imp, lineno, el, json_object_array_get_idx(arr, i));
+		if (arr == obj)
+			rc = feed_value(imp, lineno, el, json_object_array_get_idx(arr, i), false);
+		else
+			rc = feed_record(imp, lineno, el, json_object_array_get_idx(arr, i));
 	}
 	return rc;
 }
@@ -251,7 +368,7 @@ read_document(mn_import *imp, struct json_tokener *tok, FILE *in, int64_t first_
 	else
 		rc = parse_value(imp, tok, first_line, doc.data, doc.len, &obj, &incomplete);
 	if (rc == MNEMO_OK)
-		rc = feed_value(imp, first_line, (mn_span) {doc.data, doc.len}, obj);
+		rc = feed_value(imp, first_line, (mn_span) {doc.data, doc.len}, obj, true);
 	json_object_put(obj);
 	mn_buf_free(&doc);
 	return rc;
@@ -316,7 +433,7 @@ read_all(mn_import *imp, FILE *in)
 			break;
 		}
 		first = false;
-		rc = feed_value(imp, lineno, (mn_span) {line, (size_t) n}, obj);
+		rc = feed_value(imp, lineno, (mn_span) {line, (size_t) n}, obj, true);
 		json_object_put(obj);
 		if (rc != MNEMO_OK)
 			break;
@@ -328,50 +445,34 @@ read_all(mn_import *imp, FILE *in)
 					 errno ? strerror(errno) : "read error");
 	free(line);
 	json_tokener_free(tok);
-	if (rc == MNEMO_OK && imp->reader != NULL && imp->reader->finish != NULL)
-		rc = imp->reader->finish(imp, imp->rstate);
 	return rc;
 }
 
 /*
- * An import that stores nothing, or leaves out most of what it read, is the
- * wrong format or not a transcript: it fails rather than leave an empty
- * session behind.
+ * After the commit: the sessions made, in file order, to the caller (the
+ * first one's id and the messages of all) and to subscribers.
  */
-static int
-worth_storing(mn_import *imp)
-{
-	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
-
-	if (imp->reader == NULL)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "the transcript is empty: nothing to import");
-	if (imp->session.header)
-		return MNEMO_OK;
-	if (messages == 0)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "no message in the transcript (read as %s: %" PRId64 " record%s, %" PRId64
-					   " left out); nothing imported", imp->reader->name, imp->records,
-					   imp->records == 1 ? "" : "s", imp->left_out);
-	if (imp->left_out * 2 > imp->records)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "%" PRId64 " of %" PRId64 " records left out: not a %s transcript? "
-					   "(--format names the format); nothing imported", imp->left_out,
-					   imp->records, imp->reader->name);
-	return MNEMO_OK;
-}
-
 static void
-session_clear(mn_import_session *s)
+report(mn_import *imp, char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported)
 {
-	free(s->want_id);
-	free(s->model_id);
-	free(s->provider_id);
-	free(s->agent);
-	free(s->title);
-	free(s->system_prompt);
-	free(s->metadata);
-	free(s->state);
-	memset(s, 0, sizeof(*s));
+	const char *first = imp->n_finished > 0 ? imp->finished[0].id : imp->session_id;
+	int64_t		total = imp->imported;
+
+	for (size_t i = 0; i < imp->n_finished; i++)
+		total += imp->finished[i].messages;
+	if (session_id_out != NULL)
+		memcpy(session_id_out, first, strlen(first) + 1);
+	if (imported != NULL)
+		*imported = total;
+	for (size_t i = 0; i <= imp->n_finished; i++)
+	{
+		const char *id = i < imp->n_finished ? imp->finished[i].id : imp->session_id;
+		int64_t		n = i < imp->n_finished ? imp->finished[i].messages : imp->imported;
+
+		if (imp->opts->session != NULL)
+			imp->opts->session(id, n, imp->opts->progress_arg);
+		mn_emit(imp->st, MNEMO_EVENT_SESSION_CREATED, id, NULL, 0, NULL, false);
+	}
 }
 
 MNEMO_API int
@@ -407,11 +508,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	if (rc == MNEMO_OK)
 		rc = read_all(&imp, in);
 	if (rc == MNEMO_OK)
-		rc = worth_storing(&imp);
-	if (rc == MNEMO_OK)
-		rc = mn_import_flush(&imp);
-	if (rc == MNEMO_OK)
-		rc = mn_import_checkpoints_flush(&imp);
+		rc = finish_session(&imp);
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	mn_import_abandon(&imp);
@@ -422,22 +519,14 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	if (st->events == NULL)
 		st->events = events;
 	if (rc == MNEMO_OK)
-	{
-		if (session_id_out != NULL)
-			memcpy(session_id_out, imp.session_id, strlen(imp.session_id) + 1);
-		if (imported != NULL)
-			*imported = imp.imported;
-		mn_emit(st, MNEMO_EVENT_SESSION_CREATED, imp.session_id, NULL, 0, NULL, false);
-	}
+		report(&imp, session_id_out, imported);
 
 	for (size_t i = 0; i < imp.n_batch; i++)
 		mn_import_msg_free(imp.batch[i]);
 	free(imp.batch);
 	mn_buf_free(&imp.text);
-	for (size_t i = 0; i < imp.n_checkpoints; i++)
-		free(imp.cps[i].label);
-	free(imp.cps);
-	mn_buf_free(&imp.checkpoints);
+	mn_import_checkpoints_reset(&imp);
+	free(imp.finished);
 	if (imp.reader != NULL && imp.reader->destroy != NULL)
 		imp.reader->destroy(imp.rstate);
 	session_clear(&imp.session);

@@ -392,7 +392,8 @@ begin(mn_import *imp)
 	spec.created_at = s->created_at > 0 ? s->created_at :
 		imp->n_batch > 0 ? imp->batch[0]->created_at : 0;
 
-	if ((rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
+	/* the second session of a file is made in the transaction of the first */
+	if (!imp->began && (rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
 	imp->began = true;
 	if ((rc = mnemo_session_create(st, &spec, &row)) != MNEMO_OK)

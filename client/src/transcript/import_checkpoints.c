@@ -93,3 +93,15 @@ mn_import_checkpoints_flush(mn_import *imp)
 	}
 	return line == 0 ? st->errcode : mn_import_at_line(st, MNEMO_ERR_DUPLICATE_ID, line, 0);
 }
+
+void
+mn_import_checkpoints_reset(mn_import *imp)
+{
+	for (size_t i = 0; i < imp->n_checkpoints; i++)
+		free(imp->cps[i].label);
+	free(imp->cps);
+	imp->cps = NULL;
+	imp->n_checkpoints = 0;
+	mn_buf_free(&imp->checkpoints);
+	memset(&imp->checkpoints, 0, sizeof(imp->checkpoints));
+}

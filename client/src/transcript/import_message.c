@@ -145,3 +145,31 @@ mn_import_others(struct json_object *obj, mn_span text, const char *const *known
 	if (out->len > 0)
 		mn_buf_puts(out, "}");
 }
+
+int
+mn_import_session_meta(mn_import *imp, struct json_object *obj, mn_span text, const char *source,
+					   const char *const *known)
+{
+	mn_buf		meta = {0};
+	mn_buf		rest = {0};
+
+	mn_import_others(obj, text, known, &rest);
+	mn_buf_puts(&meta, "{\"source\":");
+	mn_buf_put_jstr(&meta, source, strlen(source));
+	if (rest.len > 1)
+	{
+		mn_buf_puts(&meta, ",");
+		mn_buf_put(&meta, rest.data + 1, rest.len - 1);	/* its members and } */
+	}
+	else
+		mn_buf_puts(&meta, "}");
+	mn_buf_free(&rest);
+	if (meta.oom)
+	{
+		mn_buf_free(&meta);
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	free(imp->session.metadata);
+	imp->session.metadata = meta.data;
+	return MNEMO_OK;
+}

@@ -4,7 +4,10 @@
  *		OpenAI Chat Completions and Anthropic Messages.
  *
  * The input is a JSON array of messages, the same as JSON Lines (one
- * message a line), or a request body {"model", "system", "messages": [...]}.
+ * message a line), or a request body {"model", "system", "messages": [...]};
+ * or tau-bench's results, an array of trajectories {"task_id", "trial",
+ * "reward", "info", "traj": [...]}.  Request bodies one a line, or
+ * trajectories, are a file of several sessions, one each.
  * One reader reads both APIs' messages, so a list that mixes them (an
  * OpenAI list whose first message has no block to tell) still imports; the
  * two table entries differ in what they detect and the provider they name.
@@ -56,10 +59,23 @@ anthropic_blocks(struct json_object *msg)
 	return false;
 }
 
+/* The member holding a document's messages: a request body's, or a
+ * tau-bench trajectory's; NULL when obj is a message itself. */
+static const char *
+messages_key(struct json_object *obj)
+{
+	if (mn_js_arr(obj, "messages") != NULL)
+		return "messages";
+	if (mn_js_arr(obj, "traj") != NULL)
+		return "traj";
+	return NULL;
+}
+
 static struct json_object *
 first_message(struct json_object *obj)
 {
-	struct json_object *list = mn_js_arr(obj, "messages");
+	const char *key = messages_key(obj);
+	struct json_object *list = key != NULL ? mn_js_arr(obj, key) : NULL;
 
 	if (list != NULL)
 		return json_object_array_length(list) > 0 ? json_object_array_get_idx(list, 0) : NULL;
@@ -106,6 +122,18 @@ mn_chat_sent(mn_import *imp, void *state, const mn_import_msg *m)
 	return mn_calls_sent(imp, state, m);
 }
 
+/* A tau-bench trajectory: its other members (task_id, trial, reward, info)
+ * are the session's metadata, with {"source": "tau-bench"}. */
+static int
+open_trajectory(mn_import *imp, struct json_object *obj, mn_span text)
+{
+	static const char *const not_meta[] = {"traj", NULL};
+
+	if (!mn_import_strdup("openai", &imp->session.provider_id))
+		return oom(imp);
+	return mn_import_session_meta(imp, obj, text, "tau-bench", not_meta);
+}
+
 /* A request body: its model and system prompt describe the session. */
 static int
 open_request(mn_import *imp, struct json_object *obj, mn_span text, const char **key,
@@ -114,12 +142,12 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 	mn_import_session *s = &imp->session;
 	struct json_object *system;
 
-	*key = NULL;
-	if (mn_js_arr(obj, "messages") == NULL)
+	if ((*key = messages_key(obj)) == NULL)
 		return MNEMO_OK;
-	*key = "messages";
 	if (imp->created)
 		return MNEMO_OK;
+	if (strcmp(*key, "traj") == 0)
+		return open_trajectory(imp, obj, text);
 	if (s->provider_id == NULL && !mn_import_strdup(provider, &s->provider_id))
 		return oom(imp);
 	if (s->model_id == NULL && !mn_import_strdup(mn_js_str(obj, "model", NULL), &s->model_id))

@@ -23,7 +23,8 @@
  *	- an observation that answers nothing (agent_state_changed, ...) is
  *	  bookkeeping; an event of neither kind is left out.
  * The resolver's run fields go to the session's metadata with {"source":
- * "openhands"}; a file holds one run (a second one is an error).
+ * "openhands"}; a resolver output of several runs (one a line) is a file of
+ * several sessions, one a run.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -41,7 +42,6 @@ typedef struct oh_state
 	mn_calls	calls;
 	bool		spoke;			/* the agent has spoken (for streams without
 								 * sources) */
-	bool		run;			/* a resolver run was opened */
 } oh_state;
 
 /* Members of an action that are not its arguments. */
@@ -101,38 +101,16 @@ oh_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn
 		const char **key)
 {
 	static const char *const not_meta[] = {"history", NULL};
-	oh_state   *oh = state;
-	mn_import_session *s = &imp->session;
-	mn_buf		meta = {0};
-	mn_buf		rest = {0};
 
+	(void) state;
+	(void) lineno;
 	*key = NULL;
 	if (mn_js_arr(obj, "history") == NULL)
 		return MNEMO_OK;
-	if (oh->run)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "line %" PRId64 ": a second OpenHands run; a session holds one: import one "
-					   "run per file", lineno);
-	oh->run = true;
 	*key = "history";
-	mn_import_others(obj, text, not_meta, &rest);
-	mn_buf_puts(&meta, "{\"source\":\"openhands\"");
-	if (rest.len > 1)
-	{
-		mn_buf_puts(&meta, ",");
-		mn_buf_put(&meta, rest.data + 1, rest.len - 1);	/* its members and } */
-	}
-	else
-		mn_buf_puts(&meta, "}");
-	mn_buf_free(&rest);
-	if (meta.oom || !mn_import_strdup("openhands", &s->agent))
-	{
-		mn_buf_free(&meta);
+	if (!mn_import_strdup("openhands", &imp->session.agent))
 		return oom(imp);
-	}
-	free(s->metadata);
-	s->metadata = meta.data;
-	return MNEMO_OK;
+	return mn_import_session_meta(imp, obj, text, "openhands", not_meta);
 }
 
 /* The action's field key: under "args" in newer streams, else flat. */

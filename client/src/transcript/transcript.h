@@ -1,10 +1,11 @@
 /*
  * transcript.h
  *		Transcripts: mnemo's JSONL export, and the import that reads it
- *		and Claude Code session logs.
+ *		and the session files of other agents.
  *
  * Owns: transcript/ (export.c; import.c, the driver: lines or one JSON
- * document in, records out, format detected, one transaction;
+ * document in, records out, format detected, a session per session
+ * document, one transaction;
  * import_message.c, the messages and parts a reader builds; import_batch.c,
  * the import they are pushed to and the batches it sends; iso_time.c, the
  * transcripts' times; tool_calls.c, calls paired with their results and images;
@@ -86,6 +87,13 @@ typedef struct mn_import_msg
 typedef struct mn_import mn_import;
 typedef struct mn_import_cp mn_import_cp;
 
+/* A session of a file of several, stored and not yet reported. */
+typedef struct mn_import_done
+{
+	char		id[MNEMO_ID_MAX + 1];
+	int64_t		messages;
+} mn_import_done;
+
 /* A format: called for each record, parsed, in order. */
 typedef struct mn_reader
 {
@@ -93,10 +101,10 @@ typedef struct mn_reader
 	/* whether the first record (or the document object), a JSON object, is
 	 * of this format */
 	bool		(*detect) (struct json_object *first);
-	/* NULL, or called for each top-level object (a line or the document):
-	 * sets *key to the member holding an array of records (the object's
-	 * other members describe the session), or NULL when the object is a
-	 * record itself */
+	/* NULL, or called for each top-level object (a line, the document, or
+	 * an element of a top-level array): sets *key to the member holding an
+	 * array of records when the object is a session of its own (its other
+	 * members describe the session), or NULL when it is a record itself */
 	int			(*open) (mn_import *imp, void *state, int64_t lineno,
 						 struct json_object *obj, mn_span text, const char **key);
 	void	   *(*create) (void);	/* NULL: out of memory */
@@ -158,7 +166,12 @@ struct mn_import
 
 	const mn_reader *reader;
 	void	   *rstate;
-	int64_t		imported;
+	int			documents;		/* session documents opened (reader open) */
+	mn_import_done *finished;	/* a file of several sessions: those before
+								 * this one, reported after the commit */
+	size_t		n_finished;
+	int64_t		session_line;	/* where this one began, when not the first */
+	int64_t		imported;		/* messages of this session */
 	int64_t		records;		/* handed to the reader */
 	int64_t		left_out;		/* records and blocks mn_import_skipped */
 	uint64_t	done;			/* bytes read */
@@ -236,6 +249,11 @@ void		mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span 
 void		mn_import_others(struct json_object *obj, mn_span text, const char *const *known,
 							 mn_buf *out);
 
+/* The session's metadata: {"source": source} and the members of obj
+ * (a session document) whose keys are not in known (NULL-terminated). */
+int			mn_import_session_meta(mn_import *imp, struct json_object *obj, mn_span text,
+								   const char *source, const char *const *known);
+
 /* An ISO 8601 time ("2025-11-20T23:33:50.805Z", an offset, or none: UTC)
  * as ms since the epoch; 0 when s is NULL or not one. */
 int64_t		mn_import_iso_time(const char *s);
@@ -260,6 +278,10 @@ int			mn_import_checkpoint(mn_import *imp, int64_t line, const char *label, bool
 
 /* After the last flush: the checkpoints restored, in one statement. */
 int			mn_import_checkpoints_flush(mn_import *imp);
+
+/* The checkpoints gathered forgotten (a session restored, or the import
+ * over). */
+void		mn_import_checkpoints_reset(mn_import *imp);
 
 /* The handle's error (its message from offset skip on) as code, led by the
  * line it is about, its SQLSTATE kept; returns code. */

@@ -1,0 +1,187 @@
+/*
+ * t_import_sessions.c
+ *		mnemo_import_jsonl on a file of several sessions (OpenAI request
+ *		bodies one a line; the CLI's cases, OpenHands runs and tau-bench
+ *		results, are in transcripts.sh).
+ *
+ *	- Without options.session the import takes one session: a file of two
+ *	  is MNEMO_ERR_FORMAT naming the line where the second begins, and
+ *	  nothing is stored, the first session included.
+ *	- With it, each document is a session of its own: the callback hears
+ *	  each after the commit, in file order, with its message count;
+ *	  session_id_out is the first, *imported the messages of all, and
+ *	  subscribers hear one session_created each.
+ *	- options.session_id names one session: a file of two is refused.
+ *	- A second session that fails after the first was stored rolls the
+ *	  first back too.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
+
+#include "mnemo.h"
+#include "tap.h"
+#include "helpers.h"
+
+#define is_code(st, rc, code, what) \
+	is_int((rc), (code), "%s: %s (%s)", (what), mnemo_strerror(code), mnemo_errmsg(st))
+
+/* Two request bodies, one a line: the second has the tool call and result. */
+static const char two_bodies[] =
+	"{\"model\": \"gpt-4o\", \"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+	"{\"role\": \"user\", \"content\": \"hello\"}, {\"role\": \"assistant\", \"content\": \"hi\"}]}\n"
+	"{\"model\": \"gpt-4o-mini\", \"messages\": [{\"role\": \"user\", \"content\": \"weather?\"}, "
+	"{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"id\": \"call_1\", \"type\": "
+	"\"function\", \"function\": {\"name\": \"weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}}]}, "
+	"{\"role\": \"tool\", \"tool_call_id\": \"call_1\", \"content\": \"rain\"}, "
+	"{\"role\": \"assistant\", \"content\": \"It rains.\"}]}\n";
+
+typedef struct heard
+{
+	int			n;
+	char		ids[4][MNEMO_ID_MAX + 1];
+	int64_t		messages[4];
+} heard;
+
+static void
+on_session(const char *session_id, int64_t messages, void *arg)
+{
+	heard	   *h = arg;
+
+	if (h->n < 4)
+	{
+		snprintf(h->ids[h->n], sizeof(h->ids[h->n]), "%s", session_id);
+		h->messages[h->n] = messages;
+	}
+	h->n++;
+}
+
+static int	created_events;
+
+static int
+on_event(mnemo_store *st, const mnemo_event *ev, void *arg)
+{
+	(void) st;
+	(void) arg;
+	if (ev->type == MNEMO_EVENT_SESSION_CREATED)
+		created_events++;
+	return 0;
+}
+
+static int
+import_text(mnemo_store *st, const char *text, size_t len, const mnemo_import_options *opts,
+			char sid[MNEMO_ID_MAX + 1], int64_t *n)
+{
+	FILE	   *f = tmpfile();
+	int			rc;
+
+	if (f == NULL)
+		bail_out("tmpfile: %s", strerror(errno));
+	if (fwrite(text, 1, len, f) != len)
+		bail_out("writing a temporary file: %s", strerror(errno));
+	rewind(f);
+	rc = mnemo_import_jsonl(st, f, opts, sid, n);
+	fclose(f);
+	return rc;
+}
+
+/* The sessions in the database, counted beside the store. */
+static int64_t
+count_of(PGconn *conn)
+{
+	PGresult   *res = PQexec(conn, "SELECT count(*) FROM mnemo.sessions");
+	int64_t		n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		bail_out("counting sessions: %s", PQerrorMessage(conn));
+	n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
+	PQclear(res);
+	return n;
+}
+
+int
+main(void)
+{
+	mnemo_store *st = open_store(NULL);
+	PGconn	   *conn = PQconnectdb("");
+	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
+	char		sid[MNEMO_ID_MAX + 1] = "";
+	int64_t		n = -1;
+	int64_t		before;
+	heard		h = {0};
+	mnemo_session *s = NULL;
+	char	   *second_empty;
+	int			rc;
+
+	if (PQstatus(conn) != CONNECTION_OK)
+		bail_out("connecting: %s", PQerrorMessage(conn));
+	before = count_of(conn);
+
+	/* one session expected: the second is refused, and the first goes too */
+	rc = import_text(st, two_bodies, strlen(two_bodies), NULL, sid, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "two request bodies, no session callback");
+	ok(strstr(mnemo_errmsg(st), "line 2: a second session in the file") != NULL,
+	   "the error names the line where the second session begins: %s", mnemo_errmsg(st));
+	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+
+	/* --session names one */
+	opts.session = on_session;
+	opts.progress_arg = &h;
+	opts.session_id = "t-import-sessions-one";
+	rc = import_text(st, two_bodies, strlen(two_bodies), &opts, sid, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "two request bodies under one session_id");
+	is_int(h.n, 0, "the callback hears nothing of an import that failed");
+	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+
+	/*
+	 * A second session that fails once the first is stored (its session
+	 * made and its messages appended, in the transaction): the first goes
+	 * too.  A body with no message fails at its end.
+	 */
+	opts.session_id = NULL;
+	second_empty = malloc(sizeof(two_bodies) + 64);
+	if (second_empty == NULL)
+		bail_out("out of memory");
+	memcpy(second_empty, two_bodies, strchr(two_bodies, '\n') + 1 - two_bodies);
+	strcpy(second_empty + (strchr(two_bodies, '\n') + 1 - two_bodies),
+		   "{\"model\": \"gpt-4o\", \"messages\": []}\n");
+	rc = import_text(st, second_empty, strlen(second_empty), &opts, sid, &n);
+	free(second_empty);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a second body with no message");
+	ok(strstr(mnemo_errmsg(st), "no message in the session of line 2") != NULL,
+	   "the error says what is wrong: %s", mnemo_errmsg(st));
+	is_int(h.n, 0, "the callback hears nothing of it");
+	is_int((int) (count_of(conn) - before), 0, "the first session, stored before, is not left behind");
+
+	/* both, each a session */
+	if (mnemo_event_subscribe(st, MNEMO_EVENT_SESSION_CREATED, on_event, NULL) <= 0)
+		bail_out("subscribe: %s", mnemo_errmsg(st));
+	rc = import_text(st, two_bodies, strlen(two_bodies), &opts, sid, &n);
+	is_code(st, rc, MNEMO_OK, "two request bodies with a session callback");
+	is_int(h.n, 2, "the callback hears two sessions");
+	is_int((int) h.messages[0], 3, "the first holds the first body's three messages");
+	is_int((int) h.messages[1], 3,
+		   "the second holds the second body's three (the tool result completes its call)");
+	is_str(sid, h.ids[0], "session_id_out is the first session");
+	ok(strcmp(h.ids[0], h.ids[1]) != 0, "the two are different sessions");
+	is_int((int) n, 6, "imported counts the messages of both");
+	is_int(created_events, 2, "subscribers hear one session_created each, after the commit");
+	is_int((int) (count_of(conn) - before), 2, "two sessions are stored");
+	if (mnemo_session_get(st, h.ids[1], &s) != MNEMO_OK)
+		bail_out("get %s: %s", h.ids[1], mnemo_errmsg(st));
+	is_str(s->model_id, "gpt-4o-mini", "each session takes its own body's model");
+	mnemo_session_free(s);
+	if (mnemo_session_get(st, h.ids[0], &s) != MNEMO_OK)
+		bail_out("get %s: %s", h.ids[0], mnemo_errmsg(st));
+	is_str(s->model_id, "gpt-4o", "the first keeps the first body's");
+	mnemo_session_free(s);
+
+	PQfinish(conn);
+	mnemo_store_close(st);
+	return tap_done();
+}

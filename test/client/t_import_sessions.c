@@ -41,6 +41,11 @@ static const char two_bodies[] =
 	"{\"role\": \"tool\", \"tool_call_id\": \"call_1\", \"content\": \"rain\"}, "
 	"{\"role\": \"assistant\", \"content\": \"It rains.\"}]}\n";
 
+/* Two bodies, the first with no message. */
+static const char first_empty[] =
+	"{\"model\": \"m\", \"messages\": []}\n"
+	"{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n";
+
 typedef struct heard
 {
 	int			n;
@@ -157,6 +162,15 @@ main(void)
 	   "the error says what is wrong: %s", mnemo_errmsg(st));
 	is_int(h.n, 0, "the callback hears nothing of it");
 	is_int((int) (count_of(conn) - before), 0, "the first session, stored before, is not left behind");
+
+	/* the first of several is empty (so named: nothing to detect it by) */
+	opts.format = "openai";
+	rc = import_text(st, first_empty, strlen(first_empty), &opts, sid, &n);
+	opts.format = NULL;
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a first body with no message, and a second");
+	ok(strstr(mnemo_errmsg(st), "no message in the session of line 1") != NULL,
+	   "the error names the first session's line: %s", mnemo_errmsg(st));
+	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
 
 	/* both, each a session */
 	if (mnemo_event_subscribe(st, MNEMO_EVENT_SESSION_CREATED, on_event, NULL) <= 0)

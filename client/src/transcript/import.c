@@ -186,7 +186,7 @@ feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *ob
  * session behind.
  */
 static int
-worth_storing(mn_import *imp)
+worth_storing(mn_import *imp, bool several)
 {
 	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
 	char		which[64] = "the transcript";
@@ -196,7 +196,7 @@ worth_storing(mn_import *imp)
 	if (imp->session.header)
 		return MNEMO_OK;
 	/* in a file of several, the session at fault is named by its line */
-	if (imp->n_finished > 0)
+	if (several)
 		snprintf(which, sizeof(which), "the session of line %" PRId64, imp->session_line);
 	if (messages == 0)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
@@ -227,17 +227,18 @@ session_clear(mn_import_session *s)
 
 /*
  * The end of a session's records: what the reader holds back pushed, the
- * session judged (worth_storing), stored and its checkpoints restored.
+ * session judged (worth_storing; several: the file holds more than this
+ * one), stored and its checkpoints restored.
  */
 static int
-finish_session(mn_import *imp)
+finish_session(mn_import *imp, bool several)
 {
 	int			rc = MNEMO_OK;
 
 	if (imp->reader != NULL && imp->reader->finish != NULL)
 		rc = imp->reader->finish(imp, imp->rstate);
 	if (rc == MNEMO_OK)
-		rc = worth_storing(imp);
+		rc = worth_storing(imp, several);
 	if (rc == MNEMO_OK)
 		rc = mn_import_flush(imp);
 	if (rc == MNEMO_OK)
@@ -266,7 +267,7 @@ next_session(mn_import *imp, int64_t lineno)
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
 					   "line %" PRId64 ": a second session in the file, and --session names "
 					   "one", lineno);
-	if ((rc = finish_session(imp)) != MNEMO_OK)
+	if ((rc = finish_session(imp, true)) != MNEMO_OK)
 		return rc;
 	imp->session_line = lineno;
 	if ((grown = realloc(imp->finished, (imp->n_finished + 1) * sizeof(*grown))) == NULL)
@@ -322,7 +323,11 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 							!mn_json_member(text, key, &arr_text)))
 			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be an array",
 						   lineno, key);
-		imp->documents += key != NULL;
+		if (key != NULL)
+		{
+			imp->documents++;
+			imp->session_line = lineno;
+		}
 	}
 	if (arr == NULL)
 		return feed_record(imp, lineno, text, obj);
@@ -508,7 +513,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	if (rc == MNEMO_OK)
 		rc = read_all(&imp, in);
 	if (rc == MNEMO_OK)
-		rc = finish_session(&imp);
+		rc = finish_session(&imp, imp.n_finished > 0);
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	mn_import_abandon(&imp);

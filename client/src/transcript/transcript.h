@@ -170,7 +170,7 @@ struct mn_import
 	mn_import_done *finished;	/* a file of several sessions: those before
 								 * this one, reported after the commit */
 	size_t		n_finished;
-	int64_t		session_line;	/* where this one began, when not the first */
+	int64_t		session_line;	/* where its session document began */
 	int64_t		imported;		/* messages of this session */
 	int64_t		records;		/* handed to the reader */
 	int64_t		left_out;		/* records and blocks mn_import_skipped */

@@ -4,6 +4,8 @@
 #
 #   bash bench/profiles/layouts.sh [OUT.txt]
 #   env: LAYOUT_TURNS (1000, for bytes and WAL), LAYOUT_ROUNDS (3),
+#        LAYOUT_IMPORT (390 batches of 256 small messages a side and round,
+#        as `mnemo import` writes 100,000; 0: none),
 #        LAYOUT_SECONDS (5, per pgbench run), LAYOUT_PORT (54377),
 #        LAYOUT_SID (ulid: session ids "sess_" + 26 characters, as
 #        create_session makes them; bench: 16 characters, as bench/append's),
@@ -24,6 +26,13 @@
 # CHECK functions, RLS policies and triggers of mnemo's install script (the
 # plain table has none either) and mnemo's C work per call.
 #
+# The import-shaped phase writes batches as bench/import.sh's import does:
+# 256 messages of one 60-120 B text part a call, each call reserving its
+# seqs in the session row and writing each table with one INSERT ... SELECT
+# (plain: the same rows into its table in one statement), pgbench -t
+# LAYOUT_IMPORT, synchronous_commit off (the import commits once), one
+# client on a session of its own.
+#
 # Sides (each also has mnemo.sessions' table, whose row every turn updates):
 #   plain, plain1  bench/append's table; four round trips a turn, or one
 #   A       messages + message_parts as in sql/mnemo--0.3.0.sql
@@ -40,6 +49,7 @@
 set -euo pipefail
 
 turns=${LAYOUT_TURNS:-1000}
+batches=${LAYOUT_IMPORT:-390}
 rounds=${LAYOUT_ROUNDS:-3}
 secs=${LAYOUT_SECONDS:-5}
 sid=${LAYOUT_SID:-ulid}
@@ -102,6 +112,17 @@ CREATE FUNCTION bench.turn(s text, base bigint, t int)
   SELECT base + k, bench.mid('msg_', s, base + k), r, bench.mid('part_', s, base + k), c, e, 1764000000000 + t
     FROM bench.texts x, LATERAL (VALUES (1, 'user', x.uj, x.ue), (2, 'assistant', x.aj, x.ae)) v(k, r, c, e)
    WHERE x.i = t % 1000 $$;
+-- an import's small messages (bench/import.sh: 60-120 B of text each), and
+-- batch b of 256 of them at seqs base + 1 .., shaped as bench.turn's rows
+CREATE TABLE bench.itexts (i int PRIMARY KEY, j jsonb, e int);
+INSERT INTO bench.itexts SELECT i, jsonb_build_object('type', 'text', 'text', t), length(t) / 4
+  FROM (SELECT i, bench.words(60 + (random() * 60)::int) AS t FROM generate_series(0, 999) i) w;
+CREATE FUNCTION bench.batch(s text, base bigint, b int)
+  RETURNS TABLE (seq bigint, msg_id text, role text, part_id text, content jsonb, est int, at bigint)
+  LANGUAGE sql STABLE AS $$
+  SELECT base + k, bench.mid('msg_', s, base + k), CASE WHEN k % 2 = 1 THEN 'user' ELSE 'assistant' END,
+         bench.mid('part_', s, base + k), x.j, x.e, 1764000000000 + base + k
+    FROM generate_series(1, 256) k JOIN bench.itexts x ON x.i = (b * 256 + k) % 1000 $$;
 CREATE FUNCTION bench.part_ids(parts jsonb) RETURNS text[] LANGUAGE sql IMMUTABLE
   AS $$ SELECT array_agg(p->>'id') FROM jsonb_array_elements(parts) p $$;
 CREATE TABLE bench.sizes (side text, phase text, rel text, bytes bigint);
@@ -241,7 +262,15 @@ as_side() { # rename the base layout's schema to side $1's; ids COLLATE "C"
 turn_sql() {
 	local s=$1 key=id k=session_id ten=tenant pj='' pv='' hash='' ins=()
 	local sess='bench.sid(:run * 10 + :client_id)' text='FROM bench.texts WHERE i = :turn % 1000'
+	local n=2 rows=bench.turn
 	echo '\set turn :turn + 1'
+	# a batch: one call of 256 small messages (the import-shaped phase)
+	if [ "${2:-turn}" = batch ]; then
+		n=256 rows=bench.batch
+		case $s in plain*) echo "INSERT INTO $s.messages (session_id, seq, role, content)
+		  SELECT $sess, seq, role, content->>'text' FROM bench.batch($sess, 256 * (:turn - 1), :turn);"
+		  return ;; esac
+	fi
 	case $s in
 	plain) echo "BEGIN;
 	  INSERT INTO plain.messages (session_id, seq, role, content) SELECT $sess, 2 * :turn - 1, 'user', u $text;
@@ -279,9 +308,9 @@ turn_sql() {
 	  WHERE NOT EXISTS (SELECT FROM $s.items i WHERE i.session_id = r.k AND i.id = r.part_id)
 	    AND NOT EXISTS (SELECT FROM $s.items i WHERE i.session_id = r.k AND i.message_id = r.msg_id AND i.part_index = 0)") ;;
 	esac
-	echo "WITH s AS (UPDATE $s.sessions SET last_seq = last_seq + 2, last_position = last_position + 2,
-	  updated_at = 1764000000000 + :turn WHERE id = $sess RETURNING id, $key AS k, last_seq - 2 AS base, tenant),
-	r AS (SELECT s.k, s.tenant, t.* FROM s, bench.turn(s.id, s.base, :turn) t)"
+	echo "WITH s AS (UPDATE $s.sessions SET last_seq = last_seq + $n, last_position = last_position + $n,
+	  updated_at = 1764000000000 + :turn WHERE id = $sess RETURNING id, $key AS k, last_seq - $n AS base, tenant),
+	r AS (SELECT s.k, s.tenant, t.* FROM s, $rows(s.id, s.base, :turn) t)"
 	local i
 	for ((i = 0; i < ${#ins[@]} - 1; i++)); do echo ", w$i AS (${ins[i]})"; done
 	echo "${ins[-1]};"
@@ -304,6 +333,7 @@ run=0
 for s in $sides; do
 	ddl "$(base "$s")" | as_side "$s" | q >/dev/null
 	turn_sql "$(base "$s")" | as_side "$s" >"$dir/$s.sql"
+	turn_sql "$(base "$s")" batch | as_side "$s" >"$dir/$s.batch.sql"
 	new_sessions "$s" "$run"
 	sizes "$s" before
 	val "CHECKPOINT" >/dev/null
@@ -332,6 +362,22 @@ for r in $(seq "$rounds"); do
 			tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$dir/run.log")
 			val "INSERT INTO bench.res VALUES ('$s', 'tps$c', $tps)" >/dev/null
 		done
+	done
+	set -- "${@:2}" "$1"
+done
+# Import-shaped: messages/s of LAYOUT_IMPORT batches, every side once a
+# round, the order rotated as above.
+set -- $sides
+for r in $(seq "$rounds"); do
+	[ "$batches" -gt 0 ] || break
+	for s in "$@"; do
+		run=$((run + 1))
+		new_sessions "$s" "$run"
+		val "CHECKPOINT" >/dev/null
+		PGOPTIONS="$PGOPTIONS -c synchronous_commit=off" pgbench -n -M prepared -f "$dir/$s.batch.sql" \
+			-D run=$run -D turn=0 -c 1 -t "$batches" >"$dir/run.log" 2>&1 || { cat "$dir/run.log" >&2; exit 1; }
+		tps=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$dir/run.log")
+		val "INSERT INTO bench.res VALUES ('$s', 'import', $tps * 256)" >/dev/null
 	done
 	set -- "${@:2}" "$1"
 done
@@ -371,7 +417,19 @@ SELECT t.side, round(t.bytes::numeric) AS "bytes/turn", round((t.bytes / p.bytes
        round((t.tps4 / p1.tps4)::numeric, 2) AS x1
   FROM t, p, p1 ORDER BY t.side = 'plain' DESC, t.side = 'plain1' DESC, t.side;
 SQL
-	echo "## every run, turns/s"
+	if [ "$batches" -gt 0 ] && [ "$rounds" -gt 0 ]; then
+		echo "## Import-shaped: $batches calls of 256 small messages (one 60-120 B text part each), one client,"
+		echo "## synchronous_commit off; messages/s, median of $rounds runs; x = side / plain1, xA = side / A"
+		q -P footer=off <<SQL
+WITH m AS (SELECT side, percentile_cont(0.5) WITHIN GROUP (ORDER BY value) AS v FROM bench.res
+            WHERE measure = 'import' GROUP BY side)
+SELECT m.side, round(m.v::numeric) AS "messages/s", round((m.v / p.v)::numeric, 2) AS x,
+       round((m.v / a.v)::numeric, 2) AS "xA"
+  FROM m LEFT JOIN m p ON p.side = 'plain1' LEFT JOIN m a ON a.side = 'A'
+ ORDER BY m.side = 'plain' DESC, m.side = 'plain1' DESC, m.side;
+SQL
+	fi
+	echo "## every run, turns/s (import: messages/s)"
 	q -P footer=off -c "SELECT side, measure, string_agg(round(value::numeric)::text, ' ') AS runs
 	  FROM bench.res WHERE measure <> 'wal' GROUP BY 1, 2 ORDER BY 1, 2"
 } >"$out"

@@ -14,6 +14,8 @@
  *	- options.session_id names one session: a file of two is refused.
  *	- A second session that fails after the first was stored rolls the
  *	  first back too.
+ *	- A record after a document (a message line after a request body) joins
+ *	  that document's session.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -40,6 +42,12 @@ static const char two_bodies[] =
 	"\"function\", \"function\": {\"name\": \"weather\", \"arguments\": \"{\\\"city\\\": \\\"Oslo\\\"}\"}}]}, "
 	"{\"role\": \"tool\", \"tool_call_id\": \"call_1\", \"content\": \"rain\"}, "
 	"{\"role\": \"assistant\", \"content\": \"It rains.\"}]}\n";
+
+/* A body, then a message of its own line. */
+static const char body_then_message[] =
+	"{\"model\": \"gpt-4o\", \"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"}, "
+	"{\"role\": \"user\", \"content\": \"hello\"}, {\"role\": \"assistant\", \"content\": \"hi\"}]}\n"
+	"{\"role\": \"user\", \"content\": \"and one more\"}\n";
 
 /* Two bodies, the first with no message. */
 static const char first_empty[] =
@@ -171,6 +179,13 @@ main(void)
 	ok(strstr(mnemo_errmsg(st), "no message in the session of line 1") != NULL,
 	   "the error names the first session's line: %s", mnemo_errmsg(st));
 	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+
+	/* a message after a body is a record of the body's session, not a new one */
+	rc = import_text(st, body_then_message, strlen(body_then_message), NULL, sid, &n);
+	is_code(st, rc, MNEMO_OK, "a request body and a message after it, no session callback");
+	is_int((int) n, 4, "one session of the body's three messages and the one after");
+	is_int((int) (count_of(conn) - before), 1, "one session is stored");
+	before = count_of(conn);
 
 	/* both, each a session */
 	if (mnemo_event_subscribe(st, MNEMO_EVENT_SESSION_CREATED, on_event, NULL) <= 0)

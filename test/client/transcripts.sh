@@ -163,9 +163,9 @@ run_m import "$work/oh-two.jsonl" --session oh-two
 expect_rc 1 "an OpenHands output of two runs under --session, which names one, fails"
 check "and names the line where the second begins" grep -q "line 2: a second session in the file" "$work/err"
 is "$(sessions)" "$before" "and stores nothing"
-{ cat $D/transcript-openhands.jsonl; echo '{"instance_id": "second", "history": "not a list"}'; } >"$work/oh-bad.jsonl"
+{ cat $D/transcript-openhands.jsonl; echo '{"instance_id": "second", "history": []}'; } >"$work/oh-bad.jsonl"
 run_m import "$work/oh-bad.jsonl"
-expect_rc 1 "an OpenHands output whose second run is malformed fails"
+expect_rc 1 "an OpenHands output whose second run has no event fails"
 check "naming the session's line" grep -q 'no message in the session of line 2 (read as openhands' "$work/err"
 is "$(sessions)" "$before" "and the first run's session, stored before it in the same transaction, is not left"
 run_m import "$work/oh-two.jsonl" --quiet

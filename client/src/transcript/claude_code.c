@@ -490,5 +490,5 @@ cc_finish(mn_import *imp, void *state)
 }
 
 const mn_reader mn_claude_code_reader = {
-	"claude-code", cc_detect, NULL, cc_create, cc_line, cc_finish, cc_sent, cc_destroy
+	"claude-code", cc_detect, NULL, NULL, cc_create, cc_line, cc_finish, cc_sent, cc_destroy
 };

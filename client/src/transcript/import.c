@@ -8,8 +8,8 @@
  * (options.format names it instead) and hands every record to that reader,
  * which builds messages and pushes them (import_batch.c).  A record is a
  * line of JSON Lines, an element of a top-level JSON array, or an element
- * of the array that a document object holds (the reader's open callback
- * names it); a first value that does not end with its line makes the input
+ * of the array that a session document holds (the reader's document
+ * callback names it); a first value that does not end with its line makes the input
  * one JSON document, read whole.
  *
  * Atomicity: the session is created and every batch is appended between one
@@ -292,14 +292,16 @@ next_session(mn_import *imp, int64_t lineno)
 /*
  * A value: a line, the whole document (top), or an element of a top-level
  * array.  Its records are the elements of a top-level array, the array a
- * session document holds (the reader's open names it; in a file of several,
- * each document after the first begins a session), or the value itself.
+ * session document holds (the reader's document callback names it; each
+ * document after the first begins a session), or the value itself; a record
+ * after a document joins that document's session.
  * Each element is named by the line it starts on.
  */
 static int
 feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj, bool top)
 {
 	struct json_object *arr = NULL;
+	const char *key;
 	mn_span		arr_text = text;
 	const char *at = text.p;
 	size_t		pos = 0;
@@ -311,23 +313,18 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 		return MNEMO_OK;
 	if (top && json_object_is_type(obj, json_type_array))
 		arr = obj;
-	else if (json_object_is_type(obj, json_type_object) && imp->reader->open != NULL)
+	else if (json_object_is_type(obj, json_type_object) && imp->reader->document != NULL &&
+			 (key = imp->reader->document(obj)) != NULL)
 	{
-		const char *key = NULL;
-
-		if (imp->documents > 0 && (rc = next_session(imp, lineno)) != MNEMO_OK)
+		if (imp->documents++ > 0 && (rc = next_session(imp, lineno)) != MNEMO_OK)
 			return rc;
-		if ((rc = imp->reader->open(imp, imp->rstate, lineno, obj, text, &key)) != MNEMO_OK)
+		imp->session_line = lineno;
+		if (imp->reader->open != NULL &&
+			(rc = imp->reader->open(imp, imp->rstate, lineno, obj, text)) != MNEMO_OK)
 			return rc;
-		if (key != NULL && ((arr = mn_js_arr(obj, key)) == NULL ||
-							!mn_json_member(text, key, &arr_text)))
+		if ((arr = mn_js_arr(obj, key)) == NULL || !mn_json_member(text, key, &arr_text))
 			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be an array",
 						   lineno, key);
-		if (key != NULL)
-		{
-			imp->documents++;
-			imp->session_line = lineno;
-		}
 	}
 	if (arr == NULL)
 		return feed_record(imp, lineno, text, obj);

@@ -136,17 +136,16 @@ open_trajectory(mn_import *imp, struct json_object *obj, mn_span text)
 
 /* A request body: its model and system prompt describe the session. */
 static int
-open_request(mn_import *imp, struct json_object *obj, mn_span text, const char **key,
-			 const char *provider)
+open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *provider)
 {
 	mn_import_session *s = &imp->session;
 	struct json_object *system;
 
-	if ((*key = messages_key(obj)) == NULL)
-		return MNEMO_OK;
+	/* a document after records that already made the session describes
+	 * nothing any more */
 	if (imp->created)
 		return MNEMO_OK;
-	if (strcmp(*key, "traj") == 0)
+	if (strcmp(messages_key(obj), "traj") == 0)
 		return open_trajectory(imp, obj, text);
 	if (s->provider_id == NULL && !mn_import_strdup(provider, &s->provider_id))
 		return oom(imp);
@@ -175,21 +174,20 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 }
 
 static int
-openai_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text,
-			const char **key)
+openai_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text)
 {
 	(void) state;
 	(void) lineno;
-	return open_request(imp, obj, text, key, "openai");
+	return open_request(imp, obj, text, "openai");
 }
 
 static int
 anthropic_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj,
-			   mn_span text, const char **key)
+			   mn_span text)
 {
 	(void) state;
 	(void) lineno;
-	return open_request(imp, obj, text, key, "anthropic");
+	return open_request(imp, obj, text, "anthropic");
 }
 
 /* "data:image/png;base64,AAAA" as media type and data; false if not one. */
@@ -408,11 +406,11 @@ mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t
 }
 
 const mn_reader mn_openai_reader = {
-	"openai", openai_detect, openai_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
+	"openai", openai_detect, messages_key, openai_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
 	mn_chat_destroy
 };
 
 const mn_reader mn_anthropic_reader = {
-	"anthropic", anthropic_detect, anthropic_open, mn_chat_create, mn_chat_line, NULL,
+	"anthropic", anthropic_detect, messages_key, anthropic_open, mn_chat_create, mn_chat_line, NULL,
 	mn_chat_sent, mn_chat_destroy
 };

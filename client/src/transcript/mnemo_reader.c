@@ -417,5 +417,5 @@ jsonl_detect(struct json_object *first)
 }
 
 const mn_reader mn_mnemo_reader = {
-	"mnemo", jsonl_detect, NULL, NULL, jsonl_line, NULL, NULL, NULL
+	"mnemo", jsonl_detect, NULL, NULL, NULL, jsonl_line, NULL, NULL, NULL
 };

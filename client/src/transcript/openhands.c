@@ -96,18 +96,22 @@ oh_sent(mn_import *imp, void *state, const mn_import_msg *m)
 	return mn_calls_sent(imp, &((oh_state *) state)->calls, m);
 }
 
+/* A resolver run: its "history" holds the events. */
+static const char *
+oh_document(struct json_object *obj)
+{
+	return mn_js_arr(obj, "history") != NULL ? "history" : NULL;
+}
+
 static int
-oh_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text,
-		const char **key)
+oh_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text)
 {
 	static const char *const not_meta[] = {"history", NULL};
 
 	(void) state;
 	(void) lineno;
-	*key = NULL;
-	if (mn_js_arr(obj, "history") == NULL)
-		return MNEMO_OK;
-	*key = "history";
+	if (imp->created)
+		return MNEMO_OK;		/* made by the events before it */
 	if (!mn_import_strdup("openhands", &imp->session.agent))
 		return oom(imp);
 	return mn_import_session_meta(imp, obj, text, "openhands", not_meta);
@@ -290,5 +294,5 @@ oh_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 }
 
 const mn_reader mn_openhands_reader = {
-	"openhands", oh_detect, oh_open, oh_create, oh_line, NULL, oh_sent, oh_destroy
+	"openhands", oh_detect, oh_document, oh_open, oh_create, oh_line, NULL, oh_sent, oh_destroy
 };

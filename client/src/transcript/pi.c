@@ -462,5 +462,5 @@ pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 }
 
 const mn_reader mn_pi_reader = {
-	"pi", pi_detect, NULL, pi_create, pi_line, NULL, pi_sent, pi_destroy
+	"pi", pi_detect, NULL, NULL, pi_create, pi_line, NULL, pi_sent, pi_destroy
 };

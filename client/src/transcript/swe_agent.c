@@ -38,9 +38,15 @@ swe_detect(struct json_object *obj)
 		 json_object_object_get_ex(first, "agent", NULL));
 }
 
+/* The trajectory: its "history" is the message list. */
+static const char *
+swe_document(struct json_object *obj)
+{
+	return mn_js_arr(obj, "history") != NULL ? "history" : NULL;
+}
+
 static int
-swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text,
-		 const char **key)
+swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text)
 {
 	static const char *const kept[] = {"info", "environment"};
 	mn_import_session *s = &imp->session;
@@ -48,7 +54,6 @@ swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, m
 
 	(void) state;
 	(void) lineno;
-	*key = "history";
 	if (imp->created || s->metadata != NULL)
 		return MNEMO_OK;
 	mn_buf_puts(&meta, "{\"source\":\"swe-agent\"");
@@ -74,6 +79,6 @@ swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, m
 }
 
 const mn_reader mn_swe_agent_reader = {
-	"swe-agent", swe_detect, swe_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
+	"swe-agent", swe_detect, swe_document, swe_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
 	mn_chat_destroy
 };

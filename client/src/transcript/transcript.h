@@ -16,8 +16,8 @@
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
  * JSON Lines, an element of a JSON array, or an element of the array a
- * document holds, such as SWE-agent's "history") and it pushes the messages
- * it builds through the mn_import_* functions below.
+ * session document holds, such as SWE-agent's "history") and it pushes the
+ * messages it builds through the mn_import_* functions below.
  * Readers never call each other, and the driver knows them only through its
  * table of readers, so a new format is one file and one line there.
  *
@@ -101,12 +101,15 @@ typedef struct mn_reader
 	/* whether the first record (or the document object), a JSON object, is
 	 * of this format */
 	bool		(*detect) (struct json_object *first);
-	/* NULL, or called for each top-level object (a line, the document, or
-	 * an element of a top-level array): sets *key to the member holding an
-	 * array of records when the object is a session of its own (its other
-	 * members describe the session), or NULL when it is a record itself */
+	/* NULL, or for each top-level object (a line, the document, or an
+	 * element of a top-level array): the member holding an array of records
+	 * when the object is a session document (each document after the first
+	 * begins a new session), or NULL when it is a record itself */
+	const char *(*document) (struct json_object *obj);
+	/* NULL, or called for each session document before its records: its
+	 * other members describe the session */
 	int			(*open) (mn_import *imp, void *state, int64_t lineno,
-						 struct json_object *obj, mn_span text, const char **key);
+						 struct json_object *obj, mn_span text);
 	void	   *(*create) (void);	/* NULL: out of memory */
 	int			(*line) (mn_import *imp, void *state, int64_t lineno,
 						 const char *text, size_t len, struct json_object *obj);

@@ -113,8 +113,9 @@ MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
  * The n values (nulls: NULL or one flag each) as a one-dimensional array of
  * a built-in type, a parameter of a set-based statement: one INSERT ...
  * SELECT unnest($k), ... writes all the rows of a call in one executor run
- * (append.c says why the unnests are in the select list).  The element layouts are known here, so building the array
- * looks nothing up in the catalog.
+ * (append.c says why the unnests are in the select list).  The element
+ * layouts are known here, so building the array looks nothing up in the
+ * catalog.
  */
 Datum
 MnemoArray(Oid type, Datum *values, bool *nulls, int n)

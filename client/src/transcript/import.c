@@ -228,11 +228,13 @@ session_clear(mn_import_session *s)
 /*
  * The end of a session's records: what the reader holds back pushed, the
  * session judged (worth_storing; several: the file holds more than this
- * one), stored and its checkpoints restored.
+ * one), stored, its checkpoints restored, and set aside in finished to be
+ * reported after the commit.
  */
 static int
 finish_session(mn_import *imp, bool several)
 {
+	mn_import_done *grown;
 	int			rc = MNEMO_OK;
 
 	if (imp->reader != NULL && imp->reader->finish != NULL)
@@ -243,20 +245,25 @@ finish_session(mn_import *imp, bool several)
 		rc = mn_import_flush(imp);
 	if (rc == MNEMO_OK)
 		rc = mn_import_checkpoints_flush(imp);
-	return rc;
+	if (rc != MNEMO_OK)
+		return rc;
+	if ((grown = realloc(imp->finished, (imp->n_finished + 1) * sizeof(*grown))) == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->finished = grown;
+	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
+	grown[imp->n_finished++].messages = imp->imported;
+	return MNEMO_OK;
 }
 
 /*
  * The document at line starts a second session in the file (one run a line
  * of an OpenHands resolver output, an element of a tau-bench results file):
- * the session before is finished and set aside to be reported, and the
- * import starts afresh, in the same transaction.  Callers that take one
+ * the session before is finished, and the import starts afresh, in the same transaction.  Callers that take one
  * session (no options.session) and --session, which names one, refuse it.
  */
 static int
 next_session(mn_import *imp, int64_t lineno)
 {
-	mn_import_done *grown;
 	int			rc;
 
 	if (imp->opts->session == NULL)
@@ -270,12 +277,6 @@ next_session(mn_import *imp, int64_t lineno)
 	if ((rc = finish_session(imp, true)) != MNEMO_OK)
 		return rc;
 	imp->session_line = lineno;
-	if ((grown = realloc(imp->finished, (imp->n_finished + 1) * sizeof(*grown))) == NULL)
-		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-	imp->finished = grown;
-	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
-	grown[imp->n_finished++].messages = imp->imported;
-
 	session_clear(&imp->session);
 	imp->session_id[0] = '\0';
 	imp->created = false;
@@ -457,24 +458,20 @@ read_all(mn_import *imp, FILE *in)
 static void
 report(mn_import *imp, char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported)
 {
-	const char *first = imp->n_finished > 0 ? imp->finished[0].id : imp->session_id;
-	int64_t		total = imp->imported;
+	int64_t		total = 0;
 
-	for (size_t i = 0; i < imp->n_finished; i++)
-		total += imp->finished[i].messages;
 	if (session_id_out != NULL)
-		memcpy(session_id_out, first, strlen(first) + 1);
+		memcpy(session_id_out, imp->finished[0].id, sizeof(imp->finished[0].id));
+	for (size_t i = 0; i < imp->n_finished; i++)
+	{
+		total += imp->finished[i].messages;
+		if (imp->opts->session != NULL)
+			imp->opts->session(imp->finished[i].id, imp->finished[i].messages,
+							   imp->opts->progress_arg);
+		mn_emit(imp->st, MNEMO_EVENT_SESSION_CREATED, imp->finished[i].id, NULL, 0, NULL, false);
+	}
 	if (imported != NULL)
 		*imported = total;
-	for (size_t i = 0; i <= imp->n_finished; i++)
-	{
-		const char *id = i < imp->n_finished ? imp->finished[i].id : imp->session_id;
-		int64_t		n = i < imp->n_finished ? imp->finished[i].messages : imp->imported;
-
-		if (imp->opts->session != NULL)
-			imp->opts->session(id, n, imp->opts->progress_arg);
-		mn_emit(imp->st, MNEMO_EVENT_SESSION_CREATED, id, NULL, 0, NULL, false);
-	}
 }
 
 MNEMO_API int

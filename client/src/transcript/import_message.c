@@ -146,6 +146,12 @@ mn_import_others(struct json_object *obj, mn_span text, const char *const *known
 		mn_buf_puts(out, "}");
 }
 
+const char *
+mn_history_document(struct json_object *obj)
+{
+	return mn_js_arr(obj, "history") != NULL ? "history" : NULL;
+}
+
 int
 mn_import_session_meta(mn_import *imp, struct json_object *obj, mn_span text, const char *source,
 					   const char *const *known)

@@ -406,8 +406,8 @@ mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t
 }
 
 const mn_reader mn_openai_reader = {
-	"openai", openai_detect, messages_key, openai_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
-	mn_chat_destroy
+	"openai", openai_detect, messages_key, openai_open, mn_chat_create, mn_chat_line, NULL,
+	mn_chat_sent, mn_chat_destroy
 };
 
 const mn_reader mn_anthropic_reader = {

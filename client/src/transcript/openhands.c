@@ -96,13 +96,6 @@ oh_sent(mn_import *imp, void *state, const mn_import_msg *m)
 	return mn_calls_sent(imp, &((oh_state *) state)->calls, m);
 }
 
-/* A resolver run: its "history" holds the events. */
-static const char *
-oh_document(struct json_object *obj)
-{
-	return mn_js_arr(obj, "history") != NULL ? "history" : NULL;
-}
-
 static int
 oh_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text)
 {
@@ -294,5 +287,6 @@ oh_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 }
 
 const mn_reader mn_openhands_reader = {
-	"openhands", oh_detect, oh_document, oh_open, oh_create, oh_line, NULL, oh_sent, oh_destroy
+	"openhands", oh_detect, mn_history_document, oh_open, oh_create, oh_line, NULL, oh_sent,
+	oh_destroy
 };

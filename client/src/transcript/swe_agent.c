@@ -38,13 +38,6 @@ swe_detect(struct json_object *obj)
 		 json_object_object_get_ex(first, "agent", NULL));
 }
 
-/* The trajectory: its "history" is the message list. */
-static const char *
-swe_document(struct json_object *obj)
-{
-	return mn_js_arr(obj, "history") != NULL ? "history" : NULL;
-}
-
 static int
 swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn_span text)
 {
@@ -79,6 +72,6 @@ swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, m
 }
 
 const mn_reader mn_swe_agent_reader = {
-	"swe-agent", swe_detect, swe_document, swe_open, mn_chat_create, mn_chat_line, NULL, mn_chat_sent,
-	mn_chat_destroy
+	"swe-agent", swe_detect, mn_history_document, swe_open, mn_chat_create, mn_chat_line, NULL,
+	mn_chat_sent, mn_chat_destroy
 };

@@ -170,8 +170,8 @@ struct mn_import
 	const mn_reader *reader;
 	void	   *rstate;
 	int			documents;		/* session documents opened (reader open) */
-	mn_import_done *finished;	/* a file of several sessions: those before
-								 * this one, reported after the commit */
+	mn_import_done *finished;	/* the sessions stored, reported after the
+								 * commit */
 	size_t		n_finished;
 	int64_t		session_line;	/* where its session document began */
 	int64_t		imported;		/* messages of this session */
@@ -251,6 +251,10 @@ void		mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span 
  * JSON object's text appended to out (nothing when there are none). */
 void		mn_import_others(struct json_object *obj, mn_span text, const char *const *known,
 							 mn_buf *out);
+
+/* A reader's document callback for formats whose session document holds
+ * its records in "history" (a SWE-agent trajectory, an OpenHands run). */
+const char *mn_history_document(struct json_object *obj);
 
 /* The session's metadata: {"source": source} and the members of obj
  * (a session document) whose keys are not in known (NULL-terminated). */

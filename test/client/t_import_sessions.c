@@ -16,6 +16,10 @@
  *	  first back too.
  *	- A record after a document (a message line after a request body) joins
  *	  that document's session.
+ *	- mnemo exports one after another: each header begins a session, which
+ *	  keeps its own id, title and checkpoints; a header whose id is taken
+ *	  fails the import (MN004), the sessions before it in the file included,
+ *	  and the store goes on; a header after headerless messages is refused.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -53,6 +57,27 @@ static const char body_then_message[] =
 static const char first_empty[] =
 	"{\"model\": \"m\", \"messages\": []}\n"
 	"{\"model\": \"m\", \"messages\": [{\"role\": \"user\", \"content\": \"hi\"}]}\n";
+
+/* Two exports, one after the other (mnemo export A B). */
+static const char two_exports[] =
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-a\", \"title\": \"first\"}\n"
+	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello a\"}]}\n"
+	"{\"type\": \"mnemo.checkpoint\", \"label\": \"after-a\"}\n"
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-b\", \"title\": \"second\"}\n"
+	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello b\"}]}\n"
+	"{\"id\": \"m2\", \"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"hi\"}]}\n";
+
+/* A new session, then one whose id two_exports took. */
+static const char new_then_taken[] =
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-c\"}\n"
+	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello c\"}]}\n"
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-b\"}\n"
+	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello b\"}]}\n";
+
+/* Messages without a header, then a header. */
+static const char header_late[] =
+	"{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hi\"}]}\n"
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-late\"}\n";
 
 typedef struct heard
 {
@@ -115,6 +140,68 @@ count_of(PGconn *conn)
 	n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
 	PQclear(res);
 	return n;
+}
+
+/* One value of a query, or "" (the caller's is_str says what was wrong). */
+static void
+value_of(PGconn *conn, const char *sql, char *out, size_t size)
+{
+	PGresult   *res = PQexec(conn, sql);
+
+	snprintf(out, size, "%s", PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 ?
+			 PQgetvalue(res, 0, 0) : "");
+	PQclear(res);
+}
+
+static void
+mnemo_exports(mnemo_store *st, PGconn *conn, mnemo_import_options *opts)
+{
+	mnemo_import_options one = MNEMO_IMPORT_OPTIONS_INIT;
+	heard		h = {0};
+	char		sid[MNEMO_ID_MAX + 1] = "";
+	char		v[256];
+	int64_t		n = -1;
+	int64_t		before = count_of(conn);
+	int			rc;
+
+	rc = import_text(st, two_exports, strlen(two_exports), &one, sid, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "two mnemo exports, no session callback");
+	ok(strstr(mnemo_errmsg(st), "line 4: a second session in the file (of mnemo)") != NULL,
+	   "the error names the second header's line: %s", mnemo_errmsg(st));
+	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+
+	opts->progress_arg = &h;
+	rc = import_text(st, two_exports, strlen(two_exports), opts, sid, &n);
+	is_code(st, rc, MNEMO_OK, "two mnemo exports with a session callback");
+	is_int(h.n, 2, "the callback hears a session for each header");
+	is_str(h.ids[0], "t-cat-a", "the first keeps its header's id");
+	is_str(h.ids[1], "t-cat-b", "the second keeps its own");
+	is_int((int) h.messages[0], 1, "the first holds the message after its header");
+	is_int((int) h.messages[1], 2, "the second the two after its own");
+	value_of(conn, "SELECT string_agg(id || ':' || title, ',' ORDER BY id) FROM mnemo.sessions "
+			 "WHERE id IN ('t-cat-a', 't-cat-b')", v, sizeof(v));
+	is_str(v, "t-cat-a:first,t-cat-b:second", "each session has its header's title");
+	value_of(conn, "SELECT string_agg(session_id || '@' || seq, ',') FROM mnemo.checkpoints "
+			 "WHERE label = 'after-a'", v, sizeof(v));
+	is_str(v, "t-cat-a@1", "a checkpoint line belongs to the session above it");
+
+	/* a header whose id is taken: MN004, and the new session before it goes too */
+	h.n = 0;
+	before = count_of(conn);
+	rc = import_text(st, new_then_taken, strlen(new_then_taken), opts, sid, &n);
+	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "a second header whose session exists");
+	ok(strstr(mnemo_errmsg(st), "\"t-cat-b\" of this transcript already exists") != NULL,
+	   "the error names the session: %s", mnemo_errmsg(st));
+	is_str(mnemo_sqlstate(st), "MN004", "with MN004");
+	is_int(h.n, 0, "the callback hears nothing");
+	is_int((int) (count_of(conn) - before), 0, "the first session of the file is not left behind");
+	rc = import_text(st, body_then_message, strlen(body_then_message), NULL, sid, &n);
+	is_code(st, rc, MNEMO_OK, "the store goes on: the next import succeeds");
+
+	rc = import_text(st, header_late, strlen(header_late), opts, sid, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a header after headerless messages");
+	ok(strstr(mnemo_errmsg(st), "line 2: a session header after the first line") != NULL,
+	   "is refused as before: %s", mnemo_errmsg(st));
 }
 
 int
@@ -209,6 +296,8 @@ main(void)
 		bail_out("get %s: %s", h.ids[0], mnemo_errmsg(st));
 	is_str(s->model_id, "gpt-4o", "the first keeps the first body's");
 	mnemo_session_free(s);
+
+	mnemo_exports(st, conn, &opts);
 
 	PQfinish(conn);
 	mnemo_store_close(st);

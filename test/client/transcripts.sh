@@ -334,6 +334,35 @@ is "$(psql_q -d "$copy_db" -c "SELECT created_at || ' ' || title || ' ' || syste
 	'1700000000000 whole be brief {"tags": ["a", "b"]}' "and its created time, title, system prompt and metadata"
 "$M" --db "dbname=$copy_db" export tx_whole >"$work/whole.second.jsonl" 2>"$work/err"
 check "export, import, export of a whole session: byte-identical" cmp -s "$work/whole.first.jsonl" "$work/whole.second.jsonl"
+
+# ---- several exports in one file: a session for each header ---------------
+
+psql_q >/dev/null <<'SQL'
+SELECT mnemo.create_session('tx_pair', title => 'pair', created_at => 1700000001000);
+SELECT mnemo.append_messages('tx_pair', '[{"role": "user", "parts": [{"type": "text", "text": "five"}]}]');
+SQL
+run_m export tx_whole tx_pair
+expect_rc 0 "mnemo export of two sessions"
+cp "$work/out" "$work/pair.first.jsonl"
+is "$(grep -c '"type": "mnemo.session"' "$work/pair.first.jsonl")" 2 "writes a header for each"
+check "each session as its own export writes it" \
+	cmp -s "$work/pair.first.jsonl" <(cat "$work/whole.first.jsonl"; "$M" export tx_pair)
+run_m --db "dbname=$copy_db" import "$work/pair.first.jsonl"
+expect_rc 1 "the file imports into a database that holds the first session: refused"
+check "naming the session" grep -q 'session "tx_whole" of this transcript already exists' "$work/err"
+is "$(psql_q -d "$copy_db" -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'tx_pair'")" 0 \
+	"and the second session is not left behind"
+run_m --db "dbname=$copy_db" purge tx_whole --yes
+expect_rc 0 "mnemo purge of the copy's first session"
+run_m --db "dbname=$copy_db" import "$work/pair.first.jsonl"
+expect_rc 0 "then the file imports"
+is "$(tr '\n' ' ' <"$work/out")" "tx_whole tx_pair " "printing each session's id, a line each"
+check "the summary counts both" grep -q '^mnemo: imported 5 messages into 2 sessions$' "$work/err"
+"$M" --db "dbname=$copy_db" export tx_whole tx_pair >"$work/pair.second.jsonl" 2>"$work/err"
+check "export of two, import, export: byte-identical" cmp -s "$work/pair.first.jsonl" "$work/pair.second.jsonl"
+run_m export tx_pair tx_nope tx_whole
+expect_rc 3 "mnemo export of a session that does not exist"
+is "$(grep -c '"type": "mnemo.session"' "$work/out")" 1 "writes the sessions before it, not those after"
 run_m checkpoints tx_whole --json
 expect_rc 0 "mnemo checkpoints --json"
 is "$(jq -c '[.[] | [.seq, .label, .auto, .created_at > 0]]' "$work/out")" \

@@ -257,8 +257,9 @@ finish_session(mn_import *imp, bool several)
 
 /*
  * The document at line starts a second session in the file (one run a line
- * of an OpenHands resolver output, an element of a tau-bench results file):
- * the session before is finished, and the import starts afresh, in the same transaction.  Callers that take one
+ * of an OpenHands resolver output, an element of a tau-bench results file,
+ * the header of a second mnemo export): the session before is finished, and
+ * the import starts afresh, in the same transaction.  Callers that take one
  * session (no options.session) and --session, which names one, refuse it.
  */
 static int
@@ -295,7 +296,8 @@ next_session(mn_import *imp, int64_t lineno)
  * array.  Its records are the elements of a top-level array, the array a
  * session document holds (the reader's document callback names it; each
  * document after the first begins a session), or the value itself; a record
- * after a document joins that document's session.
+ * after a document joins that document's session (a header line is such a
+ * document, and its session's first record).
  * Each element is named by the line it starts on.
  */
 static int
@@ -323,6 +325,8 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 		if (imp->reader->open != NULL &&
 			(rc = imp->reader->open(imp, imp->rstate, lineno, obj, text)) != MNEMO_OK)
 			return rc;
+		if (key[0] == '\0')
+			return feed_record(imp, lineno, text, obj);
 		if ((arr = mn_js_arr(obj, key)) == NULL || !mn_json_member(text, key, &arr_text))
 			return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": \"%s\" must be an array",
 						   lineno, key);

@@ -351,8 +351,10 @@ take_default(mnemo_store *st, char **field, const char *value)
  * Start the transaction and create the session.  The transcript's own id is
  * taken when no session has it; when one has, the transcript was imported
  * before, and a second import fails (MN004) rather than make a second
- * session; new_ids asks for a copy, under a new id.  The check runs before BEGIN
- * because a failed statement would end the transaction.
+ * session; new_ids asks for a copy, under a new id.  get_session fails for
+ * a free id, and a failed statement would end the transaction that the
+ * sessions before this one in the file are in: the check runs in a
+ * savepoint.
  */
 static int
 begin(mn_import *imp)
@@ -363,17 +365,19 @@ begin(mn_import *imp)
 	mnemo_session *row = NULL;
 	int			rc;
 
+	/* the second session of a file is made in the transaction of the first */
+	if (!imp->began && (rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
+		return rc;
+	imp->began = true;
 	spec.id = imp->opts->session_id;
-	if (spec.id == NULL && s->want_id != NULL)
+	if (spec.id == NULL && s->want_id != NULL && !imp->new_ids)
 	{
-		rc = imp->new_ids ? MNEMO_OK : mnemo_session_get(st, s->want_id, &row);
+		if ((rc = mn_exec_command(st, "SAVEPOINT mnemo_import_id")) != MNEMO_OK)
+			return rc;
+		rc = mnemo_session_get(st, s->want_id, &row);
 		mnemo_session_free(row);
 		row = NULL;
-		if (rc == MNEMO_ERR_SESSION_NOT_FOUND)
-			spec.id = s->want_id;
-		else if (rc != MNEMO_OK)
-			return rc;
-		else if (!imp->new_ids)
+		if (rc == MNEMO_OK)
 		{
 			rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
 						 "session \"%s\" of this transcript already exists: it was imported "
@@ -381,6 +385,11 @@ begin(mn_import *imp)
 			memcpy(st->sqlstate, "MN004", 6);
 			return rc;
 		}
+		if (rc != MNEMO_ERR_SESSION_NOT_FOUND)
+			return rc;
+		if ((rc = mn_exec_command(st, "ROLLBACK TO SAVEPOINT mnemo_import_id")) != MNEMO_OK)
+			return rc;
+		spec.id = s->want_id;
 	}
 	spec.model_id = s->model_id;
 	spec.provider_id = s->provider_id;
@@ -391,11 +400,6 @@ begin(mn_import *imp)
 	/* a format without a session time began with its first message */
 	spec.created_at = s->created_at > 0 ? s->created_at :
 		imp->n_batch > 0 ? imp->batch[0]->created_at : 0;
-
-	/* the second session of a file is made in the transaction of the first */
-	if (!imp->began && (rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
-		return rc;
-	imp->began = true;
 	if ((rc = mnemo_session_create(st, &spec, &row)) != MNEMO_OK)
 		return rc;
 	if (strlen(row->id) > MNEMO_ID_MAX)

@@ -416,6 +416,16 @@ jsonl_detect(struct json_object *first)
 						  strcmp(type, MNEMO_CHECKPOINT_LINE) == 0));
 }
 
+/* A header line begins a session: exports written one after another
+ * (mnemo export A B) are read back as a session each. */
+static const char *
+jsonl_document(struct json_object *obj)
+{
+	const char *type = mn_js_str(obj, "type", NULL);
+
+	return type != NULL && strcmp(type, MNEMO_SESSION_HEADER) == 0 ? "" : NULL;
+}
+
 const mn_reader mn_mnemo_reader = {
-	"mnemo", jsonl_detect, NULL, NULL, NULL, jsonl_line, NULL, NULL, NULL
+	"mnemo", jsonl_detect, jsonl_document, NULL, NULL, jsonl_line, NULL, NULL, NULL
 };

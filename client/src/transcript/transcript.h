@@ -104,7 +104,9 @@ typedef struct mn_reader
 	/* NULL, or for each top-level object (a line, the document, or an
 	 * element of a top-level array): the member holding an array of records
 	 * when the object is a session document (each document after the first
-	 * begins a new session), or NULL when it is a record itself */
+	 * begins a new session), "" when it begins a session whose records
+	 * follow it, itself the first (a mnemo header line), or NULL when it is
+	 * a record itself */
 	const char *(*document) (struct json_object *obj);
 	/* NULL, or called for each session document before its records: its
 	 * other members describe the session */

@@ -92,6 +92,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	char	   *holder = PG_NARGS() > 9 ? MnemoTextArgOrNull(fcinfo, 9) : NULL;
 	int64		created_at = PG_NARGS() > 10 && !PG_ARGISNULL(10) ? PG_GETARG_INT64(10) : -1;
 	char	   *part_ids[2] = {NULL, NULL};
+	Jsonb	   *metadata = PG_NARGS() > 12 && !PG_ARGISNULL(12) ? PG_GETARG_JSONB_P(12) : NULL;
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	Oid			types[9] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
@@ -126,6 +127,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 errmsg("created_at must not be negative")));
 	if (PG_NARGS() > 11 && !PG_ARGISNULL(11))
 		SummaryPartIds(PG_GETARG_ARRAYTYPE_P(11), part_ids);
+	if (metadata != NULL && !JB_ROOT_IS_OBJECT(metadata))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("metadata must be a JSON object")));
 	MnemoCheckRemoveList(ids, session_id);
 	MnemoCheckId(summary_id, "summary id");
 
@@ -197,7 +202,14 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	PutPartId(&parts, part_ids[0]);
 	appendStringInfoString(&parts, "\"type\": \"text\", \"text\": ");
 	escape_json(&parts, content);
-	appendStringInfo(&parts, ", \"token_estimate\": %d}, {", token_count);
+	appendStringInfo(&parts, ", \"token_estimate\": %d", token_count);
+	/* what the compaction's source had beyond its text (an import's) */
+	if (metadata != NULL)
+	{
+		appendStringInfoString(&parts, ", \"metadata\": ");
+		(void) JsonbToCString(&parts, &metadata->root, VARSIZE(metadata));
+	}
+	appendStringInfoString(&parts, "}, {");
 	PutPartId(&parts, part_ids[1]);
 	appendStringInfoString(&parts, "\"type\": \"compaction_marker\", \"summary_node_id\": ");
 	escape_json(&parts, summary_id);

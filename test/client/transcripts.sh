@@ -84,6 +84,12 @@ is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, '
 	"leaf 1-3, leaf 4-6" "pi compaction: a leaf node per compaction, over the messages before its first kept entry"
 check "pi compaction: the summary is pi's, at the compaction's time" \
 	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.message_id = messages.id AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
+summary_meta() { psql_q "$@" -c "SELECT string_agg(p.content->>'metadata', ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$pc_sid' AND m.is_summary"; }
+is "$(summary_meta)" '{"tokensBefore": 21450} {"tokensBefore": 23990}' \
+	"pi compaction: what the record has beyond the summary (tokensBefore) is kept in the summary's metadata"
+is "$(summary_meta -d "$copy_db")" "$(summary_meta)" "pi compaction: and comes back with the summary from its export"
+run_m import $D/transcript-pi-compacted.jsonl --new-ids
+check "pi compaction: the summary line counts it kept" grep -q 'kept in metadata 8 fields: 6 api, 2 tokensBefore$' "$work/err"
 check "pi compaction: a toolCall's arguments keep their order (input_text)" \
 	test "$(parts_where "$pc_sid" "content->>'input_text' = '{\"path\":\"src/list.ts\",\"offset\":1,\"limit\":80}'")" = 1
 run_m verify "$pc_sid"

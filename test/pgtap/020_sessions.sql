@@ -1,7 +1,7 @@
 -- 020_sessions: session lifecycle, its errors with exact SQLSTATEs, and
 -- purge_session's privilege under SET ROLE to non-superuser roles.
 BEGIN;
-SELECT plan(50);
+SELECT plan(53);
 
 --
 -- create / get / get_or_create
@@ -136,10 +136,21 @@ SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
 SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
                         ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
                         created_at => -1) $$, '22023', NULL, 'commit_summary with a negative created_at: 22023');
+SELECT throws_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'x', 1,
+                        ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
+                        metadata => '[1]') $$, '22023', 'metadata must be a JSON object',
+                 'commit_summary with metadata that is not an object: 22023');
+SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_r1' AND is_summary), 0::bigint,
+          'the refused commits wrote no summary');
 SELECT lives_ok($$ SELECT mnemo.commit_summary('tap_r1', 'tap_sum', 'the first two', 3,
                         ARRAY(SELECT id FROM mnemo.messages WHERE session_id = 'tap_r1' AND seq <= 2),
-                        created_at => 1700000000900, part_ids => ARRAY['tap_sum_text', 'tap_sum_marker']) $$,
-                'commit_summary with created_at and part_ids');
+                        created_at => 1700000000900, part_ids => ARRAY['tap_sum_text', 'tap_sum_marker'],
+                        metadata => '{"tokensBefore": 21450, "details": {"readFiles": ["a.ts"]}}') $$,
+                'commit_summary with created_at, part_ids and metadata');
+SELECT is((SELECT content - 'id' - 'type' - 'token_estimate' FROM mnemo.message_parts
+           WHERE session_id = 'tap_r1' AND id = 'tap_sum_text'),
+          '{"text": "the first two", "metadata": {"details": {"readFiles": ["a.ts"]}, "tokensBefore": 21450}}'::jsonb,
+          'the metadata is kept in its text part');
 SELECT is((SELECT created_at FROM mnemo.messages WHERE session_id = 'tap_r1' AND id = 'tap_sum'), 1700000000900::bigint,
           'the summary message has the given time');
 SELECT is((SELECT string_agg(id || ':' || part_type, ',' ORDER BY part_index) FROM mnemo.message_parts

@@ -103,10 +103,12 @@ typedef struct mnemo_new_summary
 	const char *holder;			/* or NULL; else commit only while holding
 								 * the session's compaction claim
 								 * (INVALID_SWAP otherwise) */
-	/* an import restoring a summary: its time (unix ms; 0: now) and the
-	 * ids of its text and marker parts (NULL: made) */
+	/* an import restoring a summary: its time (unix ms; 0: now), the ids
+	 * of its text and marker parts (NULL: made), and what the source had
+	 * beyond the text, kept in the text part (NULL, or a JSON object) */
 	int64_t		created_at;
 	const char *const *part_ids;	/* NULL, or 2 ids */
+	const char *metadata;
 } mnemo_new_summary;
 
 /* Initialises a summary spec: a new id, kind "leaf", level 1. */

@@ -201,7 +201,7 @@ compact_summary(mn_import *imp, cc_state *cc, int64_t line, struct json_object *
 		return MNEMO_OK;
 	*done = true;
 	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
-								raw, summary, imp->imported);
+								raw, summary, imp->imported, NULL, (mn_span) {NULL, 0}, NULL);
 }
 
 /* The session's description, from the first record that has one. */

@@ -570,6 +570,39 @@ mn_import_abandon(mn_import *imp)
 	imp->flight = NULL;
 }
 
+/*
+ * The summary's metadata for commit_summary, malloc'd in *out (NULL when it
+ * has none): its text part's as exported, else what the reader kept of the
+ * source's compaction record, \u0000 made U+FFFD as in every batch.
+ */
+static int
+summary_metadata(mn_import *imp, const mn_import_msg *m, const mn_import_summary *sum, char **out)
+{
+	mn_buf		b = {0};
+
+	*out = NULL;
+	if (sum->metadata.len > 0)
+		mn_buf_put(&b, sum->metadata.p, sum->metadata.len);
+	else if (m->meta.len > 0)
+	{
+		mn_buf_put(&b, "{", 1);
+		mn_buf_put(&b, m->meta.data, m->meta.len);
+		mn_buf_put(&b, "}", 1);
+	}
+	else
+		return MNEMO_OK;
+	mn_buf_put(&b, "", 1);
+	if (b.oom || m->meta.oom)
+	{
+		mn_buf_free(&b);
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	for (size_t k = mn_json_scrub(b.data, b.len - 1); k > 0; k--)
+		mn_import_bookkeeping(imp, m->line, "\\u0000 or lone surrogate made U+FFFD");
+	*out = b.data;
+	return MNEMO_OK;
+}
+
 int
 mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
 {
@@ -578,6 +611,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	const char *part_ids[2];
 	const char *params[4];
 	const char **ids = NULL;
+	char	   *meta = NULL;
 	char		from[24],
 				to[24];
 	PGresult   *res;
@@ -632,7 +666,11 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 		part_ids[1] = m->parts[1].id;
 		ns.part_ids = part_ids;
 	}
-	rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
+	rc = summary_metadata(imp, m, sum, &meta);
+	ns.metadata = meta;
+	if (rc == MNEMO_OK)
+		rc = mnemo_summary_commit(st, imp->session_id, &ns, NULL, m->ref_id);
+	free(meta);
 	free(ids);
 	PQclear(res);
 	if (rc == MNEMO_OK)
@@ -647,7 +685,8 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 
 int
 mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
-					 const char *summary, int64_t seq_end)
+					 const char *summary, int64_t seq_end, struct json_object *rec,
+					 mn_span rec_text, const char *const *known)
 {
 	mn_import_summary sum = {0};
 	mn_import_msg *m;
@@ -663,6 +702,8 @@ mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span r
 		mn_import_msg_free(m);
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	}
+	if (rec != NULL)
+		mn_import_keep_others(imp, m, rec, rec_text, known);
 	sum.text = summary;
 	sum.token_count = mnemo_estimate_tokens(summary);
 	sum.kind = "leaf";

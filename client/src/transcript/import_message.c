@@ -124,18 +124,39 @@ mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span value,
 		imp->opts->kept(m->line, kind != NULL ? kind : key, imp->opts->progress_arg);
 }
 
+/* Whether key is one of known (NULL-terminated). */
+static bool
+is_known(const char *const *known, const char *key)
+{
+	for (; *known != NULL; known++)
+		if (strcmp(*known, key) == 0)
+			return true;
+	return false;
+}
+
+void
+mn_import_keep_others(mn_import *imp, mn_import_msg *m, struct json_object *obj, mn_span text,
+					  const char *const *known)
+{
+	json_object_object_foreach(obj, key, v)
+	{
+		mn_span		raw;
+
+		(void) v;
+		if (!is_known(known, key) && mn_json_member(text, key, &raw))
+			mn_import_keep(imp, m, key, raw, NULL);
+	}
+}
+
 void
 mn_import_others(struct json_object *obj, mn_span text, const char *const *known, mn_buf *out)
 {
 	json_object_object_foreach(obj, key, v)
 	{
-		const char *const *k;
 		mn_span		raw;
 
 		(void) v;
-		for (k = known; *k != NULL && strcmp(*k, key) != 0; k++)
-			;
-		if (*k != NULL || !mn_json_member(text, key, &raw))
+		if (is_known(known, key) || !mn_json_member(text, key, &raw))
 			continue;
 		mn_buf_puts(out, out->len > 0 ? "," : "{");
 		mn_buf_put_jstr(out, key, strlen(key));

@@ -304,7 +304,7 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 	struct json_object *parts = NULL;
 	mn_span		whole = {text, len};
 	mn_span		parts_text;
-	mn_import_summary sum;
+	mn_import_summary sum = {0};
 	size_t		pos = 0;
 	int			rc = MNEMO_OK;
 
@@ -402,7 +402,16 @@ jsonl_line(mn_import *imp, void *state, int64_t line, const char *text, size_t l
 		return rc;
 	}
 	if (m->is_summary && compaction_of(parts, &sum))
+	{
+		mn_span		text_part;
+
+		/* its text part's metadata goes back through commit_summary */
+		pos = 0;
+		if (mn_json_next_element(parts_text, &pos, &text_part) &&
+			json_object_object_get_ex(json_object_array_get_idx(parts, 0), "metadata", NULL))
+			(void) mn_json_member(text_part, "metadata", &sum.metadata);
 		return mn_import_summary_push(imp, m, &sum);
+	}
 	return mn_import_push(imp, m);
 }
 

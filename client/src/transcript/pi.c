@@ -22,7 +22,8 @@
  *	  metadata {"source", "session_id", "cwd", "thinking_level"}.
  *	- compaction {summary, firstKeptEntryId (v2 and later; v1:
  *	  firstKeptEntryIndex), tokensBefore}: a summary committed over the
- *	  messages before the first kept entry (compaction_record).
+ *	  messages before the first kept entry (compaction_record), its other
+ *	  members (tokensBefore, details) kept in the summary's metadata.
  *	- model_change and thinking_level_change are bookkeeping; a record of
  *	  another type is left out and reported.
  */
@@ -382,6 +383,9 @@ static int
 compaction_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec,
 				  mn_span text)
 {
+	/* the rest (tokensBefore, details, ...) is kept in the summary's metadata */
+	static const char *const mapped[] = {"type", "id", "parentId", "timestamp", "summary",
+	"firstKeptEntryId", "firstKeptEntryIndex", NULL};
 	const char *summary = mn_js_str(rec, "summary", NULL);
 	mn_span		v;
 	int64_t		kept = first_kept_line(pi, rec);
@@ -411,7 +415,7 @@ compaction_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object
 		return MNEMO_OK;
 	}
 	return mn_import_compaction(imp, line, mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)),
-								v, summary, seq_end);
+								v, summary, seq_end, rec, text, mapped);
 }
 
 /* Remember where the record is, for the compactions that name it. */

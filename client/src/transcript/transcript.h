@@ -212,6 +212,9 @@ typedef struct mn_import_summary
 	int64_t		seq_end;
 	int64_t		item_count;		/* the context items it replaced; < 0:
 								 * those of the span in context now */
+	mn_span		metadata;		/* its text part's metadata object as
+								 * exported, or {NULL, 0}: the message's
+								 * meta (what the reader kept) */
 } mn_import_summary;
 
 /*
@@ -228,10 +231,13 @@ int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_s
  * Another agent's compaction (pi's compaction records, Claude Code's compact
  * summaries): its summary, the JSON string text (raw, as written; decoded,
  * summary), committed at created_at as a leaf summary over the messages of
- * seqs 1 .. seq_end still in context (mn_import_summary_push).
+ * seqs 1 .. seq_end still in context (mn_import_summary_push).  When rec is
+ * set (rec_text its JSON), its members not in known are kept in the
+ * summary's metadata.
  */
 int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
-								 const char *summary, int64_t seq_end);
+								 const char *summary, int64_t seq_end, struct json_object *rec,
+								 mn_span rec_text, const char *const *known);
 
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
@@ -248,6 +254,11 @@ void		mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind);
  * NULL: the key). */
 void		mn_import_keep(mn_import *imp, mn_import_msg *m, const char *key, mn_span value,
 						   const char *kind);
+
+/* mn_import_keep for each member of obj (text: its JSON) whose key is not
+ * in known (NULL-terminated). */
+void		mn_import_keep_others(mn_import *imp, mn_import_msg *m, struct json_object *obj,
+								  mn_span text, const char *const *known);
 
 /* The members of obj whose keys are not in known (NULL-terminated), as a
  * JSON object's text appended to out (nothing when there are none). */

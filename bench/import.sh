@@ -3,7 +3,7 @@
 # messages (issue 17 item 4), as messages per second, against COPY of the
 # same messages' text into a plain table in the same run.
 #
-#   bash bench/import.sh [MESSAGES] [RUNS]   (defaults 100000 and 3)
+#   bash bench/import.sh [MESSAGES] [RUNS] [AMONG]   (defaults 100000, 3, 500)
 #
 # Connects with the PG* environment (bench/run.sh sets it to its private
 # cluster; the database must have mnemo) and runs client/mnemo, which must
@@ -14,11 +14,19 @@
 # per run; message and part ids kept, as an import of an export keeps them)
 # and is timed from the start of the command to its exit; the median of RUNS
 # is printed.
+#
+# The first line's session ids sort after every other one, so every index
+# insert of the import takes PostgreSQL's rightmost-leaf fast path.  The
+# second line is what an import of a Claude Code or pi log meets: its
+# session id a random UUID, in a database that also holds AMONG sessions of
+# 2,000 messages each (made first, untimed; 0: no second line), so that the
+# session's rows go into the middle of every index.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 messages=${1:-100000}
 runs=${2:-3}
+among=${3:-500}
 work=$(mktemp -d /tmp/mnemo-bench-import.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
@@ -57,8 +65,35 @@ mnemo_ms=$(median <"$work/mnemo.ms")
 copy_ms=$(median <"$work/copy.ms")
 stored=$(psql -X -Atc "SELECT count(*) FROM mnemo.messages WHERE session_id = '$session'")
 [ "$stored" = "$messages" ] || { echo "bench/import: the last import stored $stored messages, not $messages" >&2; exit 1; }
+
+# the same file under UUID session ids, among the others
+if [ "$among" -gt 0 ]; then
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
+SELECT mnemo.append_messages((mnemo.create_session(gen_random_uuid()::text)).id,
+       (SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN i % 2 = 1 THEN 'user' ELSE 'assistant' END,
+                                            'parts', jsonb_build_array(jsonb_build_object('type', 'text',
+                                              'text', 'message ' || i || ' of another session of the import benchmark'))))
+        FROM generate_series(1, 2000) i))
+FROM generate_series(1, $among);
+SQL
+	: >"$work/uuid.ms"
+	for ((r = 1; r <= runs; r++)); do
+		sed "1s/\"bench-import\"/\"$(cat /proc/sys/kernel/random/uuid)\"/" "$work/transcript.jsonl" >"$work/run.jsonl"
+		t0=$(now_ms)
+		session=$(client/mnemo import "$work/run.jsonl" --quiet)
+		echo $(($(now_ms) - t0)) >>"$work/uuid.ms"
+	done
+	uuid_ms=$(median <"$work/uuid.ms")
+	stored=$(psql -X -Atc "SELECT count(*) FROM mnemo.messages WHERE session_id = '$session'")
+	[ "$stored" = "$messages" ] || { echo "bench/import: the last UUID import stored $stored messages, not $messages" >&2; exit 1; }
+fi
+
 echo "bench/import: $messages messages (one text part of 60-120 B each), median of $runs runs"
 printf '%-52s %12s %12s %8s\n' measure mnemo "plain COPY" ratio
 awk -v n="$messages" -v a="$mnemo_ms" -v b="$copy_ms" 'BEGIN {
 	printf "%-52s %12.0f %12.0f %8.2f  messages/s\n", "mnemo import vs COPY of the texts", n * 1000 / a, n * 1000 / b, b / a
 }'
+[ "$among" -gt 0 ] && awk -v n="$messages" -v a="$uuid_ms" -v b="$copy_ms" -v k="$among" 'BEGIN {
+	printf "%-52s %12.0f %12.0f %8.2f  messages/s\n", "  a UUID session among " k " others of 2,000", n * 1000 / a, n * 1000 / b, b / a
+}'
+exit 0

@@ -26,6 +26,8 @@
 #   BENCH_SEND_CHUNKS  send: the server's writes, event or all (default event)
 #   BENCH_IMPORT_MESSAGES import: transcript length, messages (default 100000)
 #   BENCH_IMPORT_RUNS      import: timed imports, median (default 3)
+#   BENCH_IMPORT_AMONG     import: other sessions of 2,000 messages for the
+#                          UUID-session line (default 500; 0: no such line)
 #   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
 #   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
 #                  compact's figures: bench/results/compact-<time>.jsonl
@@ -121,7 +123,7 @@ if [ "$which" = fork ] || [ "$which" = all ]; then
 fi
 if [ "$which" = import ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
-	cmd=(bash bench/import.sh "${BENCH_IMPORT_MESSAGES:-100000}" "${BENCH_IMPORT_RUNS:-3}")
+	cmd=(bash bench/import.sh "${BENCH_IMPORT_MESSAGES:-100000}" "${BENCH_IMPORT_RUNS:-3}" "${BENCH_IMPORT_AMONG:-500}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

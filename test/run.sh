@@ -325,7 +325,7 @@ bench_smoke() {
 	section "bench (a tiny run of make bench)"
 	if BENCH_TURNS=60 BENCH_ROUNDS=1 BENCH_W3=2:20 BENCH_LATENCY_TURNS=100 BENCH_LOADS=3 BENCH_SIZES=1000 BENCH_SWAP_SIZES=200,400 BENCH_CALLS=5 \
 		BENCH_SEND_CALLS=5 BENCH_COMPACT_MESSAGES=60 BENCH_COMPACT_DELAY=1 BENCH_FORK_SIZES=300,600 BENCH_FORK_CALLS=3 \
-		BENCH_IMPORT_MESSAGES=300 BENCH_IMPORT_RUNS=1 \
+		BENCH_IMPORT_MESSAGES=300 BENCH_IMPORT_RUNS=1 BENCH_IMPORT_AMONG=2 \
 		BENCH_MAP_ITEMS=32 BENCH_MAP_DELAY=5 bash bench/run.sh >"$work/bench.out" 2>&1; then
 		echo "ok - bench/append, bench/context, bench/send, bench/compact, bench/fork, bench/import and bench/map build and run"
 		pass

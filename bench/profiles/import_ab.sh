@@ -5,9 +5,11 @@
 # from another day moves with the shared host (COPY of the same texts varies
 # 310,000-480,000 rows/s from day to day here).
 #
-#   bash bench/profiles/import_ab.sh [COMMIT] [ROUNDS]
+#   bash bench/profiles/import_ab.sh [COMMIT] [ROUNDS] [AMONG]
 #                  (defaults 2f1de9d, the build before issue 17's batching,
-#                  and 2 rounds; 100,000 messages, median of 3 imports each)
+#                  2 rounds and 500; 100,000 messages, median of 3 imports
+#                  each, then 3 more under UUID session ids among AMONG
+#                  other sessions: bench/import.sh's two lines)
 #
 # Installs each build into the system PostgreSQL in turn (run it under
 # flock -o /tmp/mnemo-test.lock where others share the machine) and leaves
@@ -18,6 +20,7 @@ cd "$(dirname "$0")/../.."
 here=$PWD
 commit=${1:-2f1de9d}
 rounds=${2:-2}
+among=${3:-500}
 old=$(mktemp -d /tmp/mnemo-import-ab.XXXXXX)
 # beside it, not in it: the server's user must reach its directory
 cluster=$(mktemp -u /tmp/mnemo-import-ab-cluster.XXXXXX)
@@ -45,7 +48,7 @@ for ((r = 1; r <= rounds; r++)); do
 		psql -X -q -c "CREATE EXTENSION mnemo CASCADE"
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		script=$([ "$tree" = "$here" ] && echo bench/import.sh || echo bench/import_ab_copy.sh)
-		line=$(cd "$tree" && bash "$script" 100000 3 2>/dev/null | tail -1)
+		line=$(cd "$tree" && bash "$script" 100000 3 "$among" 2>/dev/null | tail -2 | tr -s ' \n' ' ')
 		echo "$name, round $r, load $load: $line"
 		bash test/cluster.sh stop "$cluster" >/dev/null 2>&1
 		rm -rf "$cluster"

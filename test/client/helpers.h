@@ -12,6 +12,10 @@
 #include "mnemo.h"
 #include "tap.h"
 
+/* The code a call returned, its error message in the description. */
+#define is_code(st, rc, code, what) \
+	is_int((rc), (code), "%s: %s (%s)", (what), mnemo_strerror(code), mnemo_errmsg(st))
+
 /* Two tests: the code a call returned, and the SQLSTATE the handle kept. */
 #define is_err(st, rc, code, state, what) \
 	do { \

@@ -27,9 +27,6 @@
 #include "tap.h"
 #include "helpers.h"
 
-#define is_code(st, rc, code, what) \
-	is_int((rc), (code), "%s: %s (%s)", (what), mnemo_strerror(code), mnemo_errmsg(st))
-
 /* JSON nesting exactly depth levels: an object, depth - 2 arrays, a number. */
 static char *
 nested(int depth, const char *prefix, const char *suffix)

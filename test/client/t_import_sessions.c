@@ -33,9 +33,8 @@
 #include "mnemo.h"
 #include "tap.h"
 #include "helpers.h"
+#include "transcript_helpers.h"
 
-#define is_code(st, rc, code, what) \
-	is_int((rc), (code), "%s: %s (%s)", (what), mnemo_strerror(code), mnemo_errmsg(st))
 
 /* Two request bodies, one a line: the second has the tool call and result. */
 static const char two_bodies[] =
@@ -111,36 +110,7 @@ on_event(mnemo_store *st, const mnemo_event *ev, void *arg)
 	return 0;
 }
 
-static int
-import_text(mnemo_store *st, const char *text, size_t len, const mnemo_import_options *opts,
-			char sid[MNEMO_ID_MAX + 1], int64_t *n)
-{
-	FILE	   *f = tmpfile();
-	int			rc;
 
-	if (f == NULL)
-		bail_out("tmpfile: %s", strerror(errno));
-	if (fwrite(text, 1, len, f) != len)
-		bail_out("writing a temporary file: %s", strerror(errno));
-	rewind(f);
-	rc = mnemo_import_jsonl(st, f, opts, sid, n);
-	fclose(f);
-	return rc;
-}
-
-/* The sessions in the database, counted beside the store. */
-static int64_t
-count_of(PGconn *conn)
-{
-	PGresult   *res = PQexec(conn, "SELECT count(*) FROM mnemo.sessions");
-	int64_t		n;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		bail_out("counting sessions: %s", PQerrorMessage(conn));
-	n = strtoll(PQgetvalue(res, 0, 0), NULL, 10);
-	PQclear(res);
-	return n;
-}
 
 /* One value of a query, or "" (the caller's is_str says what was wrong). */
 static void
@@ -161,17 +131,17 @@ mnemo_exports(mnemo_store *st, PGconn *conn, mnemo_import_options *opts)
 	char		sid[MNEMO_ID_MAX + 1] = "";
 	char		v[256];
 	int64_t		n = -1;
-	int64_t		before = count_of(conn);
+	size_t		before = count_sessions(st);
 	int			rc;
 
-	rc = import_text(st, two_exports, strlen(two_exports), &one, sid, &n);
+	rc = import_text(st, two_exports, &one, sid, &n);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "two mnemo exports, no session callback");
 	ok(strstr(mnemo_errmsg(st), "line 4: a second session in the file (of mnemo)") != NULL,
 	   "the error names the second header's line: %s", mnemo_errmsg(st));
-	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+	is_int((int) (count_sessions(st) - before), 0, "and nothing is stored");
 
 	opts->progress_arg = &h;
-	rc = import_text(st, two_exports, strlen(two_exports), opts, sid, &n);
+	rc = import_text(st, two_exports, opts, sid, &n);
 	is_code(st, rc, MNEMO_OK, "two mnemo exports with a session callback");
 	is_int(h.n, 2, "the callback hears a session for each header");
 	is_str(h.ids[0], "t-cat-a", "the first keeps its header's id");
@@ -187,18 +157,18 @@ mnemo_exports(mnemo_store *st, PGconn *conn, mnemo_import_options *opts)
 
 	/* a header whose id is taken: MN004, and the new session before it goes too */
 	h.n = 0;
-	before = count_of(conn);
-	rc = import_text(st, new_then_taken, strlen(new_then_taken), opts, sid, &n);
+	before = count_sessions(st);
+	rc = import_text(st, new_then_taken, opts, sid, &n);
 	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "a second header whose session exists");
 	ok(strstr(mnemo_errmsg(st), "\"t-cat-b\" of this transcript already exists") != NULL,
 	   "the error names the session: %s", mnemo_errmsg(st));
 	is_str(mnemo_sqlstate(st), "MN004", "with MN004");
 	is_int(h.n, 0, "the callback hears nothing");
-	is_int((int) (count_of(conn) - before), 0, "the first session of the file is not left behind");
-	rc = import_text(st, body_then_message, strlen(body_then_message), NULL, sid, &n);
+	is_int((int) (count_sessions(st) - before), 0, "the first session of the file is not left behind");
+	rc = import_text(st, body_then_message, NULL, sid, &n);
 	is_code(st, rc, MNEMO_OK, "the store goes on: the next import succeeds");
 
-	rc = import_text(st, header_late, strlen(header_late), opts, sid, &n);
+	rc = import_text(st, header_late, opts, sid, &n);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "a header after headerless messages");
 	ok(strstr(mnemo_errmsg(st), "line 2: a session header after the first line") != NULL,
 	   "is refused as before: %s", mnemo_errmsg(st));
@@ -212,7 +182,7 @@ main(void)
 	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
 	char		sid[MNEMO_ID_MAX + 1] = "";
 	int64_t		n = -1;
-	int64_t		before;
+	size_t		before;
 	heard		h = {0};
 	mnemo_session *s = NULL;
 	char	   *second_empty;
@@ -220,23 +190,23 @@ main(void)
 
 	if (PQstatus(conn) != CONNECTION_OK)
 		bail_out("connecting: %s", PQerrorMessage(conn));
-	before = count_of(conn);
+	before = count_sessions(st);
 
 	/* one session expected: the second is refused, and the first goes too */
-	rc = import_text(st, two_bodies, strlen(two_bodies), NULL, sid, &n);
+	rc = import_text(st, two_bodies, NULL, sid, &n);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "two request bodies, no session callback");
 	ok(strstr(mnemo_errmsg(st), "line 2: a second session in the file") != NULL,
 	   "the error names the line where the second session begins: %s", mnemo_errmsg(st));
-	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+	is_int((int) (count_sessions(st) - before), 0, "and nothing is stored");
 
 	/* --session names one */
 	opts.session = on_session;
 	opts.progress_arg = &h;
 	opts.session_id = "t-import-sessions-one";
-	rc = import_text(st, two_bodies, strlen(two_bodies), &opts, sid, &n);
+	rc = import_text(st, two_bodies, &opts, sid, &n);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "two request bodies under one session_id");
 	is_int(h.n, 0, "the callback hears nothing of an import that failed");
-	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+	is_int((int) (count_sessions(st) - before), 0, "and nothing is stored");
 
 	/*
 	 * A second session that fails once the first is stored (its session
@@ -250,34 +220,34 @@ main(void)
 	memcpy(second_empty, two_bodies, strchr(two_bodies, '\n') + 1 - two_bodies);
 	strcpy(second_empty + (strchr(two_bodies, '\n') + 1 - two_bodies),
 		   "{\"model\": \"gpt-4o\", \"messages\": []}\n");
-	rc = import_text(st, second_empty, strlen(second_empty), &opts, sid, &n);
+	rc = import_text(st, second_empty, &opts, sid, &n);
 	free(second_empty);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "a second body with no message");
 	ok(strstr(mnemo_errmsg(st), "no message in the session of line 2") != NULL,
 	   "the error says what is wrong: %s", mnemo_errmsg(st));
 	is_int(h.n, 0, "the callback hears nothing of it");
-	is_int((int) (count_of(conn) - before), 0, "the first session, stored before, is not left behind");
+	is_int((int) (count_sessions(st) - before), 0, "the first session, stored before, is not left behind");
 
 	/* the first of several is empty (so named: nothing to detect it by) */
 	opts.format = "openai";
-	rc = import_text(st, first_empty, strlen(first_empty), &opts, sid, &n);
+	rc = import_text(st, first_empty, &opts, sid, &n);
 	opts.format = NULL;
 	is_code(st, rc, MNEMO_ERR_FORMAT, "a first body with no message, and a second");
 	ok(strstr(mnemo_errmsg(st), "no message in the session of line 1") != NULL,
 	   "the error names the first session's line: %s", mnemo_errmsg(st));
-	is_int((int) (count_of(conn) - before), 0, "and nothing is stored");
+	is_int((int) (count_sessions(st) - before), 0, "and nothing is stored");
 
 	/* a message after a body is a record of the body's session, not a new one */
-	rc = import_text(st, body_then_message, strlen(body_then_message), NULL, sid, &n);
+	rc = import_text(st, body_then_message, NULL, sid, &n);
 	is_code(st, rc, MNEMO_OK, "a request body and a message after it, no session callback");
 	is_int((int) n, 4, "one session of the body's three messages and the one after");
-	is_int((int) (count_of(conn) - before), 1, "one session is stored");
-	before = count_of(conn);
+	is_int((int) (count_sessions(st) - before), 1, "one session is stored");
+	before = count_sessions(st);
 
 	/* both, each a session */
 	if (mnemo_event_subscribe(st, MNEMO_EVENT_SESSION_CREATED, on_event, NULL) <= 0)
 		bail_out("subscribe: %s", mnemo_errmsg(st));
-	rc = import_text(st, two_bodies, strlen(two_bodies), &opts, sid, &n);
+	rc = import_text(st, two_bodies, &opts, sid, &n);
 	is_code(st, rc, MNEMO_OK, "two request bodies with a session callback");
 	is_int(h.n, 2, "the callback hears two sessions");
 	is_int((int) h.messages[0], 3, "the first holds the first body's three messages");
@@ -287,7 +257,7 @@ main(void)
 	ok(strcmp(h.ids[0], h.ids[1]) != 0, "the two are different sessions");
 	is_int((int) n, 6, "imported counts the messages of both");
 	is_int(created_events, 2, "subscribers hear one session_created each, after the commit");
-	is_int((int) (count_of(conn) - before), 2, "two sessions are stored");
+	is_int((int) (count_sessions(st) - before), 2, "two sessions are stored");
 	if (mnemo_session_get(st, h.ids[1], &s) != MNEMO_OK)
 		bail_out("get %s: %s", h.ids[1], mnemo_errmsg(st));
 	is_str(s->model_id, "gpt-4o-mini", "each session takes its own body's model");

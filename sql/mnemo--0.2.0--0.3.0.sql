@@ -535,6 +535,27 @@ ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_session_id_generat
 
 DROP FUNCTION mnemo._adopt_session_tables(text[]);
 
+-- In the hash-partitioned layout the rows are in the partitions: pg_dump
+-- writes the rows of extension members only when they are registered, and
+-- skipped them all before 0.3.0 (the partitions of the tables above too).
+-- (one statement a partition: each registration updates the extension's row)
+DO $$
+DECLARE
+    part regclass;
+BEGIN
+    FOR part IN
+        SELECT i.inhrelid::regclass
+          FROM pg_catalog.pg_inherits i
+          JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+          JOIN pg_catalog.pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.inhparent
+                                     AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+          JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+    LOOP
+        PERFORM pg_catalog.pg_extension_config_dump(part, '');
+    END LOOP;
+END
+$$;
+
 /* ------------------------------------------------------------------------
  * Issue 15 item 4: the history read as rows, nothing assembled
  * ------------------------------------------------------------------------ */

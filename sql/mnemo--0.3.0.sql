@@ -648,6 +648,26 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.lineage', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.discarded', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.maps', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.map_items', '');
+-- In the hash-partitioned layout the rows are in the partitions: pg_dump
+-- writes the rows of extension members only when they are registered, and
+-- skipped them all until this was here.
+-- (one statement a partition: each registration updates the extension's row)
+DO $$
+DECLARE
+    part regclass;
+BEGIN
+    FOR part IN
+        SELECT i.inhrelid::regclass
+          FROM pg_catalog.pg_inherits i
+          JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+          JOIN pg_catalog.pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.inhparent
+                                     AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+          JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+    LOOP
+        PERFORM pg_catalog.pg_extension_config_dump(part, '');
+    END LOOP;
+END
+$$;
 
 /* ------------------------------------------------------------------------
  * Result types

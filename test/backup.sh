@@ -39,6 +39,15 @@
 # source and the restored database, RLS and the privileges are checked,
 # and appends in the restored database continue the seqs and positions.
 #
+# The hash-partitioned layout (mnemo.partitions, doc/scale-out.md) keeps
+# the rows in the partitions, which are registered for pg_dump too:
+#   5. restore into the same layout: the same mnemo.partitions for the
+#      restore's CREATE EXTENSION,
+#        PGOPTIONS='-c mnemo.partitions=4' pg_restore -e -d new dump.custom
+#   6. restore into any layout: dump through the partition roots,
+#        pg_dump -Fc --load-via-partition-root -f dump.custom db
+#        pg_restore -e -d new dump.custom
+#
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.
 set -euo pipefail
@@ -105,6 +114,23 @@ SELECT mnemo.commit_summary('bk_dag', 'sum_d1', 'dag 1-2', 3, ARRAY['msg_d1', 'm
 SELECT mnemo.commit_summary('bk_dag', 'sum_d2', 'dag 3-4', 3, ARRAY['msg_d3', 'msg_d4'], 'leaf', 2);
 SELECT mnemo.commit_summary('bk_dag', 'sum_d3', 'dag 1-4', 4, ARRAY['sum_d1', 'sum_d2'], 'condensed', 1);
 SQL
+}
+
+# The source of the partitioned cases: the same rows, each session table
+# hash-partitioned into 4.
+part_src=mnemo_backup_partitioned
+populate_partitioned() {
+	src=$part_src PGOPTIONS='-c mnemo.partitions=4' populate
+	is "$(val "$part_src" "SELECT count(DISTINCT tableoid) > 1 AND count(*) = (SELECT count(*) FROM ONLY mnemo.messages_p0)
+	                                + (SELECT count(*) FROM mnemo.messages_p1) + (SELECT count(*) FROM mnemo.messages_p2)
+	                                + (SELECT count(*) FROM mnemo.messages_p3) FROM mnemo.messages")" \
+		t "partitioned source: the messages are in the partitions, more than one of them"
+}
+
+# parent_tables DB: the mnemo tables that are not partitions.
+parent_tables() {
+	val "$1" "SELECT string_agg(c.relname, ' ' ORDER BY c.relname) FROM pg_class c
+	           WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition"
 }
 
 # table_digest DB TABLE: row count and an md5 over every row, in a fixed order.
@@ -223,6 +249,36 @@ test_custom_disable_triggers() {
 	works "$new" disable-triggers
 }
 
+# 5: the partitioned layout into the same layout.
+test_partitioned_same() {
+	local new=mnemo_restored_partitioned
+	check "partitioned: pg_dump -Fc" pg_dump -Fc -f "$tmp/dump.partitioned" "$part_src"
+	fresh_db "$new"
+	check "partitioned: restore with PGOPTIONS='-c mnemo.partitions=4' pg_restore" \
+		env PGOPTIONS='-c mnemo.partitions=4' pg_restore -e -d "$new" "$tmp/dump.partitioned"
+	src=$part_src compare "$new" partitioned
+	src=$part_src works "$new" partitioned
+}
+
+# 6: the partitioned layout through the partition roots, into the plain one.
+test_partitioned_root() {
+	local new=mnemo_restored_from_roots t
+	check "partition roots: pg_dump -Fc --load-via-partition-root" \
+		pg_dump -Fc --load-via-partition-root -f "$tmp/dump.roots" "$part_src"
+	fresh_db "$new"
+	check "partition roots: pg_restore -d into a plain install" pg_restore -e -d "$new" "$tmp/dump.roots"
+	is "$(parent_tables "$new")" "$(parent_tables "$part_src")" "partition roots: the same mnemo tables, unpartitioned"
+	is "$(val "$new" "SELECT count(*) FROM pg_class WHERE relnamespace = 'mnemo'::regnamespace AND relispartition")" 0 \
+		"partition roots: no partitions in the restored database"
+	for t in $(parent_tables "$part_src"); do
+		is "$(table_digest "$new" "$t")" "$(table_digest "$part_src" "$t")" \
+			"partition roots: every row of mnemo.$t is identical"
+	done
+	is "$(val "$new" "SELECT seq FROM mnemo.append_message('bk_a', 'user', '[{\"type\":\"text\",\"text\":\"restored\"}]')")" \
+		"$(val "$part_src" "SELECT max(seq) + 1 FROM mnemo.messages WHERE session_id = 'bk_a'")" \
+		"partition roots: an append to bk_a continues its seqs"
+}
+
 main() {
 	setup_cluster backup "${1:-}"
 	populate
@@ -231,6 +287,9 @@ main() {
 	test_custom_replica
 	test_custom_plain
 	test_custom_disable_triggers
+	populate_partitioned
+	test_partitioned_same
+	test_partitioned_root
 	summary backup
 }
 

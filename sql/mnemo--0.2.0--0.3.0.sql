@@ -535,10 +535,11 @@ ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_session_id_generat
 
 DROP FUNCTION mnemo._adopt_session_tables(text[]);
 
--- In the hash-partitioned layout the rows are in the partitions: pg_dump
--- writes the rows of extension members only when they are registered, and
--- skipped them all before 0.3.0 (the partitions of the tables above too).
--- (one statement a partition: each registration updates the extension's row)
+-- In the hash-partitioned layout the rows are in the partitions, and pg_dump
+-- writes the rows of an extension's member tables only when they are
+-- registered: so each partition of a table registered above is too (one
+-- statement a partition: each registration updates the extension's row).
+-- 0.2.0 registered none, so pg_dump left out every row of that layout.
 DO $$
 DECLARE
     part regclass;
@@ -547,9 +548,7 @@ BEGIN
         SELECT i.inhrelid::regclass
           FROM pg_catalog.pg_inherits i
           JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
-          JOIN pg_catalog.pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.inhparent
-                                     AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-          JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+          JOIN pg_catalog.pg_extension e ON e.extname = 'mnemo' AND i.inhparent = ANY (e.extconfig)
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(part, '');
     END LOOP;

@@ -648,10 +648,10 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.lineage', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.discarded', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.maps', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.map_items', '');
--- In the hash-partitioned layout the rows are in the partitions: pg_dump
--- writes the rows of extension members only when they are registered, and
--- skipped them all until this was here.
--- (one statement a partition: each registration updates the extension's row)
+-- In the hash-partitioned layout the rows are in the partitions, and pg_dump
+-- writes the rows of an extension's member tables only when they are
+-- registered: so each partition of a table registered above is too (one
+-- statement a partition: each registration updates the extension's row).
 DO $$
 DECLARE
     part regclass;
@@ -660,9 +660,7 @@ BEGIN
         SELECT i.inhrelid::regclass
           FROM pg_catalog.pg_inherits i
           JOIN pg_catalog.pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
-          JOIN pg_catalog.pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = i.inhparent
-                                     AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
-          JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo'
+          JOIN pg_catalog.pg_extension e ON e.extname = 'mnemo' AND i.inhparent = ANY (e.extconfig)
     LOOP
         PERFORM pg_catalog.pg_extension_config_dump(part, '');
     END LOOP;

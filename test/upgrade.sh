@@ -264,11 +264,15 @@ main()
 	                    WHERE tableoid::regclass::text ~ '_p[0-9]+\$'" | tr '\n' ' ')" \
 		"t 1 1 t 1 2 " "a fork and a resume on the upgraded partitioned install: lineage and discarded rows in the partitions"
 	# pg_dump writes the rows of registered extension members only: every
-	# partition, those of 0.2.0 included, is registered by the update
-	is "$(val "$part" "SELECT count(*) FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+	# partition, those of 0.2.0 included, is registered by the update (but
+	# compaction_claims', whose table is not: a lease does not outlive its
+	# compactor)
+	is "$(val "$part" "SELECT string_agg(c.relname, ' ' ORDER BY c.relname)
+	                     FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
 	                    WHERE c.relnamespace = 'mnemo'::regnamespace
 	                      AND c.oid <> ALL ((SELECT extconfig FROM pg_extension WHERE extname = 'mnemo')::oid[])")" \
-		0 "every partition of the upgraded install is registered for pg_dump"
+		"compaction_claims_p0 compaction_claims_p1 compaction_claims_p2" \
+		"every partition of the upgraded install is registered for pg_dump, but compaction_claims'"
 	check "pg_dump of the upgraded partitioned install" pg_dump -Fc -f "$tmp/part.dump" "$part"
 	is "$(pg_restore -f - "$tmp/part.dump" | grep -c '^COPY mnemo.sessions_p[0-9] ')" 3 \
 		"it writes the rows of each sessions partition"

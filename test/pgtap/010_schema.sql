@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(368);
+SELECT plan(369);
 
 --
 -- tables
@@ -185,12 +185,21 @@ $$, 'PUBLIC holds no privilege on any mnemo table or sequence');
 
 -- pg_dump includes the rows of every table
 SELECT set_eq($$
-    SELECT unnest(extconfig)::regclass::text FROM pg_extension WHERE extname = 'mnemo'
+    SELECT r::regclass::text FROM pg_extension, unnest(extconfig) r
+     WHERE extname = 'mnemo' AND NOT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = r)
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
           'mnemo.search_progress', 'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
           'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.lineage', 'mnemo.discarded', 'mnemo.maps', 'mnemo.map_items'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');
+-- in the hash-partitioned layout the rows are in the partitions
+SELECT set_eq($$
+    SELECT i.inhrelid::regclass::text FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid AND c.relkind = 'r'
+     WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relname NOT LIKE 'compaction\_claims\_p%'
+$$, $$
+    SELECT r::regclass::text FROM pg_extension, unnest(extconfig) r
+     WHERE extname = 'mnemo' AND EXISTS (SELECT FROM pg_inherits WHERE inhrelid = r)
+$$, 'so are the partitions of those tables, where they are partitioned');
 
 --
 -- result types

@@ -2,12 +2,16 @@
  * helpers.h
  *		What several client test programs do the same way: check an error
  *		code with its SQLSTATE, open a store, create a session or append a
- *		one-part message or bail out.  Include after tap.h.
+ *		one-part message or bail out, read one value with SQL.  Include
+ *		after tap.h.
  */
 #ifndef MNEMO_TEST_HELPERS_H
 #define MNEMO_TEST_HELPERS_H
 
 #include <stdlib.h>
+#include <string.h>
+
+#include <libpq-fe.h>
 
 #include "mnemo.h"
 #include "tap.h"
@@ -72,6 +76,27 @@ append_text_message(mnemo_store *st, const char *session_id, mnemo_new_message *
 		bail_out("append to %s: %s", session_id, mnemo_errmsg(st));
 	msg->parts = NULL;
 	msg->n_parts = 0;
+}
+
+/* One value from SQL on a connection of its own, malloc'd. */
+static inline char *
+sql_value(const char *sql, const char *param)
+{
+	PGconn	   *conn = PQconnectdb("");
+	const char *params[1] = {param};
+	PGresult   *res = PQexecParams(conn, sql, param ? 1 : 0, NULL, params, NULL, NULL, 0);
+	char	   *v;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
+		bail_out("%s: %s", sql, PQerrorMessage(conn));
+	/* not strdup: every test includes this, in C11 without POSIX too */
+	v = malloc(strlen(PQgetvalue(res, 0, 0)) + 1);
+	if (v == NULL)
+		bail_out("out of memory");
+	strcpy(v, PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(conn);
+	return v;
 }
 
 #endif							/* MNEMO_TEST_HELPERS_H */

@@ -54,23 +54,6 @@ text_of(size_t n, const char *marker)
 	return s;
 }
 
-/* One value from SQL on a connection of its own, malloc'd. */
-static char *
-sql_value(const char *sql, const char *param)
-{
-	PGconn	   *conn = PQconnectdb("");
-	const char *params[1] = {param};
-	PGresult   *res = PQexecParams(conn, sql, param ? 1 : 0, NULL, params, NULL, NULL, 0);
-	char	   *v;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		bail_out("%s: %s", sql, PQerrorMessage(conn));
-	v = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(conn);
-	return v;
-}
-
 static int
 count_refs(void)
 {

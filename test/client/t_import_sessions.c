@@ -28,8 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <libpq-fe.h>
-
 #include "mnemo.h"
 #include "tap.h"
 #include "helpers.h"
@@ -112,24 +110,13 @@ on_event(mnemo_store *st, const mnemo_event *ev, void *arg)
 
 
 
-/* One value of a query, or "" (the caller's is_str says what was wrong). */
 static void
-value_of(PGconn *conn, const char *sql, char *out, size_t size)
-{
-	PGresult   *res = PQexec(conn, sql);
-
-	snprintf(out, size, "%s", PQresultStatus(res) == PGRES_TUPLES_OK && PQntuples(res) == 1 ?
-			 PQgetvalue(res, 0, 0) : "");
-	PQclear(res);
-}
-
-static void
-mnemo_exports(mnemo_store *st, PGconn *conn, mnemo_import_options *opts)
+mnemo_exports(mnemo_store *st, mnemo_import_options *opts)
 {
 	mnemo_import_options one = MNEMO_IMPORT_OPTIONS_INIT;
 	heard		h = {0};
 	char		sid[MNEMO_ID_MAX + 1] = "";
-	char		v[256];
+	char	   *v;
 	int64_t		n = -1;
 	size_t		before = count_sessions(st);
 	int			rc;
@@ -148,12 +135,14 @@ mnemo_exports(mnemo_store *st, PGconn *conn, mnemo_import_options *opts)
 	is_str(h.ids[1], "t-cat-b", "the second keeps its own");
 	is_int((int) h.messages[0], 1, "the first holds the message after its header");
 	is_int((int) h.messages[1], 2, "the second the two after its own");
-	value_of(conn, "SELECT string_agg(id || ':' || title, ',' ORDER BY id) FROM mnemo.sessions "
-			 "WHERE id IN ('t-cat-a', 't-cat-b')", v, sizeof(v));
+	v = sql_value("SELECT string_agg(id || ':' || title, ',' ORDER BY id) FROM mnemo.sessions "
+				  "WHERE id IN ('t-cat-a', 't-cat-b')", NULL);
 	is_str(v, "t-cat-a:first,t-cat-b:second", "each session has its header's title");
-	value_of(conn, "SELECT string_agg(session_id || '@' || seq, ',') FROM mnemo.checkpoints "
-			 "WHERE label = 'after-a'", v, sizeof(v));
+	free(v);
+	v = sql_value("SELECT string_agg(session_id || '@' || seq, ',') FROM mnemo.checkpoints "
+				  "WHERE label = 'after-a'", NULL);
 	is_str(v, "t-cat-a@1", "a checkpoint line belongs to the session above it");
+	free(v);
 
 	/* a header whose id is taken: MN004, and the new session before it goes too */
 	h.n = 0;
@@ -178,7 +167,6 @@ int
 main(void)
 {
 	mnemo_store *st = open_store(NULL);
-	PGconn	   *conn = PQconnectdb("");
 	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
 	char		sid[MNEMO_ID_MAX + 1] = "";
 	int64_t		n = -1;
@@ -188,8 +176,6 @@ main(void)
 	char	   *second_empty;
 	int			rc;
 
-	if (PQstatus(conn) != CONNECTION_OK)
-		bail_out("connecting: %s", PQerrorMessage(conn));
 	before = count_sessions(st);
 
 	/* one session expected: the second is refused, and the first goes too */
@@ -267,9 +253,8 @@ main(void)
 	is_str(s->model_id, "gpt-4o", "the first keeps the first body's");
 	mnemo_session_free(s);
 
-	mnemo_exports(st, conn, &opts);
+	mnemo_exports(st, &opts);
 
-	PQfinish(conn);
 	mnemo_store_close(st);
 	return tap_done();
 }

@@ -21,6 +21,9 @@
 # session id a random UUID, in a database that also holds AMONG sessions of
 # 2,000 messages each (made first, untimed; 0: no second line), so that the
 # session's rows go into the middle of every index.
+#
+# The last line times `mnemo export` of the last import (first line's
+# session) to a file, against COPY of one run's texts out of the plain table.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -66,6 +69,24 @@ copy_ms=$(median <"$work/copy.ms")
 stored=$(psql -X -Atc "SELECT count(*) FROM mnemo.messages WHERE session_id = '$session'")
 [ "$stored" = "$messages" ] || { echo "bench/import: the last import stored $stored messages, not $messages" >&2; exit 1; }
 
+# the export of the last import, against COPY out of the texts of one run
+: >"$work/export.ms"
+: >"$work/copy_out.ms"
+for ((r = 1; r <= runs; r++)); do
+	t0=$(now_ms)
+	client/mnemo export "$session" >"$work/export.jsonl"
+	echo $(($(now_ms) - t0)) >>"$work/export.ms"
+	t0=$(now_ms)
+	psql -X -q -v ON_ERROR_STOP=1 \
+		-c "COPY (SELECT content FROM public.bench_import_plain WHERE session_id = 'copy-1' ORDER BY id) TO STDOUT" \
+		>"$work/copy_out.txt"
+	echo $(($(now_ms) - t0)) >>"$work/copy_out.ms"
+done
+export_ms=$(median <"$work/export.ms")
+copy_out_ms=$(median <"$work/copy_out.ms")
+lines=$(grep -c '"role": ' "$work/export.jsonl" || true)
+[ "$lines" = "$messages" ] || { echo "bench/import: the export wrote $lines messages, not $messages" >&2; exit 1; }
+
 # the same file under UUID session ids, among the others
 if [ "$among" -gt 0 ]; then
 	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<SQL
@@ -95,5 +116,8 @@ awk -v n="$messages" -v a="$mnemo_ms" -v b="$copy_ms" 'BEGIN {
 }'
 [ "$among" -gt 0 ] && awk -v n="$messages" -v a="$uuid_ms" -v b="$copy_ms" -v k="$among" 'BEGIN {
 	printf "%-52s %12.0f %12.0f %8.2f  messages/s\n", "  a UUID session among " k " others of 2,000", n * 1000 / a, n * 1000 / b, b / a
+}'
+awk -v n="$messages" -v a="$export_ms" -v b="$copy_out_ms" 'BEGIN {
+	printf "%-52s %12.0f %12.0f %8.2f  messages/s\n", "mnemo export vs COPY TO of the texts", n * 1000 / a, n * 1000 / b, b / a
 }'
 exit 0

@@ -9,7 +9,7 @@
 #                  (defaults 2f1de9d, the build before issue 17's batching,
 #                  2 rounds and 500; 100,000 messages, median of 3 imports
 #                  each, then 3 more under UUID session ids among AMONG
-#                  other sessions: bench/import.sh's two lines)
+#                  other sessions, and an export: bench/import.sh's lines)
 #
 # Installs each build into the system PostgreSQL in turn (run it under
 # flock -o /tmp/mnemo-test.lock where others share the machine) and leaves
@@ -48,7 +48,7 @@ for ((r = 1; r <= rounds; r++)); do
 		psql -X -q -c "CREATE EXTENSION mnemo CASCADE"
 		load=$(cut -d' ' -f1 /proc/loadavg)
 		script=$([ "$tree" = "$here" ] && echo bench/import.sh || echo bench/import_ab_copy.sh)
-		line=$(cd "$tree" && bash "$script" 100000 3 "$among" 2>/dev/null | tail -2 | tr -s ' \n' ' ')
+		line=$(cd "$tree" && bash "$script" 100000 3 "$among" 2>/dev/null | tail -n +3 | tr -s ' \n' ' ')
 		echo "$name, round $r, load $load: $line"
 		bash test/cluster.sh stop "$cluster" >/dev/null 2>&1
 		rm -rf "$cluster"

@@ -5,7 +5,8 @@
  *	- a session with every kind of part and status exported, imported into
  *	  another database and exported again gives the same bytes; the
  *	  import is one transaction, so malformed input, a taken id or a
- *	  failure after batches were sent leave nothing behind.
+ *	  failure after batches were sent leave nothing behind;
+ *	- a message whose parts run over the export's pages is one line.
  *
  * Claude Code logs are t_claude_code.c's.  Runs in a fresh database of its
  * own (PGDATABASE), and creates a second one beside it (PGDATABASE_copy)
@@ -581,6 +582,85 @@ test_errors(mnemo_store *st)
 	}
 }
 
+/* Lines of text, counted. */
+static size_t
+count_lines(const char *text)
+{
+	size_t		n = 0;
+
+	for (const char *p = text; (p = strchr(p, '\n')) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Occurrences of needle in the line of text that holds key. */
+static size_t
+count_in_line(const char *text, const char *key, const char *needle)
+{
+	const char *line = strstr(text, key);
+	const char *end;
+	size_t		n = 0;
+
+	if (line == NULL)
+		return 0;
+	end = strchr(line, '\n');
+	for (const char *p = line; (p = strstr(p, needle)) != NULL && p < end; p++)
+		n++;
+	return n;
+}
+
+/*
+ * The export reads a page of rows at a time, a row a part: a message's
+ * parts may run over one page, or several, and still make one line.
+ */
+static void
+test_pages(mnemo_store *st)
+{
+	mnemo_import_options opts = {.session_id = "pages"};
+	mnemo_import_options copy = {.session_id = "pages-copy"};
+	char		sid[MNEMO_ID_MAX + 1];
+	char	   *text;
+	char	   *first;
+	char	   *second;
+	size_t		size = 0;
+	FILE	   *f = open_memstream(&text, &size);
+	int64_t		n = -1;
+	int			rc;
+
+	fprintf(f, "{\"id\": \"m-first\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"a\"}]}\n");
+	fprintf(f, "{\"id\": \"m-wide\", \"role\": \"assistant\", \"parts\": [");
+	for (int i = 0; i < 1201; i++)
+		fprintf(f, "%s{\"type\": \"text\", \"text\": \"w%d\"}", i ? ", " : "", i);
+	fprintf(f, "]}\n");
+	fprintf(f, "{\"id\": \"m-empty\", \"role\": \"user\", \"parts\": []}\n");
+	for (int i = 0; i < 700; i++)
+		fprintf(f, "{\"id\": \"m-%04d\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", "
+				"\"text\": \"x%d\"}, {\"type\": \"text\", \"text\": \"y%d\"}]}\n", i, i, i);
+	fclose(f);
+	rc = import_text(st, text, &opts, sid, &n);
+	is_code(st, rc, MNEMO_OK, "pages: a message of 1,201 parts among 702 others imports");
+	first = export_text(st, "pages", NULL);
+	ok(first != NULL && count_lines(first) == 1 + 703, "pages: the export has the header and 703 lines (%zu)",
+	   first ? count_lines(first) : 0);
+	is_int(first ? count_in_line(first, "\"m-wide\"", "\"type\": \"text\"") : 0, 1201,
+		   "pages: the message whose parts span three pages is one line with all of them");
+	ok(first != NULL && strstr(first, "\"text\": \"w1199\", \"type\": \"text\", \"token_estimate\": 1}, {\"id\"") != NULL &&
+	   strstr(first, "\"text\": \"w1200\", \"type\": \"text\", \"token_estimate\": 1}]}\n") != NULL,
+	   "pages: in their order, the last one last");
+	ok(first != NULL && strstr(first, "\"id\": \"m-empty\"") != NULL &&
+	   count_in_line(first, "\"m-empty\"", "\"parts\": []}") == 1, "pages: a message without parts keeps its line");
+	is_int(first ? count_in_line(first, "\"m-0699\"", "\"type\": \"text\"") : 0, 2,
+		   "pages: the last message has both its parts");
+	rc = first ? import_text(st, first, &copy, sid, NULL) : MNEMO_ERR_FORMAT;
+	is_code(st, rc, MNEMO_OK, "pages: the export imports again");
+	second = export_text(st, "pages-copy", NULL);
+	ok(first && second && strcmp(strchr(first, '\n'), strchr(second, '\n')) == 0,
+	   "pages: and exports to the same lines after its header");
+	free(text);
+	free(first);
+	free(second);
+}
+
 
 int
 main(void)
@@ -589,6 +669,7 @@ main(void)
 
 	test_round_trip(st);
 	test_errors(st);
+	test_pages(st);
 	mnemo_store_close(st);
 	return tap_done();
 }

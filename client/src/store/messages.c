@@ -324,6 +324,12 @@ message_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
 /* The rows of res as a new list; res is cleared. */
 MN_LIST_RESULT(messages_result, mnemo_messages, message_from_row, mnemo_messages_free)
 
+int
+mn_messages_from_rows(mnemo_store *st, PGresult *res, mnemo_messages **out)
+{
+	return messages_result(st, res, out);
+}
+
 /*
  * The single message row of res as a new message; res is cleared.  A row
  * of NULLs (a function returning a NULL composite) gives *out = NULL when

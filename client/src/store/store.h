@@ -108,6 +108,9 @@ int			mn_part_scan_over(mnemo_store *st, const char *content, unsigned columns,
  * columns) as messages with their parts (convert.c). */
 int			mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out);
 
+/* message_with_parts rows as messages (messages.c); res is cleared. */
+int			mn_messages_from_rows(mnemo_store *st, PGresult *res, mnemo_messages **out);
+
 /* Parse a jsonb array of parts (message_with_parts.parts). */
 int			mn_parts_from_json(mnemo_store *st, const char *json, size_t *n,
 							   mnemo_part **parts);

@@ -49,6 +49,20 @@ SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_...' ELSE id END AS id, (SELECT
   FROM mnemo.messages m WHERE session_id = 'lim' ORDER BY seq;
 SELECT last_seq, last_position FROM mnemo.get_session('lim');
 
+-- an output or error merged in by update_part_status is held to
+-- max_part_bytes too: 54000, and the part keeps what it had
+SELECT seq FROM mnemo.append_message('lim', 'assistant',
+  '[{"type": "tool", "tool_name": "ls", "tool_call_id": "c1", "input": {}, "id": "lim_tool"}]', id => 'lim_t');
+SET mnemo.max_part_bytes = 300;
+SELECT mnemo.update_part_status('lim', 'lim_tool', output => repeat('o', 100));
+SELECT mnemo.update_part_status('lim', 'lim_tool', error_message => repeat('e', 200));
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.update_part_status('lim', 'lim_tool', tool_state => 'error', output => repeat('p', 400));
+\echo :LAST_ERROR_SQLSTATE
+SELECT tool_state, length(content->>'output') AS output, content ? 'error_message' AS has_error
+  FROM mnemo.message_parts WHERE session_id = 'lim' AND id = 'lim_tool';
+RESET mnemo.max_part_bytes;
+
 -- the limits are a superuser's to set
 CREATE ROLE lim_app;
 SET ROLE lim_app;

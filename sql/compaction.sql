@@ -107,6 +107,15 @@ SELECT mnemo.file_id_footer('x', ARRAY[NULL]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.file_id_footer('x', ARRAY['']);
 \echo :LAST_ERROR_SQLSTATE
+-- 20,000 ids, each named twice, and the extras: each listed once, in
+-- first-seen order (a hash keeps the test of each linear in the ids)
+WITH t AS (SELECT string_agg(format('file_%s', lpad(to_hex(g % 20000), 8, '0')), ' ' ORDER BY g) AS text
+           FROM generate_series(0, 39999) g)
+SELECT mnemo.file_id_footer(t.text, ARRAY['file_00000000', 'extra.txt', 'extra.txt'])
+       = t.text || E'\n\n[LCM File IDs: ' ||
+         (SELECT string_agg(format('file_%s', lpad(to_hex(g), 8, '0')), ', ' ORDER BY g)
+          FROM generate_series(0, 19999) g) || ', extra.txt]' AS each_once_in_order
+FROM t;
 
 -- Level 3: what fits comes back whole, with its footer
 SELECT mnemo.truncate_summary('short and sweet, file_0123456789');

@@ -55,7 +55,7 @@ SELECT id, session_id, seq FROM mnemo.get_messages('fk_g1');
 SELECT seq FROM mnemo.append_message('fk_g1', 'assistant', '[{"type": "text", "text": "india grandchild"}]', id => 'fk_g1_m6');
 SELECT position, item_id, content FROM mnemo.build_context('fk_g1', 10000);
 -- fork at seq 0 inherits nothing; a generated id
-SELECT id LIKE 'sess_%' AS generated, fork_seq, last_seq FROM mnemo.fork_session('fk', '0');
+SELECT id ~ '^sess_[0-9A-Z]{26}$' AS generated, fork_seq, last_seq FROM mnemo.fork_session('fk', '0');
 
 -- errors, each leaving nothing written
 SELECT count(*) AS sessions_before FROM mnemo.sessions \gset
@@ -321,3 +321,16 @@ SELECT item_id, position FROM mnemo.build_context('ft', 10000);
 SELECT count(*) FROM mnemo.append_messages('ft', '[{"role": "assistant", "id": "ft_s2", "is_summary": true, "parts": [{"type": "text", "text": "7, 10"}]}]');
 SELECT mnemo.swap_context_items('ft', ARRAY['ft_7', 'ft_10'], 'ft_s2');
 SELECT item_id, position, content FROM mnemo.build_context('ft', 10000);
+
+-- a summary a resume discarded stays readable by id, but may not re-enter
+-- the view: MN006, and the view is unchanged
+SELECT id FROM mnemo.create_session('rds');
+SELECT seq FROM mnemo.append_message('rds', 'user', '[{"type": "text", "text": "a"}]', id => 'rds_1');
+SELECT seq FROM mnemo.append_message('rds', 'assistant', '[{"type": "text", "text": "b"}]', id => 'rds_2');
+SELECT label, seq FROM mnemo.add_checkpoint('rds', 'c1');
+SELECT seq FROM mnemo.append_message('rds', 'assistant', '[{"type": "text", "text": "S"}]', id => 'rds_s', is_summary => true);
+SELECT mnemo.resume_session('rds', 'c1');
+SELECT mnemo.swap_context_items('rds', ARRAY['rds_1'], 'rds_s');
+\echo :LAST_ERROR_SQLSTATE
+SELECT item_type, item_id, position FROM mnemo.get_context_items('rds');
+SELECT id, is_summary FROM mnemo.get_message('rds', 'rds_s');

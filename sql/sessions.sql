@@ -62,6 +62,16 @@ SELECT id, parent_id, model_id, provider_id, agent, title, metadata, system_prom
 SELECT (mnemo.get_session('ses_a')).parent_id IS NULL AS no_parent;
 SELECT mnemo.get_session('no_such_session');
 SELECT mnemo.get_session(NULL);
+-- a system prompt and metadata too big to stay in the row (stored out of
+-- line, in TOAST) come back whole from the functions that return one row
+SELECT id FROM mnemo.create_session('ses_big',
+  system_prompt => (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 3000) g),
+  metadata => (SELECT jsonb_object_agg('k' || g, md5(g::text)) FROM generate_series(1, 3000) g));
+SELECT length(system_prompt) AS prompt, length(metadata::text) AS metadata,
+       system_prompt = (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 3000) g) AS same_prompt
+  FROM mnemo.get_session('ses_big');
+SELECT length(system_prompt) AS prompt, metadata->>'k3000' = md5('3000') AS same_metadata
+  FROM mnemo.get_or_create_session('ses_big');
 
 --
 -- get_or_create_session

@@ -182,7 +182,7 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 	if (start < tail)
 	{
 		List	   *ids = NIL;
-		List	   *file_ids = NIL;
+		MnemoFileIds file_ids;
 		StringInfoData text;
 		int64		tokens = 0;
 		Datum		values[6];
@@ -190,6 +190,7 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 		int			i;
 
 		initStringInfo(&text);
+		MnemoFileIdsInit(&file_ids);
 		for (i = start; i < end; i++)
 		{
 			MnemoContextEntry *e = &entries[i];
@@ -207,7 +208,7 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 		values[2] = TextArray(ids);
 		values[3] = PointerGetDatum(cstring_to_text_with_len(text.data, text.len));
 		values[4] = Int32GetDatum(MnemoEstimateTokens(text.data, text.len));
-		values[5] = TextArray(file_ids);
+		values[5] = TextArray(file_ids.list);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;

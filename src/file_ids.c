@@ -16,12 +16,16 @@
  *	- a word (letters, digits, underscores) that is "file_" and 8 to 32 hex
  *	  digits (the seed's form) or 64 hex digits, or "sha256:" and 8 to 64 hex
  *	  digits: ids a model or a user wrote in prose.
- * Each id is kept once, in first-seen order.
+ * Each id is kept once, in first-seen order.  A hash of the ids seen keeps
+ * the each-once test constant-time: a text can name a million ids (a 16 MB
+ * part of them), and a compaction block gathers the ids of all its items.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "nodes/pg_list.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -61,23 +65,66 @@ IsFileId(const char *w, int len)
 		AllHex(w + 5, len - 5);
 }
 
-static void
-AddId(List **ids, const char *id, int len)
+/* an id in the hash of those seen: the key points at the list's copy */
+typedef struct SeenId
 {
-	ListCell   *lc;
+	const char *id;
+	int			len;
+} SeenId;
 
+static uint32
+SeenIdHash(const void *key, Size keysize)
+{
+	const SeenId *k = key;
+
+	return hash_bytes((const unsigned char *) k->id, k->len);
+}
+
+static int
+SeenIdMatch(const void *key1, const void *key2, Size keysize)
+{
+	const SeenId *a = key1;
+	const SeenId *b = key2;
+
+	return a->len == b->len && memcmp(a->id, b->id, a->len) == 0 ? 0 : 1;
+}
+
+void
+MnemoFileIdsInit(MnemoFileIds *ids)
+{
+	HASHCTL		ctl;
+
+	ctl.keysize = sizeof(SeenId);
+	ctl.entrysize = sizeof(SeenId);
+	ctl.hash = SeenIdHash;
+	ctl.match = SeenIdMatch;
+	ctl.hcxt = CurrentMemoryContext;
+	ids->list = NIL;
+	ids->seen = hash_create("mnemo file ids", 64, &ctl,
+							HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
+}
+
+static void
+AddId(MnemoFileIds *ids, const char *id, int len)
+{
+	SeenId		key;
+	SeenId	   *entry;
+	bool		found;
+
+	CHECK_FOR_INTERRUPTS();
 	while (len > 0 && (id[len - 1] == ' ' || id[len - 1] == '\r'))
 		len--;
 	if (len == 0)
 		return;
-	foreach(lc, *ids)
-	{
-		const char *seen = lfirst(lc);
-
-		if ((int) strlen(seen) == len && strncmp(seen, id, len) == 0)
-			return;
-	}
-	*ids = lappend(*ids, pnstrdup(id, len));
+	key.id = id;
+	key.len = len;
+	if (hash_search(ids->seen, &key, HASH_FIND, NULL) != NULL)
+		return;
+	key.id = pnstrdup(id, len);
+	entry = hash_search(ids->seen, &key, HASH_ENTER, &found);
+	entry->id = key.id;
+	entry->len = len;
+	ids->list = lappend(ids->list, (char *) key.id);
 }
 
 static int
@@ -98,9 +145,9 @@ LastClose(const char *text, int from, int to)
 	return -1;
 }
 
-/* Add to *ids (a List of C strings) each file id in text not already there. */
+/* Add to ids each file id in text not already there. */
 void
-MnemoFileIdsIn(const char *text, int len, List **ids)
+MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 {
 	int			i = 0;
 
@@ -186,11 +233,12 @@ char *
 MnemoFileIdFooter(const char *content, List *extra, int *body_len)
 {
 	int			len = strlen(content);
-	List	   *ids = NIL;
+	MnemoFileIds ids;
 	ListCell   *lc;
 	StringInfoData out;
 	bool		first = true;
 
+	MnemoFileIdsInit(&ids);
 	MnemoFileIdsIn(content, len, &ids);
 	foreach(lc, extra)
 		AddId(&ids, lfirst(lc), strlen(lfirst(lc)));
@@ -198,10 +246,11 @@ MnemoFileIdFooter(const char *content, List *extra, int *body_len)
 	appendBinaryStringInfo(&out, content, BodyLength(content, len));
 	if (body_len != NULL)
 		*body_len = out.len;
-	if (ids == NIL)
+	hash_destroy(ids.seen);
+	if (ids.list == NIL)
 		return out.data;
 	appendStringInfoString(&out, FOOTER_START);
-	foreach(lc, ids)
+	foreach(lc, ids.list)
 	{
 		if (!first)
 			appendStringInfoString(&out, ", ");

@@ -269,7 +269,7 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	int			i;
 
 	if (new_id == NULL)
-		new_id = MnemoNewId("sess_");
+		new_id = MnemoNewId("sess");
 	MnemoCheckId(new_id, "new_id");
 	MnemoConnect(&call);
 	MnemoLockSession(source_id, 0, 0, true, &lock);

@@ -284,7 +284,13 @@ extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
 extern void MnemoCheckClaim(const char *session_id, const char *holder);
 
 /* file_ids.c: the file ids a text names, and the footer that lists them */
-extern void MnemoFileIdsIn(const char *text, int len, List **ids);
+typedef struct MnemoFileIds
+{
+	List	   *list;			/* C strings, each once, in first-seen order */
+	struct HTAB *seen;			/* the same ids */
+} MnemoFileIds;
+extern void MnemoFileIdsInit(MnemoFileIds *ids);
+extern void MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids);
 extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
 
 /*

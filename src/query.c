@@ -206,6 +206,7 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 	Datum	   *values;
 	bool	   *nulls;
 	HeapTuple	tuple;
+	Datum		result;
 
 	if (get_call_result_type(fcinfo, NULL, &resdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "function returning a row called in a context that cannot accept one");
@@ -214,8 +215,15 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 	nulls = palloc(sizeof(bool) * resdesc->natts);
 	DeformForResult(resdesc, row, values, nulls);
 	tuple = heap_form_tuple(resdesc, values, nulls);
+
+	/*
+	 * Still in callcxt: a row holding a value stored out of line (a session's
+	 * metadata or system prompt of a few kB) is flattened into a new copy
+	 * here, which must outlive SPI_finish as the tuple does.
+	 */
+	result = HeapTupleGetDatum(tuple);
 	MemoryContextSwitchTo(oldcxt);
-	return HeapTupleGetDatum(tuple);
+	return result;
 }
 
 /*

@@ -114,12 +114,20 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
+	/*
+	 * The merged content's size, as append measures a part's (its jsonb
+	 * container, without the varlena header): an output or error merged in
+	 * is held to mnemo.max_part_bytes too.
+	 */
 	MnemoPrepare(&find_part_plan,
-				 "SELECT p.part_type, m.seq FROM mnemo.message_parts p "
+				 "SELECT p.part_type, m.seq, "
+				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END "
+				 "FROM mnemo.message_parts p "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = p.message_id "
 				 "WHERE p.session_id = $1 AND p.id = $2",
-				 2, types);
-	if (MnemoExecute(find_part_plan, values, NULL, true, 1) != 1)
+				 3, (Oid[]) {TEXTOID, TEXTOID, JSONBOID});
+	if (MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6]},
+					 (char[]) {' ', ' ', nulls[6]}, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
 				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
@@ -129,6 +137,11 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
 	seq = MnemoGetInt64(0, 2, NULL);
+	if (MnemoGetInt64(0, 3, NULL) > mnemo_max_part_bytes)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("part \"%s\" would be " INT64_FORMAT " bytes with this output and error message, more than mnemo.max_part_bytes (%d)",
+						part_id, MnemoGetInt64(0, 3, NULL), mnemo_max_part_bytes)));
 
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "

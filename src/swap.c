@@ -35,8 +35,9 @@
  * before the first row changes, and any failure is MN006 with nothing
  * changed: an empty or duplicated list, an id not in the context view now
  * (another compactor won the race), or a summary id that is not a summary
- * message of this session, is already in its context, or is a summary node
- * (those enter the view through commit_summary alone).  The checks run
+ * message of this session, is already in its context, is a summary node
+ * (those enter the view through commit_summary alone), or was discarded by
+ * a resume (off the line, it may not re-enter the view).  The checks run
  * after the lock is taken, with a fresh snapshot, so two compactors racing
  * on one span cannot both pass them.
  */
@@ -145,7 +146,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 				 "EXISTS (SELECT 1 FROM " MNEMO_CONTEXT_VIEW " c "
 				 "        WHERE c.item_id = $3), m.seq, "
 				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
-				 "        WHERE n.session_id = $1 AND n.id = $3) "
+				 "        WHERE n.session_id = $1 AND n.id = $3), "
+				 "EXISTS (SELECT 1 FROM mnemo.discarded d WHERE d.session_id = $1 "
+				 "        AND m.seq BETWEEN d.seq_from AND d.seq_to) "
 				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
 				 3, types);
 	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 || !MnemoGetBool(0, 1))
@@ -159,6 +162,13 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 				 errmsg("invalid context swap in session \"%s\": summary \"%s\" is already in context",
 						session_id, summary_id)));
 	summary_seq = MnemoGetInt64(0, 3, NULL);
+
+	/* a resume took it off the line: readable by id, but no longer history */
+	if (MnemoGetBool(0, 5))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+				 errmsg("invalid context swap in session \"%s\": summary \"%s\" was discarded by a resume",
+						session_id, summary_id)));
 
 	/*
 	 * A node's message enters the view only through commit_summary, the one

@@ -334,3 +334,41 @@ SELECT mnemo.swap_context_items('rds', ARRAY['rds_1'], 'rds_s');
 \echo :LAST_ERROR_SQLSTATE
 SELECT item_type, item_id, position FROM mnemo.get_context_items('rds');
 SELECT id, is_summary FROM mnemo.get_message('rds', 'rds_s');
+
+-- a fork or resume before a summary a bare swap put in the view: the swap
+-- recorded no edges, so the messages it replaced are found on the line and
+-- put back, in order
+SELECT id FROM mnemo.create_session('bs');
+SELECT count(*) FROM mnemo.append_messages('bs', '[{"role": "user", "id": "bs_1", "parts": [{"type": "text", "text": "1"}]},
+  {"role": "assistant", "id": "bs_2", "parts": [{"type": "text", "text": "2"}]},
+  {"role": "user", "id": "bs_3", "parts": [{"type": "text", "text": "3"}]},
+  {"role": "assistant", "id": "bs_k", "is_summary": true, "parts": [{"type": "text", "text": "K: 1, 2"}]}]');
+SELECT mnemo.swap_context_items('bs', ARRAY['bs_1', 'bs_2'], 'bs_k');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs');
+SELECT fork_seq FROM mnemo.fork_session('bs', '3', 'bs_f3');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs_f3');
+SELECT fork_seq FROM mnemo.fork_session('bs', '1', 'bs_f1');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs_f1');
+-- a fork after the summary keeps it, and what it replaced stays out
+SELECT fork_seq FROM mnemo.fork_session('bs', '4', 'bs_f4');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs_f4');
+-- the same through a resume
+SELECT label, seq FROM mnemo.add_checkpoint('bs', 'at3', seq => 3);
+SELECT mnemo.resume_session('bs', 'at3');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs');
+-- two bare summaries, one kept and one left out: which covers a message
+-- left over is unknown, so the fork is refused, nothing written
+SELECT id, seq FROM mnemo.append_messages('bs', '[{"role": "user", "id": "bs_6", "parts": [{"type": "text", "text": "6"}]},
+  {"role": "assistant", "id": "bs_k2", "is_summary": true, "parts": [{"type": "text", "text": "K2: 1, 2"}]},
+  {"role": "user", "id": "bs_8", "parts": [{"type": "text", "text": "8"}]},
+  {"role": "assistant", "id": "bs_d", "is_summary": true, "parts": [{"type": "text", "text": "D: 3, 8"}]}]');
+SELECT mnemo.swap_context_items('bs', ARRAY['bs_1', 'bs_2'], 'bs_k2');
+SELECT mnemo.swap_context_items('bs', ARRAY['bs_3', 'bs_8'], 'bs_d');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs');
+-- before both: each message of the line back, in order
+SELECT fork_seq FROM mnemo.fork_session('bs', '5', 'bs_f5');
+SELECT item_type, item_id, position FROM mnemo.get_context_items('bs_f5');
+SELECT fork_seq FROM mnemo.fork_session('bs', '7', 'bs_f7');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS no_fork FROM mnemo.list_sessions() WHERE id = 'bs_f7';
+SELECT forks FROM mnemo.get_session('bs');

@@ -89,10 +89,5 @@ run(const char *db, int argc, char **argv)
 	mnemo_checkpoint_free(added);
 	mnemo_checkpoints_free(list);
 	mnemo_store_close(st);
-	if (fflush(stdout) != 0)
-	{
-		perror("mnemo: writing the checkpoints");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return cli_flush_output("the checkpoints");
 }

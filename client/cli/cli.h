@@ -67,6 +67,15 @@ const char *cli_s(int64_t n);
 /* s as a JSON string (NULL: null), for --json output. */
 void		cli_json_string(FILE *out, const char *s);
 
+/*
+ * The end of a command's output: stdout flushed and checked, as a full disk
+ * or a closed pipe shows only then (or in an earlier flush, which left the
+ * stream's error flag set).  CLI_OK, or CLI_ERROR after printing
+ * "mnemo: writing WHAT: reason"; a command whose output is its answer
+ * must not exit 0 without it.
+ */
+int			cli_flush_output(const char *what);
+
 /* The exit code of a libmnemo error. */
 int			cli_exit_code(int err);
 

@@ -149,6 +149,16 @@ cli_json_string(FILE *out, const char *s)
 }
 
 int
+cli_flush_output(const char *what)
+{
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return CLI_OK;
+	fprintf(stderr, "mnemo: writing %s: %s\n", what, errno != 0 ? strerror(errno) : "write error");
+	return CLI_ERROR;
+}
+
+int
 cli_exit_code(int err)
 {
 	switch (err)

@@ -100,10 +100,5 @@ run(const char *db, int argc, char **argv)
 	}
 	mnemo_context_free(ctx);
 	mnemo_store_close(st);
-	if (fflush(stdout) != 0)
-	{
-		perror("mnemo: writing the context");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return cli_flush_output("the context");
 }

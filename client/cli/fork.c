@@ -68,7 +68,7 @@ run_fork(const char *db, int argc, char **argv)
 	printf("\n");
 	mnemo_session_free(s);
 	mnemo_store_close(st);
-	return fflush(stdout) == 0 ? CLI_OK : CLI_ERROR;
+	return cli_flush_output("the new session's id");
 }
 
 static int
@@ -91,5 +91,5 @@ run_resume(const char *db, int argc, char **argv)
 	}
 	printf("%" PRId64 " discarded\n", discarded);
 	mnemo_store_close(st);
-	return fflush(stdout) == 0 ? CLI_OK : CLI_ERROR;
+	return cli_flush_output("the count");
 }

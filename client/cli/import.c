@@ -81,9 +81,9 @@ typedef struct import_state
 	bool		bar_drawn;
 	tally		skipped;
 	tally		kept;
+	tally		replaced;
 	bool		oom;
 	int64_t		sessions;		/* made, each printed */
-	bool		write_failed;
 } import_state;
 
 static void
@@ -152,6 +152,15 @@ kept(int64_t line, const char *kind, void *arg)
 	count(is, &is->kept, kind);
 }
 
+static void
+replaced(int64_t line, const char *kind, void *arg)
+{
+	import_state *is = arg;
+
+	(void) line;
+	count(is, &is->replaced, kind);
+}
+
 /* Each session made, after the commit: its id on stdout. */
 static void
 session_made(const char *session_id, int64_t messages, void *arg)
@@ -160,8 +169,7 @@ session_made(const char *session_id, int64_t messages, void *arg)
 
 	(void) messages;
 	is->sessions++;
-	if (printf("%s\n", session_id) < 0)
-		is->write_failed = true;
+	printf("%s\n", session_id);	/* a failure shows in cli_flush_output */
 }
 
 static void
@@ -210,6 +218,7 @@ summary(import_state *is, const char *session_id, int64_t imported)
 		fprintf(stderr, "%" PRId64 " sessions", is->sessions);
 	put_tally(&is->skipped, "left out", "record");
 	put_tally(&is->kept, "kept in metadata", "field");
+	put_tally(&is->replaced, "replaced", "character");
 	fprintf(stderr, "\n");
 }
 
@@ -238,6 +247,10 @@ run(const char *db, int argc, char **argv)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if (session_id != NULL && session_id[0] == '\0')
 		return cli_usage_error(&cli_import, "--session needs a non-empty id");
+	/* a usage error, found before the file is opened or the server asked */
+	if (format != NULL && !mnemo_import_format_known(format))
+		return cli_usage_error(&cli_import, "unknown --format '%s' (one of %s)", format,
+							   mnemo_import_formats());
 
 	if (strcmp(pos[0], "-") == 0)
 		in = stdin;
@@ -267,6 +280,7 @@ run(const char *db, int argc, char **argv)
 	io.progress = progress;
 	io.skipped = skipped;
 	io.kept = kept;
+	io.replaced = replaced;
 	io.format = format;
 	io.lenient = lenient;
 	io.session = session_made;
@@ -280,14 +294,11 @@ run(const char *db, int argc, char **argv)
 	{
 		if (!quiet)
 			summary(&is, sid, imported);
-		if (fflush(stdout) != 0 || is.write_failed)
-		{
-			perror("mnemo: writing the session id");
-			rc = CLI_ERROR;
-		}
+		rc = cli_flush_output("the session id");
 	}
 	tally_free(&is.skipped);
 	tally_free(&is.kept);
+	tally_free(&is.replaced);
 	if (in != stdin)
 		fclose(in);
 	mnemo_store_close(st);

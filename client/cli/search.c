@@ -87,10 +87,5 @@ run(const char *db, int argc, char **argv)
 		fprintf(stderr, "mnemo: %zu hit%s\n", hits->count, cli_s((int64_t) hits->count));
 	mnemo_search_hits_free(hits);
 	mnemo_store_close(st);
-	if (fflush(stdout) != 0)
-	{
-		perror("mnemo: writing the hits");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return cli_flush_output("the hits");
 }

@@ -107,10 +107,5 @@ run(const char *db, int argc, char **argv)
 		print_table(list);
 	mnemo_sessions_free(list);
 	mnemo_store_close(st);
-	if (fflush(stdout) != 0)
-	{
-		perror("mnemo: writing the list");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return cli_flush_output("the list");
 }

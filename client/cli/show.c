@@ -97,10 +97,5 @@ run(const char *db, int argc, char **argv)
 	mnemo_messages_free(list);
 	mnemo_session_free(s);
 	mnemo_store_close(st);
-	if (fflush(stdout) != 0)
-	{
-		perror("mnemo: writing the session");
-		return CLI_ERROR;
-	}
-	return CLI_OK;
+	return cli_flush_output("the session");
 }

@@ -209,6 +209,14 @@ run_m verify cli-compact
 expect_rc 0 "mnemo verify after compaction"
 check "every message reachable, through the summaries" \
 	bash -c "tail -n 1 '$work/out' | grep -Eq '^verify: ([0-9]+) messages, \\1 reachable \([0-9]+ in context, [1-9][0-9]* through [1-9][0-9]* summar(y|ies)\), 0 failed$'"
+# an answer nobody could read is an error, verify's verdict too
+for args in "show cli-compact" "context cli-compact --budget 1000" "sessions" "export cli-compact" "verify cli-compact"; do
+	# shellcheck disable=SC2086 # the words of args are the arguments
+	"$M" $args >/dev/full 2>"$work/err"
+	rc=$?
+	expect_rc 1 "mnemo $args to a full device"
+done
+check "verify (the last) says what it could not write" grep -q "^mnemo: writing the verdict: No space left on device" "$work/err"
 psql_q -c "SELECT mnemo.claim_compaction('cli-compact', 'elsewhere', 60000)" >/dev/null
 run_m compact cli-compact --level 3
 expect_rc 0 "mnemo compact while another process holds the claim"

@@ -52,6 +52,11 @@ round_trip() {
 		cmp -s "$work/$format.first.jsonl" "$work/$format.second.jsonl"
 	run_m import "$file" --new-ids --format "$format" --quiet
 	expect_rc 0 "$format: --format $format reads it too"
+	# a UTF-8 byte order mark, as Windows editors and PowerShell write one
+	{ printf '\357\273\277'; cat "$file"; } >"$work/bom"
+	run_m import "$work/bom" --new-ids --quiet
+	check "$format: a byte order mark before it is skipped" \
+		test "$rc:$(msgs_where "$(cat "$work/out")" true)" = "0:$want"
 	last_sid=$sid
 }
 
@@ -251,8 +256,10 @@ run_m import $D/transcript-pi.jsonl --format claude-code
 expect_rc 1 "a pi log read as Claude Code fails"
 check "saying what it read it as" grep -q "read as claude-code" "$work/err"
 run_m import $D/transcript-pi.jsonl --format csv
-expect_rc 1 "an unknown --format"
-check "names the formats" grep -q "one of mnemo, claude-code, pi, openai" "$work/err"
+expect_rc 2 "an unknown --format is a usage error"
+check "names the formats" grep -q "^mnemo import: unknown --format 'csv' (one of mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands)" "$work/err"
+run_m -d no_such_database_at_all import no-such-file --format csv
+expect_rc 2 "found before the file is opened or the server asked"
 check "and none of these left a session" test "$(sessions)" = "$before"
 
 # ---- a log cut short, and the lines of errors ---------------------------
@@ -264,6 +271,21 @@ check "naming the line and --lenient" grep -q "line 32: .*--lenient skips it" "$
 run_m import "$work/cut.jsonl" --new-ids --lenient
 expect_rc 0 "--lenient imports it"
 check "and reports the line it skipped" grep -q "1 truncated last line" "$work/err"
+# blank lines are skipped everywhere: after the cut line too
+{ cat "$work/cut.jsonl"; printf '\n\n \n'; } >"$work/cut-blank.jsonl"
+run_m import "$work/cut-blank.jsonl" --new-ids --lenient
+expect_rc 0 "--lenient imports it with blank lines after the cut line"
+check "and reports the line it skipped" grep -q "1 truncated last line" "$work/err"
+{ cat "$work/cut.jsonl"; printf '\n\n{"type":"model_change"}\n'; } >"$work/cut-more.jsonl"
+run_m import "$work/cut-more.jsonl" --new-ids --lenient
+expect_rc 1 "but a bad line with a record after it fails, --lenient or not"
+check "naming its line" grep -q "^mnemo: line 32: not valid JSON" "$work/err"
+{ printf '\357\273\277'; cat "$work/pi.first.jsonl"; } >"$work/bom.jsonl"
+run_m import "$work/bom.jsonl" --new-ids --quiet
+expect_rc 0 "a mnemo export after a byte order mark"
+printf '{"role":"user","content":"a"}\n\357\273\277{"role":"user","content":"b"}\n' >"$work/bom-inside.jsonl"
+run_m import "$work/bom-inside.jsonl"
+expect_rc 1 "a byte order mark anywhere else is not skipped"
 printf '[\n  {"role": "user", "content": "hi"},\n  {"role": "user", "content": 5}\n]\n' >"$work/bad.json"
 run_m import "$work/bad.json"
 expect_rc 1 "a bad element of a JSON document"
@@ -275,7 +297,8 @@ run_m import "$work/nul.jsonl"
 expect_rc 0 "\\u0000 and a lone surrogate import"
 nul_sid=$(cat "$work/out")
 check "as U+FFFD" test "$(parts_where "$nul_sid" "content->>'text' IN (E'a\\uFFFDb', E'\\uFFFDc')")" = 2
-check "and the summary says so" grep -q "2 .u0000 or lone surrogate made U+FFFD" "$work/err"
+check "and the summary says they were replaced, not left out" \
+	bash -c "grep -q '; replaced 2 characters: 2 .u0000 or lone surrogate made U+FFFD\$' '$work/err' && ! grep -q 'left out' '$work/err'"
 # a server-side error (a message id used twice) names the line
 printf '{"id":"m1","role":"user","parts":[]}\n{"id":"m1","role":"user","parts":[]}\n' >"$work/dup.jsonl"
 run_m import "$work/dup.jsonl"

@@ -67,6 +67,10 @@ typedef struct mnemo_import_options
 	 * this is called for each after the commit, in file order, with its id
 	 * and message count.  A file of one session is reported through it too. */
 	void		(*session) (const char *session_id, int64_t messages, void *arg);
+	/* called for each value the import had to change to store it (a
+	 * \u0000 or a lone surrogate escape, which PostgreSQL's text cannot
+	 * hold, made U+FFFD): its line and kind; nothing is left out */
+	void		(*replaced) (int64_t line, const char *kind, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */
@@ -83,6 +87,13 @@ typedef struct mnemo_import_options
  * Errors: FORMAT (with the line number in the message), DUPLICATE_ID, IO,
  * INVALID_ARGUMENT (an unknown options.format).
  */
+/* The names options.format takes, for a message: "mnemo, claude-code, ...". */
+MNEMO_API const char *mnemo_import_formats(void);
+
+/* Whether name is one of them (NULL is not), so that a caller can refuse a
+ * wrong name before it opens anything. */
+MNEMO_API bool mnemo_import_format_known(const char *name);
+
 MNEMO_API int mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 								 char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported);
 

@@ -66,6 +66,35 @@ blank(const char *s, size_t len)
 	return true;
 }
 
+/* Whether nothing but blank lines is left in in (read to find out; a read
+ * error ends it too, and shows in ferror). */
+static bool
+rest_is_blank(FILE *in, char **line, size_t *cap)
+{
+	ssize_t		n;
+
+	while ((n = getline(line, cap, in)) >= 0)
+		if (!blank(*line, (size_t) n))
+			return false;
+	return true;
+}
+
+/*
+ * A UTF-8 byte order mark at the very start of the input dropped: editors
+ * on Windows and PowerShell's redirection write one, and no JSON parser
+ * takes it (RFC 8259 lets a parser ignore it).  Anywhere else it stays, and
+ * is what it is there: a character, or an error outside a string.
+ */
+static void
+skip_bom(char *line, ssize_t *n)
+{
+	if (*n >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0)
+	{
+		memmove(line, line + 3, (size_t) (*n - 3) + 1);
+		*n -= 3;
+	}
+}
+
 static int64_t
 newlines(const char *from, const char *to)
 {
@@ -126,10 +155,19 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 	return MNEMO_OK;
 }
 
-static const char *
-format_names(void)
+MNEMO_API const char *
+mnemo_import_formats(void)
 {
 	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands";
+}
+
+MNEMO_API bool
+mnemo_import_format_known(const char *name)
+{
+	for (size_t i = 0; name != NULL && i < lengthof(readers); i++)
+		if (strcmp(readers[i]->name, name) == 0)
+			return true;
+	return false;
 }
 
 static int
@@ -149,7 +187,7 @@ named_reader(mn_import *imp, const char *name)
 		if (strcmp(readers[i]->name, name) == 0)
 			return choose(imp, readers[i]);
 	return mn_fail(imp->st, MNEMO_ERR_INVALID_ARGUMENT, "unknown transcript format \"%s\" (one of %s)",
-				   name, format_names());
+				   name, mnemo_import_formats());
 }
 
 /* The format of the first value: an object, or an array's first element. */
@@ -170,7 +208,7 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 				return choose(imp, readers[i]);
 	return mn_fail(imp->st, MNEMO_ERR_FORMAT,
 				   "line %" PRId64 ": not a transcript format mnemo knows (%s); --format "
-				   "names one", lineno, format_names());
+				   "names one", lineno, mnemo_import_formats());
 }
 
 static int
@@ -410,6 +448,8 @@ read_all(mn_import *imp, FILE *in)
 
 		lineno++;
 		imp->done += (uint64_t) n;
+		if (lineno == 1)
+			skip_bom(line, &n);
 		if (blank(line, (size_t) n))
 			continue;
 		rc = parse_value(imp, tok, lineno, line, (size_t) n, &obj, &incomplete);
@@ -420,8 +460,9 @@ read_all(mn_import *imp, FILE *in)
 		}
 		if (rc != MNEMO_OK)
 		{
-			/* cut short, and the last line? */
-			bool		last = line[n - 1] != '\n' || (n = getline(&line, &cap, in)) < 0;
+			/* cut short, and the last line with content? (blank lines,
+			 * skipped everywhere, may follow it) */
+			bool		last = rest_is_blank(in, &line, &cap);
 
 			if (last && imp->opts->lenient)
 			{

@@ -489,7 +489,7 @@ batch_text(mn_import *imp)
 	if (imp->text.oom)
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	for (size_t k = mn_json_scrub(imp->text.data, imp->text.len); k > 0; k--)
-		mn_import_bookkeeping(imp, imp->batch[0]->line, "\\u0000 or lone surrogate made U+FFFD");
+		mn_import_replaced(imp, imp->batch[0]->line);
 	return MNEMO_OK;
 }
 
@@ -598,7 +598,7 @@ summary_metadata(mn_import *imp, const mn_import_msg *m, const mn_import_summary
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	}
 	for (size_t k = mn_json_scrub(b.data, b.len - 1); k > 0; k--)
-		mn_import_bookkeeping(imp, m->line, "\\u0000 or lone surrogate made U+FFFD");
+		mn_import_replaced(imp, m->line);
 	*out = b.data;
 	return MNEMO_OK;
 }
@@ -754,4 +754,11 @@ mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind)
 {
 	if (imp->opts->skipped != NULL)
 		imp->opts->skipped(line, kind, imp->opts->progress_arg);
+}
+
+void
+mn_import_replaced(mn_import *imp, int64_t line)
+{
+	if (imp->opts->replaced != NULL)
+		imp->opts->replaced(line, "\\u0000 or lone surrogate made U+FFFD", imp->opts->progress_arg);
 }

@@ -249,6 +249,10 @@ void		mn_import_skipped(mn_import *imp, int64_t line, const char *kind);
  * one, but it does not count as a record lost. */
 void		mn_import_bookkeeping(mn_import *imp, int64_t line, const char *kind);
 
+/* A \u0000 or lone surrogate escape at line, made U+FFFD to be stored
+ * (options.replaced): a change, not a record left out. */
+void		mn_import_replaced(mn_import *imp, int64_t line);
+
 /* Keep a member the format has and mnemo has no field for in the message's
  * metadata (see mn_import_msg.meta) and report it as kind (options.kept;
  * NULL: the key). */

@@ -1,0 +1,176 @@
+/*
+ * t_import_input.c
+ *		What mnemo_import_jsonl makes of its input before a reader sees it,
+ *		whatever the format:
+ *
+ *	- a UTF-8 byte order mark at the very start is skipped (a JSON array, a
+ *	  mnemo export, stdin alike); one anywhere else is an error of its line;
+ *	- lenient skips a last line cut short even when blank lines follow it
+ *	  (blank lines are skipped everywhere), and reports it through skipped;
+ *	  a bad line with a record after it still fails;
+ *	- \u0000 and lone surrogates made U+FFFD are reported through replaced,
+ *	  never through skipped: nothing was left out;
+ *	- mnemo_import_formats names what options.format takes, and
+ *	  mnemo_import_format_known knows each of them and nothing else.
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mnemo.h"
+#include "tap.h"
+#include "helpers.h"
+#include "transcript_helpers.h"
+
+#define BOM "\xEF\xBB\xBF"
+
+typedef struct heard
+{
+	int			skipped;
+	int			truncated;		/* of them, "truncated last line" */
+	int			replaced;
+	char		replaced_kind[128];
+} heard;
+
+static void
+on_skipped(int64_t line, const char *kind, void *arg)
+{
+	heard	   *h = arg;
+
+	(void) line;
+	h->skipped++;
+	if (strcmp(kind, "truncated last line") == 0)
+		h->truncated++;
+}
+
+static void
+on_replaced(int64_t line, const char *kind, void *arg)
+{
+	heard	   *h = arg;
+
+	(void) line;
+	h->replaced++;
+	snprintf(h->replaced_kind, sizeof(h->replaced_kind), "%s", kind);
+}
+
+/* text imported with the callbacks above; *h is cleared first. */
+static int
+import_heard(mnemo_store *st, const char *text, bool lenient, heard *h, int64_t *n)
+{
+	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
+	char		sid[MNEMO_ID_MAX + 1];
+
+	memset(h, 0, sizeof(*h));
+	opts.skipped = on_skipped;
+	opts.replaced = on_replaced;
+	opts.progress_arg = h;
+	opts.lenient = lenient;
+	opts.new_ids = true;
+	return import_text(st, text, &opts, sid, n);
+}
+
+static void
+test_bom(mnemo_store *st)
+{
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	rc = import_heard(st, BOM "[{\"role\": \"user\", \"content\": \"hi\"}, "
+					  "{\"role\": \"assistant\", \"content\": \"hello\"}]\n", false, &h, &n);
+	is_code(st, rc, MNEMO_OK, "a JSON array after a byte order mark imports");
+	is_int((int) n, 2, "both its messages");
+	rc = import_heard(st, BOM "{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"x\"}]}\n",
+					  false, &h, &n);
+	is_code(st, rc, MNEMO_OK, "so does a mnemo line after one");
+	rc = import_heard(st, BOM "\n\n{\"role\": \"user\", \"content\": \"hi\"}\n", false, &h, &n);
+	is_code(st, rc, MNEMO_OK, "and JSON Lines whose first line is the mark alone");
+	rc = import_heard(st, "{\"role\": \"user\", \"content\": \"a\"}\n" BOM "{\"role\": \"user\", \"content\": \"b\"}\n",
+					  false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a byte order mark on a later line is not skipped");
+	ok(strstr(mnemo_errmsg(st), "line 2: not valid JSON") != NULL, "but named as its line's error: %s",
+	   mnemo_errmsg(st));
+}
+
+static void
+test_lenient(mnemo_store *st)
+{
+	static const char cut[] =
+		"{\"role\": \"user\", \"content\": \"one\"}\n"
+		"{\"role\": \"assistant\", \"content\": \"two\"}\n"
+		"{\"role\": \"user\", \"content\": \"thr";
+	char		text[512];
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	snprintf(text, sizeof(text), "%s\n\n \t\n\n", cut);
+	rc = import_heard(st, text, false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a cut last line with blank lines after it fails");
+	ok(strstr(mnemo_errmsg(st), "line 3: ") != NULL && strstr(mnemo_errmsg(st), "--lenient") != NULL,
+	   "naming its line and lenient: %s", mnemo_errmsg(st));
+	rc = import_heard(st, text, true, &h, &n);
+	is_code(st, rc, MNEMO_OK, "lenient: it imports");
+	is_int((int) n, 2, "the two whole lines");
+	is_int(h.truncated, 1, "and the cut line is reported as skipped");
+
+	snprintf(text, sizeof(text), "%s\n\n{\"role\": \"user\", \"content\": \"four\"}\n", cut);
+	rc = import_heard(st, text, true, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "lenient: a bad line with a record after it still fails");
+	ok(strstr(mnemo_errmsg(st), "line 3: ") != NULL, "naming its line: %s", mnemo_errmsg(st));
+}
+
+static void
+test_replaced(mnemo_store *st)
+{
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	rc = import_heard(st, "[{\"role\": \"user\", \"content\": \"nul \\u0000 and \\ud800 x\"}]\n", false,
+					  &h, &n);
+	is_code(st, rc, MNEMO_OK, "\\u0000 and a lone surrogate import");
+	is_int(h.replaced, 2, "each reported through replaced");
+	is_str(h.replaced_kind, "\\u0000 or lone surrogate made U+FFFD", "saying what was made of it");
+	is_int(h.skipped, 0, "and nothing through skipped: no record was left out");
+}
+
+static void
+test_format_names(void)
+{
+	char	   *names = strdup(mnemo_import_formats());
+	char	   *save = NULL;
+	int			known = 0,
+				total = 0;
+
+	if (names == NULL)
+		bail_out("out of memory");
+	for (char *name = strtok_r(names, ", ", &save); name != NULL; name = strtok_r(NULL, ", ", &save))
+	{
+		total++;
+		if (mnemo_import_format_known(name))
+			known++;
+		else
+			diag("not known: %s", name);
+	}
+	free(names);
+	is_int(total, 7, "mnemo_import_formats names seven formats");
+	is_int(known, total, "and each is known");
+	ok(!mnemo_import_format_known("bogus") && !mnemo_import_format_known("") &&
+	   !mnemo_import_format_known(NULL) && !mnemo_import_format_known("PI"),
+	   "no other name is (bogus, empty, NULL, PI)");
+}
+
+int
+main(void)
+{
+	mnemo_store *st = open_store(NULL);
+
+	test_bom(st);
+	test_lenient(st);
+	test_replaced(st);
+	test_format_names();
+	mnemo_store_close(st);
+	return tap_done();
+}

@@ -47,6 +47,14 @@ SELECT mnemo.add_checkpoint('cp', '');
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.add_checkpoint('cp', repeat('x', 257));
 \echo :LAST_ERROR_SQLSTATE
+-- labels fork_session would read as a seq or a run
+SELECT mnemo.add_checkpoint('cp', '2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.add_checkpoint('cp', '007');
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.add_checkpoint('cp', 'run:r1');
+\echo :LAST_ERROR_SQLSTATE
+SELECT label FROM mnemo.add_checkpoint('cp', '2b');
 SELECT count(*) FROM mnemo.checkpoints WHERE session_id = 'cp';
 
 -- a soft-deleted session keeps its checkpoints and takes no new one

@@ -9,7 +9,8 @@
  * append in flight commits before the checkpoint sees the session, or
  * after it and past it.  A transcript import restores a checkpoint at its
  * own seq (not past the end) and time instead.  Labels are unique within
- * their session (MN004);
+ * their session (MN004), and none is all digits or starts "run:", which
+ * fork_session's "at" reads as a seq and a run;
  * the client labels the one it adds after each completed assistant turn
  * "turn-<seq of the assistant message>" with auto = true.
  */
@@ -40,6 +41,12 @@ mnemo_add_checkpoint(PG_FUNCTION_ARGS)
 	int64		created_at = PG_NARGS() > 4 && !PG_ARGISNULL(4) ? PG_GETARG_INT64(4) : -1;
 
 	MnemoCheckId(label, "label");
+	/* fork_session reads such an "at" as a seq or a run, never as a label */
+	if (strspn(label, "0123456789") == strlen(label) || strncmp(label, "run:", 4) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("checkpoint label \"%s\" reads as a fork point", label),
+				 errdetail("fork_session reads a label of digits as a seq and one starting \"run:\" as a run.")));
 	if ((PG_NARGS() > 3 && !PG_ARGISNULL(3) && seq < 0) ||
 		(PG_NARGS() > 4 && !PG_ARGISNULL(4) && created_at < 0))
 		ereport(ERROR,

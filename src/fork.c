@@ -207,6 +207,10 @@ ForkPoint(MnemoLine *src, const char *at, char **run_id, int64 **excluded, int *
 	*nexcluded = 0;
 	if (strncmp(at, "run:", 4) == 0)
 	{
+		if (at[4] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fork point \"run:\" names no run")));
 		*run_id = pstrdup(at + 4);
 		*nexcluded = ExcludedByRun(src, *run_id, excluded);
 		return src->last_seq;

@@ -24,13 +24,19 @@ static const cli_command *const commands[] = {
 static void
 usage(FILE *out)
 {
-	fputs("Usage: mnemo [--db CONNINFO] COMMAND [ARGS...]\n"
+	int			width = 0;
+
+	/* the summaries in one column, after the longest name */
+	for (size_t i = 0; i < N_COMMANDS; i++)
+		if ((int) strlen(commands[i]->name) > width)
+			width = (int) strlen(commands[i]->name);
+	fputs("Usage: mnemo [-d DB] [-h HOST] [-p PORT] [-U USER] COMMAND [ARGS...]\n"
 		  "\n"
 		  "Sessions stored by the mnemo PostgreSQL extension, from the command line.\n"
 		  "\n"
 		  "Commands:\n", out);
 	for (size_t i = 0; i < N_COMMANDS; i++)
-		fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+		fprintf(out, "  %-*s  %s\n", width, commands[i]->name, commands[i]->summary);
 	fputs("\n"
 		  "Connection options (anywhere on the line, as psql takes them):\n"
 		  "  -d, --dbname, --db DB  a database name, a libpq connection string or a\n"
@@ -71,8 +77,8 @@ static const struct
 #define N_CONN (sizeof(conn_options) / sizeof(conn_options[0]))
 
 /*
- * Take the connection options out of argv, wherever they are (up to "--"):
- * *db gets the database, and -h/-p/-U set PGHOST/PGPORT/PGUSER, which
+ * Take the connection options out of argv, wherever they are (up to "--"),
+ * as -d DB, -dDB, --dbname DB or --dbname=DB: *db gets the database, and -h/-p/-U set PGHOST/PGPORT/PGUSER, which
  * libpq reads for what the connection string leaves out.  A "-h" with
  * nothing after it is the old spelling of --help, left in place.  Returns
  * the new argc, or -1 after a usage error.
@@ -101,6 +107,13 @@ take_connection_options(int argc, char **argv, const char **db)
 			if (strncmp(arg, conn_options[k].long_name, len) == 0 && arg[len] == '=')
 			{
 				value = arg + len + 1;
+				break;
+			}
+			/* -dDB, as psql (getopt) takes it */
+			if (conn_options[k].short_name != NULL && strncmp(arg, conn_options[k].short_name, 2) == 0 &&
+				arg[2] != '\0')
+			{
+				value = arg + 2;
 				break;
 			}
 			if (strcmp(arg, conn_options[k].long_name) == 0 ||

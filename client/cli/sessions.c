@@ -21,17 +21,18 @@ const cli_command cli_sessions = {
 	"\n"
 	"Options:\n"
 	"  --all       also soft-deleted sessions (marked \"(inactive)\")\n"
-	"  --limit N   at most N sessions (default 100)\n"
+	"  --limit N   at most N sessions (default 100); when there are more, a\n"
+	"              line on stderr says so (not with --json)\n"
 	"  --json      a JSON array instead, one object a session: id, created_at\n"
 	"              (ms), title, messages, active, agent, model_id, provider_id\n",
 	run
 };
 
 static void
-print_json(const mnemo_sessions *list)
+print_json(const mnemo_sessions *list, size_t n)
 {
 	putchar('[');
-	for (size_t i = 0; i < list->count; i++)
+	for (size_t i = 0; i < n; i++)
 	{
 		const mnemo_session *s = &list->items[i];
 
@@ -48,19 +49,19 @@ print_json(const mnemo_sessions *list)
 		cli_json_string(stdout, s->provider_id);
 		putchar('}');
 	}
-	puts(list->count ? "\n]" : "]");
+	puts(n ? "\n]" : "]");
 }
 
 static void
-print_table(const mnemo_sessions *list)
+print_table(const mnemo_sessions *list, size_t n)
 {
 	size_t		width = strlen("ID");
 
-	for (size_t i = 0; i < list->count; i++)
+	for (size_t i = 0; i < n; i++)
 		if (strlen(list->items[i].id) > width)
 			width = strlen(list->items[i].id);
 	printf("%-*s  %-24s  %8s  %s\n", (int) width, "ID", "CREATED", "MESSAGES", "TITLE");
-	for (size_t i = 0; i < list->count; i++)
+	for (size_t i = 0; i < n; i++)
 	{
 		const mnemo_session *s = &list->items[i];
 		char		when[64];
@@ -84,6 +85,7 @@ run(const char *db, int argc, char **argv)
 	mnemo_sessions *list = NULL;
 	mnemo_store *st;
 	int64_t		limit = 100;
+	size_t		shown;
 	int			rc;
 
 	if ((rc = cli_parse(&cli_sessions, argc, argv, opts, 3, NULL, 0, 0, NULL)) != CLI_OK)
@@ -94,17 +96,25 @@ run(const char *db, int argc, char **argv)
 		return rc;
 
 	filter.include_inactive = all;
-	filter.limit = (int) limit;
+	/* one more than shown: whether the limit cut the list, at no extra query */
+	filter.limit = (int) (limit < INT32_MAX ? limit + 1 : limit);
 	if (mnemo_session_list(st, &filter, &list) != MNEMO_OK)
 	{
 		rc = cli_fail(st);
 		mnemo_store_close(st);
 		return rc;
 	}
+	shown = list->count > (size_t) limit ? (size_t) limit : list->count;
 	if (json)
-		print_json(list);
+		print_json(list, shown);
 	else
-		print_table(list);
+	{
+		print_table(list, shown);
+		/* a list that silently stops looks like all there is */
+		if (shown < list->count)
+			fprintf(stderr, "mnemo: %zu session%s shown, and there are more: --limit N for more\n",
+					shown, cli_s((int64_t) shown));
+	}
 	mnemo_sessions_free(list);
 	mnemo_store_close(st);
 	return cli_flush_output("the list");

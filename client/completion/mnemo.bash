@@ -3,11 +3,25 @@
 #
 # Commands and options are read from mnemo's own help, so a new command or
 # option completes without a change here; session ids come from
-# 'mnemo sessions' (with the connection options already on the line).
+# 'mnemo sessions' (with the connection options already on the line, in
+# any of their spellings: -d DB, -dDB, --dbname DB, --dbname=DB).
+
+# The commands of 'mnemo --help' (MNEMO: the command to ask), and help.
+_mnemo_commands() {
+	"$1" --help 2>/dev/null | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }'
+	echo help
+}
+
+# The session ids 'mnemo sessions' lists (MNEMO, then the connection
+# options).
+_mnemo_sessions() {
+	"$@" sessions 2>/dev/null | awk 'NR > 1 { print $1 }'
+}
 
 _mnemo() {
 	local cur prev words cword
-	_init_completion 2>/dev/null || {
+	# -n =: --dbname=DB stays one word
+	_init_completion -n = 2>/dev/null || {
 		cur=${COMP_WORDS[COMP_CWORD]}
 		prev=${COMP_WORDS[COMP_CWORD - 1]}
 		words=("${COMP_WORDS[@]}")
@@ -17,8 +31,17 @@ _mnemo() {
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
 		-d | --dbname | --db | -h | --host | -p | --port | -U | --username)
-			conn+=("${words[i]}" "${words[i + 1]}")
-			((i++))
+			if [ "${words[i + 1]}" = = ]; then
+				# bash's own words split --dbname=DB at the '='
+				conn+=("${words[i]}=${words[i + 2]}")
+				((i += 2))
+			else
+				conn+=("${words[i]}" "${words[i + 1]}")
+				((i++))
+			fi
+			;;
+		--dbname=* | --db=* | --host=* | --port=* | --username=* | -d?* | -h?* | -p?* | -U?*)
+			conn+=("${words[i]}")
 			;;
 		-*) ;;
 		*) if [ -z "$cmd" ]; then cmd=${words[i]}; else args+=("${words[i]}"); fi ;;
@@ -26,7 +49,7 @@ _mnemo() {
 	done
 	case $prev in
 	-d | --dbname | --db | -h | --host | -p | --port | -U | --username | --limit | --budget | \
-		--level | --after | --model | --system | --base-url | --api-key | --context-limit | --add | \
+		--level | --tail | --after | --model | --system | --base-url | --api-key | --context-limit | --add | \
 		--id | --continuation | --max-turns | --max-retries | --timeout-ms | --concurrency | \
 		--lease-ms | --max-items | --threshold)
 		return
@@ -44,7 +67,7 @@ _mnemo() {
 		return
 		;;
 	--session)
-		COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" sessions 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur"))
+		COMPREPLY=($(compgen -W "$(_mnemo_sessions "$mnemo" "${conn[@]}")" -- "$cur"))
 		return
 		;;
 	esac
@@ -52,7 +75,7 @@ _mnemo() {
 		if [[ $cur == -* ]]; then
 			COMPREPLY=($(compgen -W "--dbname --host --port --username --help --version" -- "$cur"))
 		else
-			COMPREPLY=($(compgen -W "$("$mnemo" --help 2>/dev/null | awk '/^Commands:/ { on = 1; next } /^$/ { on = 0 } on { print $1 }') help" -- "$cur"))
+			COMPREPLY=($(compgen -W "$(_mnemo_commands "$mnemo")" -- "$cur"))
 		fi
 		return
 	fi
@@ -67,10 +90,11 @@ _mnemo() {
 	fi
 	[[ $cmd == fork ]] && [ ${#args[@]} -ge 2 ] && return
 	case $cmd in
-	import) _filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur")) ;;
-	sessions | chat | help) ;;
+	import | file) _filedir 2>/dev/null || COMPREPLY=($(compgen -f -- "$cur")) ;;
+	help) [ ${#args[@]} -eq 0 ] && COMPREPLY=($(compgen -W "$(_mnemo_commands "$mnemo")" -- "$cur")) ;;
+	sessions | chat) ;;
 	map) [ "${words[cword - 1]}" = map ] && COMPREPLY=($(compgen -W "status resume" -- "$cur")) ;;
-	*) COMPREPLY=($(compgen -W "$("$mnemo" "${conn[@]}" sessions 2>/dev/null | awk 'NR > 1 { print $1 }')" -- "$cur")) ;;
+	*) COMPREPLY=($(compgen -W "$(_mnemo_sessions "$mnemo" "${conn[@]}")" -- "$cur")) ;;
 	esac
 }
 complete -F _mnemo mnemo

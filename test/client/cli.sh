@@ -31,8 +31,10 @@ trap cleanup EXIT
 run_m --help
 expect_rc 0 "mnemo --help"
 check "--help prints the usage to stdout, with every command" \
-	grep -q "^Usage: mnemo \[--db CONNINFO\] COMMAND" "$work/out"
+	grep -q "^Usage: mnemo \[-d DB\] \[-h HOST\] \[-p PORT\] \[-U USER\] COMMAND" "$work/out"
 check "--help documents the exit codes" grep -q "2 usage error, 3 session or message not" "$work/out"
+check "--help puts the commands' summaries in one column" \
+	bash -c "awk '/^Commands:/ { on = 1; next } on && /^\$/ { on = 0 } on { match(\$0, /^  [a-z]+ +/); print RLENGTH }' '$work/out' | sort -u | wc -l | grep -qx 1"
 for cmd in sessions show context export import tail compact verify checkpoints fork resume; do
 	run_m "$cmd" --help
 	if [ "$rc" -eq 0 ] && grep -q "^Usage: mnemo $cmd" "$work/out" && [ ! -s "$work/err" ]; then

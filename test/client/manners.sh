@@ -2,7 +2,9 @@
 # The mnemo command's psql manners: connection options anywhere (-d, -h,
 # -p, -U, --dbname), DATABASE_URL, --json on the listing commands, search,
 # delete and purge, plural-correct messages, range errors that name the
-# range, tail unwatching what it watched, and the bash completion.
+# range, tail unwatching what it watched, and the bash completion (commands,
+# options, file names, checkpoint labels, session ids of the database the
+# line names).
 #
 # Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
 # PGDATABASE, PGHOST, PGPORT (a fresh database with the extension); prints TAP.
@@ -39,11 +41,27 @@ env -u PGDATABASE DATABASE_URL="postgresql:///$db?host=$host&port=$port" "$M" se
 check "DATABASE_URL when no -d is given" grep -q "^manners " "$work/out"
 env DATABASE_URL="postgresql:///no_such_db?host=$host&port=$port" "$M" -d "$db" sessions >"$work/out" 2>&1
 check "-d wins over DATABASE_URL" grep -q "^manners " "$work/out"
+env -u PGDATABASE "$M" sessions -d"$db" >"$work/out" 2>&1
+check "-dDB, the value attached, as psql takes it" grep -q "^manners " "$work/out"
 run_m sessions -p
 expect_rc 2 "-p without a value is a usage error"
 run_m -h
 expect_rc 0 "-h alone is still help"
 check "printing the usage, which names the connection options" grep -q -- "-U, --username USER" "$work/out"
+
+# ---- a list cut by --limit says so ------------------------------------------
+
+psql_q -c "SELECT mnemo.create_session('manners-older', created_at => 1000)" >/dev/null
+run_m sessions --limit 1
+check "sessions --limit 1 of two: the newest only" test "$(awk 'NR > 1 { print $1 }' "$work/out")" = manners
+is "$(cat "$work/err")" "mnemo: 1 session shown, and there are more: --limit N for more" \
+	"and stderr says there are more"
+run_m sessions --limit 2
+is "$(cat "$work/err")" "" "sessions --limit 2 of two: nothing on stderr"
+run_m sessions --limit 1 --json
+is "$(cat "$work/err")" "" "sessions --limit 1 --json: nothing on stderr"
+check "and the array holds one session" \
+	bash -c "python3 -c 'import json,sys; assert len(json.load(open(sys.argv[1])))==1' '$work/out'"
 
 # ---- --json on the listing commands -----------------------------------------
 
@@ -137,6 +155,23 @@ bash -c "source '$comp'; COMP_WORDS=('$M' fork comp-s c); COMP_CWORD=3; _mnemo; 
 check "fork SOURCE completes the source's checkpoint labels" grep -qx cp-one "$work/comp"
 bash -c "source '$comp'; COMP_WORDS=('$M' resume comp-s ''); COMP_CWORD=3; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
 check "and so does resume SESSION" grep -qx cp-one "$work/comp"
+# complete WORD...: the completion of the last word, one a line, in $work/comp
+complete_words() {
+	local words
+	printf -v words "'%s' " "$@"
+	bash -c "source '$comp'; COMP_WORDS=($words); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+}
+complete_words "$M" file client/completion/mnemo.ba
+check "file PATH completes file names" grep -qx client/completion/mnemo.bash "$work/comp"
+complete_words "$M" compact comp-s --tail ''
+is "$(cat "$work/comp")" "" "compact --tail takes a number: no session ids offered"
+complete_words "$M" help se
+check "help completes the commands" bash -c "grep -qx sessions '$work/comp' && grep -qx search '$work/comp'"
+for spelling in "--dbname=$db" "-d$db" "--dbname = $db"; do
+	# shellcheck disable=SC2086 # "--dbname = DB": bash's own words, split at the '='
+	PGDATABASE=no_such_database complete_words "$M" $spelling show comp-
+	check "session ids of the database named by $spelling" grep -qx comp-s "$work/comp"
+done
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -264,9 +264,12 @@ shopt -u nullglob
 
 echo "# --- the shared library and the install"
 so=client/libmnemo.so.$version
-others=$(nm -D --defined-only "$so" 2>/dev/null | awk 'NF == 3 { print $3 }' | grep -v '^mnemo_' || true)
-if [ -z "$others" ] && nm -D --defined-only "$so" | grep -q ' mnemo_store_open$'; then
-	ok "libmnemo.so exports only mnemo_* symbols ($(nm -D --defined-only "$so" | grep -c ' mnemo_'))"
+# read once, then searched: `nm | grep -q` fails under pipefail when grep
+# quits before nm has written all (SIGPIPE), as it does past 4 KB of symbols
+symbols=$(nm -D --defined-only "$so" 2>/dev/null)
+others=$(awk 'NF == 3 { print $3 }' <<<"$symbols" | grep -v '^mnemo_' || true)
+if [ -z "$others" ] && grep -q ' mnemo_store_open$' <<<"$symbols"; then
+	ok "libmnemo.so exports only mnemo_* symbols ($(grep -c ' mnemo_' <<<"$symbols"))"
 else
 	not_ok "libmnemo.so exports only mnemo_* symbols; also: ${others//$'\n'/ }"
 fi

@@ -64,9 +64,13 @@ SELECT mnemo.get_session('no_such_session');
 SELECT mnemo.get_session(NULL);
 -- a system prompt and metadata too big to stay in the row (stored out of
 -- line, in TOAST) come back whole from the functions that return one row
+-- (the row once outlived the memory it was made in, and crashed the server)
 SELECT id FROM mnemo.create_session('ses_big',
   system_prompt => (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 3000) g),
   metadata => (SELECT jsonb_object_agg('k' || g, md5(g::text)) FROM generate_series(1, 3000) g));
+-- on a new connection, so that the row is the backend's first large
+-- allocation: its malloc maps it apart, and a read after it was freed faults
+\c
 SELECT length(system_prompt) AS prompt, length(metadata::text) AS metadata,
        system_prompt = (SELECT string_agg(md5(g::text), '') FROM generate_series(1, 3000) g) AS same_prompt
   FROM mnemo.get_session('ses_big');

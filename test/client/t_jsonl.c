@@ -6,7 +6,9 @@
  *	  another database and exported again gives the same bytes; the
  *	  import is one transaction, so malformed input, a taken id or a
  *	  failure after batches were sent leave nothing behind;
- *	- a message whose parts run over the export's pages is one line.
+ *	- a message whose parts run over the export's pages is one line;
+ *	- a session whose system prompt and metadata are stored out of line
+ *	  goes out and comes back whole.
  *
  * Claude Code logs are t_claude_code.c's.  Runs in a fresh database of its
  * own (PGDATABASE), and creates a second one beside it (PGDATABASE_copy)
@@ -661,6 +663,79 @@ test_pages(mnemo_store *st)
 	free(second);
 }
 
+/* n pseudo-random hex digits: a text compression cannot keep in its row */
+static char *
+noise(size_t n, unsigned seed)
+{
+	char	   *s = malloc(n + 1);
+
+	if (s == NULL)
+		bail_out("out of memory");
+	for (size_t i = 0; i < n; i++)
+	{
+		seed = seed * 1103515245u + 12345u;
+		s[i] = "0123456789abcdef"[(seed >> 16) & 15];
+	}
+	s[n] = '\0';
+	return s;
+}
+
+/*
+ * A system prompt and metadata of 100 kB are stored out of line
+ * (TOAST); reading such a session once crashed the server.  They go out
+ * and come back whole.
+ */
+static void
+test_big_header(mnemo_store *st)
+{
+	mnemo_new_session spec = {0};
+	mnemo_new_message msg = {.role = "user"};
+	mnemo_import_options copy = {.session_id = "big-header-copy"};
+	char	   *prompt = noise(100000, 7);
+	char	   *info = noise(100000, 11);
+	char	   *metadata = malloc(strlen(info) + 32);
+	char	   *first;
+	char	   *second = NULL;
+	mnemo_session *s = NULL;
+	mnemo_store *fresh;
+	char		sid[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	sprintf(metadata, "{\"info\": \"%s\"}", info);
+	spec.id = "big-header";
+	spec.system_prompt = prompt;
+	spec.metadata = metadata;
+	create_session(st, &spec);
+	append_text_message(st, "big-header", &msg, "hello");
+	/* on a new connection: a backend whose first large allocation the row
+	 * is, so that the server's malloc maps it apart, and a use after
+	 * SPI_finish freed it faults */
+	fresh = open_store(NULL);
+	rc = mnemo_session_get(fresh, "big-header", &s);
+	is_code(fresh, rc, MNEMO_OK, "big header: the session reads back");
+	ok(rc == MNEMO_OK && s->system_prompt && strcmp(s->system_prompt, prompt) == 0 &&
+	   s->metadata && strstr(s->metadata, info) != NULL,
+	   "big header: its 100 kB system prompt and 100 kB metadata whole");
+	mnemo_session_free(s);
+	s = NULL;
+	mnemo_store_close(fresh);
+	first = export_text(st, "big-header", NULL);
+	ok(first != NULL && strstr(first, prompt) != NULL && strstr(first, info) != NULL,
+	   "big header: the export's header holds both");
+	rc = first ? import_text(st, first, &copy, sid, NULL) : MNEMO_ERR_FORMAT;
+	is_code(st, rc, MNEMO_OK, "big header: the export imports");
+	if (rc == MNEMO_OK)
+		second = export_text(st, "big-header-copy", NULL);
+	ok(first && second && strcmp(strchr(first, '\n'), strchr(second, '\n')) == 0 &&
+	   strstr(second, prompt) != NULL && strstr(second, info) != NULL,
+	   "big header: and exports again with the same prompt, metadata and messages");
+	free(first);
+	free(second);
+	free(prompt);
+	free(info);
+	free(metadata);
+}
+
 
 int
 main(void)
@@ -670,6 +745,7 @@ main(void)
 	test_round_trip(st);
 	test_errors(st);
 	test_pages(st);
+	test_big_header(st);
 	mnemo_store_close(st);
 	return tap_done();
 }

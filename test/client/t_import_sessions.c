@@ -149,8 +149,8 @@ mnemo_exports(mnemo_store *st, mnemo_import_options *opts)
 	before = count_sessions(st);
 	rc = import_text(st, new_then_taken, opts, sid, &n);
 	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "a second header whose session exists");
-	ok(strstr(mnemo_errmsg(st), "\"t-cat-b\" of this transcript already exists") != NULL,
-	   "the error names the session: %s", mnemo_errmsg(st));
+	ok(strstr(mnemo_errmsg(st), "line 3: session \"t-cat-b\" of this transcript already exists") != NULL,
+	   "the error names the session and the line of its header: %s", mnemo_errmsg(st));
 	is_str(mnemo_sqlstate(st), "MN004", "with MN004");
 	is_int(h.n, 0, "the callback hears nothing");
 	is_int((int) (count_sessions(st) - before), 0, "the first session of the file is not left behind");

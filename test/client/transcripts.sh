@@ -378,7 +378,7 @@ check "each session as its own export writes it" \
 	cmp -s "$work/pair.first.jsonl" <(cat "$work/whole.first.jsonl"; "$M" export tx_pair)
 run_m --db "dbname=$copy_db" import "$work/pair.first.jsonl"
 expect_rc 1 "the file imports into a database that holds the first session: refused"
-check "naming the session" grep -q 'session "tx_whole" of this transcript already exists' "$work/err"
+check "naming the session and its header's line" grep -q 'line 1: session "tx_whole" of this transcript already exists' "$work/err"
 is "$(psql_q -d "$copy_db" -c "SELECT count(*) FROM mnemo.sessions WHERE id = 'tx_pair'")" 0 \
 	"and the second session is not left behind"
 run_m --db "dbname=$copy_db" purge tx_whole --yes

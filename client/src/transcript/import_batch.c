@@ -380,8 +380,9 @@ begin(mn_import *imp)
 		if (rc == MNEMO_OK)
 		{
 			rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
-						 "session \"%s\" of this transcript already exists: it was imported "
-						 "before (--new-ids imports a copy under a new id)", s->want_id);
+						 "line %" PRId64 ": session \"%s\" of this transcript already exists: "
+						 "it was imported before (--new-ids imports a copy under a new id)",
+						 imp->session_line > 0 ? imp->session_line : 1, s->want_id);
 			memcpy(st->sqlstate, "MN004", 6);
 			return rc;
 		}

@@ -160,14 +160,26 @@ fresh_db() {
 
 # The cluster must be up for the next test even if this one stopped it.
 ensure_cluster() {
-	local name=$1
-	if ! pg_isready -q -t 5 >/dev/null 2>&1; then
-		not_ok "$name: left the cluster stopped (restarted it)"
-		bash test/cluster.sh start "$dir" >/dev/null 2>&1 || {
-			not_ok "could not restart the cluster in $dir"
-			finish
-		}
+	local name=$1 rc i
+	pg_isready -q -t 5 >/dev/null 2>&1
+	rc=$?
+	[ "$rc" = 0 ] && return
+	# rejecting (1): a backend that crashed sent the postmaster through
+	# recovery, after which it takes connections again: a failure, not a stop
+	for ((i = 0; i < 60 && rc == 1; i++)); do
+		sleep 1
+		pg_isready -q -t 5 >/dev/null 2>&1
+		rc=$?
+	done
+	if [ "$rc" = 0 ]; then
+		not_ok "$name: crashed a server process (the server recovered)"
+		return
 	fi
+	not_ok "$name: left the cluster stopped (restarted it)"
+	bash test/cluster.sh start "$dir" >/dev/null 2>&1 || {
+		not_ok "could not restart the cluster in $dir"
+		finish
+	}
 }
 
 wanted() { [ -z "${MNEMO_CLIENT_ONLY:-}" ] || [[ " $MNEMO_CLIENT_ONLY " == *" $1 "* ]]; }

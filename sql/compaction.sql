@@ -116,6 +116,9 @@ SELECT mnemo.file_id_footer(t.text, ARRAY['file_00000000', 'extra.txt', 'extra.t
          (SELECT string_agg(format('file_%s', lpad(to_hex(g), 8, '0')), ', ' ORDER BY g)
           FROM generate_series(0, 19999) g) || ', extra.txt]' AS each_once_in_order
 FROM t;
+-- a line of 40,000 footer starts and no ']' names no id (its end and last
+-- ']' are looked up once, not once per start)
+SELECT mnemo.file_id_footer(repeat('[LCM File IDs: ', 40000)) = repeat('[LCM File IDs: ', 40000) AS no_ids;
 
 -- Level 3: what fits comes back whole, with its footer
 SELECT mnemo.truncate_summary('short and sweet, file_0123456789');

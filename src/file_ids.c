@@ -145,17 +145,39 @@ LastClose(const char *text, int from, int to)
 	return -1;
 }
 
+/*
+ * The last ']' of the line i is on, when it comes after i, else -1.  The
+ * line's end and last ']' are looked up once per line (kept in *line_end,
+ * *line_close): a line of many "[LCM File IDs: " without a ']' would
+ * otherwise be scanned again from each.
+ */
+static int
+FooterClose(const char *text, int len, int i, int *line_end, int *line_close)
+{
+	if (i >= *line_end)
+	{
+		*line_end = LineEnd(text, len, i);
+		*line_close = LastClose(text, i, *line_end);
+	}
+	return *line_close > i ? *line_close : -1;
+}
+
 /* Add to ids each file id in text not already there. */
 void
 MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 {
 	int			i = 0;
+	int			line_end = -1;	/* the end of the line i is on, once looked up */
+	int			line_close = -1;	/* its last ']', or -1 */
+	uint32		steps = 0;
 
 	while (i < len)
 	{
 		int			start = i;
 		int			end;
 
+		if (++steps % 4096 == 0)
+			CHECK_FOR_INTERRUPTS();
 		if ((i == 0 || text[i - 1] == '\n') && len - i > CONTENT_ID_LEN &&
 			strncmp(text + i, CONTENT_ID, CONTENT_ID_LEN) == 0)
 		{
@@ -164,7 +186,7 @@ MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 			i = end;
 		}
 		else if (len - i > FOOTER_LEN && strncmp(text + i, FOOTER, FOOTER_LEN) == 0 &&
-				 (end = LastClose(text, i, LineEnd(text, len, i))) > i)
+				 (end = FooterClose(text, len, i, &line_end, &line_close)) > i)
 		{
 			int			p = i + FOOTER_LEN;
 

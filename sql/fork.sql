@@ -372,3 +372,13 @@ SELECT fork_seq FROM mnemo.fork_session('bs', '7', 'bs_f7');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS no_fork FROM mnemo.list_sessions() WHERE id = 'bs_f7';
 SELECT forks FROM mnemo.get_session('bs');
+
+-- a fork's messages by id, many at once: in the order given, each found
+-- through a hash of the rows (not a scan of them per id)
+SELECT id FROM mnemo.create_session('bid');
+SELECT count(*) FROM mnemo.append_messages('bid', (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'id', 'bid_' || g,
+  'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 't' || g)))) FROM generate_series(1, 3000) g));
+SELECT fork_seq FROM mnemo.fork_session('bid', '3000', 'bid_f');
+SELECT array_agg(id) = (SELECT array_agg('bid_' || g ORDER BY g DESC) FROM generate_series(1, 3000) g) AS in_order,
+       count(*) AS n
+  FROM mnemo.get_messages_with_parts_by_ids('bid_f', (SELECT array_agg('bid_' || g ORDER BY g DESC) FROM generate_series(1, 3000) g));

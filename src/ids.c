@@ -16,7 +16,6 @@
 #include "mnemo.h"
 
 #define MNEMO_ID_PREFIX_MAX 32
-#define MNEMO_ID_MAX 256
 
 static const char crockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 

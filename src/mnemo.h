@@ -88,7 +88,8 @@ extern int64 MnemoNowMs(void);
 /* jsonb_text.c: jsonb_out's text of jb, appended to out */
 extern void MnemoJsonbAppendText(StringInfo out, Jsonb *jb);
 
-/* ids.c */
+/* ids.c: every id (session, message, part, label, ...) is 1 to MNEMO_ID_MAX bytes */
+#define MNEMO_ID_MAX 256
 extern char *MnemoNewId(const char *prefix);
 extern void MnemoCheckId(const char *id, const char *what);
 

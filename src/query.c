@@ -259,6 +259,8 @@ MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first, u
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	SPI_tuptable = last;
+	pfree(values);
+	pfree(nulls);
 }
 
 /* Column col (1-based) of row of the last SPI result, palloc'd in the current context. */

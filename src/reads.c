@@ -24,8 +24,10 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 
 #include "mnemo.h"
 
@@ -207,10 +209,20 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/* a row ByIdsOnLine found, by message id */
+typedef struct FoundRow
+{
+	char		id[MNEMO_ID_MAX + 1];
+	int			table;
+	uint64		row;
+} FoundRow;
+
 /*
  * A fork's named messages: the rows of each session of its line that hold
  * some of them (an ancestor's within what was inherited), then put in the
- * order given.  MN002 naming the first id found nowhere.
+ * order given through a hash of the rows by id, the first session's row
+ * winning (the own one, as get_message finds it).  MN002 naming the first
+ * id found nowhere.
  */
 static void
 ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
@@ -220,6 +232,8 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 	SPITupleTable **tables = palloc0(sizeof(SPITupleTable *) * (line->nsegs + 1));
 	uint64	   *counts = palloc0(sizeof(uint64) * (line->nsegs + 1));
 	int			ntables = 0;
+	HASHCTL		ctl;
+	HTAB	   *found;
 	int			i;
 	int			k;
 
@@ -243,30 +257,42 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 									   NULL, true, 0);
 		tables[ntables++] = SPI_tuptable;
 	}
+
+	ctl.keysize = MNEMO_ID_MAX + 1;
+	ctl.entrysize = sizeof(FoundRow);
+	ctl.hcxt = CurrentMemoryContext;
+	found = hash_create("mnemo messages by id", 256, &ctl, HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	for (i = 0; i < ntables; i++)
+	{
+		uint64		row;
+
+		for (row = 0; row < counts[i]; row++)
+		{
+			char	   *id = TextDatumGetCString(SPI_getbinval(tables[i]->vals[row],
+															   tables[i]->tupdesc, 1, &(bool) {false}));
+			bool		seen;
+			FoundRow   *f = hash_search(found, id, HASH_ENTER, &seen);
+
+			if (!seen)
+			{
+				f->table = i;
+				f->row = row;
+			}
+			pfree(id);
+		}
+	}
 	for (k = 0; k < nids; k++)
 	{
 		char	   *id = TextDatumGetCString(elems[k]);
-		bool		found = false;
+		FoundRow   *f = strlen(id) <= MNEMO_ID_MAX ? hash_search(found, id, HASH_FIND, NULL) : NULL;
 
-		for (i = 0; i < ntables && !found; i++)
-		{
-			uint64		row;
-
-			for (row = 0; row < counts[i] && !found; row++)
-			{
-				bool		isnull;
-				Datum		d = SPI_getbinval(tables[i]->vals[row], tables[i]->tupdesc, 1, &isnull);
-
-				if (strcmp(TextDatumGetCString(d), id) == 0)
-				{
-					MnemoResultAppend(fcinfo, tables[i], row, 1);
-					found = true;
-				}
-			}
-		}
-		if (!found)
+		CHECK_FOR_INTERRUPTS();
+		if (f == NULL)
 			MessageNotFound(id, line->session_id);
+		MnemoResultAppend(fcinfo, tables[f->table], f->row, 1);
+		pfree(id);
 	}
+	hash_destroy(found);
 }
 
 /*

@@ -40,6 +40,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -393,6 +394,7 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 		{
 			int			n = 0;
 
+			CHECK_FOR_INTERRUPTS();
 			for (row = 0; row < nitems; row++)
 			{
 				bool		isnull;
@@ -490,8 +492,18 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 											ALLOCSET_DEFAULT_SIZES);
 	receiver.budget = budget;
 	receiver.maxentries = 256;
-	receiver.entries = palloc(sizeof(MnemoContextEntry) * receiver.maxentries);
-	initStringInfo(&receiver.contents);
+	/*
+	 * The entries and their contents are returned, so they go in callcxt
+	 * (and stay there as they grow: repalloc keeps a chunk's context), not
+	 * in whatever context the caller is in, which may be SPI's.
+	 */
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(callcxt);
+
+		receiver.entries = palloc(sizeof(MnemoContextEntry) * receiver.maxentries);
+		initStringInfo(&receiver.contents);
+		MemoryContextSwitchTo(oldcxt);
+	}
 
 	memset(&options, 0, sizeof(options));
 	options.params = makeParamList(1);

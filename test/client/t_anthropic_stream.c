@@ -301,6 +301,30 @@ test_odd_events(void)
 		{"event: message\ndata: {\"type\":\"message_stop\"}\n\n",
 		 "state: interrupted\n",
 		 "an explicit \"message\" event is read by its data's type"},
+		{MSG_START
+		 "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Hm.\"}}\n\n"
+		 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\"}}\n\n"
+		 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+		 "START id=msg_S model=m\nUSAGE in=1 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+		 "TEXT[0] \"Hm.\"\n"
+		 "ERROR kind=2 class=other type=(null) code=(null) \"a tool_use block without an id or a name\"\n"
+		 "state: failed\n",
+		 "a tool_use block without id and name: malformed, the text before it delivered"},
+		{MSG_START
+		 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"input\":{}}}\n\n",
+		 "START id=msg_S model=m\nUSAGE in=1 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+		 "ERROR kind=2 class=other type=(null) code=(null) \"a tool_use block without an id or a name\"\n"
+		 "state: failed\n",
+		 "a tool_use block with an id and no name: malformed"},
+		{MSG_START
+		 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"a\",\"input\":{}}}\n\n"
+		 "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n"
+		 "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"b\",\"input\":{}}}\n\n",
+		 "START id=msg_S model=m\nUSAGE in=1 out=1 cache_read=0 cache_write=0 reasoning=0\n"
+		 "TOOL_START #0 index=0 id=toolu_1 name=a\nTOOL_END #0 id=toolu_1 name=a \"{}\" valid {}\n"
+		 "ERROR kind=2 class=other type=(null) code=(null) \"two tool calls with the id \\\"toolu_1\\\"\"\n"
+		 "state: failed\n",
+		 "two tool_use blocks with one id: malformed at the second (the API refuses it back)"},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)

@@ -475,6 +475,18 @@ test_odd_data(void)
 		 "START id=(null) model=(null)\nTOOL_START #0 index=0 id=c name=f\nTOOL_INPUT #0 \"{'a':1,}\"\n"
 		 "TOOL_END #0 id=c name=f \"{'a':1,}\" invalid\nFINISH tool_calls raw=tool_calls\nDONE\nstate: complete\n",
 		 "single quotes and a trailing comma are not JSON for a tool input"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Let me.\"}}]}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_x\",\"type\":\"function\",\"function\":{\"arguments\":\"{}\"}}]}}]}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTEXT[0] \"Let me.\"\n"
+		 "ERROR kind=2 class=other type=(null) code=(null) \"a tool call without a name\"\nstate: failed\n",
+		 "a tool call that never gets a name: malformed, the text before it delivered"},
+		{"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_d\",\"function\":{\"name\":\"a\",\"arguments\":\"{}\"}},"
+		 "{\"index\":1,\"id\":\"call_d\",\"function\":{\"name\":\"b\",\"arguments\":\"{}\"}}]}}]}\n\n"
+		 "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\ndata: [DONE]\n\n", 0,
+		 "START id=(null) model=(null)\nTOOL_START #0 index=0 id=call_d name=a\nTOOL_INPUT #0 \"{}\"\n"
+		 "ERROR kind=2 class=other type=(null) code=(null) \"two tool calls with the id \\\"call_d\\\"\"\nstate: failed\n",
+		 "two calls with one id in a reply: malformed at the second"},
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)

@@ -113,7 +113,8 @@ typedef struct mnemo_stream_part
 	size_t		len;
 	const char *tool_call_id;	/* tool: a complete call */
 	const char *tool_name;
-	const char *tool_input;		/* JSON */
+	const char *tool_input;		/* a JSON object's text, or the model's text
+								 * as written when it is not one */
 	const char *part_id;		/* tool: its stored part */
 } mnemo_stream_part;
 
@@ -125,7 +126,7 @@ typedef struct mnemo_tool_call
 	char	   *part_id;		/* for mnemo_session_tool_result */
 	char	   *call_id;
 	char	   *name;
-	char	   *input;			/* JSON */
+	char	   *input;			/* as tool_input of mnemo_stream_part */
 } mnemo_tool_call;
 
 typedef struct mnemo_turn

@@ -77,7 +77,9 @@ typedef struct mnemo_part
 	char	   *tool_state;		/* pending|running|completed|error, or NULL */
 	char	   *tool_input;		/* JSON text of "input" as written (the
 								 * part's "input_text" where jsonb would
-								 * reorder its keys), or NULL */
+								 * reorder its keys, or where the model's
+								 * input was not a JSON object: then its
+								 * text as written), or NULL */
 	char	   *tool_output;	/* "output": the string itself, or the JSON
 								 * text of a non-string value; or NULL */
 	char	   *error_message;	/* or NULL */

@@ -61,13 +61,43 @@ mn_turn_flush_part(turn_state *ts, mn_call *into)
 	return rc;
 }
 
+/*
+ * The stored part of a call whose input is not a JSON object (invalid JSON,
+ * an array): the server takes only an object as "input", so the part has
+ * none, and "input_text" keeps the model's text as written, which a read
+ * gives back as the input.  The next request then sends OpenAI the
+ * arguments string as the model wrote it and Anthropic {} (an object, which
+ * it requires), and the call is answered like any other.
+ */
+static char *
+malformed_call_content(const char *id, const mn_delta *d, const char *input)
+{
+	json_object *o = json_object_new_object();
+	char	   *text = NULL;
+
+	if (o != NULL &&
+		json_object_object_add(o, "type", json_object_new_string("tool")) == 0 &&
+		json_object_object_add(o, "id", json_object_new_string(id)) == 0 &&
+		json_object_object_add(o, "tool_name", json_object_new_string(d->name)) == 0 &&
+		json_object_object_add(o, "tool_call_id", json_object_new_string(d->id)) == 0 &&
+		json_object_object_add(o, "tool_state", json_object_new_string("pending")) == 0 &&
+		json_object_object_add(o, "input_text", json_object_new_string(input)) == 0)
+		text = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+													 JSON_C_TO_STRING_NOSLASHESCAPE));
+	json_object_put(o);
+	return text;
+}
+
+/* A complete call, stored as a pending tool part; input is its JSON object
+ * when valid, else the model's text as written. */
 static int
-add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
+add_tool_call(turn_state *ts, const mn_delta *d, const char *input, bool valid)
 {
 	mnemo_turn *t = ts->turn;
 	mnemo_tool_call *c;
 	mnemo_new_part p = MNEMO_NEW_PART_INIT;
 	char		id[MNEMO_ID_MAX + 1];
+	char	   *content = NULL;
 	int			rc;
 
 	if ((rc = mnemo_new_id(ts->st, "part", id)) != MNEMO_OK)
@@ -78,7 +108,11 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input)
 	p.tool_call_id = d->id;
 	p.tool_state = "pending";
 	p.tool_input = input;
-	if ((rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, NULL)) != MNEMO_OK)
+	if (!valid && (p.content = content = malformed_call_content(id, d, input)) == NULL)
+		return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+	rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, NULL);
+	free(content);
+	if (rc != MNEMO_OK)
 		return rc;
 	if (t->n_tool_calls == ts->cap_calls)
 	{
@@ -179,16 +213,17 @@ mn_turn_on_delta(void *arg, const mn_delta *d)
 			if ((rc = mn_turn_flush_part(ts, NULL)) != MNEMO_OK)
 				return rc;
 			if (d->input_valid)
-				return add_tool_call(ts, d, d->text);
+				return add_tool_call(ts, d, d->text, true);
 			else
 			{
-				/* invalid JSON from the model is kept, as a JSON string, for
-				 * the caller to answer with an error result */
-				json_object *s = json_object_new_string_len(d->text, (int) d->len);
+				/* what the model wrote is kept, a NUL as U+FFFD as in text,
+				 * for the caller to answer with an error result */
+				mn_buf		raw = {0};
 
-				rc = s ? add_tool_call(ts, d, json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN))
+				rc = put_text(&raw, d->text, d->len) && mn_buf_put(&raw, "", 0)
+					? add_tool_call(ts, d, raw.data ? raw.data : "", false)
 					: mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
-				json_object_put(s);
+				mn_buf_free(&raw);
 				return rc;
 			}
 		default:

@@ -117,13 +117,19 @@ block_start(mn_stream *s, struct json_object *obj)
 	if (strcmp(type, "tool_use") == 0)
 	{
 		struct json_object *input = mn_js_obj(block, "input");
+		const char *id = mn_js_str(block, "id", NULL);
+		const char *name = mn_js_str(block, "name", NULL);
 
+		/* the API always names its calls: one without is a broken stream,
+		 * not a call to store and send back (the id answers it) */
+		if (id == NULL || id[0] == '\0' || name == NULL || name[0] == '\0')
+			return mn_stream_fail(s, MN_STREAM_ERR_MALFORMED, MN_ERRCLASS_OTHER, NULL, NULL,
+								  "a tool_use block without an id or a name");
 		/* a block index used twice: the first call is over */
 		if ((t = mn_stream_tool_find(s, index)) != NULL &&
 			(rc = mn_stream_tool_end(s, t)) != 0)
 			return rc;
-		rc = mn_stream_tool_open(s, index, mn_js_str(block, "id", NULL),
-								 mn_js_str(block, "name", NULL), &t);
+		rc = mn_stream_tool_open(s, index, id, name, &t);
 		if (rc == 0 && input != NULL && json_object_object_length(input) > 0)
 		{
 			const char *json = json_object_to_json_string_ext(input,

@@ -491,6 +491,12 @@ tool_start(mn_stream *s, mn_tool *t)
 		if ((t->id = mn_strndup(id, strlen(id))) == NULL)
 			return nomem(s);
 	}
+	/* the ids answer the calls in the next request, and Anthropic refuses a
+	 * tool_use id that is not unique: a reply that repeats one is broken */
+	for (size_t i = 0; i < s->ntools; i++)
+		if (s->tools[i] != t && s->tools[i]->started && strcmp(s->tools[i]->id, t->id) == 0)
+			return mn_stream_fail(s, MN_STREAM_ERR_MALFORMED, MN_ERRCLASS_OTHER, NULL, NULL,
+								  "two tool calls with the id \"%s\"", t->id);
 	t->started = true;
 	tool_delta(t, &d);
 	if ((rc = mn_stream_emit(s, &d)) != 0)
@@ -654,6 +660,10 @@ mn_stream_tool_end(mn_stream *s, mn_tool *t)
 		return 1;
 	if (!t->open)
 		return 0;
+	/* a call with no name cannot be run, nor sent back to the provider */
+	if (t->name[0] == '\0')
+		return mn_stream_fail(s, MN_STREAM_ERR_MALFORMED, MN_ERRCLASS_OTHER, NULL, NULL,
+							  "a tool call without a name");
 	if (!t->started && (rc = tool_start(s, t)) != 0)
 		return rc;
 	t->open = false;

@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +21,42 @@ env(const char *name)
 	return v != NULL && *v != '\0' ? v : NULL;
 }
 
+/*
+ * The options a turn would otherwise refuse only after it wrote the user
+ * turn and the assistant row (the request body is made after that commit):
+ * checked first, so that a refusal writes nothing.
+ */
+static int
+check_options(mnemo_store *st, const mnemo_turn_options *o, const char *model)
+{
+	char	   *why = NULL;
+	int			rc;
+
+	if ((rc = mn_request_check_options(model, o->tools, &why)) != MNEMO_OK)
+	{
+		rc = rc == MNEMO_ERR_NOMEM ? mn_fail(st, rc, "out of memory")
+			: mn_fail(st, rc, "%s", why ? why : "bad options");
+		free(why);
+		return rc;
+	}
+	if (!isfinite(o->soft_threshold) || o->soft_threshold > 1)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "soft_threshold is a fraction of the budget, at most 1 (0: 0.6)");
+	if (o->n_prices > 0 && o->prices == NULL)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "n_prices is %zu but prices is NULL",
+					   o->n_prices);
+	for (size_t i = 0; i < o->n_prices; i++)
+	{
+		const mnemo_price *p = &o->prices[i];
+
+		if (!(p->input >= 0 && p->output >= 0 && p->cache_read >= 0 && p->cache_write >= 0 &&
+			  isfinite(p->input + p->output + p->cache_read + p->cache_write)))
+			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+						   "price %zu: each price must be a finite number >= 0", i);
+	}
+	return MNEMO_OK;
+}
+
 int
 mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_session *s, turn_cfg *c)
 {
@@ -28,6 +65,7 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 	const char *model;
 	size_t		n;
 	int			sys;
+	int			rc;
 
 	if (name == NULL && (strcmp(s->provider_id, "openai") == 0 ||
 						 strcmp(s->provider_id, "anthropic") == 0))
@@ -69,6 +107,8 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 	model = o->model ? o->model : s->model_id;
 	if (model == NULL || *model == '\0')
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "no model: set the options' model or the session's model_id");
+	if ((rc = check_options(st, o, model)) != MNEMO_OK)
+		return rc;
 
 	n = strlen(base);
 	while (n > 0 && base[n - 1] == '/')

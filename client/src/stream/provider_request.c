@@ -639,12 +639,52 @@ anthropic_body(builder *b, const mn_request *req)
 	return true;
 }
 
+/* The builder's outcome: MNEMO_OK, or its complaint (or NOMEM) returned
+ * with the output freed. */
+static int
+builder_result(builder *b, bool ok, char **errmsg)
+{
+	if (ok && b->out.oom)
+		b->nomem = true;
+	if (ok && !b->nomem)
+		return MNEMO_OK;
+	mn_buf_free(&b->out);
+	if (b->nomem)
+	{
+		free(b->err);
+		return MNEMO_ERR_NOMEM;
+	}
+	if (errmsg != NULL)
+		*errmsg = b->err;
+	else
+		free(b->err);
+	return MNEMO_ERR_INVALID_ARGUMENT;
+}
+
+int
+mn_request_check_options(const char *model, const char *tools, char **errmsg)
+{
+	builder		b;
+	bool		ok;
+	int			rc;
+
+	memset(&b, 0, sizeof(b));
+	if (errmsg != NULL)
+		*errmsg = NULL;
+	ok = check_text(&b, model, "model", 0) &&
+		(tools == NULL || put_tools(&b, MN_PROVIDER_OPENAI, tools));
+	rc = builder_result(&b, ok, errmsg);
+	mn_buf_free(&b.out);
+	return rc;
+}
+
 int
 mn_request_body(mn_provider provider, const mn_request *req, char **body, size_t *len,
 				char **errmsg)
 {
 	builder		b;
 	bool		ok;
+	int			rc;
 
 	memset(&b, 0, sizeof(b));
 	*body = NULL;
@@ -667,22 +707,8 @@ mn_request_body(mn_provider provider, const mn_request *req, char **body, size_t
 	else
 		ok = anthropic_body(&b, req);
 
-	if (ok && b.out.oom)
-		b.nomem = true;
-	if (!ok || b.nomem)
-	{
-		mn_buf_free(&b.out);
-		if (b.nomem)
-		{
-			free(b.err);
-			return MNEMO_ERR_NOMEM;
-		}
-		if (errmsg != NULL)
-			*errmsg = b.err;
-		else
-			free(b.err);
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	}
+	if ((rc = builder_result(&b, ok, errmsg)) != MNEMO_OK)
+		return rc;
 	*body = b.out.data;
 	if (len != NULL)
 		*len = b.out.len;

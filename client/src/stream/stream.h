@@ -577,6 +577,14 @@ typedef struct mn_request
 int			mn_request_body(mn_provider provider, const mn_request *req, char **body,
 							size_t *len, char **errmsg);
 
+/*
+ * What mn_request_body would refuse in the parts of a request that come from
+ * a turn's options (the model's name, the tool definitions), checked alone:
+ * a turn checks them before it writes anything.  MNEMO_OK,
+ * MNEMO_ERR_INVALID_ARGUMENT with *errmsg as above, or MNEMO_ERR_NOMEM.
+ */
+int			mn_request_check_options(const char *model, const char *tools, char **errmsg);
+
 /* An HTTP error response, read. */
 typedef struct mn_http_error
 {

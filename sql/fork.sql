@@ -382,3 +382,8 @@ SELECT fork_seq FROM mnemo.fork_session('bid', '3000', 'bid_f');
 SELECT array_agg(id) = (SELECT array_agg('bid_' || g ORDER BY g DESC) FROM generate_series(1, 3000) g) AS in_order,
        count(*) AS n
   FROM mnemo.get_messages_with_parts_by_ids('bid_f', (SELECT array_agg('bid_' || g ORDER BY g DESC) FROM generate_series(1, 3000) g));
+-- the last messages of a fork, across what it inherited and its own
+SELECT count(*) FROM mnemo.append_messages('bid_f', '[{"role": "user", "id": "bid_f1", "parts": []}, {"role": "user", "id": "bid_f2", "parts": []}]');
+SELECT id, seq FROM mnemo.history('bid_f', 4);
+SELECT count(*), min(seq), max(seq) FROM mnemo.history('bid_f', NULL);
+SELECT count(*) FROM mnemo.history('bid_f', 0);

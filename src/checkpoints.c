@@ -91,8 +91,7 @@ mnemo_list_checkpoints(PG_FUNCTION_ARGS)
 				 "SELECT * FROM mnemo.checkpoints WHERE session_id = $1 "
 				 "ORDER BY seq, created_at, label",
 				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(list_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, list_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

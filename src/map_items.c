@@ -82,13 +82,8 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 				 "FROM c WHERE i.session_id = $1 AND i.map_id = $2 AND i.ordinal = c.ordinal "
 				 "RETURNING i.*",
 				 6, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID});
-	if (MnemoExecute(claim_plan, values, NULL, false, 0) > 0)
-		MnemoResultSet(fcinfo);
-	else
-	{
+	if (MnemoExecuteResult(fcinfo, claim_plan, values, NULL, false) == 0)
 		MnemoCheckMapExists(session_id, map_id);
-		InitMaterializedSRF(fcinfo, 0);
-	}
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -193,8 +193,7 @@ mnemo_map_results(PG_FUNCTION_ARGS)
 				 "SELECT * FROM mnemo.map_items WHERE session_id = $1 AND map_id = $2 "
 				 "AND completion_seq IS NOT NULL ORDER BY completion_seq",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoExecute(results_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, results_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -213,8 +212,7 @@ mnemo_list_maps(PG_FUNCTION_ARGS)
 	MnemoPrepare(&list_plan,
 				 "SELECT * FROM mnemo.maps WHERE session_id = $1 ORDER BY created_at, map_id",
 				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(list_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, list_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -16,6 +16,9 @@
  *		result = MnemoResultRow(fcinfo, callcxt, 0);
  *		MnemoFinish(&call);
  *
+ * A set-returning function runs its statement with MnemoExecuteResult,
+ * whose rows go straight into the function's result set.
+ *
  * Plans are custom or generic as the plan cache decides: every statement
  * filters every table by the session id, so either plan touches one
  * session's rows (one partition, one shard).
@@ -25,6 +28,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
@@ -159,21 +163,18 @@ MnemoArray(Oid type, Datum *values, bool *nulls, int n)
 }
 
 /*
- * Deform SPI row `row` into values/nulls laid out for resdesc: the
+ * A statement's row (its natts values and nulls) laid out for resdesc: the
  * statement's columns, in order, fill resdesc's live attributes; a dropped
  * one (a table's row type keeps a column an upgrade dropped) is NULL.  The
  * statement's columns must match the live attributes in number and type.
  */
 static void
-DeformForResult(TupleDesc resdesc, uint64 row, Datum *values, bool *nulls)
+MapForResult(TupleDesc resdesc, int natts, const Datum *rowvalues, const bool *rownulls,
+			 Datum *values, bool *nulls)
 {
-	TupleDesc	spidesc = SPI_tuptable->tupdesc;
-	Datum	   *spivalues = palloc(sizeof(Datum) * spidesc->natts);
-	bool	   *spinulls = palloc(sizeof(bool) * spidesc->natts);
 	int			col = 0;
 	int			i;
 
-	heap_deform_tuple(SPI_tuptable->vals[row], spidesc, spivalues, spinulls);
 	for (i = 0; i < resdesc->natts; i++)
 	{
 		if (TupleDescAttr(resdesc, i)->attisdropped)
@@ -182,16 +183,106 @@ DeformForResult(TupleDesc resdesc, uint64 row, Datum *values, bool *nulls)
 			nulls[i] = true;
 			continue;
 		}
-		if (col >= spidesc->natts)
+		if (col >= natts)
 			break;
-		values[i] = spivalues[col];
-		nulls[i] = spinulls[col];
+		values[i] = rowvalues[col];
+		nulls[i] = rownulls[col];
 		col++;
 	}
-	if (i != resdesc->natts || col != spidesc->natts)
-		elog(ERROR, "result has other columns than the statement returned (%d)", spidesc->natts);
+	if (i != resdesc->natts || col != natts)
+		elog(ERROR, "result has other columns than the statement returned (%d)", natts);
+}
+
+/* SPI row `row` laid out for resdesc (MapForResult). */
+static void
+DeformForResult(TupleDesc resdesc, uint64 row, Datum *values, bool *nulls)
+{
+	TupleDesc	spidesc = SPI_tuptable->tupdesc;
+	Datum	   *spivalues = palloc(sizeof(Datum) * spidesc->natts);
+	bool	   *spinulls = palloc(sizeof(bool) * spidesc->natts);
+
+	heap_deform_tuple(SPI_tuptable->vals[row], spidesc, spivalues, spinulls);
+	MapForResult(resdesc, spidesc->natts, spivalues, spinulls, values, nulls);
 	pfree(spivalues);
 	pfree(spinulls);
+}
+
+/* MnemoExecuteResult's receiver: each row into the function's result set */
+typedef struct ResultReceiver
+{
+	DestReceiver pub;
+	ReturnSetInfo *rsinfo;
+	Datum	   *values;
+	bool	   *nulls;
+} ResultReceiver;
+
+static bool
+ResultReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
+{
+	ResultReceiver *r = (ResultReceiver *) self;
+
+	slot_getallattrs(slot);
+	MapForResult(r->rsinfo->setDesc, slot->tts_tupleDescriptor->natts, slot->tts_values,
+				 slot->tts_isnull, r->values, r->nulls);
+	tuplestore_putvalues(r->rsinfo->setResult, r->rsinfo->setDesc, r->values, r->nulls);
+	return true;
+}
+
+static void
+ResultStartup(DestReceiver *self, int operation, TupleDesc typeinfo)
+{
+}
+
+static void
+ResultNothing(DestReceiver *self)
+{
+}
+
+/*
+ * Execute a prepared plan straight into the function's result set (a
+ * materialized SRF): each row goes into its tuplestore as the executor
+ * hands it over, which spills to disk past work_mem, rather than first into
+ * an SPI tuple table, which holds the whole result in memory until
+ * SPI_finish.  Returns the number of rows.
+ */
+uint64
+MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum *values, const char *nulls,
+				   bool read_only)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			nargs = SPI_getargcount(plan);
+	ParamListInfo params = makeParamList(nargs);
+	SPIExecuteOptions options = {0};
+	ResultReceiver receiver = {{0}};
+	int			rc;
+	int			i;
+
+	if (rsinfo->setResult == NULL)
+		InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < nargs; i++)
+	{
+		params->params[i].value = values[i];
+		params->params[i].isnull = nulls != NULL && nulls[i] == 'n';
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = SPI_getargtypeid(plan, i);
+	}
+	receiver.pub.receiveSlot = ResultReceiveSlot;
+	receiver.pub.rStartup = ResultStartup;
+	receiver.pub.rShutdown = ResultNothing;
+	receiver.pub.rDestroy = ResultNothing;
+	receiver.pub.mydest = DestTuplestore;
+	receiver.rsinfo = rsinfo;
+	receiver.values = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
+	receiver.nulls = palloc(sizeof(bool) * rsinfo->setDesc->natts);
+	options.params = params;
+	options.read_only = read_only;
+	options.dest = &receiver.pub;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	pfree(receiver.values);
+	pfree(receiver.nulls);
+	return SPI_processed;
 }
 
 /*
@@ -224,18 +315,6 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 	result = HeapTupleGetDatum(tuple);
 	MemoryContextSwitchTo(oldcxt);
 	return result;
-}
-
-/*
- * Return every row of the last SPI result as the function's result set.  The
- * tuplestore lives in the per-query context, so this may be called before
- * SPI_finish.  Called again, it appends (a read of several segments of a
- * line, lineage.c).
- */
-void
-MnemoResultSet(FunctionCallInfo fcinfo)
-{
-	MnemoResultAppend(fcinfo, SPI_tuptable, 0, SPI_processed);
 }
 
 /* Rows first .. first + nrows - 1 of an SPI result kept from an earlier statement. */

@@ -36,9 +36,14 @@ static SPIPlanPtr by_ids_line_plan;
 static SPIPlanPtr messages_plan;
 static SPIPlanPtr parts_plan;
 static SPIPlanPtr with_parts_plan;
+
+/* get_messages_with_parts and history: messages $2 < seq <= $3 of session $1 */
+#define WITH_PARTS_SQL \
+	"SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m " \
+	"WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq"
 static SPIPlanPtr by_ids_plan;
 static SPIPlanPtr missing_plan;
-static SPIPlanPtr history_plan;
+static SPIPlanPtr history_first_plan;
 static SPIPlanPtr context_plan;
 static SPIPlanPtr last_summary_plan;
 
@@ -160,11 +165,10 @@ ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 
 		if (seg->to <= since)
 			continue;
-		MnemoExecute(*plan,
-					 (Datum[]) {CStringGetTextDatum(seg->owner),
-					 Int64GetDatum(Max(since, seg->from - 1)), Int64GetDatum(seg->to)},
-					 NULL, true, 0);
-		MnemoResultSet(fcinfo);
+		MnemoExecuteResult(fcinfo, *plan,
+						   (Datum[]) {CStringGetTextDatum(seg->owner),
+						   Int64GetDatum(Max(since, seg->from - 1)), Int64GetDatum(seg->to)},
+						   NULL, true);
 	}
 	MnemoFinish(&call);
 	return (Datum) 0;
@@ -183,9 +187,7 @@ PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
 Datum
 mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 {
-	return ReadSession(fcinfo, &with_parts_plan,
-					   "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-					   "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq");
+	return ReadSession(fcinfo, &with_parts_plan, WITH_PARTS_SQL);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_parts);
@@ -202,9 +204,8 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 				 "SELECT * FROM mnemo.message_parts WHERE session_id = $1 AND message_id = $2 "
 				 "ORDER BY part_index",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoExecute(parts_plan, (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1)},
-				 NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, parts_plan, (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1)},
+					   NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -330,7 +331,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id ORDER BY u.ord",
 				 2, types);
-	if (MnemoExecute(by_ids_plan, values, NULL, true, 0) != (uint64) nids)
+	if (MnemoExecuteResult(fcinfo, by_ids_plan, values, NULL, true) != (uint64) nids)
 	{
 		MnemoPrepare(&missing_plan,
 					 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
@@ -341,7 +342,6 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 		MnemoExecute(missing_plan, values, NULL, true, 1);
 		MessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
-	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -358,8 +358,7 @@ mnemo_history(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	MnemoLine	line;
 	int64		remaining;
-	SPITupleTable **tables;
-	uint64	   *counts;
+	int64	   *firsts;
 	int			i;
 
 	if (!PG_ARGISNULL(1) && PG_GETARG_INT32(1) < 0)
@@ -369,28 +368,43 @@ mnemo_history(PG_FUNCTION_ARGS)
 	remaining = PG_ARGISNULL(1) ? PG_INT64_MAX : PG_GETARG_INT32(1);
 
 	(void) ConnectToSession(fcinfo, &call, &line);
-	MnemoPrepare(&history_plan,
-				 "SELECT * FROM (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+
+	/*
+	 * Newest segment first, where the last "limit" messages begin: the
+	 * first seq each segment gives (an index-only look at seqs).  Then the
+	 * messages themselves, oldest segment first, straight into the result.
+	 */
+	MnemoPrepare(&history_first_plan,
+				 "SELECT min(seq), count(*) FROM (SELECT m.seq FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 AND m.seq >= $2 AND m.seq <= $3 "
-				 "ORDER BY m.seq DESC LIMIT $4) h ORDER BY h.seq",
+				 "ORDER BY m.seq DESC LIMIT $4) h",
 				 4, types);
-	tables = palloc0(sizeof(SPITupleTable *) * line.nsegs);
-	counts = palloc0(sizeof(uint64) * line.nsegs);
-	for (i = line.nsegs; i-- > 0 && remaining > 0;)
+	firsts = palloc(sizeof(int64) * Max(line.nsegs, 1));
+	for (i = line.nsegs; i-- > 0;)
 	{
 		MnemoSegment *seg = &line.segs[i];
+		bool		none;
 
-		counts[i] = MnemoExecute(history_plan,
-								 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
-								 Int64GetDatum(seg->to), Int64GetDatum(remaining)},
-								 NULL, true, 0);
-		tables[i] = SPI_tuptable;
-		remaining -= counts[i];
+		firsts[i] = 0;
+		if (remaining == 0)
+			continue;
+		MnemoExecute(history_first_plan,
+					 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
+					 Int64GetDatum(seg->to), Int64GetDatum(remaining)},
+					 NULL, true, 0);
+		firsts[i] = MnemoGetInt64(0, 1, &none);
+		if (none)
+			firsts[i] = 0;
+		remaining -= MnemoGetInt64(0, 2, NULL);
 	}
+	MnemoPrepare(&with_parts_plan, WITH_PARTS_SQL, 3, types);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
-		if (tables[i] != NULL)
-			MnemoResultAppend(fcinfo, tables[i], 0, counts[i]);
+		if (firsts[i] > 0)
+			MnemoExecuteResult(fcinfo, with_parts_plan,
+							   (Datum[]) {CStringGetTextDatum(line.segs[i].owner),
+							   Int64GetDatum(firsts[i] - 1), Int64GetDatum(line.segs[i].to)},
+							   NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -409,8 +423,7 @@ mnemo_get_context_items(PG_FUNCTION_ARGS)
 				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW " c "
 				 "ORDER BY c.position",
 				 1, types);
-	MnemoExecute(context_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, context_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -143,8 +143,7 @@ mnemo_list_discarded(PG_FUNCTION_ARGS)
 				 "         WHERE m.session_id = $1 AND m.seq BETWEEN d.seq_from AND d.seq_to) m "
 				 "WHERE d.session_id = $1 ORDER BY m.seq",
 				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(list_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, list_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

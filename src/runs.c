@@ -179,12 +179,11 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
 	{
-		MnemoExecute(snapshot_plan,
-					 (Datum[]) {CStringGetTextDatum(line.segs[i].owner), Int64GetDatum(cutoff),
-						 Int64GetDatum(line.segs[i].from), Int64GetDatum(line.segs[i].to),
-					 BoolGetDatum(i >= line.ninherited)},
-					 NULL, true, 0);
-		MnemoResultSet(fcinfo);
+		MnemoExecuteResult(fcinfo, snapshot_plan,
+						   (Datum[]) {CStringGetTextDatum(line.segs[i].owner), Int64GetDatum(cutoff),
+							   Int64GetDatum(line.segs[i].from), Int64GetDatum(line.segs[i].to),
+						   BoolGetDatum(i >= line.ninherited)},
+						   NULL, true);
 	}
 	MnemoFinish(&call);
 	return (Datum) 0;

@@ -213,8 +213,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	values[3] = ViewIds(values);
 	MnemoPrepare(&search_plan, SEARCH_HITS("t.message_id = ANY ($4)", ""),
 				 4, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTARRAYOID});
-	MnemoExecute(search_plan, values, NULL, false, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, search_plan, values, NULL, false);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -350,7 +350,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 					 "SELECT * FROM mnemo.sessions WHERE (is_active OR NOT $1) AND " LIST_VISIBLE
 					 " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
 					 6, types);
-		MnemoExecute(list_plan, values, "   n  ", true, 0);
+		MnemoExecuteResult(fcinfo, list_plan, values, "   n  ", true);
 	}
 	else
 	{
@@ -358,9 +358,8 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 					 "SELECT * FROM mnemo.sessions WHERE parent_id = $4 AND (is_active OR NOT $1) "
 					 "AND " LIST_VISIBLE " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
 					 6, types);
-		MnemoExecute(list_parent_plan, values, NULL, true, 0);
+		MnemoExecuteResult(fcinfo, list_parent_plan, values, NULL, true);
 	}
-	MnemoResultSet(fcinfo);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

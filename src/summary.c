@@ -500,8 +500,7 @@ mnemo_summary_nodes(PG_FUNCTION_ARGS)
 				 "SELECT * FROM mnemo.summary_nodes WHERE session_id = $1 "
 				 "AND ($2 OR superseded_by IS NULL) ORDER BY seq_start, seq_end, created_at, id",
 				 2, types);
-	MnemoExecute(nodes_plan, values, NULL, true, 0);
-	MnemoResultSet(fcinfo);
+	MnemoExecuteResult(fcinfo, nodes_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -111,6 +111,67 @@ test_bad_options(mnemo_store *st)
 	server_stop(&s);
 }
 
+typedef struct reentry
+{
+	const char *sid;
+	const mnemo_turn_options *o;
+	int			send_rc;
+	char		send_msg[256];
+	int			read_rc;
+	int			calls;
+} reentry;
+
+/* A part callback that calls back into the handle: refused each time. */
+static int
+reenter(mnemo_store *st, const mnemo_stream_part *p, void *arg)
+{
+	reentry    *r = arg;
+	mnemo_messages *m = NULL;
+	mnemo_turn *t = NULL;
+
+	(void) p;
+	if (r->calls++ > 0)
+		return 0;
+	r->send_rc = mnemo_session_send(st, r->sid, r->o, "nested", NULL, 0, NULL, NULL, &t);
+	snprintf(r->send_msg, sizeof(r->send_msg), "%s", mnemo_errmsg(st));
+	mnemo_turn_free(t);
+	r->read_rc = mnemo_messages_get(st, r->sid, NULL, false, &m);
+	mnemo_messages_free(m);
+	return 0;
+}
+
+static void
+test_reentry(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	reentry		r = {"reentry", &o, 0, "", 0, 0};
+	int			rc;
+
+	server_start(&s, "reply\n  text \"one\" \" two\"\nreply\n  text \"nested reply\"\n");
+	session(st, "reentry", "openai", "gpt-4o-mini");
+	options(&o, &s, "openai", url, sizeof(url));
+	rc = mnemo_session_send(st, "reentry", &o, "hello", NULL, 0, reenter, &r, &t);
+	is_int(r.send_rc, MNEMO_ERR_INVALID_ARGUMENT, "mnemo_session_send from on_part: INVALID_ARGUMENT");
+	ok(strstr(r.send_msg, "callback") != NULL, "... saying why (%s)", r.send_msg);
+	is_int(r.read_rc, MNEMO_ERR_INVALID_ARGUMENT, "a read from on_part: refused too");
+	is_int(rc, MNEMO_OK, "the turn goes on and succeeds (%s)", mnemo_errmsg(st));
+	is_int(mnemo_errcode(st), MNEMO_OK, "the refusal is not the turn's error");
+	is_str(t ? t->text : NULL, "one two", "the turn's reply");
+	ok(r.calls >= 2, "on_part heard every delta (%d)", r.calls);
+	mnemo_turn_free(t);
+	is_int(count_messages(st, "reentry"), 2, "nothing of the nested call stored");
+	is_int(count_requests(&s), 1, "one request");
+
+	/* after the turn the handle is the caller's again */
+	rc = mnemo_session_send(st, "reentry", &o, "again", NULL, 0, NULL, NULL, &t);
+	is_int(rc, MNEMO_OK, "the next call on the handle works (%s)", mnemo_errmsg(st));
+	mnemo_turn_free(t);
+	server_stop(&s);
+}
+
 int
 main(void)
 {
@@ -121,6 +182,7 @@ main(void)
 	st = open_store(NULL);
 
 	test_bad_options(st);
+	test_reentry(st);
 
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

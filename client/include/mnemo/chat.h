@@ -118,7 +118,10 @@ typedef struct mnemo_stream_part
 	const char *part_id;		/* tool: its stored part */
 } mnemo_stream_part;
 
-/* Valid only during the call.  Non-zero cancels the turn (CANCELLED). */
+/* Valid only during the call.  Non-zero cancels the turn (CANCELLED).  It
+ * must not use st, which is the turn's until it returns: a call on it is
+ * refused (INVALID_ARGUMENT), but for the error readers and
+ * mnemo_turn_cancel. */
 typedef int (*mnemo_part_fn) (mnemo_store *st, const mnemo_stream_part *part, void *arg);
 
 typedef struct mnemo_tool_call

@@ -62,6 +62,27 @@ mn_turn_flush_part(turn_state *ts, mn_call *into)
 }
 
 /*
+ * Tell the caller's on_part of sp.  The handle is the turn's meanwhile: a
+ * call on it from the callback is refused (mn_begin), and that refusal,
+ * the callback's to read, is not the turn's error.  A non-zero return
+ * stops the turn.
+ */
+static int
+hear(turn_state *ts, const mnemo_stream_part *sp)
+{
+	int			stop;
+
+	if (ts->on_part == NULL)
+		return MNEMO_OK;
+	ts->st->in_callback = true;
+	stop = ts->on_part(ts->st, sp, ts->arg);
+	ts->st->in_callback = false;
+	mn_clear_error(ts->st);
+	return stop != 0 ? mn_fail(ts->st, MNEMO_ERR_CANCELLED, "the part callback stopped the turn")
+		: MNEMO_OK;
+}
+
+/*
  * The stored part of a call whose input is not a JSON object (invalid JSON,
  * an array): the server takes only an object as "input", so the part has
  * none, and "input_text" keeps the model's text as written, which a read
@@ -130,7 +151,6 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input, bool valid)
 	if ((c->part_id = strdup(id)) == NULL || (c->call_id = strdup(d->id)) == NULL ||
 		(c->name = strdup(d->name)) == NULL || (c->input = strdup(input)) == NULL)
 		return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
-	if (ts->on_part != NULL)
 	{
 		mnemo_stream_part sp = {0};
 
@@ -139,10 +159,8 @@ add_tool_call(turn_state *ts, const mn_delta *d, const char *input, bool valid)
 		sp.tool_name = d->name;
 		sp.tool_input = input;
 		sp.part_id = id;
-		if (ts->on_part(ts->st, &sp, ts->arg) != 0)
-			return mn_fail(ts->st, MNEMO_ERR_CANCELLED, "the part callback stopped the turn");
+		return hear(ts, &sp);
 	}
-	return MNEMO_OK;
 }
 
 /*
@@ -191,17 +209,14 @@ mn_turn_on_delta(void *arg, const mn_delta *d)
 			if (!put_text(&ts->part, d->text, d->len) ||
 				(kind == MN_DELTA_TEXT && !put_text(&ts->text, d->text, d->len)))
 				return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
-			if (ts->on_part != NULL)
 			{
 				mnemo_stream_part sp = {0};
 
 				sp.type = kind == MN_DELTA_TEXT ? "text" : "reasoning";
 				sp.delta = d->text;
 				sp.len = d->len;
-				if (ts->on_part(ts->st, &sp, ts->arg) != 0)
-					return mn_fail(ts->st, MNEMO_ERR_CANCELLED, "the part callback stopped the turn");
+				return hear(ts, &sp);
 			}
-			return MNEMO_OK;
 		case MN_DELTA_REASONING_SIGNATURE:
 			free(ts->signature);
 			if ((ts->signature = strndup(d->text, d->len)) == NULL)

@@ -92,6 +92,10 @@ struct mnemo_store
 								 * connection another thread may replace */
 	struct mn_compactor *compactor; /* a background compaction, NULL until
 									 * the first */
+	bool		in_callback;	/* a turn's part callback is running: the
+								 * handle is the turn's, and a call on it
+								 * would nest a turn in the turn (or use its
+								 * transfer), so mn_begin refuses it */
 };
 
 /* Register a room's state on the handle (store.c); once per attachment,

@@ -193,6 +193,9 @@ mnemo_store_reconnect(mnemo_store *st)
 	if (st == NULL)
 		return MNEMO_ERR_NOMEM;
 	mn_clear_error(st);
+	if (st->in_callback)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "the handle is running a turn's part callback, which must not use it");
 	if ((rc = connect_and_check(st)) != MNEMO_OK)
 		return rc;
 	for (size_t i = 0; i < st->n_attached; i++)

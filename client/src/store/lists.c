@@ -21,6 +21,9 @@ mn_begin(mnemo_store *st, bool args_ok, const char *required)
 	if (st == NULL)
 		return MNEMO_ERR_INVALID_ARGUMENT;
 	mn_clear_error(st);
+	if (st->in_callback)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "the handle is running a turn's part callback, which must not use it");
 	if (!args_ok)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "%s", required);
 	return MNEMO_OK;

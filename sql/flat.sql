@@ -143,3 +143,14 @@ SELECT mnemo.purge_session('fl_ta') AS purged;
 DELETE FROM mnemo.tenants WHERE tenant IN ('fl_a', 'fl_b');
 DROP OWNED BY fl_a, fl_b;
 DROP ROLE fl_a, fl_b;
+
+-- ids that ascend within each chunk of 1,024 seqs but interleave across
+-- chunks (even numbers, then odd): every part comes once, beside its message
+SELECT id FROM mnemo.create_session('fl_mix');
+SELECT count(*) FROM mnemo.append_messages('fl_mix', (SELECT jsonb_agg(jsonb_build_object('role', 'user',
+  'id', 'mix_' || lpad((CASE WHEN g <= 1024 THEN 2 * g ELSE 2 * (g - 1024) - 1 END)::text, 5, '0'),
+  'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'seq ' || g))) ORDER BY g)
+  FROM generate_series(1, 2048) g));
+SELECT count(*) AS rows, count(DISTINCT id) AS messages,
+       bool_and(content->>'text' = 'seq ' || seq) AS each_beside_its_message
+  FROM mnemo.get_messages_flat('fl_mix');

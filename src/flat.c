@@ -25,7 +25,9 @@
  * the last id, in the result's order, and each goes into the result as the
  * executor hands it over (StreamParts); the range also holds the parts of
  * any other message whose id sorts between, which are skipped (none, for ids
- * that ascend with seqs throughout the session, as time-ordered ones do).
+ * that ascend with seqs throughout the session, as time-ordered ones do;
+ * a chunk whose first id is below an id of the chunks before it is looked
+ * up by id instead, so that no part is scanned by two ranges).
  * Otherwise the parts are looked up by id, kept and sorted by (seq,
  * part_index) (SortParts).  A hash on the message id
  * puts each part beside its message.  A join in SQL was planned as a nested
@@ -107,6 +109,9 @@ typedef struct FlatResult
 	MemoryContext chunkcxt;		/* reset after each chunk */
 	MemoryContext rowcxt;		/* reset after each row */
 	StringInfoData content;
+	bool		has_top;
+	char		top_id[MNEMO_ID_MAX + 1];	/* the greatest message id of the
+											 * segment's chunks so far */
 	Datum		values[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 	bool		nulls[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 } FlatResult;
@@ -342,6 +347,7 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 	Datum		owner_datum = CStringGetTextDatum(owner);
 	FlatChunk	c;
 	bool		ascending = true;
+	int			top = 0;
 	int			i;
 
 	MnemoPrepare(&messages_plan,
@@ -377,11 +383,23 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 			flat_ids_insert(c.ids, c.msgs[i].id, &found)->message = i;
 			if (ascending && i > 0 && CompareIds(c.msgs[i - 1].id, c.msgs[i].id) >= 0)
 				ascending = false;
+			if (CompareIds(c.msgs[top].id, c.msgs[i].id) < 0)
+				top = i;
 		}
-		if (ascending)
+
+		/*
+		 * The range of the chunk's ids holds no other chunk's parts when its
+		 * ids ascend and start above every id of the chunks before it: the
+		 * ranges scanned are then disjoint, and a session whose ids
+		 * interleave across chunks is not scanned whole for each of them.
+		 */
+		if (ascending && (!r->has_top || CompareIds(r->top_id, c.msgs[0].id) < 0))
 			StreamParts(r, &c, owner_datum);
 		else
 			SortParts(r, &c, owner_datum);
+		if (!r->has_top || CompareIds(r->top_id, c.msgs[top].id) < 0)
+			strlcpy(r->top_id, c.msgs[top].id, sizeof(r->top_id));
+		r->has_top = true;
 	}
 	SPI_freetuptable(c.mt);
 	MemoryContextSwitchTo(oldcxt);
@@ -417,6 +435,7 @@ mnemo_get_messages_flat(PG_FUNCTION_ARGS)
 		int64		after = Max(since, seg->from - 1);
 		int64		end = Min(seg->to, line.last_seq);	/* the own segment's is open */
 
+		r.has_top = false;		/* another session's ids */
 		while (after < end)
 		{
 			int64		to = end - after > FLAT_CHUNK ? after + FLAT_CHUNK : end;

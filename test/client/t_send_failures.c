@@ -239,6 +239,62 @@ test_retries(mnemo_store *st)
 		server_stop(&s);
 	}
 }
+static void *
+cancel_later(void *arg)
+{
+	sleep_ms(1200);
+	mnemo_turn_cancel(arg);
+	return NULL;
+}
+
+/*
+ * A retry-after too large for an int64_t of ms (the conversion from double
+ * was undefined, and on x86-64 gave a negative wait, so the turn retried at
+ * once): capped at 60 s like any other, so the turn is still waiting when
+ * it is cancelled 1.2 s in.
+ */
+static void
+test_huge_retry_after(mnemo_store *st)
+{
+	static const char *const headers[] = {"retry-after: 1e300", "retry-after-ms: 1e30",
+	"retry-after: inf"};
+
+	session(st, "huge-wait", "openai", "gpt-4o-mini");
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++)
+	{
+		server		s;
+		char		url[96];
+		char		script[256];
+		mnemo_turn_options o;
+		mnemo_turn *t = NULL;
+		pthread_t	th;
+		json_object **log;
+		int64_t		t0;
+		int			n,
+					rc;
+
+		snprintf(script, sizeof(script), "reply\n  error 429\n  header \"%s\"\nreply\n  text \"too soon\"\n",
+				 headers[i]);
+		server_start(&s, script);
+		options(&o, &s, "openai", url, sizeof(url));
+		o.max_retries = 1;
+		t0 = now_ms();
+		if (pthread_create(&th, NULL, cancel_later, st) != 0)
+			bail_out("pthread_create");
+		rc = mnemo_session_send(st, "huge-wait", &o, "wait", NULL, 0, NULL, NULL, &t);
+		pthread_join(th, NULL);
+		is_int(rc, MNEMO_ERR_CANCELLED, "%s: still waiting when cancelled (%s)", headers[i],
+			   mnemo_errmsg(st));
+		ok(now_ms() - t0 >= 1100 && now_ms() - t0 < 3000, "%s: cancelled during the wait (%lld ms)",
+		   headers[i], (long long) (now_ms() - t0));
+		log = log_read(&s, &n);
+		is_int(n, 1, "%s: not retried at once", headers[i]);
+		log_free(log, n);
+		mnemo_turn_free(t);
+		server_stop(&s);
+	}
+}
+
 typedef struct failure_case
 {
 	const char *label;
@@ -444,6 +500,7 @@ main(void)
 	st = open_store(NULL);
 
 	test_retries(st);
+	test_huge_retry_after(st);
 	test_failures(st, "openai", "gpt-4o-mini");
 	test_failures(st, "anthropic", "claude-test");
 	test_connect_timeout(st);

@@ -162,6 +162,14 @@ typedef struct transfer
 	int			should_retry;	/* -1 none, 0 false, 1 true */
 } transfer;
 
+/* A wait of ms asked for by a response, capped: a double beyond int64_t
+ * (a huge or infinite header value) is undefined to convert. */
+static int64_t
+capped_wait(double ms)
+{
+	return ms < MAX_RETRY_WAIT_MS ? (int64_t) ms : MAX_RETRY_WAIT_MS;
+}
+
 /* A header's value if the line is "name: value", trimmed into buf. */
 static bool
 header_value(const char *line, size_t len, const char *name, char *buf, size_t bufsize)
@@ -208,7 +216,7 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 		double		ms = strtod(v, &end);
 
 		if (end != v && ms >= 0)
-			t->retry_after_ms = (int64_t) ms;
+			t->retry_after_ms = capped_wait(ms);
 	}
 	else if (header_value(p, len, "retry-after", v, sizeof(v)) && t->retry_after_ms < 0)
 	{
@@ -219,12 +227,12 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 		time_t		when;
 
 		if (end != v && *end == '\0' && s >= 0)
-			t->retry_after_ms = (int64_t) (s * 1000);
+			t->retry_after_ms = capped_wait(s * 1000);
 		else if ((when = curl_getdate(v, NULL)) != (time_t) -1)
 		{
 			double		ahead = difftime(when, time(NULL));
 
-			t->retry_after_ms = ahead > 0 ? (int64_t) (ahead * 1000) : 0;
+			t->retry_after_ms = ahead > 0 ? capped_wait(ahead * 1000) : 0;
 		}
 	}
 	else if (header_value(p, len, "x-should-retry", v, sizeof(v)))

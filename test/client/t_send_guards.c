@@ -172,6 +172,71 @@ test_reentry(mnemo_store *st)
 	server_stop(&s);
 }
 
+/*
+ * A key that would add a header, a base URL of another protocol: refused
+ * before anything is written or sent, and neither echoed.
+ */
+static void
+test_endpoint(mnemo_store *st)
+{
+	static const struct
+	{
+		const char *label;
+		const char *provider;
+		const char *key;
+		const char *base;		/* NULL: the server's */
+		const char *env;		/* set to base instead of the options */
+		const char *why;
+	}			c[] = {
+		{"a key with CR LF", "openai", KEY "\r\nX-Injected: 1", NULL, NULL, "control character"},
+		{"a key with LF", "anthropic", KEY "\n", NULL, NULL, "control character"},
+		{"a key with a tab", "openai", "sk-\tx", NULL, NULL, "control character"},
+		{"a file:// base URL", "openai", KEY, "file:///etc/passwd#", NULL, "http:// or https://"},
+		{"an ftp:// base URL", "anthropic", KEY, "ftp://127.0.0.1:1", NULL, "http:// or https://"},
+		{"a base URL without a scheme", "openai", KEY, "127.0.0.1:1/v1", NULL, "http:// or https://"},
+		{"a file:// ANTHROPIC_BASE_URL", "anthropic", KEY, "file:///etc/passwd#", "ANTHROPIC_BASE_URL",
+		"http:// or https://"},
+	};
+	server		s;
+	char		url[96];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	json_object **log;
+	int			n,
+				rc;
+
+	server_start(&s, "reply repeat=forever\n  text \"ok\"\n");
+	session(st, "endpoint", "openai", "gpt-4o-mini");
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+	{
+		options(&o, &s, c[i].provider, url, sizeof(url));
+		o.api_key = c[i].key;
+		o.model = "some-model";
+		if (c[i].env != NULL)
+		{
+			setenv(c[i].env, c[i].base, 1);
+			o.base_url = NULL;
+		}
+		else if (c[i].base != NULL)
+			o.base_url = c[i].base;
+		rc = mnemo_session_send(st, "endpoint", &o, "hello", NULL, 0, NULL, NULL, &t);
+		if (c[i].env != NULL)
+			unsetenv(c[i].env);
+		is_int(rc, MNEMO_ERR_INVALID_ARGUMENT, "%s: INVALID_ARGUMENT (%s)", c[i].label, mnemo_errmsg(st));
+		ok(strstr(mnemo_errmsg(st), c[i].why) != NULL, "%s: the message says why", c[i].label);
+		ok(strstr(mnemo_errmsg(st), "sk-") == NULL && strstr(mnemo_errmsg(st), "root:") == NULL &&
+		   strstr(mnemo_errmsg(st), "passwd") == NULL, "%s: and echoes neither key, URL nor file",
+		   c[i].label);
+		is_int(count_messages(st, "endpoint"), 0, "%s: nothing stored", c[i].label);
+	}
+	log = log_read(&s, &n);
+	is_int(n, 0, "refused endpoints: no request sent");
+	for (int k = 0; k < n; k++)
+		ok(jpath(log[k], "headers.x-injected") == NULL, "no injected header");
+	log_free(log, n);
+	server_stop(&s);
+}
+
 int
 main(void)
 {
@@ -183,6 +248,7 @@ main(void)
 
 	test_bad_options(st);
 	test_reentry(st);
+	test_endpoint(st);
 
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

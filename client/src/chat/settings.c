@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "chat/chat.h"
 
@@ -54,6 +55,26 @@ check_options(mnemo_store *st, const mnemo_turn_options *o, const char *model)
 			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
 						   "price %zu: each price must be a finite number >= 0", i);
 	}
+	return MNEMO_OK;
+}
+
+/*
+ * The endpoint and key, before either reaches libcurl: a key is one header
+ * line, so a CR or LF in it would add headers of its own (and no key holds
+ * a control character); a URL of another protocol (file://) would have
+ * libcurl read a file whose text then comes back as the provider's error.
+ * Neither is echoed: both may hold secrets.
+ */
+static int
+check_endpoint(mnemo_store *st, const char *base, const char *key)
+{
+	for (const unsigned char *p = (const unsigned char *) key; *p != '\0'; p++)
+		if (*p < 0x20 || *p == 0x7f)
+			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+						   "the API key holds a control character (a line break?)");
+	if (strncasecmp(base, "http://", 7) != 0 && strncasecmp(base, "https://", 8) != 0)
+		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
+					   "the base URL must be an http:// or https:// URL");
 	return MNEMO_OK;
 }
 
@@ -104,6 +125,8 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 					   c->provider == MN_PROVIDER_OPENAI ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY");
 	if (c->api_key == NULL)
 		c->api_key = "";
+	if ((rc = check_endpoint(st, base, c->api_key)) != MNEMO_OK)
+		return rc;
 	model = o->model ? o->model : s->model_id;
 	if (model == NULL || *model == '\0')
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "no model: set the options' model or the session's model_id");

@@ -340,6 +340,10 @@ setup(mnemo_store *st, transfer *t, struct curl_slist **headers)
 
 	curl_easy_reset(e);
 	curl_easy_setopt(e, CURLOPT_URL, post->url);
+	/* a provider speaks HTTP: never a file:// or any other protocol, nor a
+	 * redirect to one (the settings refuse such a base URL first) */
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_POST, 1L);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDS, post->body);
 	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) post->body_len);

@@ -237,6 +237,32 @@ test_endpoint(mnemo_store *st)
 	server_stop(&s);
 }
 
+/* The User-Agent names the library's version, as version.h has it. */
+static void
+test_user_agent(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	char		want[64];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	json_object **log;
+	int			n;
+
+	snprintf(want, sizeof(want), "libmnemo/%d.%d.%d", MNEMO_VERSION_MAJOR, MNEMO_VERSION_MINOR,
+			 MNEMO_VERSION_PATCH);
+	server_start(&s, "reply\n  text \"ok\"\n");
+	session(st, "agent", "anthropic", "claude-test");
+	options(&o, &s, "anthropic", url, sizeof(url));
+	is_int(mnemo_session_send(st, "agent", &o, "hi", NULL, 0, NULL, NULL, &t), MNEMO_OK,
+		   "a turn (%s)", mnemo_errmsg(st));
+	mnemo_turn_free(t);
+	log = log_read(&s, &n);
+	is_str(n == 1 ? jstr(log[0], "headers.user-agent") : NULL, want, "the User-Agent is %s", want);
+	log_free(log, n);
+	server_stop(&s);
+}
+
 int
 main(void)
 {
@@ -249,6 +275,7 @@ main(void)
 	test_bad_options(st);
 	test_reentry(st);
 	test_endpoint(st);
+	test_user_agent(st);
 
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

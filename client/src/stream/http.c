@@ -37,6 +37,12 @@
 #define BASE_BACKOFF_MS 500
 #define POLL_STEP_MS 100
 
+/* "libmnemo/MAJOR.MINOR.PATCH", from the one place the version is written */
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define USER_AGENT "libmnemo/" STR(MNEMO_VERSION_MAJOR) "." STR(MNEMO_VERSION_MINOR) "." \
+	STR(MNEMO_VERSION_PATCH)
+
 typedef struct mn_http
 {
 	CURL	   *easy;
@@ -357,7 +363,7 @@ setup(mnemo_store *st, transfer *t, struct curl_slist **headers)
 	curl_easy_setopt(e, CURLOPT_XFERINFOFUNCTION, on_progress);
 	curl_easy_setopt(e, CURLOPT_XFERINFODATA, t);
 	curl_easy_setopt(e, CURLOPT_NOPROGRESS, 0L);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, "libmnemo/" "0.1");
+	curl_easy_setopt(e, CURLOPT_USERAGENT, USER_AGENT);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
 	return MNEMO_OK;

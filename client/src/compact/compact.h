@@ -74,7 +74,9 @@ void		mn_compact_model_free(mn_compact_model *m);
  * Level 1 or 2 of block b: the model's summary with its footer in *out
  * (malloc'd), or *out NULL when the level failed (the model could not be
  * called or answered badly, the answer is empty, or not smaller than the
- * input).  Errors only for the database (the footer) or memory.
+ * input).  Errors only for the database (the footer), memory, and
+ * CANCELLED: the model's request was stopped (the store's stop flag, or
+ * mnemo_turn_cancel), and the compaction with it.
  */
 int			mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
 								 const mnemo_compact_options *o, int level, const mn_block *b,

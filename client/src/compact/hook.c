@@ -11,7 +11,8 @@
  * (st->compactor) so that the next hook call, the next turn or
  * mnemo_store_close joins it.  Its outcome is published on the caller's
  * handle when it is joined by one of the caller's own calls, never from
- * the thread: handlers run on the thread that owns the handle.  Over the
+ * the thread: handlers run on the thread that owns the handle;
+ * mnemo_store_close stops it instead of waiting for it.  Over the
  * hard threshold the turn waits: the background compaction is joined first
  * (it holds the claim), then the engine runs here until the context is
  * under budget.
@@ -34,6 +35,8 @@ struct mn_compactor
 	pthread_t	thread;
 	bool		running;
 	atomic_bool done;			/* the thread has finished */
+	atomic_bool stop;			/* its store's stop flag: set when the
+								 * owner's handle closes */
 	char	   *conninfo;
 	char	   *session_id;
 	char	   *strings[N_STRINGS];
@@ -52,7 +55,10 @@ background(void *arg)
 	if (own == NULL)
 		b->rc = MNEMO_ERR_NOMEM;
 	else if ((b->rc = mnemo_errcode(own)) == MNEMO_OK)
+	{
+		own->stop = &b->stop;
 		b->rc = mnemo_compact(own, b->session_id, &b->o, &b->r);
+	}
 	mnemo_store_close(own);
 	atomic_store(&b->done, true);
 	return NULL;
@@ -86,9 +92,20 @@ join(mnemo_store *st, bool publish)
 	clear(b);
 }
 
+/*
+ * The handle closes: a compaction still waiting on its model is stopped
+ * rather than waited for (the model may take minutes, or stall forever
+ * behind keep-alives).  Its transfer sees the stop as a cancel within a
+ * poll step, the cut level fails the compaction (it does not fall through
+ * to the next level and commit), the claim is released, and what it
+ * committed before stays: each summary commits whole or not at all.  The
+ * database's part of a round is not interrupted: it is short.
+ */
 static void
 release(mnemo_store *st)
 {
+	if (st->compactor != NULL)
+		atomic_store(&st->compactor->stop, true);
 	join(st, false);
 	free(st->compactor);
 	st->compactor = NULL;
@@ -138,6 +155,7 @@ start(mnemo_store *st, const char *sid, const mnemo_compact_options *o)
 		keep(&b->o.base_url, &b->strings[2], b->o.base_url) &&
 		keep(&b->o.api_key, &b->strings[3], b->o.api_key);
 	atomic_store(&b->done, false);
+	atomic_store(&b->stop, false);
 	if (!copied || pthread_create(&b->thread, NULL, background, b) != 0)
 	{
 		clear(b);

@@ -79,19 +79,27 @@ mn_compact_model_free(mn_compact_model *m)
 	memset(m, 0, sizeof(*m));
 }
 
-/* The model's reply to prompt, into *reply (its text; empty on failure). */
-static bool
+/*
+ * The model's reply to prompt, into *reply (its text; empty when the model
+ * failed, which fails the level).  MNEMO_OK, or CANCELLED set on the
+ * handle: the compaction is being stopped, and must not fall through to
+ * the next level and commit it.
+ */
+static int
 ask(mnemo_store *st, mn_compact_model *m, const char *prompt, int max_output, mn_buf *reply)
 {
 	mn_ask_request a;
-	bool		ok;
+	int			rc;
 
 	memset(&a, 0, sizeof(a));
 	a.prompt = prompt;
 	a.max_output = max_output;
-	ok = mn_ask(st, &m->cfg, &a, reply) == MNEMO_OK;
+	if ((rc = mn_ask(st, &m->cfg, &a, reply)) == MNEMO_ERR_CANCELLED)
+		return rc;
 	mn_clear_error(st);
-	return ok;
+	if (rc != MNEMO_OK)
+		mn_buf_reset(reply);
+	return MNEMO_OK;
 }
 
 int
@@ -129,7 +137,7 @@ mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
 	mn_buf_puts(&prompt, ">");
 	if (prompt.oom)
 		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	else if (ask(st, m, prompt.data, max_output, &reply) && reply.len > 0)
+	else if ((rc = ask(st, m, prompt.data, max_output, &reply)) == MNEMO_OK && reply.len > 0)
 	{
 		/* a reply of blanks is an empty one */
 		for (i = 0; i < reply.len && strchr(" \t\r\n", reply.data[i]) != NULL; i++)

@@ -32,6 +32,7 @@
 #define MNEMO_CORE_H
 
 #include <libpq-fe.h>
+#include <stdatomic.h>
 
 #include "mnemo.h"
 
@@ -92,6 +93,12 @@ struct mnemo_store
 								 * connection another thread may replace */
 	struct mn_compactor *compactor; /* a background compaction, NULL until
 									 * the first */
+	const atomic_bool *stop;	/* NULL, or a flag another thread sets to
+								 * stop this handle's work for it: a
+								 * background compaction's store points it
+								 * at its compactor's, which closing the
+								 * owner's handle sets; the provider
+								 * transport reads it as a cancel */
 	bool		in_callback;	/* a turn's part callback is running: the
 								 * handle is the turn's, and a call on it
 								 * would nest a turn in the turn (or use its

@@ -48,8 +48,18 @@ typedef struct mn_http
 	CURL	   *easy;
 	CURLM	   *multi;
 	atomic_bool cancel;
+	const atomic_bool *stop;	/* the store's stop flag (st->stop), a cancel
+								 * that no turn's start clears */
 	atomic_int	status;			/* of the last response */
 } mn_http;
+
+/* Whether the transfer is to stop: mnemo_turn_cancel, or the store's stop
+ * flag (a background compaction whose owner closes its handle). */
+static bool
+cancelled(const mn_http *h)
+{
+	return atomic_load(&h->cancel) || (h->stop != NULL && atomic_load(h->stop));
+}
 
 static void
 http_free(mn_http *h)
@@ -102,6 +112,7 @@ mn_http_begin(mnemo_store *st)
 		mn_attach(st, &http_attachment);
 	}
 	atomic_store(&h->cancel, false);
+	h->stop = st->stop;
 	return MNEMO_OK;
 }
 
@@ -265,7 +276,7 @@ on_body(char *p, size_t size, size_t nmemb, void *arg)
 	size_t		len = size * nmemb;
 
 	t->last_byte_ms = mn_now_ms();
-	if (atomic_load(&t->h->cancel))
+	if (cancelled(t->h))
 	{
 		t->abort = ABORT_CANCEL;
 		return 0;
@@ -299,7 +310,7 @@ on_progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
 	(void) dlnow;
 	(void) ultotal;
 	(void) ulnow;
-	if (atomic_load(&t->h->cancel))
+	if (cancelled(t->h))
 	{
 		t->abort = ABORT_CANCEL;
 		return 1;
@@ -394,7 +405,7 @@ run(transfer *t)
 		}
 		if (!running || t->abort != ABORT_NONE)
 			break;
-		if (atomic_load(&h->cancel))
+		if (cancelled(h))
 		{
 			t->abort = ABORT_CANCEL;
 			break;
@@ -469,11 +480,11 @@ wait_ms(mn_http *h, int64_t ms)
 
 	while ((left = until - mn_now_ms()) > 0)
 	{
-		if (atomic_load(&h->cancel))
+		if (cancelled(h))
 			return false;
 		curl_multi_poll(h->multi, NULL, 0, (int) (left < POLL_STEP_MS ? left : POLL_STEP_MS), NULL);
 	}
-	return !atomic_load(&h->cancel);
+	return !cancelled(h);
 }
 
 static int

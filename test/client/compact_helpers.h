@@ -1,14 +1,17 @@
 /*
  * compact_helpers.h
- *		What the compaction tests (t_compact.c, t_compact_default.c) share:
- *		a session of long-ish turns, the first with a file reference, and
- *		the engine's options for the scripted provider server.  Include
- *		after helpers.h and provider.h.
+ *		What the compaction tests (t_compact.c, t_compact_default.c,
+ *		t_compact_close.c) share: a session of long-ish turns, the first
+ *		with a file reference, the engine's options for the scripted
+ *		provider server, and a count read on a connection of its own.
+ *		Include after helpers.h and provider.h.
  */
 #ifndef MNEMO_TEST_COMPACT_HELPERS_H
 #define MNEMO_TEST_COMPACT_HELPERS_H
 
+#include <libpq-fe.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mnemo.h"
@@ -62,6 +65,23 @@ conversation_with(mnemo_store *st, const char *sid, int turns, const char *syste
 		if (mnemo_messages_append(st, sid, m, 2, NULL) != MNEMO_OK)
 			bail_out("append: %s", mnemo_errmsg(st));
 	}
+}
+
+/* The number the query's one row starts with, on a connection of its own
+ * (the compactor's tables, read as a test sees them from outside). */
+static inline int
+count_sql(const char *sql)
+{
+	PGconn	   *conn = PQconnectdb("");
+	PGresult   *res = PQexec(conn, sql);
+	int			n;
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		bail_out("%s: %s", sql, PQerrorMessage(conn));
+	n = atoi(PQgetvalue(res, 0, 0));
+	PQclear(res);
+	PQfinish(conn);
+	return n;
 }
 
 static inline void

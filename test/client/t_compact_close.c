@@ -9,7 +9,6 @@
  * Needs MNEMO_PROVIDER_SERVER (test/client/run.sh builds and exports it).
  */
 #define _POSIX_C_SOURCE 200809L
-#include <libpq-fe.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,22 +18,6 @@
 #include "helpers.h"
 #include "provider.h"
 #include "compact_helpers.h"
-
-/* One value of a query on a connection of its own. */
-static char *
-query_value(const char *sql)
-{
-	PGconn	   *conn = PQconnectdb("");
-	PGresult   *res = PQexec(conn, sql);
-	char	   *v;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != 1)
-		bail_out("%s: %s", sql, PQerrorMessage(conn));
-	v = strdup(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(conn);
-	return v;
-}
 
 static void
 test_close_stops_compaction(void)
@@ -51,7 +34,6 @@ test_close_stops_compaction(void)
 	int64_t		until,
 				t0,
 				took;
-	char	   *v;
 
 	/* the model answers a word, then only keep-alives for 30 s */
 	server_start(&s, "reply repeat=2\n  text \"slow\" \" summary\"\n"
@@ -83,9 +65,8 @@ test_close_stops_compaction(void)
 		bail_out("summary nodes: %s", mnemo_errmsg(other));
 	is_int((int) nodes->count, 0, "no summary committed");
 	mnemo_summary_nodes_free(nodes);
-	v = query_value("SELECT count(*) FROM mnemo.compaction_claims WHERE session_id = 'cmp-close'");
-	is_str(v, "0", "the claim is released");
-	free(v);
+	is_int(count_sql("SELECT count(*) FROM mnemo.compaction_claims WHERE session_id = 'cmp-close'"), 0,
+		   "the claim is released");
 
 	/* the next compactor claims and compacts at once */
 	o.first_level = 3;

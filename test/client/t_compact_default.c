@@ -74,21 +74,6 @@ member(const char *json, const char *key)
 	return n;
 }
 
-static int
-count_sql(const char *sql)
-{
-	PGconn	   *conn = PQconnectdb("");
-	PGresult   *res = PQexec(conn, sql);
-	int			n;
-
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		bail_out("%s: %s", sql, PQerrorMessage(conn));
-	n = atoi(PQgetvalue(res, 0, 0));
-	PQclear(res);
-	PQfinish(conn);
-	return n;
-}
-
 static void
 turn_options(mnemo_turn_options *o, const server *s, char *url, size_t urlsize, int usable)
 {

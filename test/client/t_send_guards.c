@@ -71,6 +71,7 @@ test_bad_options(mnemo_store *st)
 		{"soft_threshold infinite", NULL, INFINITY, NULL, 0, "soft_threshold"},
 		{"soft_threshold NaN", NULL, NAN, NULL, 0, "soft_threshold"},
 		{"soft_threshold over 1", NULL, 1.5, NULL, 0, "soft_threshold"},
+		{"soft_threshold negative", NULL, -0.5, NULL, 0, "soft_threshold"},
 		{"n_prices without prices", NULL, 0, NULL, 2, "prices is NULL"},
 		{"a price NaN", NULL, 0, nan_price, 1, "price 0"},
 		{"a price negative", NULL, 0, neg_price, 1, "price 0"},
@@ -95,6 +96,27 @@ test_bad_options(mnemo_store *st)
 		ok(strstr(mnemo_errmsg(st), c[i].why) != NULL, "%s: the message says why", c[i].label);
 		ok(t == NULL, "%s: no turn", c[i].label);
 		is_int(count_messages(st, "options"), 0, "%s: nothing stored", c[i].label);
+	}
+	/* a negative count or time is a mistake, not the default that 0 is */
+	for (size_t i = 0; i < 6; i++)
+	{
+		static const char *const names[] = {"context_limit", "max_output_tokens",
+			"compaction_output_budget", "connect_timeout_ms", "idle_timeout_ms",
+		"doom_loop_threshold"};
+		int		   *fields[6];
+
+		options(&o, &s, "openai", url, sizeof(url));
+		fields[0] = &o.context_limit;
+		fields[1] = &o.max_output_tokens;
+		fields[2] = &o.compaction_output_budget;
+		fields[3] = &o.connect_timeout_ms;
+		fields[4] = &o.idle_timeout_ms;
+		fields[5] = &o.doom_loop_threshold;
+		*fields[i] = -1;
+		rc = mnemo_session_send(st, "options", &o, "hello", NULL, 0, NULL, NULL, &t);
+		is_int(rc, MNEMO_ERR_INVALID_ARGUMENT, "%s -1: INVALID_ARGUMENT (%s)", names[i], mnemo_errmsg(st));
+		ok(strstr(mnemo_errmsg(st), names[i]) != NULL, "%s -1: the message names it", names[i]);
+		is_int(count_messages(st, "options"), 0, "%s -1: nothing stored", names[i]);
 	}
 	is_int(count_requests(&s), 0, "bad options: no request sent");
 

@@ -40,9 +40,27 @@ check_options(mnemo_store *st, const mnemo_turn_options *o, const char *model)
 		free(why);
 		return rc;
 	}
-	if (!isfinite(o->soft_threshold) || o->soft_threshold > 1)
+	/* 0 takes the default; a negative value is a mistake, not a default */
+	const struct
+	{
+		const char *name;
+		int			value;
+	}			counts[] = {
+		{"context_limit", o->context_limit},
+		{"max_output_tokens", o->max_output_tokens},
+		{"compaction_output_budget", o->compaction_output_budget},
+		{"connect_timeout_ms", o->connect_timeout_ms},
+		{"idle_timeout_ms", o->idle_timeout_ms},
+		{"doom_loop_threshold", o->doom_loop_threshold},
+	};
+
+	for (size_t i = 0; i < mn_lengthof(counts); i++)
+		if (counts[i].value < 0)
+			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "%s is %d: it must not be negative (0: its default)",
+						   counts[i].name, counts[i].value);
+	if (!(o->soft_threshold >= 0 && o->soft_threshold <= 1))
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
-					   "soft_threshold is a fraction of the budget, at most 1 (0: 0.6)");
+					   "soft_threshold is a fraction of the budget, 0 to 1 (0: 0.6)");
 	if (o->n_prices > 0 && o->prices == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "n_prices is %zu but prices is NULL",
 					   o->n_prices);

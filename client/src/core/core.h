@@ -36,6 +36,9 @@
 
 #include "mnemo.h"
 
+/* The number of elements of an array (not a pointer). */
+#define mn_lengthof(a) (sizeof(a) / sizeof((a)[0]))
+
 struct json_object;
 
 /* A parameterised statement, prepared once per connection by name. */

@@ -271,8 +271,6 @@ fill_fields(mnemo_store *st, const PGresult *res, int row, const field *fields,
 	return fill_fields_at(st, res, row, fields, cols, n, out, what);
 }
 
-#define NFIELDS(a) (sizeof(a) / sizeof((a)[0]))
-
 static const field session_fields[] = {
 	{"id", F_STR, offsetof(mnemo_session, id)},
 	{"parent_id", F_STR_OR_NULL, offsetof(mnemo_session, parent_id)},
@@ -326,8 +324,8 @@ static const field part_fields[] = {
 	{"token_estimate", F_INT, offsetof(mnemo_part, token_estimate)},
 };
 
-_Static_assert(NFIELDS(session_fields) <= MAX_FIELDS && NFIELDS(message_fields) <= MAX_FIELDS &&
-			   NFIELDS(part_fields) <= MAX_FIELDS, "MAX_FIELDS holds every row's fields");
+_Static_assert(mn_lengthof(session_fields) <= MAX_FIELDS && mn_lengthof(message_fields) <= MAX_FIELDS &&
+			   mn_lengthof(part_fields) <= MAX_FIELDS, "MAX_FIELDS holds every row's fields");
 
 int
 mn_part_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_part *out)
@@ -335,7 +333,7 @@ mn_part_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_part *out)
 	int			rc;
 
 	memset(out, 0, sizeof(*out));
-	if ((rc = fill_fields(st, res, row, part_fields, NFIELDS(part_fields), out,
+	if ((rc = fill_fields(st, res, row, part_fields, mn_lengthof(part_fields), out,
 						  "message_parts")) == MNEMO_OK)
 		rc = mn_part_scan(st, out->content, out);
 	if (rc != MNEMO_OK)
@@ -353,7 +351,7 @@ mn_session_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_session
 	int			rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = fill_fields(st, res, row, session_fields, NFIELDS(session_fields), out, "session");
+	rc = fill_fields(st, res, row, session_fields, mn_lengthof(session_fields), out, "session");
 	if (rc != MNEMO_OK)
 		mn_session_clear(out);
 	return rc;
@@ -366,7 +364,7 @@ mn_message_from_row(mnemo_store *st, const PGresult *res, int row, mnemo_message
 	int			rc;
 
 	memset(out, 0, sizeof(*out));
-	rc = fill_fields(st, res, row, message_fields, NFIELDS(message_fields), out, "message");
+	rc = fill_fields(st, res, row, message_fields, mn_lengthof(message_fields), out, "message");
 	col = PQfnumber(res, "parts");
 	if (rc == MNEMO_OK && col >= 0 && !PQgetisnull(res, row, col))
 	{
@@ -441,7 +439,7 @@ flat_part(mnemo_store *st, const PGresult *res, int row, const flat_cols *c,
 			 (out->part_index = (int) v, rc = flat_int(st, res, row, c->token_estimate, &v)) == MNEMO_OK)
 	{
 		out->token_estimate = (int) v;
-		for (size_t i = 0; i < NFIELDS(times) && rc == MNEMO_OK; i++)
+		for (size_t i = 0; i < mn_lengthof(times) && rc == MNEMO_OK; i++)
 		{
 			int			col = *(const int *) ((const char *) c + times[i].offset);
 
@@ -471,13 +469,13 @@ mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out
 		PQfnumber(res, "started_at"), PQfnumber(res, "completed_at"),
 		PQfnumber(res, "token_estimate")
 	};
-	int			message_cols[NFIELDS(message_fields)];
+	int			message_cols[mn_lengthof(message_fields)];
 	mnemo_messages *list;
 	size_t		nmsgs = 0;
 	int			row;
 	int			rc = MNEMO_OK;
 
-	field_columns(res, message_fields, NFIELDS(message_fields), message_cols);
+	field_columns(res, message_fields, mn_lengthof(message_fields), message_cols);
 
 	if (seq_col < 0 || c.part_id < 0 || c.part_index < 0 || c.content < 0 || c.tool_state < 0 ||
 		c.compacted_at < 0 || c.started_at < 0 || c.completed_at < 0 || c.token_estimate < 0)
@@ -502,7 +500,7 @@ mn_messages_from_flat(mnemo_store *st, const PGresult *res, mnemo_messages **out
 			   strcmp(PQgetvalue(res, end, seq_col), PQgetvalue(res, row, seq_col)) == 0)
 			end++;
 		memset(m, 0, sizeof(*m));
-		rc = fill_fields_at(st, res, row, message_fields, message_cols, NFIELDS(message_fields), m,
+		rc = fill_fields_at(st, res, row, message_fields, message_cols, mn_lengthof(message_fields), m,
 							"message");
 		if (rc != MNEMO_OK)
 			break;

@@ -39,8 +39,6 @@
 /* A line holds its parts two levels down (the message, its parts array). */
 #define JSON_DEPTH (MNEMO_MAX_JSON_DEPTH + 2)
 
-#define lengthof(a) (sizeof(a) / sizeof((a)[0]))
-
 /* The formats, asked in this order whether a first record is theirs (the
  * narrower tests first: an OpenAI message is any object with a "role"). */
 static const mn_reader *const readers[] = {
@@ -164,7 +162,7 @@ mnemo_import_formats(void)
 MNEMO_API bool
 mnemo_import_format_known(const char *name)
 {
-	for (size_t i = 0; name != NULL && i < lengthof(readers); i++)
+	for (size_t i = 0; name != NULL && i < mn_lengthof(readers); i++)
 		if (strcmp(readers[i]->name, name) == 0)
 			return true;
 	return false;
@@ -183,7 +181,7 @@ choose(mn_import *imp, const mn_reader *r)
 static int
 named_reader(mn_import *imp, const char *name)
 {
-	for (size_t i = 0; i < lengthof(readers); i++)
+	for (size_t i = 0; i < mn_lengthof(readers); i++)
 		if (strcmp(readers[i]->name, name) == 0)
 			return choose(imp, readers[i]);
 	return mn_fail(imp->st, MNEMO_ERR_INVALID_ARGUMENT, "unknown transcript format \"%s\" (one of %s)",
@@ -203,7 +201,7 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 		probe = json_object_array_get_idx(obj, 0);
 	}
 	if (json_object_is_type(probe, json_type_object))
-		for (size_t i = 0; i < lengthof(readers); i++)
+		for (size_t i = 0; i < mn_lengthof(readers); i++)
 			if (readers[i]->detect(probe))
 				return choose(imp, readers[i]);
 	return mn_fail(imp->st, MNEMO_ERR_FORMAT,

@@ -123,6 +123,24 @@ test_retries(mnemo_store *st)
 	log_free(log, n);
 	server_stop(&s);
 
+	/* an error object sent with 200 (as some proxies do), for both
+	 * dialects: the provider's message, not "the stream ended" */
+	for (int anthropic = 0; anthropic <= 1; anthropic++)
+	{
+		const char *label = anthropic ? "200 JSON error (anthropic)" : "200 JSON error (openai)";
+
+		server_start(&s, "reply\n  error 200 message=\"hidden failure\"\n");
+		options(&o, &s, anthropic ? "anthropic" : "openai", url, sizeof(url));
+		rc = mnemo_session_send(st, "retry", &o, "json", NULL, 0, NULL, NULL, &t);
+		is_int(rc, MNEMO_ERR_HTTP, "%s: HTTP (%s)", label, mnemo_errmsg(st));
+		ok(strstr(mnemo_errmsg(st), "hidden failure") != NULL, "%s: the provider's message", label);
+		ok(t == NULL, "%s: no turn, as nothing streamed", label);
+		log = log_read(&s, &n);
+		is_int(n, 1, "%s: not retried", label);
+		log_free(log, n);
+		server_stop(&s);
+	}
+
 	/* insufficient quota is not retried */
 	server_start(&s, "reply repeat=3\n  error 429 code=insufficient_quota\n");
 	options(&o, &s, "openai", url, sizeof(url));

@@ -170,6 +170,8 @@ typedef struct transfer
 	int64_t		last_byte_ms;
 	int			status;
 	bool		accepted;
+	bool		json;			/* the response is application/json: an
+								 * error object, not a stream, even on 200 */
 	bool		body_seen;
 	abort_reason abort;
 	/* status >= 400 */
@@ -225,8 +227,11 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 		/* a new response (after a 100 Continue, say): forget the last's */
 		t->retry_after_ms = -1;
 		t->should_retry = -1;
+		t->json = false;
 		return len;
 	}
+	if (header_value(p, len, "content-type", v, sizeof(v)))
+		t->json = strncasecmp(v, "application/json", 16) == 0;
 	if (header_value(p, len, "retry-after-ms", v, sizeof(v)))
 	{
 		char	   *end;
@@ -263,7 +268,9 @@ on_header(char *p, size_t size, size_t nmemb, void *arg)
 			t->status = (int) code;
 			atomic_store(&t->h->status, (int) code);
 		}
-		if (code >= 200 && code < 300)
+		/* a JSON body is the answer to a request that asked for a stream
+		 * only when it is an error (a proxy's, sent with 200): read as one */
+		if (code >= 200 && code < 300 && !t->json)
 			t->accepted = true;
 	}
 	return len;

@@ -508,6 +508,55 @@ test_cancel(mnemo_store *st)
 	server_stop(&s);
 }
 
+/* on_part: end every other backend of the database (the turn's own), once */
+static int
+end_turn_backend(mnemo_store *st, const mnemo_stream_part *part, void *arg)
+{
+	int		   *done = arg;
+
+	(void) st;
+	(void) part;
+	if (!*done)
+	{
+		free(sql_value("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+					   "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+					   "AND backend_type = 'client backend'", NULL));
+		*done = 1;
+	}
+	return 0;
+}
+
+/*
+ * The database lost while the reply streams: the call fails with the
+ * connection's error, and the turn it hands back says so too (finish reason
+ * "error"), whatever the provider's stream said.
+ */
+static void
+test_database_lost(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	int			done = 0;
+	int			rc;
+
+	/* one text part: written with the turn's last writes, after the stream */
+	server_start(&s, "reply\n  text \"only\" \" this\"\n");
+	session(st, "lost", "openai", "gpt-4o-mini");
+	options(&o, &s, "openai", url, sizeof(url));
+	rc = mnemo_session_send(st, "lost", &o, "go", NULL, 0, end_turn_backend, &done, &t);
+	ok(rc == MNEMO_ERR_CONNECTION || rc == MNEMO_ERR_NETWORK,
+	   "database lost mid-turn: a connection error (%d: %s)", rc, mnemo_errmsg(st));
+	ok(t == NULL || (t->finish_reason != NULL && strcmp(t->finish_reason, "error") == 0),
+	   "database lost mid-turn: the turn's finish reason is error (%s)",
+	   t && t->finish_reason ? t->finish_reason : "no turn");
+	mnemo_turn_free(t);
+	server_stop(&s);
+	if (mnemo_store_reconnect(st) != MNEMO_OK)
+		bail_out("reconnect: %s", mnemo_errmsg(st));
+}
+
 int
 main(void)
 {
@@ -523,6 +572,7 @@ main(void)
 	test_failures(st, "anthropic", "claude-test");
 	test_connect_timeout(st);
 	test_cancel(st);
+	test_database_lost(st);
 
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

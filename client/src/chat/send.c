@@ -279,6 +279,17 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	clear_calls(d, nd);
 	if (rc != MNEMO_OK)
 		return mn_error_restore(st, &se);
+	/* the stream ended well but its last writes failed: the turn failed */
+	if (rc2 != MNEMO_OK && strcmp(finish, "error") != 0)
+	{
+		char	   *error = strdup("error");
+
+		if (error != NULL)
+		{
+			free(ts->turn->finish_reason);
+			ts->turn->finish_reason = error;
+		}
+	}
 	return rc2;
 }
 

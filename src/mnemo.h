@@ -118,6 +118,7 @@ extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool 
 extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
 								 int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
+extern void MnemoShareSession(const char *session_id, char **tenant, bool *watched);
 
 /*
  * The session's live context view (the session in $1), as a subquery to

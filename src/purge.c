@@ -13,6 +13,11 @@
  * fork.c) is refused with 2BP01 (dependent_objects_still_exist): purge the
  * forks first, or soft-delete it, which they read through.  Purging a fork
  * takes it off its parent's count.
+ *
+ * The writes that do not take the session lock (a search drain, a
+ * compaction claim, a part's status) hold the session row FOR KEY SHARE
+ * (sessions.c): the row is locked FOR UPDATE first, which waits for them to
+ * commit, and the deletes then run with a snapshot that sees their rows.
  */
 #include "postgres.h"
 
@@ -40,7 +45,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
 	MnemoPrepare(&forks_plan,
-				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
+				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1 "
+				 "FOR UPDATE",
 				 1, types);
 	MnemoExecute(forks_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) > 0)

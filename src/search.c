@@ -25,8 +25,8 @@
  * nothing, without notices.
  *
  * A fork, or a session after a resume, searches its live line (lineage.c):
- * each segment with its own statement on the session holding it (an
- * ancestor's queue drained first, as the session's own), "in context"
+ * each segment with its own statement on the session holding it (every
+ * session of the line drained first, in id order: DrainLine), "in context"
  * meaning in the searching session's view; the hits are then merged by
  * rank.  Discarded messages are not searched.
  */
@@ -123,10 +123,6 @@ SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
 	{
 		MnemoSegment *seg = &line->segs[i];
 
-		/* an ancestor's queue, once; the session's own is drained already */
-		if (strcmp(seg->owner, line->session_id) != 0 &&
-			(i == 0 || strcmp(seg->owner, line->segs[i - 1].owner) != 0) && MnemoCanDrainSearch())
-			(void) MnemoDrainSearch(seg->owner);
 		n = MnemoExecute(segment_plan,
 						 (Datum[]) {CStringGetTextDatum(seg->owner), values[1], values[2],
 						 Int64GetDatum(seg->from), Int64GetDatum(seg->to), in_view},
@@ -154,6 +150,42 @@ SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
 		MnemoResultAppend(fcinfo, hits[i].table, hits[i].row, 1);
 }
 
+static int
+CompareOwners(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/*
+ * Drain every session of the line -- its own, then what it inherited -- in
+ * the order of their ids.  A drain locks its session's progress row to
+ * commit, and two searches of related forks drain the same sessions: in
+ * line order they would take those rows in opposite orders (a fork of a
+ * fork: itself, the root, its parent; its parent: itself, the root) and
+ * deadlock.
+ */
+static void
+DrainLine(MnemoLine *line)
+{
+	char	  **owners = palloc(sizeof(char *) * (line->nsegs + 1));
+	int			n = 0;
+	int			i;
+
+	owners[n++] = line->session_id;
+	for (i = 0; i < line->nsegs; i++)
+	{
+		int			k;
+
+		for (k = 0; k < n && strcmp(owners[k], line->segs[i].owner) != 0; k++)
+			;
+		if (k == n)
+			owners[n++] = line->segs[i].owner;
+	}
+	qsort(owners, n, sizeof(char *), CompareOwners);
+	for (i = 0; i < n; i++)
+		(void) MnemoDrainSearch(owners[i]);
+}
+
 PG_FUNCTION_INFO_V1(mnemo_search_history);
 Datum
 mnemo_search_history(PG_FUNCTION_ARGS)
@@ -177,7 +209,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	if (MnemoCanDrainSearch())
-		(void) MnemoDrainSearch(session_id);
+		DrainLine(&line);
 	else
 	{
 		int64		pending = MnemoSearchPending(session_id, false);

@@ -18,9 +18,11 @@
  * "Search without the tax").
  *
  * Correctness of the drain: it first locks the session's progress row, so
- * drains of one session take turns (and never lock the session row an
- * append needs); then, with a snapshot taken after that lock, it reads the
- * session's last_seq.  An append moves last_seq and inserts its messages in
+ * drains of one session take turns, and the session row FOR KEY SHARE,
+ * which an append's update of the row does not wait for but a purge's
+ * delete does (so a purge removes what a drain wrote, and a drain after a
+ * purge finds no session); then, with a snapshot taken after that lock, it
+ * reads the session's last_seq.  An append moves last_seq and inserts its messages in
  * one transaction, so every message up to the last_seq the drain sees is
  * visible to it; one that commits later is past the new indexed_seq and
  * waits for the next drain.  A queue row is visible only if the change that
@@ -86,12 +88,14 @@ MnemoDrainSearch(const char *session_id)
 	MnemoPrepare(&progress_plan,
 				 "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) "
 				 "SELECT s.id, coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
-				 "WHERE s.id = $1 "
+				 "WHERE s.id = $1 FOR KEY SHARE "
 				 "ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq "
 				 "RETURNING g.indexed_seq",
 				 1, (Oid[]) {TEXTOID});
 	if (MnemoExecute(progress_plan, values, NULL, false, 0) != 1)
-		elog(ERROR, "no session \"%s\" to index", session_id);
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+				 errmsg("session \"%s\" does not exist", session_id)));
 	values[1] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
 
 	/* a fresh snapshot, taken after the lock: last_seq and its messages */

@@ -36,6 +36,7 @@ static SPIPlanPtr lock_plan;
 static SPIPlanPtr insert_plan;
 static SPIPlanPtr select_plan;
 static SPIPlanPtr exists_plan;
+static SPIPlanPtr share_plan;
 static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
@@ -111,38 +112,67 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 
 /*
  * MN001 unless session_id exists and the caller may see it; MN012 if it is
- * inactive and require_active (which reads with a fresh snapshot, to see a
- * soft delete that committed while the caller waited for a row).  Its tenant
- * and watched flag into *tenant and *watched unless NULL.  Inside SPI.
+ * inactive and require_active.  Its tenant and watched flag into *tenant
+ * and *watched unless NULL.  Inside SPI.
+ *
+ * share: for a write that does not take the session lock.  The row is
+ * locked FOR KEY SHARE, with a fresh snapshot (to see a soft delete or a
+ * purge that committed while the caller waited for a row): appends, which
+ * update the row without touching its key, never wait on it, but a purge,
+ * which deletes the row, waits for the write to commit and then deletes what
+ * it wrote, and a write that comes after a purge finds no session.
+ * Without share, the row is read in the caller's snapshot.
  */
 static void
-CheckSession(const char *session_id, bool require_active, char **tenant, bool *watched)
+CheckSession(const char *session_id, bool require_active, bool share, char **tenant,
+			 bool *watched)
 {
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
+	uint64		found;
 
-	MnemoPrepare(&exists_plan, "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
-				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoCheckSessionRow(session_id, MnemoExecute(exists_plan, values, NULL, !require_active, 1) == 1,
-						 1, 3, require_active);
+	if (share)
+	{
+		MnemoPrepare(&share_plan,
+					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1 "
+					 "FOR KEY SHARE",
+					 1, types);
+		found = MnemoExecute(share_plan, values, NULL, false, 1);
+	}
+	else
+	{
+		MnemoPrepare(&exists_plan,
+					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
+					 1, types);
+		found = MnemoExecute(exists_plan, values, NULL, true, 1);
+	}
+	MnemoCheckSessionRow(session_id, found == 1, 1, 3, require_active);
 	if (tenant)
 		*tenant = MnemoGetText(0, 1, NULL);
 	if (watched)
 		*watched = MnemoGetBool(0, 2);
 }
 
+/* For reads, and writes under the session lock. */
 void
 MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
 {
-	CheckSession(session_id, false, tenant, watched);
+	CheckSession(session_id, false, false, tenant, watched);
 }
 
-/* For the writes that do not take the session lock: status, tokens, tombstones. */
+/* For the writes that do not take the session lock: status, tokens, tombstones, state, ... */
 void
 MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 {
-	CheckSession(session_id, true, tenant, watched);
+	CheckSession(session_id, true, true, tenant, watched);
+}
+
+/* The same for such writes to an inactive session too (a compaction claim). */
+void
+MnemoShareSession(const char *session_id, char **tenant, bool *watched)
+{
+	CheckSession(session_id, false, true, tenant, watched);
 }
 
 /* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */

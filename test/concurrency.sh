@@ -25,6 +25,10 @@
 # 5. pgbench, 16 clients x 100 update_state calls on ONE session, each with
 #    a key of its own: the state holds all 1600 keys (no patch lost).  (Each
 #    merge rewrites the whole state, so 100 each keeps it quick.)
+# 6. pgbench, 16 clients x 200 transactions on a root, its fork and the
+#    fork's fork: appends to any of them, and searches of either fork, which
+#    index every session of their line: no transaction fails (no deadlock),
+#    and a last search of the fork's fork finds every message of its line.
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.  These are assertions about behaviour, not speed.
@@ -256,6 +260,21 @@ test_state_merges() {
 		"$each" "state merges: each client's $each patches are all there"
 }
 
+test_search_forks() {
+	local each=200
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+SELECT mnemo.create_session('conc_root');
+SELECT count(mnemo.append_message('conc_root', 'user', '[{"type": "text", "text": "hello tool"}]')) FROM generate_series(1, 5);
+SELECT fork_seq FROM mnemo.fork_session('conc_root', '5', 'conc_f1');
+SELECT count(mnemo.append_message('conc_f1', 'user', '[{"type": "text", "text": "hello tool"}]')) FROM generate_series(1, 5);
+SELECT fork_seq FROM mnemo.fork_session('conc_f1', '10', 'conc_f2');
+SQL
+	run_pgbench "$here/pgbench/search_forks.sql" "fork searches" "$each"
+	is "$(val "SELECT count(*) FROM mnemo.search_history('conc_f2', 'tool', 100000)")" \
+		"$(val "SELECT count(*) FROM mnemo.history('conc_f2')")" \
+		"fork searches: a search of the fork's fork finds every message of its line"
+}
+
 main() {
 	setup_cluster concurrency "${1:-}"
 	setup_db mnemo_concurrency
@@ -264,6 +283,7 @@ main() {
 	test_no_cross_session_blocking
 	test_run_claims
 	test_state_merges
+	test_search_forks
 	summary concurrency
 }
 

@@ -10,8 +10,9 @@
  * would hold it until the connection times out.  The claim is a row instead,
  * written and committed at once, with an expiry: a holder that crashes loses
  * it when it expires, and a live one renews it by claiming again.  Taking it
- * never waits on appends (it does not touch the session row) and appends
- * never wait on it.
+ * never waits on appends and appends never wait on it: it holds the session
+ * row only FOR KEY SHARE (so that a purge waits for it, and removes it),
+ * which an append's update of the row does not conflict with.
  *
  * commit_summary with a holder first locks the claim row FOR SHARE and
  * checks the holder, before it takes the session lock: a claimant that

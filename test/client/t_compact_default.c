@@ -377,9 +377,13 @@ test_feed_outcome(mnemo_store *st)
 	is_str(heard_end.id, r.summary_id, "feed outcome: the summary's id");
 	ok(strstr(heard_end.data, r.summary_id) != NULL, "feed outcome: ... also as summary_id");
 
-	/* a compaction that fails: its commit waits on a row lock past lock_timeout */
+	/*
+	 * A compaction that fails: its commit waits past lock_timeout on the
+	 * session row lock an append in flight holds (FOR NO KEY UPDATE, which
+	 * the claim's FOR KEY SHARE does not wait for).
+	 */
 	blocker = PQconnectdb("");
-	res = PQexec(blocker, "BEGIN; SELECT 1 FROM mnemo.sessions WHERE id = 'cmp-fout' FOR UPDATE");
+	res = PQexec(blocker, "BEGIN; SELECT 1 FROM mnemo.sessions WHERE id = 'cmp-fout' FOR NO KEY UPDATE");
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		bail_out("blocker: %s", PQerrorMessage(blocker));
 	PQclear(res);

@@ -26,6 +26,7 @@
 
 #include "mnemo.h"
 
+static SPIPlanPtr row_lock_plan;
 static SPIPlanPtr purge_plan;
 static SPIPlanPtr forks_plan;
 static SPIPlanPtr parent_plan;
@@ -43,10 +44,17 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoConnect(&call);
+
+	/*
+	 * FOR UPDATE before the session lock: it waits for the writes that hold
+	 * the row FOR KEY SHARE, and one of those may go on to append (and wait
+	 * for the session lock) before it commits.
+	 */
+	MnemoPrepare(&row_lock_plan, "SELECT 1 FROM mnemo.sessions WHERE id = $1 FOR UPDATE", 1, types);
+	MnemoExecute(row_lock_plan, values, NULL, false, 0);
 	MnemoLockSession(session_id, 0, 0, false, &lock);
 	MnemoPrepare(&forks_plan,
-				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1 "
-				 "FOR UPDATE",
+				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
 				 1, types);
 	MnemoExecute(forks_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) > 0)

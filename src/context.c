@@ -41,7 +41,6 @@
 #include "lib/stringinfo.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
-#include "nodes/params.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/jsonb.h"
@@ -472,10 +471,8 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 {
 	Oid			types[1] = {TEXTOID};
 	ContextReceiver receiver;
-	SPIExecuteOptions options;
 	MnemoContextEntry *entries;
 	int			nestlevel;
-	int			rc;
 	int			n;
 	int			i;
 	MnemoCall	call;
@@ -505,15 +502,6 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 		MemoryContextSwitchTo(oldcxt);
 	}
 
-	memset(&options, 0, sizeof(options));
-	options.params = makeParamList(1);
-	options.params->params[0].value = CStringGetTextDatum(session_id);
-	options.params->params[0].isnull = false;
-	options.params->params[0].pflags = PARAM_FLAG_CONST;
-	options.params->params[0].ptype = TEXTOID;
-	options.read_only = true;
-	options.dest = &receiver.pub;
-
 	MnemoConnect(&call);
 	MnemoPrepare(&context_plan, CONTEXT_SQL, 1, types);
 
@@ -530,10 +518,9 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	rc = SPI_execute_plan_extended(context_plan, &options);
+	MnemoExecuteTo(context_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true,
+				   &receiver.pub);
 	AtEOXact_GUC(true, nestlevel);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
 	if (receiver.inherited)
 	{
 		receiver.nentries = 0;

@@ -239,25 +239,12 @@ StreamNothing(DestReceiver *self)
 static void
 StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 {
-	ParamListInfo params = makeParamList(3);
-	SPIExecuteOptions options = {0};
 	FlatStream	stream = {{0}};
-	int			i;
-	int			rc;
 
 	MnemoPrepare(&parts_range_plan,
 				 FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3 "
 				 "ORDER BY p.message_id, p.part_index",
 				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
-	params->params[0].value = owner;
-	params->params[1].value = CStringGetTextDatum(c->msgs[0].id);
-	params->params[2].value = CStringGetTextDatum(c->msgs[c->nmsgs - 1].id);
-	for (i = 0; i < 3; i++)
-	{
-		params->params[i].isnull = false;
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = TEXTOID;
-	}
 	stream.pub.receiveSlot = StreamPart;
 	stream.pub.rStartup = StreamStartup;
 	stream.pub.rShutdown = StreamNothing;
@@ -265,12 +252,10 @@ StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 	stream.pub.mydest = DestTuplestore;	/* its rows end in one */
 	stream.r = r;
 	stream.c = c;
-	options.params = params;
-	options.read_only = true;
-	options.dest = &stream.pub;
-	rc = SPI_execute_plan_extended(parts_range_plan, &options);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	MnemoExecuteTo(parts_range_plan,
+				   (Datum[]) {owner, CStringGetTextDatum(c->msgs[0].id),
+				   CStringGetTextDatum(c->msgs[c->nmsgs - 1].id)},
+				   NULL, true, &stream.pub);
 	for (; stream.next < c->nmsgs; stream.next++)
 	{
 		SetMessage(r, c, stream.next);

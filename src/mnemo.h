@@ -54,6 +54,8 @@ extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
 extern Datum MnemoArray(Oid type, Datum *values, bool *nulls, int n);
 extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
+extern uint64 MnemoExecuteTo(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,
+							 DestReceiver *dest);
 extern uint64 MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum *values,
 								 const char *nulls, bool read_only);
 extern void MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first,

@@ -239,6 +239,37 @@ ResultNothing(DestReceiver *self)
 }
 
 /*
+ * Execute a prepared plan (its parameters as for MnemoExecute), each row to
+ * dest as the executor hands it over rather than into an SPI tuple table.
+ * Returns SPI_processed.
+ */
+uint64
+MnemoExecuteTo(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,
+			   DestReceiver *dest)
+{
+	int			nargs = SPI_getargcount(plan);
+	ParamListInfo params = makeParamList(nargs);
+	SPIExecuteOptions options = {0};
+	int			rc;
+	int			i;
+
+	for (i = 0; i < nargs; i++)
+	{
+		params->params[i].value = values[i];
+		params->params[i].isnull = nulls != NULL && nulls[i] == 'n';
+		params->params[i].pflags = PARAM_FLAG_CONST;
+		params->params[i].ptype = SPI_getargtypeid(plan, i);
+	}
+	options.params = params;
+	options.read_only = read_only;
+	options.dest = dest;
+	rc = SPI_execute_plan_extended(plan, &options);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+/*
  * Execute a prepared plan straight into the function's result set (a
  * materialized SRF): each row goes into its tuplestore as the executor
  * hands it over, which spills to disk past work_mem, rather than first into
@@ -250,22 +281,11 @@ MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum *values, cons
 				   bool read_only)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	int			nargs = SPI_getargcount(plan);
-	ParamListInfo params = makeParamList(nargs);
-	SPIExecuteOptions options = {0};
 	ResultReceiver receiver = {{0}};
-	int			rc;
-	int			i;
+	uint64		rows;
 
 	if (rsinfo->setResult == NULL)
 		InitMaterializedSRF(fcinfo, 0);
-	for (i = 0; i < nargs; i++)
-	{
-		params->params[i].value = values[i];
-		params->params[i].isnull = nulls != NULL && nulls[i] == 'n';
-		params->params[i].pflags = PARAM_FLAG_CONST;
-		params->params[i].ptype = SPI_getargtypeid(plan, i);
-	}
 	receiver.pub.receiveSlot = ResultReceiveSlot;
 	receiver.pub.rStartup = ResultStartup;
 	receiver.pub.rShutdown = ResultNothing;
@@ -274,15 +294,10 @@ MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum *values, cons
 	receiver.rsinfo = rsinfo;
 	receiver.values = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
 	receiver.nulls = palloc(sizeof(bool) * rsinfo->setDesc->natts);
-	options.params = params;
-	options.read_only = read_only;
-	options.dest = &receiver.pub;
-	rc = SPI_execute_plan_extended(plan, &options);
-	if (rc < 0)
-		elog(ERROR, "SPI_execute_plan_extended failed: %s", SPI_result_code_string(rc));
+	rows = MnemoExecuteTo(plan, values, nulls, read_only, &receiver.pub);
 	pfree(receiver.values);
 	pfree(receiver.nulls);
-	return SPI_processed;
+	return rows;
 }
 
 /*

@@ -78,3 +78,52 @@ SELECT bool_and(mnemo.estimate_tokens(s) = greatest(1, char_length(s) / 4)) AS a
   FROM (SELECT repeat('aé日😀', n) || left('x🙂', n % 3) AS s FROM generate_series(1, 60) AS n) AS t;
 -- STRICT: NULL in, NULL out
 SELECT mnemo.estimate_tokens(NULL) IS NULL AS null_is_null;
+
+--
+-- ids a person or a script could not tell apart or type back: refused
+-- (22023) wherever an id is given, nothing written
+--
+SELECT count(*) AS sessions_before FROM mnemo.sessions \gset
+SELECT mnemo.create_session('   ');
+SELECT mnemo.create_session(E'ids_a\nb');
+SELECT mnemo.create_session(E'ids_\tb');
+SELECT mnemo.create_session(E'ids_\x1b[31m');
+SELECT mnemo.create_session(E'ids_\x7f');
+SELECT count(*) = :sessions_before AS no_session_written FROM mnemo.sessions;
+-- spaces inside an id, and any UTF-8, are fine
+SELECT (mnemo.create_session('ids a b')).id;
+SELECT (mnemo.create_session('ids_ünï')).id;
+SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x"}]', ' ');
+SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x"}]', E'm\r');
+SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x", "id": "  "}]');
+SELECT mnemo.append_messages('ids a b', '[{"role": "user", "parts": [], "id": "ok"}, {"role": "user", "parts": [], "id": "\u0001"}]');
+SELECT mnemo.add_checkpoint('ids a b', ' ');
+SELECT count(*) AS messages_written FROM mnemo.messages WHERE session_id = 'ids a b';
+
+--
+-- list arguments (text[]) are one-dimensional, without nulls: a
+-- two-dimensional array was read flat before
+--
+SELECT (mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "one"}]', 'ids_m1')).seq;
+SELECT (mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "two"}]', 'ids_m2')).seq;
+\set VERBOSITY sqlstate
+SELECT mnemo.swap_context_items('ids a b', '{{ids_m1},{ids_m2}}', 'ids_s');
+SELECT mnemo.swap_context_items('ids a b', ARRAY['ids_m1', NULL], 'ids_s');
+SELECT mnemo.commit_summary('ids a b', 'ids_s', 'sum', 5, '{{ids_m1,ids_m2}}', 'leaf', 1, NULL, NULL);
+SELECT mnemo.commit_summary('ids a b', 'ids_s', 'sum', 5, '{ids_m1,ids_m2}', 'leaf', 1, NULL, NULL, NULL, NULL, '{{p1},{p2}}');
+SELECT mnemo.commit_summary('ids a b', 'ids_s', 'sum', 5, '{ids_m1,ids_m2}', 'leaf', 1, NULL, NULL, NULL, NULL, ARRAY['p1', NULL]);
+SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('ids a b', '{{ids_m1},{ids_m2}}');
+SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('ids a b', ARRAY[NULL]::text[]);
+SELECT mnemo.prune_tool_outputs('ids a b', 0, 0, '{{bash},{grep}}');
+SELECT mnemo.file_id_footer('x', '{{file_a},{file_b}}');
+SELECT mnemo.file_id_footer('x', ARRAY['file_a', NULL]);
+\set VERBOSITY default
+SELECT mnemo.swap_context_items('ids a b', '{{ids_m1},{ids_m2}}', 'ids_s');
+-- nothing was swapped or written; a one-dimensional list works, with any lower bound
+SELECT count(*) AS messages, count(*) FILTER (WHERE is_summary) AS summaries
+  FROM mnemo.messages WHERE session_id = 'ids a b';
+SELECT mnemo.commit_summary('ids a b', 'ids_s', 'sum', 5, '[0:1]={ids_m1,ids_m2}', 'leaf', 1, NULL, NULL) AS position;
+SELECT item_type, item_id FROM mnemo.get_context_items('ids a b') ORDER BY position;
+SELECT mnemo.file_id_footer('x', '[5:6]={file_a,file_b}');
+SELECT mnemo.purge_session('ids a b');
+SELECT mnemo.purge_session('ids_ünï');

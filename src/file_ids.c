@@ -292,22 +292,16 @@ mnemo_file_id_footer(PG_FUNCTION_ARGS)
 
 	if (!PG_ARGISNULL(1))
 	{
-		ArrayType  *arr = PG_GETARG_ARRAYTYPE_P(1);
+		ArrayType  *arr = MnemoTextListArg(fcinfo, 1, "file_ids");
 		Datum	   *elems;
-		bool	   *nulls;
 		int			n;
 		int			i;
 
-		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+		deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
 		for (i = 0; i < n; i++)
 		{
-			char	   *id;
+			char	   *id = TextDatumGetCString(elems[i]);
 
-			if (nulls[i])
-				ereport(ERROR,
-						(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-						 errmsg("file_ids must not contain nulls")));
-			id = TextDatumGetCString(elems[i]);
 			MnemoCheckId(id, "a file id");
 			if (strpbrk(id, ",]\n") != NULL || id[0] == ' ' || id[strlen(id) - 1] == ' ')
 				ereport(ERROR,

@@ -109,15 +109,36 @@ mnemo_new_id(PG_FUNCTION_ARGS)
 
 /*
  * Ids become index keys: refuse empty ones and ones too long for a btree
- * entry, with a clear error rather than the index's.
+ * entry, with a clear error rather than the index's.  They are also what
+ * people and scripts name things by, one a line (mnemo sessions, an
+ * import's output): an id of spaces only, or one holding a control
+ * character (a newline, a tab, an escape), could not be told apart or
+ * typed back, so it is refused too.
  */
 void
 MnemoCheckId(const char *id, const char *what)
 {
 	size_t		len = strlen(id);
+	bool		blank = true;
+	const unsigned char *c;
 
 	if (len == 0 || len > MNEMO_ID_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be 1 to %d bytes long", what, MNEMO_ID_MAX)));
+	for (c = (const unsigned char *) id; *c; c++)
+	{
+		if (*c < 0x20 || *c == 0x7f)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not contain control characters", what),
+					 errdetail("Byte %d is 0x%02x.",
+							   (int) (c - (const unsigned char *) id) + 1, *c)));
+		if (*c != ' ')
+			blank = false;
+	}
+	if (blank)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be blank", what)));
 }

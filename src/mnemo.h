@@ -66,6 +66,7 @@ extern bool MnemoGetBool(uint64 row, int col);
 extern Datum MnemoRequireArg(FunctionCallInfo fcinfo, int argno, const char *name);
 extern char *MnemoRequireTextArg(FunctionCallInfo fcinfo, int argno, const char *name);
 extern char *MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno);
+extern ArrayType *MnemoTextListArg(FunctionCallInfo fcinfo, int argno, const char *name);
 extern int64 MnemoNowMs(void);
 
 /*

@@ -67,7 +67,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	int32		protect_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "protect_tokens"));
 	int32		minimum_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "minimum_tokens"));
-	ArrayType  *protected_tools = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 3, "protected_tools"));
+	ArrayType  *protected_tools = MnemoTextListArg(fcinfo, 3, "protected_tools");
 	Oid			types[5] = {TEXTOID, INT4OID, INT4OID, TEXTARRAYOID, INT8OID};
 	Datum		values[5];
 	MnemoSessionLock lock;
@@ -82,10 +82,6 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("minimum_tokens must not be negative")));
-	if (array_contains_nulls(protected_tools))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("protected_tools must not contain nulls")));
 
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);

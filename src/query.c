@@ -423,6 +423,28 @@ MnemoTextArgOrNull(FunctionCallInfo fcinfo, int argno)
 	return PG_ARGISNULL(argno) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(argno));
 }
 
+/*
+ * Argument argno, a text[] the caller documents as a list: 22004 if it or an
+ * element is null, 22023 if it has more than one dimension.  A list's
+ * elements are read in storage order, which would silently flatten
+ * '{{a,b},{c,d}}' into four items.
+ */
+ArrayType *
+MnemoTextListArg(FunctionCallInfo fcinfo, int argno, const char *name)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, argno, name));
+
+	if (ARR_NDIM(arr) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be a one-dimensional array", name)));
+	if (array_contains_nulls(arr))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain nulls", name)));
+	return arr;
+}
+
 /* Wall-clock time in unix milliseconds, the unit of every mnemo timestamp. */
 int64
 MnemoNowMs(void)

@@ -305,7 +305,7 @@ PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts_by_ids);
 Datum
 mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 {
-	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "ids"));
+	ArrayType  *ids = MnemoTextListArg(fcinfo, 1, "ids");
 	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
 	Datum		values[2];
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
@@ -313,10 +313,6 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	MnemoLine	line;
 	char	   *session_id;
 
-	if (array_contains_nulls(ids))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("ids must not contain nulls")));
 	session_id = ConnectToSession(fcinfo, &call, &line);
 	InitMaterializedSRF(fcinfo, 0);
 	if (line.is_fork)

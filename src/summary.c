@@ -50,11 +50,10 @@ static void
 SummaryPartIds(ArrayType *arr, char *ids[2])
 {
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 
-	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
-	if (n != 2 || nulls[0] || nulls[1])
+	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
+	if (n != 2)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("part_ids must name the summary's two parts: its text and its compaction marker")));
@@ -84,7 +83,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 1, "summary_id");
 	char	   *content = MnemoRequireTextArg(fcinfo, 2, "content");
 	int32		token_count = DatumGetInt32(MnemoRequireArg(fcinfo, 3, "token_count"));
-	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 4, "remove_item_ids"));
+	ArrayType  *ids = MnemoTextListArg(fcinfo, 4, "remove_item_ids");
 	char	   *kind = MnemoRequireTextArg(fcinfo, 5, "kind");
 	int32		level = DatumGetInt32(MnemoRequireArg(fcinfo, 6, "level"));
 	char	   *model_id = MnemoTextArgOrNull(fcinfo, 7);
@@ -126,7 +125,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("created_at must not be negative")));
 	if (PG_NARGS() > 11 && !PG_ARGISNULL(11))
-		SummaryPartIds(PG_GETARG_ARRAYTYPE_P(11), part_ids);
+		SummaryPartIds(MnemoTextListArg(fcinfo, 11, "part_ids"), part_ids);
 	if (metadata != NULL && !JB_ROOT_IS_OBJECT(metadata))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -64,21 +64,19 @@ CompareStrings(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
-/* 22004 for NULL elements, MN006 for an empty list or an id named twice. */
+/*
+ * MN006 for an empty list or an id named twice.  ids is a list as
+ * MnemoTextListArg checked it.
+ */
 void
 MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
 {
 	Datum	   *elems;
-	bool	   *nulls;
 	int			n;
 	char	  **sorted;
 	int			i;
 
-	if (ARR_NDIM(ids) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("remove_item_ids must be a one-dimensional array")));
-	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &n);
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
@@ -87,10 +85,6 @@ MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
 	for (i = 0; i < n; i++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		if (nulls[i])
-			ereport(ERROR,
-					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-					 errmsg("remove_item_ids must not contain nulls")));
 		sorted[i] = TextDatumGetCString(elems[i]);
 	}
 	qsort(sorted, n, sizeof(char *), CompareStrings);
@@ -423,7 +417,7 @@ Datum
 mnemo_swap_context_items(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	ArrayType  *ids = DatumGetArrayTypeP(MnemoRequireArg(fcinfo, 1, "remove_item_ids"));
+	ArrayType  *ids = MnemoTextListArg(fcinfo, 1, "remove_item_ids");
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
 	MnemoSessionLock lock;
 	MnemoCall	call;

@@ -387,3 +387,34 @@ SELECT count(*) FROM mnemo.append_messages('bid_f', '[{"role": "user", "id": "bi
 SELECT id, seq FROM mnemo.history('bid_f', 4);
 SELECT count(*), min(seq), max(seq) FROM mnemo.history('bid_f', NULL);
 SELECT count(*) FROM mnemo.history('bid_f', 0);
+
+-- the DAG after a resume: a condensation the resume discarded no longer
+-- supersedes the nodes it consumed (they are back in the view), and nodes
+-- whose summary was discarded are off summary_nodes, as their messages are
+-- off get_messages
+SELECT id FROM mnemo.create_session('sn');
+SELECT count(*) FROM mnemo.append_messages('sn', '[{"role": "user", "id": "sn_1", "parts": [{"type": "text", "text": "1"}]},
+  {"role": "assistant", "id": "sn_2", "parts": [{"type": "text", "text": "2"}]},
+  {"role": "user", "id": "sn_3", "parts": [{"type": "text", "text": "3"}]},
+  {"role": "assistant", "id": "sn_4", "parts": [{"type": "text", "text": "4"}]}]');
+SELECT label FROM mnemo.add_checkpoint('sn', 'start');
+SELECT mnemo.commit_summary('sn', 'sn_a', 'A: 1, 2', 5, ARRAY['sn_1', 'sn_2']);
+SELECT mnemo.commit_summary('sn', 'sn_b', 'B: 3, 4', 5, ARRAY['sn_3', 'sn_4']);
+SELECT label FROM mnemo.add_checkpoint('sn', 'leaves');
+SELECT mnemo.commit_summary('sn', 'sn_c', 'C: A, B', 5, ARRAY['sn_a', 'sn_b'], 'condensed', 2);
+SELECT id, kind, superseded_by FROM mnemo.summary_nodes('sn', true);
+SELECT id FROM mnemo.summary_nodes('sn');
+SELECT mnemo.resume_session('sn', 'leaves');
+SELECT item_type, item_id FROM mnemo.get_context_items('sn');
+SELECT id, kind, superseded_by FROM mnemo.summary_nodes('sn', true);
+-- the table keeps every node; the discarded condensation's edges are kept
+SELECT id, superseded_by FROM mnemo.summary_nodes WHERE session_id = 'sn' ORDER BY id;
+SELECT item_id FROM mnemo.summary_edges WHERE session_id = 'sn' AND summary_id = 'sn_c' ORDER BY ordinal;
+-- condensed again: the leaves are superseded by the new condensation
+SELECT mnemo.commit_summary('sn', 'sn_c2', 'C2: A, B', 5, ARRAY['sn_a', 'sn_b'], 'condensed', 2);
+SELECT id, kind, superseded_by FROM mnemo.summary_nodes('sn', true);
+SELECT id FROM mnemo.summary_nodes('sn');
+-- back before every summary: no node is on the live line
+SELECT mnemo.resume_session('sn', 'start');
+SELECT count(*) AS nodes FROM mnemo.summary_nodes('sn', true);
+SELECT item_id FROM mnemo.get_context_items('sn');

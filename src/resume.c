@@ -30,6 +30,7 @@
 #include "mnemo.h"
 
 static SPIPlanPtr discard_plan;
+static SPIPlanPtr revive_plan;
 static SPIPlanPtr drop_plan;
 static SPIPlanPtr session_plan;
 static SPIPlanPtr list_plan;
@@ -46,6 +47,7 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 	MnemoViewItem *items;
 	Datum	   *froms;
 	Datum	   *tos;
+	Datum		ranges[2];
 	int64		seq;
 	int64		discarded = 0;
 	int			nranges = 0;
@@ -97,12 +99,27 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 				 "INSERT INTO mnemo.discarded (session_id, seq_from, seq_to, label, discarded_at, tenant) "
 				 "SELECT $1, d.f, d.t, $4, $5, $6 FROM unnest($2, $3) AS d(f, t)",
 				 6, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID, INT8OID, TEXTOID});
+	ranges[0] = MnemoArray(INT8OID, froms, NULL, nranges);
+	ranges[1] = MnemoArray(INT8OID, tos, NULL, nranges);
 	MnemoExecute(discard_plan,
-				 (Datum[]) {CStringGetTextDatum(session_id),
-					 PointerGetDatum(construct_array(froms, nranges, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(tos, nranges, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+				 (Datum[]) {CStringGetTextDatum(session_id), ranges[0], ranges[1],
 					 CStringGetTextDatum(label), Int64GetDatum(MnemoNowMs()),
 				 CStringGetTextDatum(lock.tenant)},
+				 NULL, false, 0);
+
+	/*
+	 * A node consumed by a condensation that is now discarded is back in the
+	 * view, so no longer superseded (its edges still say what consumed it);
+	 * a later condensation of it must be able to mark it again.
+	 */
+	MnemoPrepare(&revive_plan,
+				 "UPDATE mnemo.summary_nodes n SET superseded_by = NULL "
+				 "FROM mnemo.messages m, unnest($2, $3) AS d(f, t) "
+				 "WHERE n.session_id = $1 AND m.session_id = $1 AND m.id = n.superseded_by "
+				 "AND m.seq BETWEEN d.f AND d.t",
+				 3, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8ARRAYOID});
+	MnemoExecute(revive_plan,
+				 (Datum[]) {CStringGetTextDatum(session_id), ranges[0], ranges[1]},
 				 NULL, false, 0);
 
 	/* the view as of the checkpoint, as the next generation (see swap.c) */

@@ -495,9 +495,14 @@ mnemo_summary_nodes(PG_FUNCTION_ARGS)
 	values[1] = BoolGetDatum(all);
 	MnemoConnect(&call);
 	MnemoCheckSessionExists(session_id, NULL, NULL);
+	/* a node whose summary message a resume discarded is off the live line */
 	MnemoPrepare(&nodes_plan,
-				 "SELECT * FROM mnemo.summary_nodes WHERE session_id = $1 "
-				 "AND ($2 OR superseded_by IS NULL) ORDER BY seq_start, seq_end, created_at, id",
+				 "SELECT n.* FROM mnemo.summary_nodes n "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = n.id "
+				 "WHERE n.session_id = $1 AND ($2 OR n.superseded_by IS NULL) "
+				 "AND NOT EXISTS (SELECT FROM mnemo.discarded d WHERE d.session_id = $1 "
+				 "                AND m.seq BETWEEN d.seq_from AND d.seq_to) "
+				 "ORDER BY n.seq_start, n.seq_end, n.created_at, n.id",
 				 2, types);
 	MnemoExecuteResult(fcinfo, nodes_plan, values, NULL, true);
 	MnemoFinish(&call);

@@ -100,6 +100,13 @@ void		cli_put_text(FILE *out, const char *s, size_t len, bool one_line);
 void		cli_put(FILE *out, const char *s);
 void		cli_put_line(FILE *out, const char *s);
 
+/*
+ * Whether to write colour and bold (ANSI escapes) to out: only to a
+ * terminal, and not when NO_COLOR is set and not empty (https://no-color.org),
+ * so that pipes, files and people who asked for none get plain text.
+ */
+bool		cli_color(FILE *out);
+
 /* A message with its parts, as `show` and `tail` print it. */
 void		cli_print_message(FILE *out, const mnemo_message *m);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -258,6 +259,14 @@ void
 cli_put_line(FILE *out, const char *s)
 {
 	cli_put_text(out, s, strlen(s), true);
+}
+
+bool
+cli_color(FILE *out)
+{
+	const char *no_color = getenv("NO_COLOR");
+
+	return isatty(fileno(out)) && (no_color == NULL || no_color[0] == '\0');
 }
 
 /* Text, every line indented by two spaces; a final newline added. */

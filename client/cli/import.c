@@ -37,10 +37,12 @@ const cli_command cli_import = {
 	"  openhands    an OpenHands event stream, or a resolver run's history\n"
 	"Tool results complete the tool parts of their calls; what mnemo has no\n"
 	"field for is kept in the message's metadata and counted; bookkeeping\n"
-	"records (Claude Code's progress lines, ...) are left out and counted.  A\n"
-	"transcript with no message, or one that leaves out more than half of its\n"
-	"records, fails.  A transcript that names its own session id imports once:\n"
-	"a second import fails (MN004) unless --new-ids asks for a copy.\n"
+	"records (Claude Code's progress lines, ...) are left out and counted; a\n"
+	"compaction's summary that cannot be restored as the compaction (the\n"
+	"context does not hold what it covered) is kept as a message and counted.\n"
+	"A transcript with no message, or one that leaves out more than half of\n"
+	"its records, fails.  A transcript that names its own session id imports\n"
+	"once: a second import fails (MN004) unless --new-ids asks for a copy.\n"
 	"A file of several sessions (an OpenHands resolver output, one run a\n"
 	"line; tau-bench results; request bodies one a line) makes one session\n"
 	"each, all in the same transaction.\n"
@@ -82,6 +84,7 @@ typedef struct import_state
 	tally		skipped;
 	tally		kept;
 	tally		replaced;
+	int64_t		unrestored;		/* summaries stored as messages */
 	bool		oom;
 	int64_t		sessions;		/* made, each printed */
 } import_state;
@@ -161,6 +164,17 @@ replaced(int64_t line, const char *kind, void *arg)
 	count(is, &is->replaced, kind);
 }
 
+/* A summary stored as a message: kept, so not among the records left out. */
+static void
+unrestored(int64_t line, const char *kind, void *arg)
+{
+	import_state *is = arg;
+
+	(void) line;
+	(void) kind;
+	is->unrestored++;
+}
+
 /* Each session made, after the commit: its id on stdout. */
 static void
 session_made(const char *session_id, int64_t messages, void *arg)
@@ -218,6 +232,11 @@ summary(import_state *is, const char *session_id, int64_t imported)
 		fprintf(stderr, "%" PRId64 " sessions", is->sessions);
 	put_tally(&is->skipped, "left out", "record");
 	put_tally(&is->kept, "kept in metadata", "field");
+	if (is->unrestored == 1)
+		fprintf(stderr, "; kept 1 summary as a message, not a compaction");
+	else if (is->unrestored > 1)
+		fprintf(stderr, "; kept %" PRId64 " summaries as messages, not compactions",
+				is->unrestored);
 	put_tally(&is->replaced, "replaced", "character");
 	fprintf(stderr, "\n");
 }
@@ -281,6 +300,7 @@ run(const char *db, int argc, char **argv)
 	io.skipped = skipped;
 	io.kept = kept;
 	io.replaced = replaced;
+	io.unrestored = unrestored;
 	io.format = format;
 	io.lenient = lenient;
 	io.session = session_made;

@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -17,22 +18,69 @@ const cli_command cli_search = {
 	"Search every message of the session, compacted or not (mnemo.search):\n"
 	"one line a hit, best first,\n"
 	"  #SEQ ROLE MESSAGE_ID [in context | compacted]  SNIPPET\n"
+	"The words of the snippet that matched are bold on a terminal (not when\n"
+	"NO_COLOR is set), plain otherwise.\n"
 	"QUERY is plain words (websearch syntax: \"a phrase\", -not, or).\n"
 	"\n"
 	"Options:\n"
 	"  --limit N  at most N hits (default 50)\n"
 	"  --json     a JSON array instead, one object a hit: seq, role,\n"
-	"             message_id, in_context, rank, snippet\n"
+	"             message_id, in_context, rank, snippet (as the server\n"
+	"             wrote it, the matched words between <b> and </b>)\n"
 	"\n"
 	"Exit status 3 when the session does not exist.\n",
 	run
 };
+
+/*
+ * The length of the mark at p that ts_headline puts around each matched
+ * word (its defaults, <b> and </b>: mnemo.search asks for no others), or 0.
+ */
+static size_t
+mark_length(const char *p)
+{
+	if (strncmp(p, "<b>", 3) == 0)
+		return 3;
+	if (strncmp(p, "</b>", 4) == 0)
+		return 4;
+	return 0;
+}
+
+/*
+ * The snippet on one line without its marks, which read as part of the
+ * message: the matched words bold instead when bold is set.  The text
+ * between the marks goes through cli_put_text, so a stored escape sequence
+ * stays visible and only ours reach the terminal.
+ */
+static void
+put_snippet(const char *s, bool bold)
+{
+	const char *run = s;
+	bool		in_mark = false;
+	size_t		n;
+
+	for (const char *p = s; *p != '\0'; p += n ? n : 1)
+	{
+		if ((n = mark_length(p)) == 0)
+			continue;
+		cli_put_text(stdout, run, (size_t) (p - run), true);
+		in_mark = p[1] != '/';
+		if (bold)
+			fputs(in_mark ? "\033[1m" : "\033[0m", stdout);
+		run = p + n;
+	}
+	cli_put_line(stdout, run);
+	/* a snippet cut inside a mark must not leave the terminal bold */
+	if (bold && in_mark)
+		fputs("\033[0m", stdout);
+}
 
 static int
 run(const char *db, int argc, char **argv)
 {
 	const char *limit_text = NULL;
 	bool		json = false;
+	bool		bold;
 	cli_option	opts[] = {{"limit", &limit_text, NULL}, {"json", NULL, &json}};
 	const char *pos[2];
 	mnemo_search_hits *hits = NULL;
@@ -57,6 +105,7 @@ run(const char *db, int argc, char **argv)
 		return rc;
 	}
 	mnemo_session_free(s);
+	bold = !json && cli_color(stdout);
 	if (json)
 		putchar('[');
 	for (size_t i = 0; i < hits->count; i++)
@@ -78,7 +127,7 @@ run(const char *db, int argc, char **argv)
 		printf("#%" PRId64 " %s ", h->seq, h->role);
 		cli_put_line(stdout, h->message_id);
 		printf(" %s  ", h->in_context ? "in context" : "compacted");
-		cli_put_line(stdout, h->snippet ? h->snippet : "");
+		put_snippet(h->snippet ? h->snippet : "", bold);
 		putchar('\n');
 	}
 	if (json)

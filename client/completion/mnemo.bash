@@ -4,7 +4,8 @@
 # Commands and options are read from mnemo's own help, so a new command or
 # option completes without a change here; session ids come from
 # 'mnemo sessions' (with the connection options already on the line, in
-# any of their spellings: -d DB, -dDB, --dbname DB, --dbname=DB).
+# any of their spellings: -d DB, -dDB, --dbname DB, --dbname=DB, DB a name,
+# a connection string or a postgresql:// URI).
 
 # The commands of 'mnemo --help' (MNEMO: the command to ask), and help.
 _mnemo_commands() {
@@ -18,27 +19,61 @@ _mnemo_sessions() {
 	"$@" sessions 2>/dev/null | awk 'NR > 1 { print $1 }'
 }
 
+# Bash splits the line at the characters of COMP_WORDBREAKS, '=', ':' and
+# '@' among them: '-d postgresql://u@h:5432/db' reaches a completion as
+# -d postgresql : //u @ h : 5432/db.  Without bash-completion, glue back
+# into one word what no blank separates in the line (COMP_LINE), as its
+# '_init_completion -n =:@' does, so that a URI or --dbname=DB is one word:
+# words, cword, cur and prev of _mnemo.
+_mnemo_words() {
+	local line=$COMP_LINE i w j=-1 blank
+	for ((i = 0; i < ${#COMP_WORDS[@]}; i++)); do
+		w=${COMP_WORDS[i]}
+		[[ $line == [[:blank:]]* ]] && blank=1 || blank=
+		line=${line#*"$w"}
+		if ((j >= 1)) && [ -z "$blank" ] && [[ $w == +([=:@]) || ${words[j]} == *[=:@] ]]; then
+			words[j]+=$w
+		else
+			words[++j]=$w
+		fi
+		((i == COMP_CWORD)) && cword=$j
+	done
+	cur=${words[cword]}
+	prev=${words[cword - 1]}
+}
+
+# Bash replaces only the part of the word after its last break character,
+# so each reply loses what comes before it in cur (bash-completion's
+# __ltrim_colon_completions, for '=' and '@' too).
+_mnemo_ltrim() {
+	local breaks=${COMP_WORDBREAKS//[^=:@]/} head
+	[ -n "$breaks" ] || return
+	head=${cur%"${cur##*[$breaks]}"}
+	if [ -n "$head" ]; then
+		COMPREPLY=("${COMPREPLY[@]#"$head"}")
+	fi
+}
+
 _mnemo() {
 	local cur prev words cword
-	# -n =: --dbname=DB stays one word
-	_init_completion -n = 2>/dev/null || {
-		cur=${COMP_WORDS[COMP_CWORD]}
-		prev=${COMP_WORDS[COMP_CWORD - 1]}
-		words=("${COMP_WORDS[@]}")
-		cword=$COMP_CWORD
-	}
+	if declare -F _init_completion >/dev/null; then
+		# 1: it completed a redirection's file name itself
+		_init_completion -n =:@ || return
+	else
+		_mnemo_words
+	fi
+	_mnemo_reply
+	_mnemo_ltrim
+}
+
+# The replies for the words _mnemo has read.
+_mnemo_reply() {
 	local mnemo=${words[0]} cmd= conn=() args=() i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
 		-d | --dbname | --db | -h | --host | -p | --port | -U | --username)
-			if [ "${words[i + 1]}" = = ]; then
-				# bash's own words split --dbname=DB at the '='
-				conn+=("${words[i]}=${words[i + 2]}")
-				((i += 2))
-			else
-				conn+=("${words[i]}" "${words[i + 1]}")
-				((i++))
-			fi
+			conn+=("${words[i]}" "${words[i + 1]}")
+			((i++))
 			;;
 		--dbname=* | --db=* | --host=* | --port=* | --username=* | -d?* | -h?* | -p?* | -U?*)
 			conn+=("${words[i]}")

@@ -81,8 +81,25 @@ run_m search manners "lazy dog"
 expect_rc 0 "mnemo search SESSION QUERY"
 check "finds the assistant's message" grep -q "^#2 assistant " "$work/out"
 check "and counts hits in the singular" grep -qx "mnemo: 1 hit" "$work/err"
+check "not on a terminal: the snippet's words without ts_headline's <b> marks" \
+	grep -qx "#2 assistant [^ ]* in context  jumps over the lazy dog" "$work/out"
 run_m search manners "lazy dog" --json
 check "search --json" bash -c "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d[0][\"seq\"]==2 and d[0][\"in_context\"] is True' '$work/out'"
+check "search --json: the snippet as the server wrote it, marks and all" \
+	python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))[0]["snippet"] == "jumps over the <b>lazy</b> <b>dog</b>"' "$work/out"
+bold=$'\e[1mlazy\e[0m \e[1mdog\e[0m'
+script -qfec "$M search manners 'lazy dog'" /dev/null >"$work/tty.out" 2>&1
+check "on a terminal: the matched words bold (ESC[1m ... ESC[0m)" grep -qF "the $bold" "$work/tty.out"
+NO_COLOR= script -qfec "$M search manners 'lazy dog'" /dev/null >"$work/tty.out" 2>&1
+check "and with NO_COLOR set but empty" grep -qF "the $bold" "$work/tty.out"
+NO_COLOR=1 script -qfec "$M search manners 'lazy dog'" /dev/null >"$work/tty.out" 2>&1
+check "NO_COLOR=1 on a terminal: the words plain, no escape, no marks" \
+	bash -c "grep -q 'in context  jumps over the lazy dog' '$work/tty.out' && ! grep -q \$'\\e' '$work/tty.out'"
+psql_q -c "SELECT mnemo.create_session('manners-esc')" \
+	-c "SELECT mnemo.append_message('manners-esc', 'user', '[{\"type\":\"text\",\"text\":\"a trap \\u001b[2J here\"}]')" >/dev/null
+script -qfec "$M search manners-esc trap" /dev/null >"$work/tty.out" 2>&1
+check "a stored escape in the snippet stays visible (\\x1b) beside our bold" \
+	grep -qF $'\e[1mtrap\e[0m \\x1b[2J here' "$work/tty.out"
 run_m search no-such-session fox
 expect_rc 3 "search of a missing session"
 run_m search manners
@@ -167,11 +184,31 @@ complete_words "$M" compact comp-s --tail ''
 is "$(cat "$work/comp")" "" "compact --tail takes a number: no session ids offered"
 complete_words "$M" help se
 check "help completes the commands" bash -c "grep -qx sessions '$work/comp' && grep -qx search '$work/comp'"
-for spelling in "--dbname=$db" "-d$db" "--dbname = $db"; do
-	# shellcheck disable=SC2086 # "--dbname = DB": bash's own words, split at the '='
-	PGDATABASE=no_such_database complete_words "$M" $spelling show comp-
+# complete_line LINE: the completion at the end of LINE, as complete_words,
+# from the words bash hands a completion function (without bash-completion,
+# which takes '@' out of COMP_WORDBREAKS): split at blanks, and each run of
+# the word breaks '=', ':' and '@' a word of its own, so that
+# --dbname=postgresql://u@h:5432/db arrives as nine words.
+complete_line() {
+	local line=$1 words split
+	mapfile -t split < <(printf '%s\n' "$line" | grep -oE '[=:@]+|[^[:blank:]=:@]+')
+	[[ $line == *[[:blank:]] ]] && split+=('')
+	printf -v words "'%s' " "${split[@]}"
+	bash -c "source '$comp'; COMP_LINE='$line'; COMP_POINT=${#line}; COMP_WORDS=($words); COMP_CWORD=\$((\${#COMP_WORDS[@]} - 1)); _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+}
+uri="postgresql://$user@localhost:$port/$db?host=$host"
+for spelling in "--dbname=$db" "-d$db" "-d $db" "-d $uri" "--dbname=$uri"; do
+	PGDATABASE=no_such_database complete_line "$M $spelling show comp-"
 	check "session ids of the database named by $spelling" grep -qx comp-s "$work/comp"
 done
+PGDATABASE=no_such_database complete_line "$M -d $uri "
+check "the ':' and '@' of a URI do not end -d's value: the command comes next" \
+	bash -c "grep -qx sessions '$work/comp' && grep -qx search '$work/comp'"
+complete_line "$M -d postgresql://$user@localhost:"
+is "$(cat "$work/comp")" "" "a URI being typed is -d's value: nothing offered for it"
+psql_q -c "SELECT mnemo.create_session('comp:colon')" >/dev/null
+complete_line "$M show comp:c"
+is "$(cat "$work/comp")" colon "an id with a ':' completes after the ':', the part of the word bash replaces"
 
 echo "1..$n"
 [ "$failed" -eq 0 ]

@@ -103,6 +103,16 @@ run_m --db "dbname=$copy_db" verify "$pc_sid"
 expect_rc 0 "pi compaction: and in the copy made from its export"
 is "$(psql_q -d "$copy_db" -c "SELECT string_agg(CASE WHEN c.item_type = 'summary' THEN 'S' ELSE m.role || m.seq END, ' ' ORDER BY c.position) FROM mnemo.get_context_items('$pc_sid') c JOIN mnemo.messages m ON m.session_id = '$pc_sid' AND m.id = c.item_id")" \
 	"$(ctx_of "$pc_sid")" "pi compaction: the copy's context view is the original's"
+# an export whose last compaction marker counts other items than the
+# context holds: that summary cannot be committed again, and is kept as a
+# summary message, which is not a record left out
+"$M" export "$pc_sid" | tac | sed '0,/"compacted_item_count": 3/s//"compacted_item_count": 2/' | tac >"$work/pc-unmatched.jsonl"
+run_m import "$work/pc-unmatched.jsonl" --new-ids
+expect_rc 0 "an export with a compaction marker the context does not match imports"
+is "$(sed 's/^mnemo: imported 12 messages into [^;]*//' "$work/err")" "; kept 1 summary as a message, not a compaction" \
+	"the summary line counts that summary kept as a message, not among the records left out"
+is "$(msgs_where "$(cat "$work/out")" is_summary)/$(psql_q -c "SELECT count(*) FROM mnemo.summary_nodes('$(cat "$work/out")')")" "2/1" \
+	"both summaries stored, one of them restored as a compaction"
 # pi's version 1 logs name the first kept entry by its index (the session
 # record is 0)
 {

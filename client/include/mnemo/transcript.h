@@ -71,6 +71,12 @@ typedef struct mnemo_import_options
 	 * \u0000 or a lone surrogate escape, which PostgreSQL's text cannot
 	 * hold, made U+FFFD): its line and kind; nothing is left out */
 	void		(*replaced) (int64_t line, const char *kind, void *arg);
+	/* called for each summary of a compaction (a mnemo export's compaction
+	 * marker, a pi or Claude Code compaction) that could not be restored as
+	 * one, because the context does not hold what it covered: it is stored
+	 * as a plain summary message instead, so it is not left out and never
+	 * goes to skipped; its line and kind (why) */
+	void		(*unrestored) (int64_t line, const char *kind, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */

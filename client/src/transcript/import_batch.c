@@ -604,6 +604,15 @@ summary_metadata(mn_import *imp, const mn_import_msg *m, const mn_import_summary
 	return MNEMO_OK;
 }
 
+/* A summary stored as a message, not as the compaction it was
+ * (options.unrestored): kept, so neither skipped nor bookkeeping. */
+static void
+unrestored(mn_import *imp, int64_t line, const char *why)
+{
+	if (imp->opts->unrestored != NULL)
+		imp->opts->unrestored(line, why, imp->opts->progress_arg);
+}
+
 int
 mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum)
 {
@@ -640,7 +649,8 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	if (n == 0 || (sum->item_count >= 0 && n != sum->item_count))
 	{
 		PQclear(res);
-		mn_import_bookkeeping(imp, m->line, "summary not restored as a compaction");
+		unrestored(imp, m->line, n == 0 ? "none of its span in context"
+				   : "its span in context differs from its marker");
 		return mn_import_push(imp, m);
 	}
 	if ((ids = calloc((size_t) n, sizeof(*ids))) == NULL)

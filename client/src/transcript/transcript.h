@@ -223,7 +223,7 @@ typedef struct mn_import_summary
  * summary is back in context, the items it covers out of it, and the DAG
  * node and edges written.  When the context does not hold exactly the items
  * the marker counts, m is appended as a plain summary message instead (and
- * reported).
+ * reported through options.unrestored).
  */
 int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary *sum);
 

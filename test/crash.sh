@@ -24,6 +24,22 @@
 #    waiting append gets the next seq, seqs stay dense.
 # 3. Backend killed: the same with the server process of that transaction
 #    killed with kill -9 (the postmaster resets every backend and recovers).
+# 4.-9. Multi-step writes stopped part-way (test/crash_calls.sh, sourced
+#    below): commit_summary (twice: at the supersession of the nodes it
+#    consumes, and at its context swap), fork_session, resume_session,
+#    purge_session and swap_context_items each wait on a row lock after they
+#    wrote rows of their own, uncommitted; then their backend is killed with
+#    kill -9, and again with the server stopped by pg_ctl stop -m immediate.
+#    Nothing the call wrote is there, every row of the sessions it touched
+#    is as before, the checks below and `mnemo verify` pass, and the same
+#    call then succeeds.
+#
+# After each crash, every session of the database is checked
+# (check_sessions): seqs dense from the fork point to last_seq, no row of a
+# session that does not exist, the summary DAG whole (every node with its
+# summary message, marker and edges), fork counts, a context view of the
+# session's own line; and for sessions without summaries, forks or resumes,
+# exactly one context item per message at position = seq.
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.
@@ -31,6 +47,8 @@ set -euo pipefail
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
+# shellcheck source-path=SCRIPTDIR source=crash_calls.sh
+. "$(dirname "$0")/crash_calls.sh"
 
 nclients=4
 
@@ -53,6 +71,7 @@ client() {
 			       jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'single $c.$i')))"
 		fi
 		if out=$(psql -X -q -v ON_ERROR_STOP=1 -tA -c "$sql" 2>>"$tmp/errors.$c"); then
+			# shellcheck disable=SC2001 # a prefix on each line of a batch
 			sed "s/^/$sess|/" <<<"$out" >>"$tmp/acked.$c"
 		else
 			echo "$i" >>"$tmp/unacked.$c"
@@ -91,29 +110,66 @@ wait_reinit() {
 	tail -n +"$(($1 + 1))" "$dir/server.log" | grep -q "terminated by signal 9"
 }
 
-# check_sessions LABEL: dense seqs, context items, parts and counters in
-# every session of the database.
+# check_sessions LABEL: every session of the database, as test 4.-9. leave
+# them too (summaries, forks, resumes, purges): see the header.
 check_sessions() {
-	local label=$1
-	is "$(val "SELECT count(*) FROM (
-	             SELECT session_id, count(*) AS c, count(DISTINCT seq) AS d, min(seq) AS lo, max(seq) AS hi
-	               FROM mnemo.messages GROUP BY session_id) s
-	            WHERE NOT (c = d AND lo = 1 AND hi = c)")" 0 \
-		"$label: every session's seqs are dense 1..max"
+	local label=$1 t orphans=""
+	is "$(val "SELECT count(*) FROM mnemo.sessions s,
+	             LATERAL (SELECT count(*) AS c, count(DISTINCT seq) AS d, min(seq) AS lo, max(seq) AS hi
+	                        FROM mnemo.messages m WHERE m.session_id = s.id) x
+	            WHERE NOT (x.c = x.d AND x.c = s.last_seq - coalesce(s.fork_seq, 0)
+	                       AND (x.c = 0 OR (x.lo = coalesce(s.fork_seq, 0) + 1 AND x.hi = s.last_seq)))")" 0 \
+		"$label: every session's seqs are dense, fork point + 1 .. sessions.last_seq"
+	for t in messages message_parts context_items summary_nodes summary_edges checkpoints runs lineage \
+		discarded compaction_claims pending_requests search_queue search_progress search_documents maps map_items; do
+		orphans+="${orphans:+ UNION ALL }SELECT '$t' AS t, session_id FROM mnemo.$t"
+	done
+	is "$(val "SELECT string_agg(DISTINCT t, ',') FROM ($orphans
+	             UNION ALL SELECT 'lineage.ancestor_id', ancestor_id FROM mnemo.lineage) x
+	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.sessions s WHERE s.id = x.session_id)")" "" \
+		"$label: no row of a session that does not exist (no half purge, no half fork)"
+	is "$(val "SELECT (SELECT count(*) FROM mnemo.summary_nodes n
+	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m
+	                               WHERE m.session_id = n.session_id AND m.id = n.id AND m.is_summary)
+	               OR (SELECT count(*) FROM mnemo.summary_edges e WHERE e.session_id = n.session_id AND e.summary_id = n.id)
+	                  IS DISTINCT FROM (SELECT (p.content->>'compacted_item_count')::bigint FROM mnemo.message_parts p
+	                                     WHERE p.session_id = n.session_id AND p.message_id = n.id
+	                                       AND p.part_type = 'compaction_marker' AND p.content->>'summary_node_id' = n.id)
+	               OR (n.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM mnemo.summary_edges e
+	                    WHERE e.session_id = n.session_id AND e.summary_id = n.superseded_by AND e.item_id = n.id)))
+	      + (SELECT count(*) FROM mnemo.summary_edges e WHERE NOT EXISTS (SELECT 1 FROM mnemo.summary_nodes n
+	                 WHERE n.session_id = e.session_id AND n.id = e.summary_id))
+	      + (SELECT count(*) FROM mnemo.message_parts p WHERE p.part_type = 'compaction_marker'
+	            AND NOT EXISTS (SELECT 1 FROM mnemo.summary_nodes n WHERE n.session_id = p.session_id AND n.id = p.message_id))")" 0 \
+		"$label: the summary DAG is whole: each node with its summary message, its marker and that many edges, each edge and marker with its node, each superseded node an edge of its superseder"
 	is "$(val "SELECT count(*) FROM mnemo.sessions s
-	            WHERE s.last_seq <> coalesce((SELECT max(seq) FROM mnemo.messages m WHERE m.session_id = s.id), 0)
-	               OR s.last_position <> coalesce((SELECT max(position) FROM mnemo.get_context_items(s.id) c), 0)")" 0 \
-		"$label: sessions.last_seq and last_position match the rows"
+	            WHERE s.forks <> (SELECT count(*) FROM mnemo.sessions c WHERE c.parent_id = s.id AND c.fork_seq IS NOT NULL)")" 0 \
+		"$label: every session's forks count is its number of forks"
 	# the context view (its explicit rows and its implicit tail) of every session
 	local view="(SELECT s.id AS session_id, c.* FROM mnemo.sessions s, LATERAL mnemo.get_context_items(s.id) c)"
+	is "$(val "SELECT (SELECT count(*) FROM $view c
+	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m
+	                               WHERE m.id = c.item_id AND m.is_summary = (c.item_type = 'summary')
+	                                 AND (m.session_id = c.session_id OR m.session_id IN
+	                                      (SELECT l.ancestor_id FROM mnemo.lineage l WHERE l.session_id = c.session_id))))
+	      + (SELECT count(*) FROM (SELECT 1 FROM $view c GROUP BY c.session_id, c.position HAVING count(*) > 1) p)
+	      + (SELECT count(*) FROM (SELECT 1 FROM $view c GROUP BY c.session_id, c.item_id HAVING count(*) > 1) i)")" 0 \
+		"$label: every context item is a message or summary of its session's line, once, at a position of its own"
+	# sessions without summaries, forks or resumes: one item per message, at position = seq
+	local plain="(SELECT s.* FROM mnemo.sessions s WHERE s.fork_seq IS NULL AND s.discards = 0
+	                AND NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = s.id AND m.is_summary))"
+	is "$(val "SELECT count(*) FROM $plain s
+	            WHERE s.last_position <> coalesce((SELECT max(position) FROM mnemo.get_context_items(s.id) c), 0)")" 0 \
+		"$label: sessions.last_position matches the view (sessions without summaries, forks or resumes)"
 	is "$(val "SELECT count(*) FROM (SELECT count(c.item_id) AS n FROM mnemo.messages m
+	              JOIN $plain s ON s.id = m.session_id
 	              LEFT JOIN $view c ON c.session_id = m.session_id AND c.item_id = m.id AND c.item_type = 'message'
 	             GROUP BY m.session_id, m.id) x WHERE n <> 1")" 0 \
-		"$label: exactly one context item per message"
-	is "$(val "SELECT count(*) FROM $view c
-	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = c.session_id AND m.id = c.item_id)
-	               OR c.position <> (SELECT m.seq FROM mnemo.messages m WHERE m.session_id = c.session_id AND m.id = c.item_id)")" 0 \
-		"$label: every context item is a message, at position = seq (dense positions)"
+		"$label: exactly one context item per message (sessions without summaries, forks or resumes)"
+	is "$(val "SELECT count(*) FROM $view c JOIN $plain s ON s.id = c.session_id
+	            WHERE c.position IS DISTINCT FROM (SELECT m.seq FROM mnemo.messages m
+	                                                WHERE m.session_id = c.session_id AND m.id = c.item_id)")" 0 \
+		"$label: every context item is at position = seq (dense positions; same sessions)"
 	is "$(val "SELECT count(*) FROM mnemo.messages m
 	            WHERE (SELECT count(*) FROM mnemo.message_parts p
 	                    WHERE p.session_id = m.session_id AND p.message_id = m.id AND p.part_index = 0) <> 1")" 0 \
@@ -275,6 +331,7 @@ main() {
 	test_server_crash
 	test_client_kill
 	test_backend_kill
+	test_calls
 	summary crash
 }
 

@@ -260,6 +260,16 @@ mn_fail_result(mnemo_store *st, const PGresult *res)
 		code = MNEMO_ERR_CONNECTION;
 	if (primary != NULL)
 		msg = trimmed_copy(primary);
+	else if (broken && st->conn != NULL && *PQerrorMessage(st->conn) != '\0')
+	{
+		/*
+		 * libpq's own "server closed the connection unexpectedly": the
+		 * connection's message also has the server's reason, when it sent
+		 * one before it went (a FATAL that arrived while the connection was
+		 * idle, such as pg_terminate_backend's), which the result lacks.
+		 */
+		msg = trimmed_copy(PQerrorMessage(st->conn));
+	}
 	else
 		msg = trimmed_copy(PQresultErrorMessage(res));
 	set_error(st, code, msg, sqlstate);

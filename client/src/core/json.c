@@ -295,19 +295,78 @@ mn_json_element(mn_span arr, size_t index, mn_span *value)
 	return false;
 }
 
-/* The end of the string token at i (its opening quote), or 0 when the
- * string is not terminated within s. */
+/*
+ * The end of the string token at i (its opening quote), or 0 when the
+ * string is not terminated within s or is not a JSON string: a raw control
+ * character, or an escape the grammar does not have (json-c's strict mode
+ * lets a raw newline through, PostgreSQL does not).
+ */
 static size_t
 string_end(mn_span s, size_t i)
 {
 	for (i++; i < s.len; i++)
 	{
-		if (s.p[i] == '\\')
-			i++;
-		else if (s.p[i] == '"')
+		unsigned char c = (unsigned char) s.p[i];
+
+		if (c < 0x20)
+			return 0;
+		if (c == '"')
 			return i + 1;
+		if (c != '\\' || ++i >= s.len)
+			continue;
+		if (s.p[i] == 'u')
+		{
+			if (i + 4 >= s.len || hex4(s.p + i + 1) < 0)
+				return 0;
+			i += 4;
+		}
+		else if (strchr("\"\\/bfnrt", s.p[i]) == NULL || s.p[i] == '\0')
+			return 0;
 	}
 	return 0;
+}
+
+/*
+ * Whether p[0..n) is a JSON number or literal exactly as the grammar has
+ * them: json-c's strict mode also takes NaN, Infinity and "1.", which
+ * PostgreSQL refuses.
+ */
+static bool
+scalar_ok(const char *p, size_t n)
+{
+	size_t		i = 0;
+
+	if ((n == 4 && memcmp(p, "true", 4) == 0) || (n == 5 && memcmp(p, "false", 5) == 0) ||
+		(n == 4 && memcmp(p, "null", 4) == 0))
+		return true;
+	if (i < n && p[i] == '-')
+		i++;
+	if (i < n && p[i] == '0')
+		i++;
+	else if (i < n && p[i] >= '1' && p[i] <= '9')
+	{
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	else
+		return false;
+	if (i < n && p[i] == '.')
+	{
+		if (++i >= n || p[i] < '0' || p[i] > '9')
+			return false;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	if (i < n && (p[i] == 'e' || p[i] == 'E'))
+	{
+		if (++i < n && (p[i] == '+' || p[i] == '-'))
+			i++;
+		if (i >= n || p[i] < '0' || p[i] > '9')
+			return false;
+		while (i < n && p[i] >= '0' && p[i] <= '9')
+			i++;
+	}
+	return i == n;
 }
 
 bool
@@ -401,8 +460,11 @@ mn_json_well_formed(mn_span s)
 		else
 		{
 			/* a number or a literal: up to a delimiter */
+			j = i;
 			while (i < s.len && strchr(",:]} \t\r\n", s.p[i]) == NULL)
 				i++;
+			if (!scalar_ok(s.p + j, i - j))
+				break;
 			expect = AFTER;
 		}
 	}

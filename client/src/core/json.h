@@ -80,10 +80,14 @@ bool		mn_json_member(mn_span obj, const char *key, mn_span *value);
 bool		mn_json_element(mn_span arr, size_t index, mn_span *value);
 
 /*
- * Whether s holds one JSON value whose structure the walker can trust:
- * strings terminated, brackets matched, members "key": value, commas
- * between items, nothing after the value.  Numbers and literals are not
- * checked.  For text no parser has accepted (the server's jsonb output).
+ * Whether s holds one JSON value (RFC 8259), so that the walker can trust
+ * its structure and PostgreSQL takes it as json: strings terminated, with
+ * no raw control character and only the grammar's escapes; brackets
+ * matched, members "key": value, commas between items; numbers and
+ * literals as the grammar spells them; nothing after the value.  For text
+ * no parser has accepted (the server's jsonb output), and after json-c's
+ * strict mode, which lets through single-quoted keys, NaN, Infinity, "1."
+ * and raw control characters in strings.
  */
 bool		mn_json_well_formed(mn_span s);
 

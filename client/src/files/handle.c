@@ -13,10 +13,12 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <json-c/json.h>
 #include <openssl/evp.h>
@@ -40,21 +42,34 @@ mnemo_file_result_free(mnemo_file_result *r)
 	free(r);
 }
 
-/* The whole file in *data (NUL-terminated) and *len. */
+/*
+ * The whole file in *data (NUL-terminated) and *len.  Opened without
+ * blocking: a plain open of a FIFO waits for a writer, forever if none
+ * comes, before fstat could tell that it is no regular file (O_NONBLOCK
+ * changes nothing for reading a regular file).
+ */
 static int
 read_file(mnemo_store *st, const char *path, char **data, size_t *len)
 {
-	FILE	   *f = fopen(path, "rb");
+	int			fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE	   *f;
 	struct stat sb;
 	char	   *buf;
 	size_t		n;
 
-	if (f == NULL)
+	if (fd < 0)
 		return mn_fail(st, MNEMO_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-	if (fstat(fileno(f), &sb) != 0 || !S_ISREG(sb.st_mode))
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode))
 	{
-		fclose(f);
+		close(fd);
 		return mn_fail(st, MNEMO_ERR_IO, "%s is not a regular file", path);
+	}
+	if ((f = fdopen(fd, "rb")) == NULL)
+	{
+		int			err = errno;
+
+		close(fd);
+		return mn_fail(st, MNEMO_ERR_IO, "cannot open %s: %s", path, strerror(err));
 	}
 	if ((buf = malloc((size_t) sb.st_size + 1)) == NULL)
 	{

@@ -33,8 +33,11 @@
 /*
  * Parse one complete JSON text: strict, nesting at most depth levels, and
  * nothing but white space after the value (json-c alone would stop at the
- * end of the first value and ignore the rest).  NULL with FORMAT (or NOMEM)
- * set; what names the argument.
+ * end of the first value and ignore the rest); UTF-8, RFC 8259's grammar
+ * (json-c's strict mode is laxer) and no \u0000 or lone surrogate escape,
+ * so that whatever the server's jsonb would refuse is FORMAT here, the
+ * code doc/c-api.md promises, rather than its 22P02 or 22P05.  NULL with
+ * FORMAT (or NOMEM) set; what names the argument.
  */
 static struct json_object *
 parse_json(mnemo_store *st, const char *text, const char *what, int depth)
@@ -84,6 +87,21 @@ parse_json(mnemo_store *st, const char *text, const char *what, int depth)
 		}
 	}
 	json_tokener_free(tok);
+	/* json-c before 0.15 has no UTF-8 check: the server would answer 22021 */
+	if (!mn_utf8_valid(text, len))
+	{
+		json_object_put(obj);
+		mn_fail(st, MNEMO_ERR_FORMAT, "%s is not valid JSON: not UTF-8", what);
+		return NULL;
+	}
+	/* what json-c's strict mode still takes and the server's json does not */
+	if (!mn_json_well_formed((mn_span) {text, len}))
+	{
+		json_object_put(obj);
+		mn_fail(st, MNEMO_ERR_FORMAT, "%s is not valid JSON: a single-quoted string, NaN, "
+				"Infinity, a malformed number or a raw control character in a string", what);
+		return NULL;
+	}
 
 	verbatim = malloc(len + 1);
 	if (verbatim == NULL)
@@ -93,6 +111,16 @@ parse_json(mnemo_store *st, const char *text, const char *what, int depth)
 		return NULL;
 	}
 	memcpy(verbatim, text, len + 1);
+	/* valid JSON, but nothing jsonb can hold: refused here too, not as the
+	 * server's 22P05 or 22P02 (the copy is dropped, so its rewrite is moot) */
+	if (mn_json_scrub(verbatim, len) > 0)
+	{
+		free(verbatim);
+		json_object_put(obj);
+		mn_fail(st, MNEMO_ERR_FORMAT, "%s holds \\u0000 or a lone surrogate escape, "
+				"which PostgreSQL's jsonb cannot hold", what);
+		return NULL;
+	}
 	json_object_set_serializer(obj, json_object_userdata_to_json_string, verbatim,
 							   json_object_free_userdata);
 	return obj;

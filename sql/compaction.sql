@@ -99,6 +99,14 @@ SELECT mnemo.file_id_footer(repeat('f', 64) || ' and ' || repeat('f', 63) || ' a
 SELECT mnemo.file_id_footer(mnemo.file_id_footer('see file_0123456789', ARRAY['b.txt']), ARRAY['b.txt'])
      = mnemo.file_id_footer('see file_0123456789', ARRAY['b.txt']) AS idempotent;
 SELECT mnemo.file_id_footer(E'old\n\n[LCM File IDs: a.txt]', ARRAY['b.txt']);
+-- ids in a text that a footer could not carry are not ids (a Content-ID
+-- line of a comma list, a "]" in it): left out, so the footer reads back
+-- as written and the function stays idempotent; spaces around are trimmed
+SELECT mnemo.file_id_footer(E'Content-ID: a, b]');
+SELECT mnemo.file_id_footer(mnemo.file_id_footer(E'Content-ID: a, b]')) = mnemo.file_id_footer(E'Content-ID: a, b]') AS idempotent;
+SELECT mnemo.file_id_footer(E'Content-ID:   spaced.txt  \nContent-ID: tab\there\nContent-ID: ' || repeat('x', 257));
+SELECT mnemo.file_id_footer(mnemo.file_id_footer(E'Content-ID:   spaced.txt  \nContent-ID: tab\there'))
+     = mnemo.file_id_footer(E'Content-ID:   spaced.txt  \nContent-ID: tab\there') AS idempotent_trimmed;
 SELECT mnemo.file_id_footer('x', ARRAY['a, b']);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.file_id_footer('x', ARRAY['a]']);
@@ -176,6 +184,13 @@ SELECT mnemo.claim_compaction('cl', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.release_compaction('cl_nope', 'worker-a');
 \echo :LAST_ERROR_SQLSTATE
+-- a soft-deleted session cannot be claimed (its commit would fail): MN012,
+-- nothing written; release still works
+SELECT mnemo.soft_delete_session('cl');
+SELECT mnemo.claim_compaction('cl', 'worker-d');
+\echo :LAST_ERROR_SQLSTATE
+SELECT holder FROM mnemo.compaction_claims WHERE session_id = 'cl';
+SELECT mnemo.release_compaction('cl', 'worker-c') AS c_releases;
 -- purge takes the claim with the session
 SELECT mnemo.purge_session('cl');
 SELECT count(*) AS claims FROM mnemo.compaction_claims WHERE session_id = 'cl';

@@ -39,6 +39,11 @@ SELECT content_id FROM mnemo.store_file_reference('sha256:v2', '/src/d.txt', 'te
 SELECT pg_sleep(0.002);
 SELECT content_id FROM mnemo.store_file_reference('sha256:v3', '/src/d.txt', 'text', 30, 'version 3');
 SELECT content_id, token_count, exploration_summary FROM mnemo.get_file_reference_by_path('/src/d.txt');
+-- a content id must be one a file-id footer can carry through summaries
+SELECT mnemo.store_file_reference('a, b', '/src/e.txt');
+SELECT mnemo.store_file_reference('c]', '/src/e.txt');
+SELECT mnemo.store_file_reference(' d', '/src/e.txt');
+SELECT count(*) FROM mnemo.file_references WHERE path = '/src/e.txt';
 -- re-storing an older version makes it the most recent again
 SELECT pg_sleep(0.002);
 SELECT content_id FROM mnemo.store_file_reference('sha256:v1', '/src/d.txt', 'text', 10, 'version 1 again');

@@ -418,3 +418,38 @@ SELECT id FROM mnemo.summary_nodes('sn');
 SELECT mnemo.resume_session('sn', 'start');
 SELECT count(*) AS nodes FROM mnemo.summary_nodes('sn', true);
 SELECT item_id FROM mnemo.get_context_items('sn');
+
+-- ids are unique along a fork's line: an id it inherited is taken (MN004,
+-- nothing written), for messages, parts and summaries alike; a parent's id
+-- after the fork point is not on the fork's line and stays free
+SELECT id FROM mnemo.create_session('fu');
+SELECT count(*) FROM mnemo.append_messages('fu', '[{"role": "user", "id": "fu_m1", "parts": [{"type": "text", "id": "fu_p1", "text": "one"}]},
+  {"role": "assistant", "id": "fu_m2", "parts": [{"type": "text", "id": "fu_p2", "text": "two"}]}]');
+SELECT fork_seq FROM mnemo.fork_session('fu', '2', 'fu_f');
+SELECT seq FROM mnemo.append_message('fu', 'user', '[{"type": "text", "id": "fu_p3", "text": "parent three"}]', id => 'fu_m3');
+SELECT mnemo.append_message('fu_f', 'user', '[{"type": "text", "text": "again"}]', id => 'fu_m1');
+SELECT mnemo.append_message('fu_f', 'user', '[{"type": "text", "id": "fu_p2", "text": "again"}]');
+SELECT mnemo.append_messages('fu_f', '[{"role": "user", "id": "fu_new", "parts": []}, {"role": "user", "id": "fu_m2", "parts": []}]');
+SELECT seq FROM mnemo.append_message('fu_f', 'user', '[{"type": "text", "id": "fu_fp", "text": "own"}]', id => 'fu_fm');
+SELECT mnemo.append_part('fu_f', 'fu_fm', '{"type": "text", "id": "fu_p1", "text": "part"}');
+SELECT mnemo.append_message('fu_f', 'assistant', '[{"type": "text", "text": "S"}]', id => 'fu_m2', is_summary => true);
+SELECT mnemo.commit_summary('fu_f', 'fu_m1', 'sum', 1, '{fu_fm}');
+SELECT mnemo.commit_summary('fu_f', 'fu_s', 'sum', 1, '{fu_fm}', part_ids => '{fu_p2,fu_sp}');
+-- the first clash in message order, inherited or own
+SELECT mnemo.append_messages('fu_f', '[{"role": "user", "id": "fu_fm", "parts": []}, {"role": "user", "id": "fu_m1", "parts": []}]');
+SELECT mnemo.append_messages('fu_f', '[{"role": "user", "id": "fu_x", "parts": [{"type": "text", "id": "fu_p1", "text": "x"}]}, {"role": "user", "id": "fu_fm", "parts": []}]');
+-- nothing of those was written; the view holds each id once
+SELECT id, seq FROM mnemo.get_messages('fu_f');
+SELECT item_id FROM mnemo.get_context_items('fu_f');
+-- the parent's own later ids, and new ones, are free on the fork
+SELECT seq FROM mnemo.append_message('fu_f', 'user', '[{"type": "text", "id": "fu_p3", "text": "mine"}]', id => 'fu_m3');
+SELECT mnemo.commit_summary('fu_f', 'fu_s', 'sum', 1, '{fu_m1,fu_m2}') AS position;
+SELECT item_type, item_id FROM mnemo.get_context_items('fu_f');
+-- a fork of the fork inherits both lines' ids
+SELECT fork_seq FROM mnemo.fork_session('fu_f', '4', 'fu_ff');
+SELECT mnemo.append_message('fu_ff', 'user', '[]', id => 'fu_m2');
+SELECT mnemo.append_message('fu_ff', 'user', '[]', id => 'fu_fm');
+\set VERBOSITY default
+SELECT mnemo.append_message('fu_ff', 'user', '[]', id => 'fu_m1');
+\set VERBOSITY terse
+SELECT seq FROM mnemo.append_message('fu_ff', 'user', '[]', id => 'fu_ff_m');

@@ -98,6 +98,9 @@ SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x"}]'
 SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x", "id": "  "}]');
 SELECT mnemo.append_messages('ids a b', '[{"role": "user", "parts": [], "id": "ok"}, {"role": "user", "parts": [], "id": "\u0001"}]');
 SELECT mnemo.add_checkpoint('ids a b', ' ');
+SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x"}]', run_id => '');
+SELECT mnemo.append_message('ids a b', 'user', '[{"type": "text", "text": "x"}]', run_id => E'r\t1');
+SELECT mnemo.append_messages('ids a b', '[{"role": "user", "parts": [], "run_id": "  "}]');
 SELECT count(*) AS messages_written FROM mnemo.messages WHERE session_id = 'ids a b';
 
 --

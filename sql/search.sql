@@ -92,6 +92,25 @@ SELECT seq FROM mnemo.append_message('sh', 'tool',
 SELECT message_id FROM mnemo.search_history('sh', 'early');
 SELECT count(*) FROM mnemo.search_history('sh', 'late');
 SELECT count(*) FROM mnemo.search_history('sh', repeat('z', 3000));
+-- limits on a query: 32 words, or sixteen phrases, search a part where
+-- every word matches them (the snippet comes from the part's first 20,000
+-- characters: over all 100,000 the phrases took a minute); more terms and
+-- operators, or over 10,000 bytes, is 54000 (twenty thousand words
+-- exhausted the stack inside PostgreSQL's text search)
+SELECT count(*), max(length(snippet)) < 400 AS short_snippet
+  FROM mnemo.search_history('sh', repeat('filler ', 32));
+SELECT count(*) FROM mnemo.search_history('sh', repeat('filler or ', 31) || 'filler');
+SELECT count(*) FROM mnemo.search_history('sh', repeat('"filler filler" ', 16));
+SELECT count(*) FROM mnemo.search_history('sh', repeat('filler ', 33));
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM mnemo.search_history('sh', repeat('filler ', 1428));
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM mnemo.search_history('sh', repeat('w ', 20000));
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT count(*) FROM mnemo.search_history('sh', repeat('filler ', 33));
+SELECT count(*) FROM mnemo.search_history('sh', repeat('x', 10001));
+\set VERBOSITY terse
 -- nothing found, no words: no rows, no error
 SELECT count(*) FROM mnemo.search_history('sh', 'kubernetes');
 SELECT count(*) FROM mnemo.search_history('sh', '');

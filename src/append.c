@@ -185,43 +185,89 @@ GivenArray(const GivenIds *given, bool ids)
 }
 
 /*
- * MN004 naming the first of the given message and part ids that is taken in
- * the session or repeated in the call; nothing if none is.  Run after a
- * write that a unique index refused (WriteNamingClash), its rows rolled
- * back; ids mnemo made are new by construction and are not looked up.  The
- * caller holds the session lock, so what it finds is what the write met.
+ * Of the given ids, the first (by ord) that session holds within seqs
+ * from..to (a part by its message's seq) into *first, unless an earlier one
+ * is there already.  Not read-only: it must see rows committed while the
+ * caller waited for the session lock.
  */
 static void
-CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *parts)
+FirstTaken(const char *session_id, int64 from, int64 to, const GivenIds *messages,
+		   const GivenIds *parts, int32 *first_ord, const char **first_what,
+		   const char **first_id)
+{
+	MnemoPrepare(&taken_plan,
+				 "SELECT t.ord, t.what, t.id FROM ("
+				 "SELECT u.ord, 'message' AS what, u.id FROM unnest($2, $3) AS u(id, ord) "
+				 "WHERE EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = $1 "
+				 "AND m.id = u.id AND m.seq BETWEEN $6 AND $7) "
+				 "UNION ALL "
+				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
+				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p JOIN mnemo.messages m "
+				 "ON m.session_id = $1 AND m.id = p.message_id "
+				 "WHERE p.session_id = $1 AND p.id = u.id AND m.seq BETWEEN $6 AND $7)"
+				 ") AS t ORDER BY t.ord LIMIT 1",
+				 7, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
+				 INT8OID, INT8OID});
+	if (MnemoExecute(taken_plan,
+					 (Datum[]) {CStringGetTextDatum(session_id),
+						 GivenArray(messages, true), GivenArray(messages, false),
+						 GivenArray(parts, true), GivenArray(parts, false),
+					 Int64GetDatum(from), Int64GetDatum(to)}, NULL, false, 1) == 1 &&
+		MnemoGetInt64(0, 1, NULL) < *first_ord)
+	{
+		*first_ord = (int32) MnemoGetInt64(0, 1, NULL);
+		*first_what = MnemoGetText(0, 2, NULL);
+		*first_id = MnemoGetText(0, 3, NULL);
+	}
+}
+
+/*
+ * MN004 naming the first of the given message and part ids that is taken on
+ * the session's line or repeated in the call; nothing if none is.  Taken
+ * means held by the session, discarded messages too (its unique indexes
+ * say so), or, for a fork, by what it inherited: the line is one sequence
+ * of messages, read by id (get_message), compacted and expanded by id, so
+ * an id may not name two of them.  Ids mnemo made are new by construction
+ * and are not looked up.  The caller holds the session lock, so what it
+ * finds is what a write would meet.  Each statement reads one session.
+ */
+static void
+CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *parts,
+			 bool fork)
 {
 	int32		first_ord = PG_INT32_MAX;
 	const char *first_what = NULL;
 	const char *first_id = NULL;
+	bool		inherited = false;
 
 	if (messages->n + parts->n == 0)
 		return;
 	FirstRepeat(messages, "message", &first_ord, &first_what, &first_id);
 	FirstRepeat(parts, "part", &first_ord, &first_what, &first_id);
-	MnemoPrepare(&taken_plan,
-				 "SELECT t.ord, t.what, t.id FROM ("
-				 "SELECT u.ord, 'message' AS what, u.id FROM unnest($2, $3) AS u(id, ord) "
-				 "WHERE EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = u.id) "
-				 "UNION ALL "
-				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
-				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.id = u.id)"
-				 ") AS t ORDER BY t.ord LIMIT 1",
-				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID});
-	/* not read-only: it must see rows committed while we waited for the lock */
-	if (MnemoExecute(taken_plan,
-					 (Datum[]) {CStringGetTextDatum(session_id),
-					 GivenArray(messages, true), GivenArray(messages, false),
-					 GivenArray(parts, true), GivenArray(parts, false)}, NULL, false, 1) == 1 &&
-		MnemoGetInt64(0, 1, NULL) < first_ord)
+	FirstTaken(session_id, PG_INT64_MIN, PG_INT64_MAX, messages, parts, &first_ord,
+			   &first_what, &first_id);
+	if (fork)
 	{
-		first_what = MnemoGetText(0, 2, NULL);
-		first_id = MnemoGetText(0, 3, NULL);
+		MnemoLine	line;
+		int			i;
+
+		MnemoReadLine(session_id, PG_INT64_MAX, true, false, &line);
+		for (i = 0; i < line.ninherited; i++)
+		{
+			const char *before = first_id;
+
+			FirstTaken(line.segs[i].owner, line.segs[i].from, line.segs[i].to, messages, parts,
+					   &first_ord, &first_what, &first_id);
+			if (first_id != before)
+				inherited = true;
+		}
 	}
+	if (first_id && inherited)
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
+				 errmsg("%s \"%s\" already exists", first_what, first_id),
+				 errdetail("Session \"%s\" is a fork: it inherited a %s of this id, and ids are unique along a session's line.",
+						   session_id, first_what)));
 	if (first_id)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
@@ -300,17 +346,26 @@ InsertRows(void *arg)
  * them in a subtransaction, so that when one is taken (the unique index
  * refuses it: MN004 from MnemoInsert) the rows are rolled back and
  * CheckIdsFree names the first clash.  Nothing is looked up before the
- * write: on the way that succeeds, the unique indexes are the only check.
+ * write: on the way that succeeds, the unique indexes are the only check
+ * (a look-up first made imports 14% slower, doc/benchmarks.md).  But a
+ * fork's unique indexes do not hold what it inherited, so on a fork the ids
+ * are looked up first, and then no subtransaction is needed.
  */
 static void
 WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
-				 const GivenIds *messages, const GivenIds *parts)
+				 const GivenIds *messages, const GivenIds *parts, bool fork)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
 
 	if (messages->n + parts->n == 0)
 	{
+		write(arg);
+		return;
+	}
+	if (fork)
+	{
+		CheckIdsFree(session_id, messages, parts, true);
 		write(arg);
 		return;
 	}
@@ -334,7 +389,7 @@ WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode == ERRCODE_MNEMO_DUPLICATE_ID)
-			CheckIdsFree(session_id, messages, parts);
+			CheckIdsFree(session_id, messages, parts, false);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
@@ -420,7 +475,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	rows.part_message_ids = part_message_ids;
 	rows.part_indexes = part_indexes;
 	rows.parts = parts;
-	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts);
+	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts, lock->is_fork);
 
 	for (i = 0; i < n; i++)
 		MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, ms[i].id,
@@ -487,6 +542,8 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	m.model_id = MnemoTextArgOrNull(fcinfo, 5);
 	m.provider_id = MnemoTextArgOrNull(fcinfo, 6);
 	m.run_id = MnemoTextArgOrNull(fcinfo, 7);
+	if (m.run_id)
+		MnemoCheckId(m.run_id, "run_id");
 	m.is_summary = PG_ARGISNULL(8) ? false : PG_GETARG_BOOL(8);
 	TakeParts(parts, "parts", &m);
 	if (m.id == NULL)
@@ -555,6 +612,8 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		ms[i].model_id = MnemoJsonbString(obj, "model_id", where, false);
 		ms[i].provider_id = MnemoJsonbString(obj, "provider_id", where, false);
 		ms[i].run_id = MnemoJsonbString(obj, "run_id", where, false);
+		if (ms[i].run_id)
+			MnemoCheckId(ms[i].run_id, "run_id");
 		field = getKeyJsonValueFromContainer(obj, "is_summary", 10, &buf);
 		if (field && field->type != jbvNull)
 		{
@@ -657,7 +716,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	rows.part_message_ids = &message_id;
 	rows.part_indexes = &part_index;
 	rows.parts = &part;
-	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given);
+	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given, lock.is_fork);
 	/* search_index.c: a message may be indexed already */
 	MnemoQueueSearch(session_id, lock.tenant, seq);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);

@@ -54,7 +54,7 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ttl_ms must be at least 1")));
 	MnemoConnect(&call);
-	MnemoShareSession(session_id, &tenant, &watched);
+	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
 	values[2] = Int64GetDatum(MnemoNowMs());

@@ -104,6 +104,45 @@ MnemoFileIdsInit(MnemoFileIds *ids)
 							HASH_ELEM | HASH_FUNCTION | HASH_COMPARE | HASH_CONTEXT);
 }
 
+/*
+ * Whether an id can be listed in a footer and read back as itself: the
+ * list separates ids with ", " and ends at "]", on one line.  So, besides
+ * MnemoCheckId's rules, no comma, no "]", no space at either end.
+ */
+static bool
+Listable(const char *id, int len)
+{
+	int			i;
+
+	if (len == 0 || len > MNEMO_ID_MAX || id[0] == ' ' || id[len - 1] == ' ')
+		return false;
+	for (i = 0; i < len; i++)
+		if (id[i] == ',' || id[i] == ']' || (unsigned char) id[i] < 0x20 || id[i] == 0x7f)
+			return false;
+	return true;
+}
+
+/*
+ * 22023 unless id is a file id a footer can carry: for the ids a caller
+ * gives (file_id_footer's file_ids, store_file_reference's content_id), so
+ * that a summary never loses one.  what names it in the error.
+ */
+void
+MnemoCheckFileId(const char *id, const char *what)
+{
+	MnemoCheckId(id, what);
+	if (!Listable(id, strlen(id)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s \"%s\" cannot be listed in a file-id footer", what, id),
+				 errdetail("A footer lists ids separated by \", \" and ends with \"]\": an id cannot hold a comma or a \"]\", nor start or end with a space.")));
+}
+
+/*
+ * Add id to ids unless it is there already.  An id found in a text that a
+ * footer could not carry (a "Content-ID: " line of a comma list, say) is
+ * not an id: left out, so that the footer reads back as written.
+ */
 static void
 AddId(MnemoFileIds *ids, const char *id, int len)
 {
@@ -112,9 +151,11 @@ AddId(MnemoFileIds *ids, const char *id, int len)
 	bool		found;
 
 	CHECK_FOR_INTERRUPTS();
+	while (len > 0 && id[0] == ' ')
+		id++, len--;
 	while (len > 0 && (id[len - 1] == ' ' || id[len - 1] == '\r'))
 		len--;
-	if (len == 0)
+	if (!Listable(id, len))
 		return;
 	key.id = id;
 	key.len = len;
@@ -302,12 +343,7 @@ mnemo_file_id_footer(PG_FUNCTION_ARGS)
 		{
 			char	   *id = TextDatumGetCString(elems[i]);
 
-			MnemoCheckId(id, "a file id");
-			if (strpbrk(id, ",]\n") != NULL || id[0] == ' ' || id[strlen(id) - 1] == ' ')
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("file id \"%s\" cannot be listed in a footer", id),
-						 errdetail("A footer lists ids separated by \", \" and ends with \"]\": an id cannot hold a comma, a \"]\" or a newline, nor start or end with a space.")));
+			MnemoCheckFileId(id, "file id");
 			extra = lappend(extra, id);
 		}
 	}

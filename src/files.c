@@ -35,7 +35,7 @@ mnemo_store_file_reference(PG_FUNCTION_ARGS)
 	Datum		result;
 	MnemoCall	call;
 
-	MnemoCheckId(content_id, "content_id");
+	MnemoCheckFileId(content_id, "content_id");
 	if (path[0] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -113,6 +113,7 @@ typedef struct MnemoSessionLock
 	int64		context_generation; /* the live generation of the context view */
 	int64		context_dead;	/* rows deleted from it in place (see swap.c) */
 	int64		context_tail_seq;	/* messages after it are the implicit tail of the view */
+	bool		is_fork;		/* its line begins with what it inherited */
 } MnemoSessionLock;
 
 extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
@@ -121,7 +122,6 @@ extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool 
 extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
 								 int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
-extern void MnemoShareSession(const char *session_id, char **tenant, bool *watched);
 
 /*
  * The session's live context view (the session in $1), as a subquery to
@@ -298,6 +298,7 @@ typedef struct MnemoFileIds
 extern void MnemoFileIdsInit(MnemoFileIds *ids);
 extern void MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids);
 extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
+extern void MnemoCheckFileId(const char *id, const char *what);
 
 /*
  * How deep a part (or session metadata) may nest: the part object is level

@@ -48,7 +48,8 @@ static SPIPlanPtr segment_plan;
 #define SEARCH_HITS(in_context, range) \
 	"SELECT t.message_id, t.seq, t.role, " in_context ", " \
 	"ts_headline('simple'::regconfig, " \
-	"            (SELECT " SEARCH_DOC " FROM mnemo.message_parts p " \
+	"            (SELECT left(" SEARCH_DOC ", " CppAsString2(MNEMO_SNIPPET_CHARS) ") " \
+	"             FROM mnemo.message_parts p " \
 	"             WHERE p.session_id = $1 AND p.message_id = t.message_id " \
 	"             AND p.part_index = t.part_index), " SEARCH_QUERY ", " \
 	"'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank " \
@@ -202,12 +203,50 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("limit must not be negative")));
+
+	/*
+	 * PostgreSQL's text search evaluates a query by recursion: twenty
+	 * thousand words exhaust the stack (54001) deep inside it.  Five
+	 * thousand still search; no one types more than a search box holds.
+	 */
+	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(query);
 	values[2] = Int32GetDatum(limit);
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+
+	/*
+	 * A query without a single word finds nothing; asking the server would
+	 * only add notices about an empty tsquery.  A snippet costs ts_headline
+	 * time that grows with the query's terms times the matches in the part
+	 * (sixteen phrases of a word repeated through a 100 kB part: a minute),
+	 * so a query has at most MNEMO_MAX_SEARCH_NODES terms and operators and
+	 * a snippet is taken from a part's first MNEMO_SNIPPET_CHARS characters.
+	 */
+	MnemoPrepare(&words_plan,
+				 "SELECT to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector, "
+				 "CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
+				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
+				 1, &types[1]);
+	MnemoExecute(words_plan, &values[1], NULL, true, 1);
+	if (MnemoGetBool(0, 1))
+	{
+		InitMaterializedSRF(fcinfo, 0);
+		MnemoFinish(&call);
+		return (Datum) 0;
+	}
+	if (MnemoGetInt64(0, 2, NULL) > MNEMO_MAX_SEARCH_NODES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
+						MnemoGetInt64(0, 2, NULL), MNEMO_MAX_SEARCH_NODES),
+				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
+
 	if (MnemoCanDrainSearch())
 		DrainLine(&line);
 	else
@@ -220,20 +259,6 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 							pending, session_id),
 					 errdetail("A read-only transaction or a standby does not index; the search covers what is indexed."),
 					 errhint("Call mnemo.index_search() on the primary.")));
-	}
-
-	/*
-	 * A query without a single word finds nothing; asking the server would
-	 * only add notices about an empty tsquery.
-	 */
-	MnemoPrepare(&words_plan,
-				 "SELECT to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector", 1, &types[1]);
-	MnemoExecute(words_plan, &values[1], NULL, true, 1);
-	if (MnemoGetBool(0, 1))
-	{
-		InitMaterializedSRF(fcinfo, 0);
-		MnemoFinish(&call);
-		return (Datum) 0;
 	}
 
 	if (line.nsegs > 1 || line.is_fork)

@@ -24,6 +24,11 @@
 #define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
 #define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"
 
+/* search_history's limits on a query and its snippets (search.c says why) */
+#define MNEMO_MAX_SEARCH_QUERY 10000	/* bytes */
+#define MNEMO_MAX_SEARCH_NODES 63	/* terms and operators: 32 words */
+#define MNEMO_SNIPPET_CHARS 20000
+
 extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
 extern int64 MnemoDrainSearch(const char *session_id);
 extern int64 MnemoSearchPending(const char *session_id, bool fresh);

@@ -90,7 +90,8 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
 				 "last_position = last_position + $3, updated_at = $4 "
 				 "WHERE id = $1 RETURNING last_seq, last_position, is_active, watched, "
-				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq",
+				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq, "
+				 "fork_seq IS NOT NULL",
 				 4, types);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(add_seq);
@@ -108,6 +109,7 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	lock->context_generation = MnemoGetInt64(0, 9, NULL);
 	lock->context_dead = MnemoGetInt64(0, 10, NULL);
 	lock->context_tail_seq = MnemoGetInt64(0, 11, NULL);
+	lock->is_fork = MnemoGetBool(0, 12);
 }
 
 /*
@@ -161,18 +163,11 @@ MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
 	CheckSession(session_id, false, false, tenant, watched);
 }
 
-/* For the writes that do not take the session lock: status, tokens, tombstones, state, ... */
+/* For the writes that do not take the session lock: status, tokens, tombstones, state, a compaction claim, ... */
 void
 MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 {
 	CheckSession(session_id, true, true, tenant, watched);
-}
-
-/* The same for such writes to an inactive session too (a compaction claim). */
-void
-MnemoShareSession(const char *session_id, char **tenant, bool *watched)
-{
-	CheckSession(session_id, false, true, tenant, watched);
 }
 
 /* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */

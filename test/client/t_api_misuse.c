@@ -137,6 +137,8 @@ test_null_handle(void)
 	no_handle(mnemo_feed_follow(NULL, SID, 0), "mnemo_feed_follow");
 	no_handle(mnemo_feed_unfollow(NULL, SID), "mnemo_feed_unfollow");
 	no_handle(mnemo_feed_poll(NULL, 0), "mnemo_feed_poll");
+	no_handle(mnemo_compact_hook(NULL, SID, true, NULL), "mnemo_compact_hook, blocking");
+	no_handle(mnemo_compact_hook(NULL, SID, false, NULL), "mnemo_compact_hook, in the background");
 	is_int(mnemo_feed_socket(NULL), -1, "mnemo_feed_socket with a NULL handle: -1");
 	is_int(mnemo_event_failures(NULL), 0, "mnemo_event_failures with a NULL handle: 0");
 	ok(out == NULL, "no out-parameter was written by any of them");
@@ -186,6 +188,7 @@ test_null_arguments(mnemo_store *st)
 	prune.n_protected_tools = 2;	/* the second NULL */
 
 	refused(st, mnemo_new_id(st, "msg", NULL), "mnemo_new_id, id NULL");
+	refused(st, mnemo_compact_hook(st, NULL, true, NULL), "mnemo_compact_hook, session_id NULL");
 	is_int(mnemo_new_id(st, NULL, id), MNEMO_ERR_INVALID_ARGUMENT,
 		   "mnemo_new_id, prefix NULL: INVALID_ARGUMENT (the server's 22004)");
 	is_str(mnemo_sqlstate(st), "22004", "mnemo_new_id, prefix NULL: SQLSTATE 22004, as documented");

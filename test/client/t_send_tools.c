@@ -199,6 +199,13 @@ static const input_case inputs[] = {
 		OAI("{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}")
 		OAI_DONE,
 	"[1,2]"},
+	/* json-c's strict mode takes NaN; jsonb does not */
+	{"openai arguments with NaN", "openai",
+		OAI("{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"call_n\","
+			"\"type\":\"function\",\"function\":{\"name\":\"bash\",\"arguments\":\"{\\\"x\\\": NaN}\"}}]}}]}")
+		OAI("{\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}")
+		OAI_DONE,
+	"{\"x\": NaN}"},
 	{"anthropic partial_json cut short", "anthropic",
 		ANT_START
 		ANT_TOOL(0, "{\"type\":\"tool_use\",\"id\":\"toolu_p\",\"name\":\"bash\",\"input\":{}}",

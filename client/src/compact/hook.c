@@ -182,6 +182,8 @@ mnemo_compact_hook(mnemo_store *st, const char *session_id, bool blocking, void 
 	int			tries = 0;
 	int			rc;
 
+	if ((rc = mn_begin(st, session_id != NULL, "mnemo_compact_hook: session_id is required")) != MNEMO_OK)
+		return rc;
 	if (!blocking)
 	{
 		mn_compact_reap(st);

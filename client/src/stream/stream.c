@@ -683,7 +683,8 @@ mn_stream_tool_end(mn_stream *s, mn_tool *t)
 		text = "{}";
 		len = 2;
 	}
-	obj = mn_stream_parse_json(s, text, len, true);
+	/* json-c's strict mode takes NaN, 'keys' and such, which jsonb refuses */
+	obj = mn_json_well_formed((mn_span) {text, len}) ? mn_stream_parse_json(s, text, len, true) : NULL;
 	tool_delta(t, &d);
 	d.text = text;
 	d.len = len;

@@ -69,6 +69,17 @@ SELECT bool_and(rank > 0) AS ranked FROM mnemo.search_history('sh', 'slot');
 -- a rank tie goes to the newer message
 SELECT message_id, seq FROM mnemo.search_history('sh', 'slot')
  WHERE rank = (SELECT min(rank) FROM mnemo.search_history('sh', 'slot'));
+-- a better rank comes first, however old: on a session and on a fork
+-- (whose hits of each segment are merged in C)
+SELECT id FROM mnemo.create_session('srk');
+SELECT count(*) FROM mnemo.append_messages('srk', '[
+  {"role": "user", "id": "srk_dense", "parts": [{"type": "text", "text": "otter otter otter otter"}]},
+  {"role": "user", "id": "srk_mid", "parts": [{"type": "text", "text": "otter otter and many other words besides it"}]},
+  {"role": "user", "id": "srk_sparse", "parts": [{"type": "text", "text": "one otter among a great many other words in a long line"}]}]');
+SELECT message_id, rank > 0 AS ranked FROM mnemo.search_history('srk', 'otter');
+SELECT fork_seq FROM mnemo.fork_session('srk', '2', 'srk_f');
+SELECT seq FROM mnemo.append_message('srk_f', 'user', '[{"type": "text", "text": "an otter, once, in a sentence of many other words"}]', id => 'srk_f1');
+SELECT message_id FROM mnemo.search_history('srk_f', 'otter');
 -- limit
 SELECT message_id FROM mnemo.search_history('sh', 'slot', 2);
 SELECT count(*) FROM mnemo.search_history('sh', 'slot', 0);

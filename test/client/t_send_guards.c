@@ -140,6 +140,7 @@ typedef struct reentry
 	int			send_rc;
 	char		send_msg[256];
 	int			read_rc;
+	int			new_id_rc;
 	int			calls;
 } reentry;
 
@@ -159,6 +160,11 @@ reenter(mnemo_store *st, const mnemo_stream_part *p, void *arg)
 	mnemo_turn_free(t);
 	r->read_rc = mnemo_messages_get(st, r->sid, NULL, false, &m);
 	mnemo_messages_free(m);
+	{
+		char		id[MNEMO_ID_MAX + 1];
+
+		r->new_id_rc = mnemo_new_id(st, "part", id);
+	}
 	return 0;
 }
 
@@ -169,7 +175,7 @@ test_reentry(mnemo_store *st)
 	char		url[96];
 	mnemo_turn_options o;
 	mnemo_turn *t = NULL;
-	reentry		r = {"reentry", &o, 0, "", 0, 0};
+	reentry		r = {"reentry", &o, 0, "", 0, 0, 0};
 	int			rc;
 
 	server_start(&s, "reply\n  text \"one\" \" two\"\nreply\n  text \"nested reply\"\n");
@@ -179,6 +185,7 @@ test_reentry(mnemo_store *st)
 	is_int(r.send_rc, MNEMO_ERR_INVALID_ARGUMENT, "mnemo_session_send from on_part: INVALID_ARGUMENT");
 	ok(strstr(r.send_msg, "callback") != NULL, "... saying why (%s)", r.send_msg);
 	is_int(r.read_rc, MNEMO_ERR_INVALID_ARGUMENT, "a read from on_part: refused too");
+	is_int(r.new_id_rc, MNEMO_ERR_INVALID_ARGUMENT, "mnemo_new_id from on_part: refused too");
 	is_int(rc, MNEMO_OK, "the turn goes on and succeeds (%s)", mnemo_errmsg(st));
 	is_int(mnemo_errcode(st), MNEMO_OK, "the refusal is not the turn's error");
 	is_str(t ? t->text : NULL, "one two", "the turn's reply");

@@ -61,12 +61,10 @@ mnemo_new_id(mnemo_store *st, const char *prefix, char id[MNEMO_ID_MAX + 1])
 	const char *params[1] = {prefix};
 	PGresult   *res;
 	const char *value;
+	int			rc;
 
-	if (st == NULL)
-		return MNEMO_ERR_INVALID_ARGUMENT;
-	mn_clear_error(st);
-	if (id == NULL)
-		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "mnemo_new_id: id is NULL");
+	if ((rc = mn_begin(st, id != NULL, "mnemo_new_id: id is NULL")) != MNEMO_OK)
+		return rc;
 	if ((res = mn_exec(st, &new_id_stmt, params)) == NULL)
 		return st->errcode;
 	if (PQntuples(res) != 1 || PQgetisnull(res, 0, 0) ||

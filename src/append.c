@@ -189,7 +189,8 @@ GivenArray(const GivenIds *given, bool ids)
  * Of the given ids, the first (by ord) that session holds into *first,
  * unless an earlier one is there already: any of its own (own), or one
  * within seqs from..to (an ancestor's, of which a fork inherited that
- * range; a part by its message's seq).  Each look-up is by the unique
+ * range; a part by its message's seq).  given holds the ids and ords of
+ * the messages, then of the parts (GivenArray).  Each look-up is by the unique
  * index of (session_id, id), and the seq of a part's message is a scalar
  * subquery per part found: as a join, a plan made while the session was
  * small paired every part with every message (23 s at 16,000 messages).
@@ -197,11 +198,9 @@ GivenArray(const GivenIds *given, bool ids)
  * the session lock.
  */
 static void
-FirstTaken(const char *session_id, bool own, int64 from, int64 to, const GivenIds *messages,
-		   const GivenIds *parts, int32 *first_ord, const char **first_what,
-		   const char **first_id)
+FirstTaken(const char *session_id, bool own, int64 from, int64 to, const Datum given[4],
+		   int32 *first_ord, const char **first_what, const char **first_id)
 {
-	SPIPlanPtr	plan;
 
 	MnemoPrepare(&taken_plan,
 				 "SELECT t.ord, t.what, t.id FROM ("
@@ -226,12 +225,10 @@ FirstTaken(const char *session_id, bool own, int64 from, int64 to, const GivenId
 				 ") AS t ORDER BY t.ord LIMIT 1",
 				 7, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
 				 INT8OID, INT8OID});
-	plan = own ? taken_plan : inherited_plan;
-	if (MnemoExecute(plan,
-					 (Datum[]) {CStringGetTextDatum(session_id),
-						 GivenArray(messages, true), GivenArray(messages, false),
-						 GivenArray(parts, true), GivenArray(parts, false),
-					 Int64GetDatum(from), Int64GetDatum(to)}, NULL, false, 1) == 1 &&
+	/* the own plan takes the first five */
+	if (MnemoExecute(own ? taken_plan : inherited_plan,
+					 (Datum[]) {CStringGetTextDatum(session_id), given[0], given[1], given[2],
+					 given[3], Int64GetDatum(from), Int64GetDatum(to)}, NULL, false, 1) == 1 &&
 		MnemoGetInt64(0, 1, NULL) < *first_ord)
 	{
 		*first_ord = (int32) MnemoGetInt64(0, 1, NULL);
@@ -258,12 +255,17 @@ CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *p
 	const char *first_what = NULL;
 	const char *first_id = NULL;
 	bool		inherited = false;
+	Datum		given[4];
 
 	if (messages->n + parts->n == 0)
 		return;
 	FirstRepeat(messages, "message", &first_ord, &first_what, &first_id);
 	FirstRepeat(parts, "part", &first_ord, &first_what, &first_id);
-	FirstTaken(session_id, true, 0, 0, messages, parts, &first_ord, &first_what, &first_id);
+	given[0] = GivenArray(messages, true);
+	given[1] = GivenArray(messages, false);
+	given[2] = GivenArray(parts, true);
+	given[3] = GivenArray(parts, false);
+	FirstTaken(session_id, true, 0, 0, given, &first_ord, &first_what, &first_id);
 	if (fork)
 	{
 		MnemoLine	line;
@@ -274,8 +276,8 @@ CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *p
 		{
 			const char *before = first_id;
 
-			FirstTaken(line.segs[i].owner, false, line.segs[i].from, line.segs[i].to, messages,
-					   parts, &first_ord, &first_what, &first_id);
+			FirstTaken(line.segs[i].owner, false, line.segs[i].from, line.segs[i].to, given,
+					   &first_ord, &first_what, &first_id);
 			if (first_id != before)
 				inherited = true;
 		}

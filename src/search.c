@@ -198,6 +198,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	MnemoCall	call;
 	MnemoLine	line;
+	int64		nodes;
 
 	if (limit < 0)
 		ereport(ERROR,
@@ -205,9 +206,9 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 				 errmsg("limit must not be negative")));
 
 	/*
-	 * PostgreSQL's text search evaluates a query by recursion: twenty
-	 * thousand words exhaust the stack (54001) deep inside it.  Five
-	 * thousand still search; no one types more than a search box holds.
+	 * Checked before the query is parsed: PostgreSQL's text search parses
+	 * and evaluates it by recursion, and twenty thousand words exhaust the
+	 * stack (54001) deep inside it.
 	 */
 	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
 		ereport(ERROR,
@@ -221,30 +222,31 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 
 	/*
-	 * A query without a single word finds nothing; asking the server would
-	 * only add notices about an empty tsquery.  A snippet costs ts_headline
+	 * A query without a single word (0 here) finds nothing; asking the
+	 * server would only add notices about an empty tsquery.  A snippet costs
+	 * ts_headline
 	 * time that grows with the query's terms times the matches in the part
 	 * (sixteen phrases of a word repeated through a 100 kB part: a minute),
 	 * so a query has at most MNEMO_MAX_SEARCH_NODES terms and operators and
 	 * a snippet is taken from a part's first MNEMO_SNIPPET_CHARS characters.
 	 */
 	MnemoPrepare(&words_plan,
-				 "SELECT to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector, "
-				 "CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
+				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
 				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
 				 1, &types[1]);
 	MnemoExecute(words_plan, &values[1], NULL, true, 1);
-	if (MnemoGetBool(0, 1))
+	nodes = MnemoGetInt64(0, 1, NULL);
+	if (nodes == 0)
 	{
 		InitMaterializedSRF(fcinfo, 0);
 		MnemoFinish(&call);
 		return (Datum) 0;
 	}
-	if (MnemoGetInt64(0, 2, NULL) > MNEMO_MAX_SEARCH_NODES)
+	if (nodes > MNEMO_MAX_SEARCH_NODES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
-						MnemoGetInt64(0, 2, NULL), MNEMO_MAX_SEARCH_NODES),
+						nodes, MNEMO_MAX_SEARCH_NODES),
 				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
 
 	if (MnemoCanDrainSearch())

@@ -22,6 +22,13 @@ SELECT mnemo.append_message('lim', 'user',
 SELECT * FROM mnemo.append_messages('lim', '[{"role": "user", "parts": []},
   {"role": "user", "parts": [{"type":"text","text":"1"},{"type":"text","text":"2"},{"type":"text","text":"3"},{"type":"text","text":"4"}]}]');
 \echo :LAST_ERROR_SQLSTATE
+-- a message streamed part by part is held to the same limit
+SELECT mnemo.append_part('lim', 'lim_at', '{"type":"text","text":"4"}');
+\echo :LAST_ERROR_SQLSTATE
+SET mnemo.max_parts_per_message = 4;
+SELECT mnemo.append_part('lim', 'lim_at', '{"type":"text","text":"4"}');
+SELECT mnemo.append_part('lim', 'lim_at', '{"type":"text","text":"5"}');
+\echo :LAST_ERROR_SQLSTATE
 RESET mnemo.max_parts_per_message;
 
 -- bytes per part (of its stored JSON)

@@ -728,6 +728,12 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 						message_id, session_id)));
 	seq = MnemoGetInt64(0, 1, NULL);
 	part_index = (int32) MnemoGetInt64(0, 2, NULL);
+	/* a streamed message is held to the limit of a message appended whole */
+	if (part_index >= mnemo_max_parts_per_message)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("message \"%s\" already has %d parts, the most mnemo.max_parts_per_message (%d) allows",
+						message_id, part_index, mnemo_max_parts_per_message)));
 
 	memset(&rows, 0, sizeof(rows));
 	rows.session_id = session_id;

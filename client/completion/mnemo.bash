@@ -66,17 +66,34 @@ _mnemo() {
 	_mnemo_ltrim
 }
 
+# A word as the command will get it: bash hands a completion the words of
+# the line as typed, so -d 'postgresql://...' arrives with its quotes.
+# Quotes around the whole word go, and so do backslash escapes outside
+# them; nothing is expanded.
+_mnemo_dequote() {
+	local w=$1
+	case $w in
+	\'*\') w=${w:1:${#w}-2} ;;
+	\"*\") w=${w:1:${#w}-2} w=${w//\\\"/\"} ;;
+	*\\*) w=$(printf '%s' "$w" | sed 's/\\\(.\)/\1/g') ;;
+	esac
+	printf '%s' "$w"
+}
+
 # The replies for the words _mnemo has read.
 _mnemo_reply() {
 	local mnemo=${words[0]} cmd= conn=() args=() i
 	for ((i = 1; i < cword; i++)); do
 		case ${words[i]} in
 		-d | --dbname | --db | -h | --host | -p | --port | -U | --username)
-			conn+=("${words[i]}" "${words[i + 1]}")
+			conn+=("${words[i]}" "$(_mnemo_dequote "${words[i + 1]}")")
 			((i++))
 			;;
-		--dbname=* | --db=* | --host=* | --port=* | --username=* | -d?* | -h?* | -p?* | -U?*)
-			conn+=("${words[i]}")
+		--dbname=* | --db=* | --host=* | --port=* | --username=*)
+			conn+=("${words[i]%%=*}=$(_mnemo_dequote "${words[i]#*=}")")
+			;;
+		-d?* | -h?* | -p?* | -U?*)
+			conn+=("${words[i]:0:2}$(_mnemo_dequote "${words[i]:2}")")
 			;;
 		-*) ;;
 		*) if [ -z "$cmd" ]; then cmd=${words[i]}; else args+=("${words[i]}"); fi ;;

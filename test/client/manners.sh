@@ -201,6 +201,21 @@ for spelling in "--dbname=$db" "-d$db" "-d $db" "-d $uri" "--dbname=$uri"; do
 	PGDATABASE=no_such_database complete_line "$M $spelling show comp-"
 	check "session ids of the database named by $spelling" grep -qx comp-s "$work/comp"
 done
+# complete_quoted WORD...: as complete_words, for words that hold quotes, as
+# bash hands them over: quoted as typed, a quoted part never split at a
+# word break
+complete_quoted() {
+	local -a w=("$@")
+	bash -c "source '$comp'; $(declare -p w); COMP_WORDS=(\"\${w[@]}\"); COMP_CWORD=\$((\${#w[@]} - 1)); COMP_LINE=\"\${w[*]}\"; COMP_LINE=\${COMP_LINE// = /=}; COMP_POINT=\${#COMP_LINE}; _mnemo; printf '%s\n' \"\${COMPREPLY[@]}\"" >"$work/comp" 2>/dev/null
+}
+PGDATABASE=no_such_database complete_quoted "$M" -d "'$uri'" show comp-
+check "session ids of the database of a quoted URI: -d 'URI'" grep -qx comp-s "$work/comp"
+PGDATABASE=no_such_database complete_quoted "$M" -d "\"$uri\"" show comp-
+check "-d \"URI\"" grep -qx comp-s "$work/comp"
+PGDATABASE=no_such_database complete_quoted "$M" --dbname = "'$uri'" show comp-
+check "--dbname='URI'" grep -qx comp-s "$work/comp"
+PGDATABASE=no_such_database complete_quoted "$M" "-d'$uri'" show comp-
+check "-d'URI'" grep -qx comp-s "$work/comp"
 PGDATABASE=no_such_database complete_line "$M -d $uri "
 check "the ':' and '@' of a URI do not end -d's value: the command comes next" \
 	bash -c "grep -qx sessions '$work/comp' && grep -qx search '$work/comp'"

@@ -53,7 +53,7 @@ PG_INCLUDE=$(pg_config --includedir)
 PG_LIBDIR=$(pg_config --libdir)
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/append_load.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
-cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/common.c \
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/context_load.c bench/context_measure.c bench/context_swap.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/fork.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/fork

@@ -78,7 +78,10 @@ extern PGresult *run_prepared(PGconn *conn, const char *name, int nparams,
 							  const char *const *params);
 extern void read_view(PGconn *conn, const char *session, View *view);
 extern char *id_array(const View *view, int from, int n);
-extern size_t make_batch(char *buf, size_t cap, long first, int n);
+extern void create_session(PGconn *conn, const char *session);
+extern void append_batch(PGconn *conn, const char *session, long first, int n);
+extern double summarise(PGconn *conn, const char *session, const char *sid, const View *view,
+						int from, int n, int condensed);
 extern void load(PGconn *conn, SizeResult *r);
 
 /* context_measure.c: the timings of one loaded session */

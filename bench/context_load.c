@@ -94,29 +94,45 @@ id_array(const View *view, int from, int n)
 	return buf;
 }
 
-/* One commit_summary over items [from, from + n) of the view. */
-static void
-commit(PGconn *conn, SizeResult *r, const View *view, int from, int n, int condensed)
+/*
+ * One commit_summary named sid over items [from, from + n) of the view, a
+ * leaf or a condensation; returns the milliseconds it took.
+ */
+double
+summarise(PGconn *conn, const char *session, const char *sid, const View *view, int from,
+		  int n, int condensed)
 {
-	char		sid[96];
 	char		tokens[16];
 	char	   *ids = id_array(view, from, n);
 	const char *params[6];
+	double		t0;
 	PGresult   *res;
 
-	snprintf(sid, sizeof(sid), "%s_s%ld", r->session, r->leaves + r->condensations + 1);
 	snprintf(tokens, sizeof(tokens), "%d", (int) strlen(summary_text) / 4);
-	params[0] = r->session;
+	params[0] = session;
 	params[1] = sid;
 	params[2] = summary_text;
 	params[3] = tokens;
 	params[4] = ids;
 	params[5] = condensed ? "condensed" : "leaf";
+	t0 = now_s();
 	res = PQexecPrepared(conn, condensed ? "condense" : "leaf", 6, params, NULL, NULL, 0);
+	t0 = (now_s() - t0) * 1000;
 	if (PQresultStatus(res) != PGRES_TUPLES_OK)
 		die("commit_summary (%s, %d items): %s", params[5], n, PQerrorMessage(conn));
 	PQclear(res);
 	free(ids);
+	return t0;
+}
+
+/* The next summary of the load's compaction over items [from, from + n). */
+static void
+commit(PGconn *conn, SizeResult *r, const View *view, int from, int n, int condensed)
+{
+	char		sid[96];
+
+	snprintf(sid, sizeof(sid), "%s_s%ld", r->session, r->leaves + r->condensations + 1);
+	summarise(conn, r->session, sid, view, from, n, condensed);
 	if (condensed)
 		r->condensations++;
 	else
@@ -171,7 +187,7 @@ compact(PGconn *conn, SizeResult *r, View *view)
 }
 
 /* The JSON array of one batch of messages, starting at message number first. */
-size_t
+static size_t
 make_batch(char *buf, size_t cap, long first, int n)
 {
 	size_t		len = 0;
@@ -206,35 +222,48 @@ make_batch(char *buf, size_t cap, long first, int n)
 	return len;
 }
 
+/* A new session of that id. */
+void
+create_session(PGconn *conn, const char *session)
+{
+	const char *params[1] = {session};
+	PGresult   *res = PQexecParams(conn, "SELECT id FROM mnemo.create_session($1)", 1, NULL,
+								   params, NULL, NULL, 0);
+
+	if (PQresultStatus(res) != PGRES_TUPLES_OK)
+		die("create_session: %s", PQerrorMessage(conn));
+	PQclear(res);
+}
+
+/* Messages first .. first + n - 1 (n <= BATCH) appended in one call. */
+void
+append_batch(PGconn *conn, const char *session, long first, int n)
+{
+	static char batch[BATCH * 1200];
+	const char *params[2] = {session, batch};
+	PGresult   *res;
+
+	make_batch(batch, sizeof(batch), first, n);
+	res = run_prepared(conn, "append", 2, params);
+	if (PQntuples(res) != n)
+		die("append_messages: %d rows for %d messages", PQntuples(res), n);
+	PQclear(res);
+}
+
 void
 load(PGconn *conn, SizeResult *r)
 {
-	static char batch[BATCH * 1200];
-	const char *params[2];
 	View		view = {0};
 	long		done = 0;
 	double		t0 = now_s();
 	double		last = t0;
-	PGresult   *res;
 
-	params[0] = r->session;
-	res = PQexecParams(conn, "SELECT id FROM mnemo.create_session($1)", 1, NULL, params,
-					   NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		die("create_session: %s", PQerrorMessage(conn));
-	PQclear(res);
-
+	create_session(conn, r->session);
 	while (done < r->size)
 	{
 		int			n = r->size - done < BATCH ? (int) (r->size - done) : BATCH;
 
-		make_batch(batch, sizeof(batch), done, n);
-		params[1] = batch;
-		res = PQexecPrepared(conn, "append", 2, params, NULL, NULL, 0);
-		if (PQresultStatus(res) != PGRES_TUPLES_OK || PQntuples(res) != n)
-			die("append_messages: %s", PQresultStatus(res) == PGRES_TUPLES_OK ?
-				"wrong row count" : PQerrorMessage(conn));
-		PQclear(res);
+		append_batch(conn, r->session, done, n);
 		done += n;
 		compact(conn, r, &view);
 		if (now_s() - last >= 5 || done == r->size)

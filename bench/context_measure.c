@@ -66,8 +66,6 @@ measure(PGconn *conn, SizeResult *r)
 	size_t		cap;
 	size_t		len = 0;
 	char		sid[96];
-	char		tokens[16];
-	const char *cparams[6];
 	PGresult   *res;
 	double		t0;
 	int			i;
@@ -143,13 +141,7 @@ measure(PGconn *conn, SizeResult *r)
 	 * summary alone, so first TAIL messages arrive after the last compaction
 	 * (untimed), as in a live session
 	 */
-	{
-		static char batch[TAIL * 1200];
-		const char *aparams[2] = {r->session, batch};
-
-		make_batch(batch, sizeof(batch), r->size, TAIL);
-		PQclear(run_prepared(conn, "append", 2, aparams));
-	}
+	append_batch(conn, r->session, r->size, TAIL);
 	t0 = now_s();
 	res = run_prepared(conn, "prune", 1, bparams);
 	r->prune_ms = (now_s() - t0) * 1000;
@@ -161,23 +153,8 @@ measure(PGconn *conn, SizeResult *r)
 		;
 	if (view.n - i < 20)
 		die("%s: too few messages in view", r->session);
-	{
-		char	   *ids = id_array(&view, i, 20);
-
-		snprintf(sid, sizeof(sid), "%s_timed", r->session);
-		snprintf(tokens, sizeof(tokens), "%d", (int) strlen(summary_text) / 4);
-		cparams[0] = r->session;
-		cparams[1] = sid;
-		cparams[2] = summary_text;
-		cparams[3] = tokens;
-		cparams[4] = ids;
-		cparams[5] = "leaf";
-		t0 = now_s();
-		res = run_prepared(conn, "leaf", 6, cparams);
-		r->commit_ms = (now_s() - t0) * 1000;
-		PQclear(res);
-		free(ids);
-	}
+	snprintf(sid, sizeof(sid), "%s_timed", r->session);
+	r->commit_ms = summarise(conn, r->session, sid, &view, i, 20, 0);
 	free(seqs);
 	free(tb);
 	free(tq);

@@ -23,15 +23,12 @@
 void
 swap_case(PGconn *conn, SwapResult *r)
 {
-	static char batch[BATCH * 1200];
-	const char *params[6];
+	const char *params[2];
 	char		session[64];
 	char		sid[96];
-	char		tokens[16];
 	View		view = {0};
 	PGconn	   *holder = NULL;
 	double	   *t = malloc(sizeof(double) * calls);
-	char	   *ids;
 	long		done = 0;
 	double		t0;
 	PGresult   *res;
@@ -40,21 +37,9 @@ swap_case(PGconn *conn, SwapResult *r)
 	if (!t)
 		die("out of memory");
 	snprintf(session, sizeof(session), "swap_%s_%ld_%d", run_tag, r->size, r->held);
-	params[0] = session;
-	res = PQexecParams(conn, "SELECT id FROM mnemo.create_session($1)", 1, NULL, params,
-					   NULL, NULL, 0);
-	if (PQresultStatus(res) != PGRES_TUPLES_OK)
-		die("create_session: %s", PQerrorMessage(conn));
-	PQclear(res);
-	while (done < r->size)
-	{
-		int			n = r->size - done < BATCH ? (int) (r->size - done) : BATCH;
-
-		make_batch(batch, sizeof(batch), done, n);
-		params[1] = batch;
-		PQclear(run_prepared(conn, "append", 2, params));
-		done += n;
-	}
+	create_session(conn, session);
+	for (; done < r->size; done += BATCH)
+		append_batch(conn, session, done, r->size - done < BATCH ? (int) (r->size - done) : BATCH);
 	read_view(conn, session, &view);
 	if (view.n != r->size)
 		die("%s: a view of %d items for %ld messages", session, view.n, r->size);
@@ -66,19 +51,10 @@ swap_case(PGconn *conn, SwapResult *r)
 		exec_cmd(holder, "BEGIN ISOLATION LEVEL REPEATABLE READ");
 		PQclear(exec_ok(holder, "SELECT count(*) FROM mnemo.sessions"));
 	}
-	ids = id_array(&view, 0, view.n - (VIEW - 1));
 	snprintf(sid, sizeof(sid), "%s_leaf", session);
-	snprintf(tokens, sizeof(tokens), "%d", (int) strlen(summary_text) / 4);
-	params[1] = sid;
-	params[2] = summary_text;
-	params[3] = tokens;
-	params[4] = ids;
-	params[5] = "leaf";
-	t0 = now_s();
-	PQclear(run_prepared(conn, "leaf", 6, params));
-	r->swap_ms = (now_s() - t0) * 1000;
-	free(ids);
+	r->swap_ms = summarise(conn, session, sid, &view, 0, view.n - (VIEW - 1), 0);
 
+	params[0] = session;
 	params[1] = BUDGET;
 	for (i = -1; i < calls; i++)
 	{

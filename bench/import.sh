@@ -24,27 +24,39 @@
 #
 # The last line times `mnemo export` of the last import (first line's
 # session) to a file, against COPY of one run's texts out of the plain table.
+#
+# BENCH_IMPORT_BARE=1 writes the transcript as every build since 0.1.0 reads
+# it, for a comparison with such a build (bench/profiles/import_ab.sh): no
+# header line and no message times, each timed import into a database of its
+# own (the extension dropped and made again, untimed: 0.1.0 kept message ids
+# unique database-wide; a CHECKPOINT after), and no second line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 messages=${1:-100000}
 runs=${2:-3}
 among=${3:-500}
+bare=${BENCH_IMPORT_BARE:-0}
+[ "$bare" = 1 ] && among=0
 work=$(mktemp -d /tmp/mnemo-bench-import.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-awk -v n="$messages" 'BEGIN {
-	printf "{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"bench-import\", \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"system_prompt\": \"\", \"created_at\": 1772441431000}\n"
+awk -v n="$messages" -v bare="$bare" 'BEGIN {
+	if (!bare)
+		printf "{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"bench-import\", \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"system_prompt\": \"\", \"created_at\": 1772441431000}\n"
 	srand(15)
 	for (i = 1; i <= n; i++) {
 		text = sprintf("message %d of the import benchmark:", i)
 		len = 60 + int(rand() * 61)
 		while (length(text) < len)
 			text = text " word" int(rand() * 1000)
-		printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"created_at\": %d, \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"%s\", \"type\": \"text\", \"token_estimate\": %d}]}\n", i, (i % 2 ? "user" : "assistant"), 1772441431000 + i, i, text, int(len / 4)
+		if (bare)
+			printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"%s\", \"type\": \"text\", \"token_estimate\": %d}]}\n", i, (i % 2 ? "user" : "assistant"), i, text, int(len / 4)
+		else
+			printf "{\"id\": \"msg_%08d\", \"role\": \"%s\", \"created_at\": %.0f, \"agent\": \"default\", \"model_id\": \"\", \"provider_id\": \"\", \"parts\": [{\"id\": \"part_%08d\", \"text\": \"%s\", \"type\": \"text\", \"token_estimate\": %d}]}\n", i, (i % 2 ? "user" : "assistant"), 1772441431000 + i, i, text, int(len / 4)
 	}
 }' >"$work/transcript.jsonl"
-awk 'NR > 1 { match($0, /"text": "[^"]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' \
+awk -v first=$((bare ? 1 : 2)) 'NR >= first { match($0, /"text": "[^"]*"/); print substr($0, RSTART + 9, RLENGTH - 10) }' \
 	"$work/transcript.jsonl" >"$work/texts.txt"
 
 now_ms() { date +%s%3N; }
@@ -56,6 +68,8 @@ psql -X -q -v ON_ERROR_STOP=1 -c "DROP TABLE IF EXISTS public.bench_import_plain
 : >"$work/copy.ms"
 for ((r = 1; r <= runs; r++)); do
 	sed "1s/\"bench-import\"/\"bench-import-$$-$r\"/" "$work/transcript.jsonl" >"$work/run.jsonl"
+	[ "$bare" = 1 ] && psql -X -q -v ON_ERROR_STOP=1 -c "DROP EXTENSION mnemo CASCADE" \
+		-c "CREATE EXTENSION mnemo CASCADE" -c CHECKPOINT >/dev/null
 	t0=$(now_ms)
 	session=$(client/mnemo import "$work/run.jsonl" --quiet)
 	echo $(($(now_ms) - t0)) >>"$work/mnemo.ms"

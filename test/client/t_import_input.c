@@ -7,7 +7,12 @@
  *	  mnemo export, stdin alike); one anywhere else is an error of its line;
  *	- lenient skips a last line cut short even when blank lines follow it
  *	  (blank lines are skipped everywhere), and reports it through skipped;
- *	  a bad line with a record after it still fails;
+ *	  a bad line with a record after it still fails; a last line that is
+ *	  whole but malformed is not cut short: no hint of --lenient, and
+ *	  lenient does not skip it; one cut inside a UTF-8 character is;
+ *	- a pretty-printed document cut short says so, naming where it began;
+ *	- UTF-16 input (with a byte order mark or without) is named as such,
+ *	  not as invalid UTF-8 or JSON;
  *	- \u0000 and lone surrogates made U+FFFD are reported through replaced,
  *	  never through skipped: nothing was left out;
  *	- mnemo_import_formats names what options.format takes, and
@@ -121,6 +126,105 @@ test_lenient(mnemo_store *st)
 	ok(strstr(mnemo_errmsg(st), "line 3: ") != NULL, "naming its line: %s", mnemo_errmsg(st));
 }
 
+/* len bytes (NULs too) imported as import_heard does. */
+static int
+import_bytes(mnemo_store *st, const char *bytes, size_t len, bool lenient, heard *h)
+{
+	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
+	char		sid[MNEMO_ID_MAX + 1];
+	FILE	   *f = file_of(bytes, len);
+	int			rc;
+
+	memset(h, 0, sizeof(*h));
+	opts.skipped = on_skipped;
+	opts.progress_arg = h;
+	opts.lenient = lenient;
+	opts.new_ids = true;
+	rc = mnemo_import_jsonl(st, f, &opts, sid, NULL);
+	fclose(f);
+	return rc;
+}
+
+/* Only a last line cut short is what --lenient is for. */
+static void
+test_not_cut(mnemo_store *st)
+{
+	static const char extra[] =
+		"{\"role\": \"user\", \"content\": \"one\"}\n"
+		"{\"role\": \"user\", \"content\": \"two\"}}\n";
+	/* the last line cut after the first byte of a two-byte character */
+	static const char mid_char[] =
+		"{\"role\": \"user\", \"content\": \"one\"}\n"
+		"{\"role\": \"user\", \"content\": \"caf\xC3";
+	static const char garbage[] = "{\"role\": \"user\", \"content\": \"one\"}\n\x7F" "ELF\xFF\xFE\x01\n";
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	rc = import_heard(st, extra, false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a whole last line with text after its value fails");
+	ok(strstr(mnemo_errmsg(st), "line 2: ") != NULL && strstr(mnemo_errmsg(st), "lenient") == NULL,
+	   "naming its line, and not calling it cut short: %s", mnemo_errmsg(st));
+	rc = import_heard(st, extra, true, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "lenient does not skip it: it is not cut short");
+	rc = import_bytes(st, garbage, strlen(garbage), true, &h);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "nor a last line of binary garbage");
+	ok(strstr(mnemo_errmsg(st), "line 2: not valid UTF-8") != NULL &&
+	   strstr(mnemo_errmsg(st), "lenient") == NULL, "named as what it is: %s", mnemo_errmsg(st));
+	rc = import_heard(st, mid_char, false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a last line cut inside a UTF-8 character fails");
+	ok(strstr(mnemo_errmsg(st), "line 2: ") != NULL && strstr(mnemo_errmsg(st), "--lenient") != NULL,
+	   "as cut short, --lenient named: %s", mnemo_errmsg(st));
+	rc = import_heard(st, mid_char, true, &h, &n);
+	is_code(st, rc, MNEMO_OK, "lenient: it imports");
+	is_int(h.truncated, 1, "the cut line reported");
+}
+
+static void
+test_cut_document(mnemo_store *st)
+{
+	static const char doc[] =
+		"[\n  {\"role\": \"user\", \"content\": \"hi\"},\n  {\"role\": \"assistant\",\n   \"content\": \"hel";
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	rc = import_heard(st, doc, false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a pretty-printed document cut short fails");
+	ok(strstr(mnemo_errmsg(st), "line 4: ") != NULL && strstr(mnemo_errmsg(st), "cut short") != NULL &&
+	   strstr(mnemo_errmsg(st), "line 1") != NULL,
+	   "naming the line it ends on, the document's first, and saying it is cut short: %s",
+	   mnemo_errmsg(st));
+}
+
+static void
+test_utf16(mnemo_store *st)
+{
+	static const char le_bom[] = "\xFF\xFE{\0\"\0r\0o\0l\0e\0\"\0:\0 \0\"\0u\0\"\0}\0\n\0";
+	static const char be_bom[] = "\xFE\xFF\0{\0\"\0r\0o\0l\0e\0\"\0:\0 \0\"\0u\0\"\0}\0\n";
+	static const char le[] = "{\0\"\0r\0o\0l\0e\0\"\0:\0 \0\"\0u\0\"\0}\0\n\0";
+	static const struct
+	{
+		const char *text;
+		size_t		len;
+		const char *name;
+	}			cases[] = {
+		{le_bom, sizeof(le_bom) - 1, "UTF-16LE with a byte order mark"},
+		{be_bom, sizeof(be_bom) - 1, "UTF-16BE with a byte order mark"},
+		{le, sizeof(le) - 1, "UTF-16LE without one"},
+	};
+	heard		h;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		int			rc = import_bytes(st, cases[i].text, cases[i].len, false, &h);
+
+		is_code(st, rc, MNEMO_ERR_FORMAT, cases[i].name);
+		ok(strstr(mnemo_errmsg(st), "line 1: ") != NULL && strstr(mnemo_errmsg(st), "UTF-16") != NULL,
+		   "%s: named as UTF-16: %s", cases[i].name, mnemo_errmsg(st));
+	}
+}
+
 static void
 test_replaced(mnemo_store *st)
 {
@@ -169,6 +273,9 @@ main(void)
 
 	test_bom(st);
 	test_lenient(st);
+	test_not_cut(st);
+	test_cut_document(st);
+	test_utf16(st);
 	test_replaced(st);
 	test_format_names();
 	mnemo_store_close(st);

@@ -93,6 +93,46 @@ skip_bom(char *line, ssize_t *n)
 	}
 }
 
+/*
+ * Whether the first line is UTF-16 (or UTF-32): a UTF-16 byte order mark,
+ * or a NUL among its first two bytes, which no UTF-8 JSON has (JSON
+ * escapes NUL).  Windows PowerShell 5's ">" writes UTF-16 with a mark;
+ * naming the encoding tells the user what to do where "not valid UTF-8"
+ * or a JSON error would not.
+ */
+static bool
+utf16(const char *line, ssize_t n)
+{
+	return n >= 2 && (memcmp(line, "\xFF\xFE", 2) == 0 || memcmp(line, "\xFE\xFF", 2) == 0 ||
+					  line[0] == '\0' || line[1] == '\0');
+}
+
+/*
+ * Whether text, valid UTF-8 but for its end, stops inside a character (a
+ * lead byte without all its continuation bytes): a line cut short there by
+ * a killed writer, not a file that is not UTF-8.  Trailing line ends, which
+ * a cut line with blank lines after it keeps, are not part of it.
+ */
+static bool
+utf8_cut_short(const char *text, size_t len)
+{
+	size_t		end = len,
+				lead;
+	unsigned char c;
+	size_t		want;
+
+	while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+		end--;
+	for (lead = end; lead > 0 && end - lead < 4 && ((unsigned char) text[lead - 1] & 0xC0) == 0x80;)
+		lead--;
+	if (lead == 0)
+		return false;
+	lead--;
+	c = (unsigned char) text[lead];
+	want = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+	return want > end - lead && mn_utf8_valid(text, lead);
+}
+
 static int64_t
 newlines(const char *from, const char *to)
 {
@@ -106,8 +146,9 @@ newlines(const char *from, const char *to)
 /*
  * text parsed strictly as one value, nothing but white space after it.  A
  * value cut short is *incomplete (the first line of a pretty-printed
- * document, or a truncated last line); the error names the line where the
- * parser stopped.
+ * document, or a truncated last line, cut inside a character too); the
+ * error names the line where the parser stopped.  Any other error (text
+ * after the value, a bad character) is not a cut: --lenient is no remedy.
  */
 static int
 parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char *text,
@@ -121,7 +162,10 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": longer than %d bytes",
 					   lineno, INT_MAX);
 	if (!mn_utf8_valid(text, len))
+	{
+		*incomplete = utf8_cut_short(text, len);
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid UTF-8", lineno);
+	}
 	json_tokener_reset(tok);
 	obj = json_tokener_parse_ex(tok, text, (int) len);
 	if (obj == NULL)
@@ -410,6 +454,14 @@ read_document(mn_import *imp, struct json_tokener *tok, FILE *in, int64_t first_
 		rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	else
 		rc = parse_value(imp, tok, first_line, doc.data, doc.len, &obj, &incomplete);
+	/* the input ended inside the document: a file cut short, which
+	 * --lenient cannot mend (there is no last line to leave out) */
+	if (rc != MNEMO_OK && incomplete)
+		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					 "line %" PRId64 ": not valid JSON: the file ends inside the document begun "
+					 "on line %" PRId64 " (it is cut short)",
+					 first_line + newlines(doc.data, doc.data + doc.len) -
+					 (doc.len > 0 && doc.data[doc.len - 1] == '\n'), first_line);
 	if (rc == MNEMO_OK)
 		rc = feed_value(imp, first_line, (mn_span) {doc.data, doc.len}, obj, true);
 	json_object_put(obj);
@@ -446,6 +498,12 @@ read_all(mn_import *imp, FILE *in)
 
 		lineno++;
 		imp->done += (uint64_t) n;
+		if (lineno == 1 && utf16(line, n))
+		{
+			rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "line 1: the file is UTF-16 (or UTF-32), "
+						 "not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)");
+			break;
+		}
 		if (lineno == 1)
 			skip_bom(line, &n);
 		if (blank(line, (size_t) n))
@@ -459,8 +517,9 @@ read_all(mn_import *imp, FILE *in)
 		if (rc != MNEMO_OK)
 		{
 			/* cut short, and the last line with content? (blank lines,
-			 * skipped everywhere, may follow it) */
-			bool		last = rest_is_blank(in, &line, &cap);
+			 * skipped everywhere, may follow it; a whole line that is
+			 * malformed is an error wherever it is) */
+			bool		last = incomplete && rest_is_blank(in, &line, &cap);
 
 			if (last && imp->opts->lenient)
 			{

@@ -272,6 +272,16 @@ run_m -d no_such_database_at_all import no-such-file --format csv
 expect_rc 2 "found before the file is opened or the server asked"
 check "and none of these left a session" test "$(sessions)" = "$before"
 
+# a directory is named as one, as a missing file is, before the server is asked
+before=$(sessions)
+mkdir -p "$work/a-dir"
+run_m import "$work/a-dir"
+expect_rc 1 "a directory instead of a file fails"
+check "naming the path and why" grep -q "^mnemo: $work/a-dir: Is a directory\$" "$work/err"
+run_m -d no_such_database_at_all import "$work/a-dir"
+check "found before the server is asked" grep -q "Is a directory" "$work/err"
+check "and it left no session" test "$(sessions)" = "$before"
+
 # ---- a log cut short, and the lines of errors ---------------------------
 
 head -c -200 $D/transcript-pi.jsonl >"$work/cut.jsonl"

@@ -331,6 +331,7 @@ finish_session(mn_import *imp, bool several)
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	imp->finished = grown;
 	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
+	grown[imp->n_finished].line = imp->session_line > 0 ? imp->session_line : 1;
 	grown[imp->n_finished++].messages = imp->imported;
 	return MNEMO_OK;
 }

@@ -344,6 +344,19 @@ check "an image is estimated at 1600 tokens" \
 	test "$(parts_where "$img_sid" "part_type = 'image' AND token_estimate = 1600")" = 2
 check "build_context renders a placeholder with its size and estimate" \
 	bash -c "psql -X -q -A -t -c \"SELECT content FROM mnemo.build_context('$img_sid', 100000) WHERE position = 1\" | grep -qF '[Image: image/png, 12 bytes of base64, ~1600 tokens]'"
+# mnemo show is for reading: a pasted screenshot's base64 (hundreds of KB
+# in real Claude Code logs) is shortened to its size; --json keeps it whole
+big_b64=$(head -c 30000 /dev/zero | base64 -w0)
+printf '[{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "%s"}}]}]\n' "$big_b64" >"$work/bigimg.json"
+run_m import "$work/bigimg.json"
+expect_rc 0 "an Anthropic image block of 40000 bytes of base64 imports"
+big_sid=$(cat "$work/out")
+"$M" show "$big_sid" >"$work/show.txt" 2>"$work/err"
+check "show prints the image part without its base64" bash -c "! grep -qF AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA '$work/show.txt'"
+check "but with its media type and size" grep -qF '"data": "AAAAAAAAAAAAAAAA... (40000 bytes of base64: mnemo show --json has them)", "type": "image", "media_type": "image/png"}' "$work/show.txt"
+check "show --json keeps it whole" bash -c "'$M' show '$big_sid' --json | grep -qF '$big_b64'"
+"$M" show "$img_sid" >"$work/show.txt" 2>"$work/err"
+check "a short one is shown as it is" grep -qF '"data": "iVBORw0KGgo="' "$work/show.txt"
 printf '{"role": "user", "parts": [{"type": "image", "media_type": "image/png", "data": "AA==", "url": "x"}]}\n' >"$work/badimg.jsonl"
 run_m import "$work/badimg.jsonl"
 expect_rc 1 "an image part with both data and url"

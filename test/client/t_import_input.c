@@ -11,6 +11,7 @@
  *	  whole but malformed is not cut short: no hint of --lenient, and
  *	  lenient does not skip it; one cut inside a UTF-8 character is;
  *	- a pretty-printed document cut short says so, naming where it began;
+ *	- a line of null (json-c's NULL, no error) is named as not a record;
  *	- UTF-16 input (with a byte order mark or without) is named as such,
  *	  not as invalid UTF-8 or JSON;
  *	- \u0000 and lone surrogates made U+FFFD are reported through replaced,
@@ -180,6 +181,34 @@ test_not_cut(mnemo_store *st)
 	is_int(h.truncated, 1, "the cut line reported");
 }
 
+/* json-c parses null to NULL with no error: a record it is not. */
+static void
+test_null_line(mnemo_store *st)
+{
+	heard		h;
+	int64_t		n = -1;
+	int			rc;
+
+	rc = import_heard(st, "{\"role\": \"user\", \"content\": \"one\"}\nnull\n"
+					  "{\"role\": \"user\", \"content\": \"two\"}\n", false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a line of null fails");
+	ok(strstr(mnemo_errmsg(st), "line 2: null is not a record") != NULL &&
+	   strstr(mnemo_errmsg(st), "success") == NULL, "saying so, naming its line: %s", mnemo_errmsg(st));
+	{
+		static const char nul[] = "{\"role\": \"user\", \"content\": \"one\"}\n\0\1bin\n"
+			"{\"role\": \"user\", \"content\": \"two\"}\n";
+
+		rc = import_bytes(st, nul, sizeof(nul) - 1, false, &h);
+		is_code(st, rc, MNEMO_ERR_FORMAT, "a line with a NUL byte fails");
+		ok(strstr(mnemo_errmsg(st), "line 2: a NUL byte") != NULL, "named as such, not as the end "
+		   "of the data: %s", mnemo_errmsg(st));
+	}
+	rc = import_heard(st, "null\n", false, &h, &n);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a file of null fails");
+	ok(strstr(mnemo_errmsg(st), "line 1: null is not a record") != NULL, "saying so: %s",
+	   mnemo_errmsg(st));
+}
+
 static void
 test_cut_document(mnemo_store *st)
 {
@@ -275,6 +304,7 @@ main(void)
 	test_lenient(st);
 	test_not_cut(st);
 	test_cut_document(st);
+	test_null_line(st);
 	test_utf16(st);
 	test_replaced(st);
 	test_format_names();

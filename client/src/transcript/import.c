@@ -155,6 +155,7 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 			size_t len, struct json_object **out, bool *incomplete)
 {
 	struct json_object *obj;
+	const char *nul;
 	size_t		end;
 
 	*incomplete = false;
@@ -166,8 +167,19 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 		*incomplete = utf8_cut_short(text, len);
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid UTF-8", lineno);
 	}
+	/* valid UTF-8, but not text: json-c would stop at it, "unexpected end
+	 * of data" on a line that goes on */
+	if ((nul = memchr(text, '\0', len)) != NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a NUL byte: not a text "
+					   "file (binary data, or UTF-16?)", lineno + newlines(text, nul));
 	json_tokener_reset(tok);
 	obj = json_tokener_parse_ex(tok, text, (int) len);
+	/* json-c parses null to NULL, and no error */
+	if (obj == NULL && json_tokener_get_error(tok) == json_tokener_success)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": null is not a record (a "
+					   "JSON object)", lineno + newlines(text, text + json_tokener_get_parse_end(tok)) -
+					   (json_tokener_get_parse_end(tok) > 0 &&
+						text[json_tokener_get_parse_end(tok) - 1] == '\n'));
 	if (obj == NULL)
 	{
 		enum json_tokener_error err = json_tokener_get_error(tok);

@@ -12,6 +12,8 @@
  *	  lenient does not skip it; one cut inside a UTF-8 character is;
  *	- a pretty-printed document cut short says so, naming where it began;
  *	- a line of null (json-c's NULL, no error) is named as not a record;
+ *	- --format named wrong: the first record's error says what it was read
+ *	  as (a later record's does not: the format read the first);
  *	- UTF-16 input (with a byte order mark or without) is named as such,
  *	  not as invalid UTF-8 or JSON;
  *	- \u0000 and lone surrogates made U+FFFD are reported through replaced,
@@ -226,6 +228,29 @@ test_cut_document(mnemo_store *st)
 	   mnemo_errmsg(st));
 }
 
+/* --format named wrong: the first record's error says what it was read as. */
+static void
+test_wrong_format(mnemo_store *st)
+{
+	mnemo_import_options opts = MNEMO_IMPORT_OPTIONS_INIT;
+	char		sid[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	opts.format = "openai";
+	rc = import_text(st, "{\"type\": \"session\", \"id\": \"p\", \"cwd\": \"/\"}\n"
+					 "{\"type\": \"message\", \"message\": {\"role\": \"user\", \"content\": \"hi\"}}\n",
+					 &opts, sid, NULL);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a pi log read as openai fails");
+	ok(strstr(mnemo_errmsg(st), "line 1: ") != NULL &&
+	   strstr(mnemo_errmsg(st), "(read as openai, as --format said: is that the format?)") != NULL,
+	   "saying what it was read as: %s", mnemo_errmsg(st));
+	opts.format = "openai";
+	rc = import_text(st, "{\"role\": \"user\", \"content\": \"hi\"}\n{\"role\": 5}\n", &opts, sid, NULL);
+	is_code(st, rc, MNEMO_ERR_FORMAT, "a bad later record of the named format");
+	ok(strstr(mnemo_errmsg(st), "line 2: ") != NULL && strstr(mnemo_errmsg(st), "read as") == NULL,
+	   "is its own error, the format not in doubt: %s", mnemo_errmsg(st));
+}
+
 static void
 test_utf16(mnemo_store *st)
 {
@@ -306,6 +331,7 @@ main(void)
 	test_cut_document(st);
 	test_null_line(st);
 	test_utf16(st);
+	test_wrong_format(st);
 	test_replaced(st);
 	test_format_names();
 	mnemo_store_close(st);

@@ -265,11 +265,29 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 				   "names one", lineno, mnemo_import_formats());
 }
 
+/*
+ * A record to the reader.  The first one refused, when --format named the
+ * reader rather than the content, more likely says the format is wrong
+ * than that the record is: the error says what it was read as.  An error
+ * of the server, with a SQLSTATE, is left as it is.
+ */
 static int
 feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj)
 {
+	int			rc;
+	char	   *why;
+
 	imp->records++;
-	return imp->reader->line(imp, imp->rstate, lineno, text.p, text.len, obj);
+	rc = imp->reader->line(imp, imp->rstate, lineno, text.p, text.len, obj);
+	if (rc != MNEMO_ERR_FORMAT || imp->records != 1 || imp->opts->format == NULL ||
+		imp->n_finished > 0 || imp->st->sqlstate[0] != '\0')
+		return rc;					/* (a server's error keeps its SQLSTATE) */
+	if ((why = strdup(imp->st->errmsg ? imp->st->errmsg : "")) == NULL)
+		return rc;
+	rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "%s (read as %s, as --format said: is that the "
+				 "format?)", why, imp->reader->name);
+	free(why);
+	return rc;
 }
 
 /*

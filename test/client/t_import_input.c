@@ -14,6 +14,7 @@
  *	- a line of null (json-c's NULL, no error) is named as not a record;
  *	- --format named wrong: the first record's error says what it was read
  *	  as (a later record's does not: the format read the first);
+ *	- a compressed file (gzip, zstd, xz, bzip2, zip) is named as such;
  *	- UTF-16 input (with a byte order mark or without) is named as such,
  *	  not as invalid UTF-8 or JSON;
  *	- \u0000 and lone surrogates made U+FFFD are reported through replaced,
@@ -279,6 +280,36 @@ test_utf16(mnemo_store *st)
 	}
 }
 
+/* A compressed log (a .jsonl.gz kept to save room) is named as such. */
+static void
+test_compressed(mnemo_store *st)
+{
+	static const struct
+	{
+		const char *bytes;
+		size_t		len;
+		const char *name;
+	}			cases[] = {
+		{"\x1F\x8B\x08\x00\x00\x00\x00\x00\x00\x03\xAB\xAE\x05\x00", 14, "gzip"},
+		{"\x28\xB5\x2F\xFD\x20\x02\x11\x00\x00\x7B\x7D", 11, "zstd"},
+		{"\xFD\x37\x7A\x58\x5A\x00\x00\x04", 8, "xz"},
+		{"BZh91AY&SY\x01\x02", 12, "bzip2"},
+		{"PK\x03\x04\x14\x00\x00\x00", 8, "zip"},
+	};
+	heard		h;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		int			rc = import_bytes(st, cases[i].bytes, cases[i].len, false, &h);
+		char		want[64];
+
+		snprintf(want, sizeof(want), "line 1: the file is %s-compressed", cases[i].name);
+		is_code(st, rc, MNEMO_ERR_FORMAT, cases[i].name);
+		ok(strstr(mnemo_errmsg(st), want) != NULL, "%s: named as such: %s", cases[i].name,
+		   mnemo_errmsg(st));
+	}
+}
+
 static void
 test_replaced(mnemo_store *st)
 {
@@ -331,6 +362,7 @@ main(void)
 	test_cut_document(st);
 	test_null_line(st);
 	test_utf16(st);
+	test_compressed(st);
 	test_wrong_format(st);
 	test_replaced(st);
 	test_format_names();

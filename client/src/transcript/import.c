@@ -94,17 +94,38 @@ skip_bom(char *line, ssize_t *n)
 }
 
 /*
- * Whether the first line is UTF-16 (or UTF-32): a UTF-16 byte order mark,
- * or a NUL among its first two bytes, which no UTF-8 JSON has (JSON
- * escapes NUL).  Windows PowerShell 5's ">" writes UTF-16 with a mark;
- * naming the encoding tells the user what to do where "not valid UTF-8"
- * or a JSON error would not.
+ * What the first line says the file is when it is not UTF-8 text, or NULL:
+ * a compressed log (by its magic number: a .jsonl.gz kept to save room),
+ * or UTF-16 (or UTF-32): a UTF-16 byte order mark, or a NUL among its
+ * first two bytes, which no UTF-8 JSON has (JSON escapes NUL; Windows
+ * PowerShell 5's ">" writes UTF-16 with a mark).  Naming it tells the user
+ * what to do where "not valid UTF-8" or a JSON error would not.
  */
-static bool
-utf16(const char *line, ssize_t n)
+static const char *
+not_text(const char *line, ssize_t n)
 {
-	return n >= 2 && (memcmp(line, "\xFF\xFE", 2) == 0 || memcmp(line, "\xFE\xFF", 2) == 0 ||
-					  line[0] == '\0' || line[1] == '\0');
+	static const struct
+	{
+		const char *magic;
+		size_t		len;
+		const char *what;
+	}			packed[] = {
+		{"\x1F\x8B", 2, "the file is gzip-compressed: decompress it first (gunzip, or zcat FILE | mnemo import -)"},
+		{"\x28\xB5\x2F\xFD", 4, "the file is zstd-compressed: decompress it first (zstd -d)"},
+		{"\xFD\x37\x7A\x58\x5A\x00", 6, "the file is xz-compressed: decompress it first (unxz)"},
+		{"BZh", 3, "the file is bzip2-compressed: decompress it first (bunzip2)"},
+		{"PK\x03\x04", 4, "the file is zip-compressed: unzip it first"},
+	};
+
+	for (size_t i = 0; i < mn_lengthof(packed); i++)
+		if ((size_t) n >= packed[i].len && memcmp(line, packed[i].magic, packed[i].len) == 0 &&
+			(i != 3 || (n >= 4 && line[3] >= '1' && line[3] <= '9')))
+			return packed[i].what;
+	if (n >= 2 && (memcmp(line, "\xFF\xFE", 2) == 0 || memcmp(line, "\xFE\xFF", 2) == 0 ||
+				   line[0] == '\0' || line[1] == '\0'))
+		return "the file is UTF-16 (or UTF-32), not UTF-8: convert it first "
+			"(iconv -f UTF-16 -t UTF-8)";
+	return NULL;
 }
 
 /*
@@ -529,10 +550,9 @@ read_all(mn_import *imp, FILE *in)
 
 		lineno++;
 		imp->done += (uint64_t) n;
-		if (lineno == 1 && utf16(line, n))
+		if (lineno == 1 && not_text(line, n) != NULL)
 		{
-			rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "line 1: the file is UTF-16 (or UTF-32), "
-						 "not UTF-8: convert it first (iconv -f UTF-16 -t UTF-8)");
+			rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "line 1: %s", not_text(line, n));
 			break;
 		}
 		if (lineno == 1)

@@ -291,6 +291,47 @@ print_block(FILE *out, const char *label, const char *text)
 	}
 }
 
+/* The base64 bytes of an image shown before its size (print_image). */
+#define IMAGE_DATA_SHOWN 16
+
+/*
+ * An image part's content with a long base64 "data" shortened to its first
+ * bytes and its size: show is read on a terminal, and a pasted screenshot
+ * is hundreds of KB of base64 on one line (show --json and export keep it
+ * whole).  jsonb prints shorter keys first, so the first "data" is the
+ * part's own (one in its metadata comes later); base64 holds no quote or
+ * backslash, so the value ends at the next quote.  Anything else is shown
+ * as it is.
+ */
+static void
+print_image(FILE *out, const char *content)
+{
+	static const char key[] = "\"data\": \"";
+	const char *from = strstr(content, key);
+	const char *end;
+	char	   *text;
+	size_t		len;
+
+	if (from == NULL)
+	{
+		print_block(out, NULL, content);
+		return;
+	}
+	from += strlen(key);
+	len = strspn(from, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=");
+	end = from + len;
+	if (*end != '"' || len <= 4 * IMAGE_DATA_SHOWN ||
+		(text = malloc(strlen(content) + 128)) == NULL)
+	{
+		print_block(out, NULL, content);
+		return;
+	}
+	snprintf(text, strlen(content) + 128, "%.*s... (%zu bytes of base64: mnemo show --json has them)%s",
+			 (int) (from - content) + IMAGE_DATA_SHOWN, content, len, end);
+	print_block(out, NULL, text);
+	free(text);
+}
+
 static void
 print_part(FILE *out, const mnemo_part *p)
 {
@@ -327,6 +368,8 @@ print_part(FILE *out, const mnemo_part *p)
 	}
 	else if (p->text != NULL)
 		print_block(out, NULL, p->text);
+	else if (strcmp(p->type, "image") == 0)
+		print_image(out, p->content);
 	else
 		print_block(out, NULL, p->content);
 }

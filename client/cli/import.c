@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -260,6 +261,7 @@ run(const char *db, int argc, char **argv)
 	int64_t		imported = 0;
 	mnemo_store *st;
 	FILE	   *in;
+	struct stat sb;
 	int			rc;
 
 	if ((rc = cli_parse(&cli_import, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
@@ -276,6 +278,14 @@ run(const char *db, int argc, char **argv)
 	else if ((in = fopen(pos[0], "r")) == NULL)
 	{
 		fprintf(stderr, "mnemo: %s: %s\n", pos[0], strerror(errno));
+		return CLI_ERROR;
+	}
+	/* fopen opens a directory, and only the first read fails (EISDIR,
+	 * "after line 0"): named here as a missing file is */
+	else if (fstat(fileno(in), &sb) == 0 && S_ISDIR(sb.st_mode))
+	{
+		fprintf(stderr, "mnemo: %s: %s\n", pos[0], strerror(EISDIR));
+		fclose(in);
 		return CLI_ERROR;
 	}
 	if ((st = cli_open(db, &rc)) == NULL)

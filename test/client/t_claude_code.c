@@ -8,7 +8,10 @@
  *	  input and tool output is compared with the log parsed here
  *	  independently, byte for byte;
  *	- the odd corners of the Claude Code reader (results that arrive late or
- *	  for no known call, sidechains, images, redacted thinking).
+ *	  for no known call, sidechains, images, redacted thinking);
+ *	- a record whose uuid came before (a log with lines written twice, as
+ *	  Claude Code's resume and hooks have done) is one record, as Claude
+ *	  Code reads it: left out and reported, its message not stored twice.
  *
  * Runs in a fresh database of its own (PGDATABASE).
  */
@@ -657,6 +660,49 @@ test_claude_corners(mnemo_store *st)
 	}
 }
 
+/* Claude Code keys its records by uuid: a uuid seen before is the same
+ * record written again, not a second message. */
+static void
+test_claude_duplicates(mnemo_store *st)
+{
+	static const char log[] =
+		"{\"type\": \"user\", \"uuid\": \"u1\", \"sessionId\": \"dup-log\", \"timestamp\": \"2026-03-01T10:00:00Z\", "
+		"\"message\": {\"role\": \"user\", \"content\": \"go\"}}\n"
+		"{\"type\": \"assistant\", \"uuid\": \"a1\", \"sessionId\": \"dup-log\", \"message\": {\"id\": \"m1\", "
+		"\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"Read\", "
+		"\"input\": {}}]}}\n"
+		"{\"type\": \"user\", \"uuid\": \"r1\", \"sessionId\": \"dup-log\", \"message\": {\"role\": \"user\", "
+		"\"content\": [{\"type\": \"tool_result\", \"tool_use_id\": \"t1\", \"content\": \"ok\"}]}}\n"
+		/* the three again, as a resumed log repeats them */
+		"{\"type\": \"user\", \"uuid\": \"u1\", \"sessionId\": \"dup-log\", \"timestamp\": \"2026-03-01T10:00:00Z\", "
+		"\"message\": {\"role\": \"user\", \"content\": \"go\"}}\n"
+		"{\"type\": \"assistant\", \"uuid\": \"a1\", \"sessionId\": \"dup-log\", \"message\": {\"id\": \"m1\", "
+		"\"role\": \"assistant\", \"content\": [{\"type\": \"tool_use\", \"id\": \"t1\", \"name\": \"Read\", "
+		"\"input\": {}}]}}\n"
+		"{\"type\": \"user\", \"uuid\": \"r1\", \"sessionId\": \"dup-log\", \"message\": {\"role\": \"user\", "
+		"\"content\": [{\"type\": \"tool_result\", \"tool_use_id\": \"t1\", \"content\": \"ok\"}]}}\n"
+		"{\"type\": \"user\", \"uuid\": \"u2\", \"sessionId\": \"dup-log\", "
+		"\"message\": {\"role\": \"user\", \"content\": \"thanks\"}}\n";
+	skip_log	skips = {0};
+	mnemo_import_options opts = {.skipped = on_skip,.kept = on_kept,.progress_arg = &skips};
+	mnemo_messages *list = NULL;
+	char		sid[MNEMO_ID_MAX + 1];
+	int64_t		n = 0;
+	int			rc;
+
+	rc = import_text(st, log, &opts, sid, &n);
+	is_code(st, rc, MNEMO_OK, "a log with records written twice imports");
+	is_int(n, 3, "each record once: the user turn, the assistant turn, the last user turn");
+	is_int(skips.count, 3, "the three repeated records left out and reported");
+	is_int(skips.last_line, 6, "by their lines");
+	if (mnemo_messages_get(st, sid, NULL, true, &list) == MNEMO_OK && list->count == 3)
+		ok(list->items[1].n_parts == 1 && strcmp(list->items[1].parts[0].tool_state, "completed") == 0 &&
+		   strcmp(list->items[1].parts[0].tool_output, "ok") == 0,
+		   "the call completed once by its result");
+	else
+		ok(0, "read the session back: %s", mnemo_errmsg(st));
+	mnemo_messages_free(list);
+}
 
 int
 main(void)
@@ -665,6 +711,7 @@ main(void)
 
 	test_claude_code(st);
 	test_claude_corners(st);
+	test_claude_duplicates(st);
 	mnemo_store_close(st);
 	return tap_done();
 }

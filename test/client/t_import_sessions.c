@@ -19,7 +19,9 @@
  *	- mnemo exports one after another: each header begins a session, which
  *	  keeps its own id, title and checkpoints; a header whose id is taken
  *	  fails the import (MN004), the sessions before it in the file included,
- *	  and the store goes on; a header after headerless messages is refused.
+ *	  and the store goes on; a header after headerless messages is refused;
+ *	  a session id that is twice in the file is named so (not "imported
+ *	  before", which the store never saw).
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -70,6 +72,14 @@ static const char new_then_taken[] =
 	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello c\"}]}\n"
 	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-b\"}\n"
 	"{\"id\": \"m1\", \"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello b\"}]}\n";
+
+/* One export twice (a file concatenated with itself): its id, new to the
+ * store, is in the file twice. */
+static const char same_twice[] =
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-twice\"}\n"
+	"{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello\"}]}\n"
+	"{\"type\": \"mnemo.session\", \"version\": 1, \"id\": \"t-cat-twice\"}\n"
+	"{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"hello\"}]}\n";
 
 /* Messages without a header, then a header. */
 static const char header_late[] =
@@ -156,6 +166,13 @@ mnemo_exports(mnemo_store *st, mnemo_import_options *opts)
 	is_int((int) (count_sessions(st) - before), 0, "the first session of the file is not left behind");
 	rc = import_text(st, body_then_message, NULL, sid, &n);
 	is_code(st, rc, MNEMO_OK, "the store goes on: the next import succeeds");
+
+	rc = import_text(st, same_twice, opts, sid, &n);
+	is_code(st, rc, MNEMO_ERR_DUPLICATE_ID, "a session that is in the file twice");
+	ok(strstr(mnemo_errmsg(st), "line 3: session \"t-cat-twice\" is in this file twice "
+			  "(first on line 1;") != NULL && strstr(mnemo_errmsg(st), "imported before") == NULL,
+	   "is named as such, not as imported before: %s", mnemo_errmsg(st));
+	ok(!session_exists(st, "t-cat-twice"), "and is not left behind");
 
 	rc = import_text(st, header_late, opts, sid, &n);
 	is_code(st, rc, MNEMO_ERR_FORMAT, "a header after headerless messages");

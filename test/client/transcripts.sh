@@ -77,6 +77,35 @@ check "pi: the session's time is the session record's timestamp" \
 check "pi: usage restored (cache reads of a real turn)" \
 	test "$(msgs_where "$pi_sid" "tokens_cache_read > 0")" -ge 1
 
+# a pi log of version 3 with what extensions write: custom (their state,
+# not in the context), label and session_info are bookkeeping;
+# custom_message (and a message of role custom) is in pi's context as a
+# user turn, and is a user message, its customType, display and details
+# kept in metadata
+cat >"$work/pi3.jsonl" <<'EOF2'
+{"type":"session","version":3,"id":"pi3-sess","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"e1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"plain string prompt","timestamp":1767225601000}}
+{"type":"custom","id":"e2","parentId":"e1","timestamp":"2026-01-01T00:00:01.500Z","customType":"todo","data":{"x":1}}
+{"type":"message","id":"e3","parentId":"e2","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"api":"x","provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"total":0}},"stopReason":"stop","timestamp":1767225602000}}
+{"type":"custom","id":"e4","parentId":"e3","timestamp":"2026-01-01T00:00:04.000Z","customType":"todo","data":{"x":2}}
+{"type":"label","id":"e5","parentId":"e4","timestamp":"2026-01-01T00:00:04.000Z","targetId":"e3","label":"good"}
+{"type":"session_info","id":"e6","parentId":"e5","timestamp":"2026-01-01T00:00:04.000Z","name":"My session"}
+{"type":"custom_message","id":"e7","parentId":"e6","timestamp":"2026-01-01T00:00:05.000Z","customType":"note","content":"injected context","display":true}
+{"type":"message","id":"e8","parentId":"e7","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"custom","customType":"plan","content":[{"type":"text","text":"the plan"}],"display":false,"details":{"k":1},"timestamp":1767225606000}}
+EOF2
+run_m import "$work/pi3.jsonl"
+expect_rc 0 "pi v3: a log with extension entries imports"
+check "pi v3: custom, label and session_info are bookkeeping, reported" \
+	grep -q "left out 4 records: 2 custom, 1 label, 1 session_info" "$work/err"
+check "pi v3: custom_message and a message of role custom are user messages" \
+	test "$(msgs_where pi3-sess "role = 'user'")" = 3
+check "pi v3: with their text" \
+	test "$(parts_where pi3-sess "content->>'text' IN ('injected context', 'the plan')")" = 2
+check "pi v3: their customType, display and details in metadata" \
+	test "$(parts_where pi3-sess "content->'metadata' @> '{\"customType\": \"plan\", \"display\": false, \"details\": {\"k\": 1}}' OR content->'metadata' @> '{\"customType\": \"note\", \"display\": true}'")" = 2
+check "pi v3: at their records' times" \
+	test "$(msgs_where pi3-sess "created_at IN (1767225605000, 1767225606000) AND role = 'user'")" = 2
+
 # a pi log that compacted twice (pi's compaction records): 10 messages and
 # the 2 summaries, each committed over the messages before its first kept
 # entry
@@ -272,6 +301,16 @@ run_m -d no_such_database_at_all import no-such-file --format csv
 expect_rc 2 "found before the file is opened or the server asked"
 check "and none of these left a session" test "$(sessions)" = "$before"
 
+# a directory is named as one, as a missing file is, before the server is asked
+before=$(sessions)
+mkdir -p "$work/a-dir"
+run_m import "$work/a-dir"
+expect_rc 1 "a directory instead of a file fails"
+check "naming the path and why" grep -q "^mnemo: $work/a-dir: Is a directory\$" "$work/err"
+run_m -d no_such_database_at_all import "$work/a-dir"
+check "found before the server is asked" grep -q "Is a directory" "$work/err"
+check "and it left no session" test "$(sessions)" = "$before"
+
 # ---- a log cut short, and the lines of errors ---------------------------
 
 head -c -200 $D/transcript-pi.jsonl >"$work/cut.jsonl"
@@ -334,6 +373,19 @@ check "an image is estimated at 1600 tokens" \
 	test "$(parts_where "$img_sid" "part_type = 'image' AND token_estimate = 1600")" = 2
 check "build_context renders a placeholder with its size and estimate" \
 	bash -c "psql -X -q -A -t -c \"SELECT content FROM mnemo.build_context('$img_sid', 100000) WHERE position = 1\" | grep -qF '[Image: image/png, 12 bytes of base64, ~1600 tokens]'"
+# mnemo show is for reading: a pasted screenshot's base64 (hundreds of KB
+# in real Claude Code logs) is shortened to its size; --json keeps it whole
+big_b64=$(head -c 30000 /dev/zero | base64 -w0)
+printf '[{"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "%s"}}]}]\n' "$big_b64" >"$work/bigimg.json"
+run_m import "$work/bigimg.json"
+expect_rc 0 "an Anthropic image block of 40000 bytes of base64 imports"
+big_sid=$(cat "$work/out")
+"$M" show "$big_sid" >"$work/show.txt" 2>"$work/err"
+check "show prints the image part without its base64" bash -c "! grep -qF AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA '$work/show.txt'"
+check "but with its media type and size" grep -qF '"data": "AAAAAAAAAAAAAAAA... (40000 bytes of base64: mnemo show --json has them)", "type": "image", "media_type": "image/png"}' "$work/show.txt"
+check "show --json keeps it whole" bash -c "'$M' show '$big_sid' --json | grep -qF '$big_b64'"
+"$M" show "$img_sid" >"$work/show.txt" 2>"$work/err"
+check "a short one is shown as it is" grep -qF '"data": "iVBORw0KGgo="' "$work/show.txt"
 printf '{"role": "user", "parts": [{"type": "image", "media_type": "image/png", "data": "AA==", "url": "x"}]}\n' >"$work/badimg.jsonl"
 run_m import "$work/badimg.jsonl"
 expect_rc 1 "an image part with both data and url"

@@ -27,6 +27,11 @@
  *	- Records of the types Claude Code writes for itself (progress, system,
  *	  file-history-snapshot, ...) are bookkeeping: left out and reported,
  *	  but not counted as lost; a record of an unknown type is.
+ *	- A user or assistant record whose uuid came before is that record
+ *	  written again (a resumed log repeats its history; hooks have written
+ *	  one uuid many times): Claude Code keys its records by uuid and reads
+ *	  it once, and so does the import, leaving the copy out as bookkeeping
+ *	  ("duplicate record"), so no message or tool result is stored twice.
  * Message and part ids are the server's: importing a log twice gives two
  * sessions.  The session takes the log's sessionId when no session has it,
  * agent "claude-code", provider "anthropic", the first model, and metadata
@@ -43,11 +48,20 @@
 
 #include "transcript/transcript.h"
 
+/* The uuids of the user and assistant records read: open addressing. */
+typedef struct uuid_set
+{
+	char	  **slots;
+	size_t		cap;			/* a power of two, or 0 */
+	size_t		n;
+} uuid_set;
+
 typedef struct cc_state
 {
 	mn_import_msg *held;		/* the assistant message being assembled */
 	char	   *held_api_id;	/* its message.id */
 	mn_calls	calls;
+	uuid_set	seen;
 	bool		described;		/* the session's metadata is set */
 } cc_state;
 
@@ -61,6 +75,65 @@ static int
 oom(mn_import *imp)
 {
 	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+}
+
+/* FNV-1a */
+static size_t
+uuid_hash(const char *s)
+{
+	uint64_t	h = 14695981039346656037u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char) *s) * 1099511628211u;
+	return (size_t) h;
+}
+
+/*
+ * Add uuid to the set: *added false when it was there already.  Kept at
+ * most half full, so a probe ends at an empty slot.
+ */
+static int
+uuid_add(mn_import *imp, uuid_set *set, const char *uuid, bool *added)
+{
+	size_t		i;
+
+	if (2 * (set->n + 1) > set->cap)
+	{
+		size_t		cap = set->cap ? set->cap * 2 : 256;
+		char	  **slots = calloc(cap, sizeof(*slots));
+
+		if (slots == NULL)
+			return oom(imp);
+		for (size_t j = 0; j < set->cap; j++)
+			if (set->slots[j] != NULL)
+			{
+				for (i = uuid_hash(set->slots[j]) & (cap - 1); slots[i] != NULL; i = (i + 1) & (cap - 1))
+					;
+				slots[i] = set->slots[j];
+			}
+		free(set->slots);
+		set->slots = slots;
+		set->cap = cap;
+	}
+	for (i = uuid_hash(uuid) & (set->cap - 1); set->slots[i] != NULL; i = (i + 1) & (set->cap - 1))
+		if (strcmp(set->slots[i], uuid) == 0)
+		{
+			*added = false;
+			return MNEMO_OK;
+		}
+	if ((set->slots[i] = strdup(uuid)) == NULL)
+		return oom(imp);
+	set->n++;
+	*added = true;
+	return MNEMO_OK;
+}
+
+static void
+uuid_set_free(uuid_set *set)
+{
+	for (size_t i = 0; i < set->cap; i++)
+		free(set->slots[i]);
+	free(set->slots);
 }
 
 static bool
@@ -95,6 +168,7 @@ cc_destroy(void *state)
 	if (cc == NULL)
 		return;
 	mn_calls_free(&cc->calls);
+	uuid_set_free(&cc->seen);
 	mn_import_msg_free(cc->held);
 	free(cc->held_api_id);
 	free(cc);
@@ -460,6 +534,19 @@ cc_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 	{
 		mn_import_bookkeeping(imp, line, "sidechain");
 		return MNEMO_OK;
+	}
+	if ((strcmp(type, "user") == 0 || strcmp(type, "assistant") == 0) &&
+		mn_js_str(rec, "uuid", NULL) != NULL)
+	{
+		bool		added;
+
+		if ((rc = uuid_add(imp, &cc->seen, mn_js_str(rec, "uuid", NULL), &added)) != MNEMO_OK)
+			return rc;
+		if (!added)
+		{
+			mn_import_bookkeeping(imp, line, "duplicate record");
+			return MNEMO_OK;
+		}
 	}
 	if (strcmp(type, "user") == 0)
 		return user_record(imp, cc, line, rec, whole);

@@ -93,6 +93,67 @@ skip_bom(char *line, ssize_t *n)
 	}
 }
 
+/*
+ * What the first line says the file is when it is not UTF-8 text, or NULL:
+ * a compressed log (by its magic number: a .jsonl.gz kept to save room),
+ * or UTF-16 (or UTF-32): a UTF-16 byte order mark, or a NUL among its
+ * first two bytes, which no UTF-8 JSON has (JSON escapes NUL; Windows
+ * PowerShell 5's ">" writes UTF-16 with a mark).  Naming it tells the user
+ * what to do where "not valid UTF-8" or a JSON error would not.
+ */
+static const char *
+not_text(const char *line, ssize_t n)
+{
+	static const struct
+	{
+		const char *magic;
+		size_t		len;
+		const char *what;
+	}			packed[] = {
+		{"\x1F\x8B", 2, "the file is gzip-compressed: decompress it first (gunzip, or zcat FILE | mnemo import -)"},
+		{"\x28\xB5\x2F\xFD", 4, "the file is zstd-compressed: decompress it first (zstd -d)"},
+		{"\xFD\x37\x7A\x58\x5A\x00", 6, "the file is xz-compressed: decompress it first (unxz)"},
+		{"BZh", 3, "the file is bzip2-compressed: decompress it first (bunzip2)"},
+		{"PK\x03\x04", 4, "the file is zip-compressed: unzip it first"},
+	};
+
+	for (size_t i = 0; i < mn_lengthof(packed); i++)
+		if ((size_t) n >= packed[i].len && memcmp(line, packed[i].magic, packed[i].len) == 0 &&
+			(i != 3 || (n >= 4 && line[3] >= '1' && line[3] <= '9')))
+			return packed[i].what;
+	if (n >= 2 && (memcmp(line, "\xFF\xFE", 2) == 0 || memcmp(line, "\xFE\xFF", 2) == 0 ||
+				   line[0] == '\0' || line[1] == '\0'))
+		return "the file is UTF-16 (or UTF-32), not UTF-8: convert it first "
+			"(iconv -f UTF-16 -t UTF-8)";
+	return NULL;
+}
+
+/*
+ * Whether text, valid UTF-8 but for its end, stops inside a character (a
+ * lead byte without all its continuation bytes): a line cut short there by
+ * a killed writer, not a file that is not UTF-8.  Trailing line ends, which
+ * a cut line with blank lines after it keeps, are not part of it.
+ */
+static bool
+utf8_cut_short(const char *text, size_t len)
+{
+	size_t		end = len,
+				lead;
+	unsigned char c;
+	size_t		want;
+
+	while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == '\r'))
+		end--;
+	for (lead = end; lead > 0 && end - lead < 4 && ((unsigned char) text[lead - 1] & 0xC0) == 0x80;)
+		lead--;
+	if (lead == 0)
+		return false;
+	lead--;
+	c = (unsigned char) text[lead];
+	want = c >= 0xF0 && c <= 0xF4 ? 4 : c >= 0xE0 && c <= 0xEF ? 3 : c >= 0xC2 && c <= 0xDF ? 2 : 0;
+	return want > end - lead && mn_utf8_valid(text, lead);
+}
+
 static int64_t
 newlines(const char *from, const char *to)
 {
@@ -106,14 +167,16 @@ newlines(const char *from, const char *to)
 /*
  * text parsed strictly as one value, nothing but white space after it.  A
  * value cut short is *incomplete (the first line of a pretty-printed
- * document, or a truncated last line); the error names the line where the
- * parser stopped.
+ * document, or a truncated last line, cut inside a character too); the
+ * error names the line where the parser stopped.  Any other error (text
+ * after the value, a bad character) is not a cut: --lenient is no remedy.
  */
 static int
 parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char *text,
 			size_t len, struct json_object **out, bool *incomplete)
 {
 	struct json_object *obj;
+	const char *nul;
 	size_t		end;
 
 	*incomplete = false;
@@ -121,9 +184,23 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": longer than %d bytes",
 					   lineno, INT_MAX);
 	if (!mn_utf8_valid(text, len))
+	{
+		*incomplete = utf8_cut_short(text, len);
 		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": not valid UTF-8", lineno);
+	}
+	/* valid UTF-8, but not text: json-c would stop at it, "unexpected end
+	 * of data" on a line that goes on */
+	if ((nul = memchr(text, '\0', len)) != NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": a NUL byte: not a text "
+					   "file (binary data, or UTF-16?)", lineno + newlines(text, nul));
 	json_tokener_reset(tok);
 	obj = json_tokener_parse_ex(tok, text, (int) len);
+	/* json-c parses null to NULL, and no error */
+	if (obj == NULL && json_tokener_get_error(tok) == json_tokener_success)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT, "line %" PRId64 ": null is not a record (a "
+					   "JSON object)", lineno + newlines(text, text + json_tokener_get_parse_end(tok)) -
+					   (json_tokener_get_parse_end(tok) > 0 &&
+						text[json_tokener_get_parse_end(tok) - 1] == '\n'));
 	if (obj == NULL)
 	{
 		enum json_tokener_error err = json_tokener_get_error(tok);
@@ -209,11 +286,29 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 				   "names one", lineno, mnemo_import_formats());
 }
 
+/*
+ * A record to the reader.  The first one refused, when --format named the
+ * reader rather than the content, more likely says the format is wrong
+ * than that the record is: the error says what it was read as.  An error
+ * of the server, with a SQLSTATE, is left as it is.
+ */
 static int
 feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj)
 {
+	int			rc;
+	char	   *why;
+
 	imp->records++;
-	return imp->reader->line(imp, imp->rstate, lineno, text.p, text.len, obj);
+	rc = imp->reader->line(imp, imp->rstate, lineno, text.p, text.len, obj);
+	if (rc != MNEMO_ERR_FORMAT || imp->records != 1 || imp->opts->format == NULL ||
+		imp->n_finished > 0 || imp->st->sqlstate[0] != '\0')
+		return rc;					/* (a server's error keeps its SQLSTATE) */
+	if ((why = strdup(imp->st->errmsg ? imp->st->errmsg : "")) == NULL)
+		return rc;
+	rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "%s (read as %s, as --format said: is that the "
+				 "format?)", why, imp->reader->name);
+	free(why);
+	return rc;
 }
 
 /*
@@ -287,6 +382,7 @@ finish_session(mn_import *imp, bool several)
 		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	imp->finished = grown;
 	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
+	grown[imp->n_finished].line = imp->session_line > 0 ? imp->session_line : 1;
 	grown[imp->n_finished++].messages = imp->imported;
 	return MNEMO_OK;
 }
@@ -410,6 +506,14 @@ read_document(mn_import *imp, struct json_tokener *tok, FILE *in, int64_t first_
 		rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
 	else
 		rc = parse_value(imp, tok, first_line, doc.data, doc.len, &obj, &incomplete);
+	/* the input ended inside the document: a file cut short, which
+	 * --lenient cannot mend (there is no last line to leave out) */
+	if (rc != MNEMO_OK && incomplete)
+		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					 "line %" PRId64 ": not valid JSON: the file ends inside the document begun "
+					 "on line %" PRId64 " (it is cut short)",
+					 first_line + newlines(doc.data, doc.data + doc.len) -
+					 (doc.len > 0 && doc.data[doc.len - 1] == '\n'), first_line);
 	if (rc == MNEMO_OK)
 		rc = feed_value(imp, first_line, (mn_span) {doc.data, doc.len}, obj, true);
 	json_object_put(obj);
@@ -446,6 +550,11 @@ read_all(mn_import *imp, FILE *in)
 
 		lineno++;
 		imp->done += (uint64_t) n;
+		if (lineno == 1 && not_text(line, n) != NULL)
+		{
+			rc = mn_fail(imp->st, MNEMO_ERR_FORMAT, "line 1: %s", not_text(line, n));
+			break;
+		}
 		if (lineno == 1)
 			skip_bom(line, &n);
 		if (blank(line, (size_t) n))
@@ -459,8 +568,9 @@ read_all(mn_import *imp, FILE *in)
 		if (rc != MNEMO_OK)
 		{
 			/* cut short, and the last line with content? (blank lines,
-			 * skipped everywhere, may follow it) */
-			bool		last = rest_is_blank(in, &line, &cap);
+			 * skipped everywhere, may follow it; a whole line that is
+			 * malformed is an error wherever it is) */
+			bool		last = incomplete && rest_is_blank(in, &line, &cap);
 
 			if (last && imp->opts->lenient)
 			{

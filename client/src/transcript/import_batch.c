@@ -379,10 +379,24 @@ begin(mn_import *imp)
 		row = NULL;
 		if (rc == MNEMO_OK)
 		{
-			rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
-						 "line %" PRId64 ": session \"%s\" of this transcript already exists: "
-						 "it was imported before (--new-ids imports a copy under a new id)",
-						 imp->session_line > 0 ? imp->session_line : 1, s->want_id);
+			const mn_import_done *twice = NULL;
+			int64_t		line = imp->session_line > 0 ? imp->session_line : 1;
+
+			/* a session of this file before (an export concatenated with
+			 * itself): the store had not seen it when the import began */
+			for (size_t i = 0; i < imp->n_finished && twice == NULL; i++)
+				if (strcmp(imp->finished[i].id, s->want_id) == 0)
+					twice = &imp->finished[i];
+			if (twice != NULL)
+				rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
+							 "line %" PRId64 ": session \"%s\" is in this file twice (first on line "
+							 "%" PRId64 "; --new-ids imports each as a copy)", line, s->want_id,
+							 twice->line);
+			else
+				rc = mn_fail(st, MNEMO_ERR_DUPLICATE_ID,
+							 "line %" PRId64 ": session \"%s\" of this transcript already exists: "
+							 "it was imported before (--new-ids imports a copy under a new id)",
+							 line, s->want_id);
 			memcpy(st->sqlstate, "MN004", 6);
 			return rc;
 		}

@@ -24,8 +24,14 @@
  *	  firstKeptEntryIndex), tokensBefore}: a summary committed over the
  *	  messages before the first kept entry (compaction_record), its other
  *	  members (tokensBefore, details) kept in the summary's metadata.
- *	- model_change and thinking_level_change are bookkeeping; a record of
- *	  another type is left out and reported.
+ *	- an extension's message (a custom_message record, or a message of
+ *	  role custom, version 3), which pi sends to the model as a user turn:
+ *	  a user message, its content mapped as a user's, its customType,
+ *	  display and details kept in the message's metadata.
+ *	- model_change, thinking_level_change, and what pi keeps out of the
+ *	  model's context (custom: an extension's state; label: a bookmark;
+ *	  session_info: the session's display name) are bookkeeping; a record
+ *	  of another type is left out and reported.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -278,44 +284,27 @@ tool_result(mn_import *imp, pi_state *pi, int64_t line, struct json_object *msg,
 						   output, details);
 }
 
+/* The "content" of obj (whose text is text): a string is a text part, a
+ * list its blocks (block). */
 static int
-message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec, mn_span text)
+content_parts(mn_import *imp, pi_state *pi, int64_t line, struct json_object *obj, mn_span text,
+			  mn_import_msg *m)
 {
-	struct json_object *msg = mn_js_obj(rec, "message");
 	struct json_object *content;
-	const char *role = msg ? mn_js_str(msg, "role", NULL) : NULL;
-	mn_span		msg_text;
 	mn_span		list;
-	mn_import_msg *m;
 	size_t		pos = 0;
 	int			rc = MNEMO_OK;
-	struct json_object *u;
 
-	if (role == NULL || !mn_json_member(text, "message", &msg_text))
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "line %" PRId64 ": a message record without a \"message\" that has a \"role\"",
-					   line);
-	if (strcmp(role, "toolResult") == 0)
-		return tool_result(imp, pi, line, msg, msg_text);
-	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
-	{
-		mn_import_skipped(imp, line, role);
-		return MNEMO_OK;
-	}
-	if ((m = mn_import_msg_new(imp, line, role)) == NULL)
-		return imp->st->errcode;
-	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
-	content = json_object_object_get_ex(msg, "content", &content) ? content : NULL;
+	content = json_object_object_get_ex(obj, "content", &content) ? content : NULL;
 	if (json_object_is_type(content, json_type_string))
 	{
 		mn_import_part *p = mn_import_part_new(imp, m, "text");
 
-		if (p == NULL || !mn_json_member(msg_text, "content", &list) ||
+		if (p == NULL || !mn_json_member(text, "content", &list) ||
 			(mn_part_put_raw(p, "text", list), p->members.oom))
 			rc = oom(imp);
 	}
-	else if (json_object_is_type(content, json_type_array) &&
-			 mn_json_member(msg_text, "content", &list))
+	else if (json_object_is_type(content, json_type_array) && mn_json_member(text, "content", &list))
 	{
 		for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
 		{
@@ -325,6 +314,71 @@ message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 			rc = block(imp, pi, line, i, json_object_array_get_idx(content, i), b, m);
 		}
 	}
+	return rc;
+}
+
+/*
+ * An extension's message: obj (text) holds its content, customType,
+ * display and details; rec is the record, with its time.  pi sends it to
+ * the model as a user turn, so it is a user message; the fields mnemo has
+ * none for are kept in its metadata.
+ */
+static int
+custom_message(mn_import *imp, pi_state *pi, int64_t line, struct json_object *obj, mn_span text,
+			   struct json_object *rec)
+{
+	static const char *const kept[] = {"customType", "display", "details"};
+	mn_import_msg *m;
+	int			rc;
+
+	if ((m = mn_import_msg_new(imp, line, "user")) == NULL)
+		return imp->st->errcode;
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	rc = content_parts(imp, pi, line, obj, text, m);
+	for (size_t k = 0; rc == MNEMO_OK && k < mn_lengthof(kept); k++)
+	{
+		mn_span		v;
+
+		if (json_object_object_get_ex(obj, kept[k], NULL) && mn_json_member(text, kept[k], &v))
+			mn_import_keep(imp, m, kept[k], v, NULL);
+		if (m->meta.oom)
+			rc = oom(imp);
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
+static int
+message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec, mn_span text)
+{
+	struct json_object *msg = mn_js_obj(rec, "message");
+	const char *role = msg ? mn_js_str(msg, "role", NULL) : NULL;
+	mn_span		msg_text;
+	mn_import_msg *m;
+	int			rc = MNEMO_OK;
+	struct json_object *u;
+
+	if (role == NULL || !mn_json_member(text, "message", &msg_text))
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a message record without a \"message\" that has a \"role\"",
+					   line);
+	if (strcmp(role, "toolResult") == 0)
+		return tool_result(imp, pi, line, msg, msg_text);
+	if (strcmp(role, "custom") == 0)
+		return custom_message(imp, pi, line, msg, msg_text, rec);
+	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
+	{
+		mn_import_skipped(imp, line, role);
+		return MNEMO_OK;
+	}
+	if ((m = mn_import_msg_new(imp, line, role)) == NULL)
+		return imp->st->errcode;
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	rc = content_parts(imp, pi, line, msg, msg_text, m);
 	if (rc == MNEMO_OK && strcmp(role, "assistant") == 0)
 	{
 		static const char *const kept[] = {"api", "errorMessage"};
@@ -458,7 +512,11 @@ pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		return message_record(imp, pi, line, rec, (mn_span) {text, len});
 	if (strcmp(type, "compaction") == 0)
 		return compaction_record(imp, pi, line, rec, (mn_span) {text, len});
-	if (strcmp(type, "model_change") == 0 || strcmp(type, "thinking_level_change") == 0)
+	if (strcmp(type, "custom_message") == 0)
+		return custom_message(imp, pi, line, rec, (mn_span) {text, len}, rec);
+	if (strcmp(type, "model_change") == 0 || strcmp(type, "thinking_level_change") == 0 ||
+		strcmp(type, "custom") == 0 || strcmp(type, "label") == 0 ||
+		strcmp(type, "session_info") == 0)
 		mn_import_bookkeeping(imp, line, type);
 	else
 		mn_import_skipped(imp, line, type);

@@ -92,6 +92,7 @@ typedef struct mn_import_done
 {
 	char		id[MNEMO_ID_MAX + 1];
 	int64_t		messages;
+	int64_t		line;			/* where its session document began */
 } mn_import_done;
 
 /* A format: called for each record, parsed, in order. */

@@ -580,6 +580,9 @@ test_errors(mnemo_store *st)
 	{
 		is_code(st, mnemo_import_jsonl(st, f, NULL, sid, NULL), MNEMO_ERR_IO,
 			   "import from a stream that cannot be read (a directory)");
+		ok(strcmp(mnemo_errmsg(st), "reading the transcript failed: Is a directory") == 0,
+		   "the message says why, and names no line before the first: %s",
+		   mnemo_errmsg(st));
 		fclose(f);
 	}
 }

@@ -596,9 +596,16 @@ read_all(mn_import *imp, FILE *in)
 		errno = 0;
 	}
 	if (rc == MNEMO_OK && ferror(in))
-		rc = mn_fail(imp->st, errno == ENOMEM ? MNEMO_ERR_NOMEM : MNEMO_ERR_IO,
-					 "reading the transcript failed after line %" PRId64 ": %s", lineno,
-					 errno ? strerror(errno) : "read error");
+	{
+		const char *why = errno ? strerror(errno) : "read error";
+
+		if (lineno == 0)
+			rc = mn_fail(imp->st, errno == ENOMEM ? MNEMO_ERR_NOMEM : MNEMO_ERR_IO,
+						 "reading the transcript failed: %s", why);
+		else
+			rc = mn_fail(imp->st, errno == ENOMEM ? MNEMO_ERR_NOMEM : MNEMO_ERR_IO,
+						 "reading the transcript failed after line %" PRId64 ": %s", lineno, why);
+	}
 	free(line);
 	json_tokener_free(tok);
 	return rc;

@@ -370,6 +370,67 @@ test_compaction(mnemo_store *st)
 	   "compaction: no summary node or message half-written");
 	free(items_before);
 	free(items_after);
+
+	/* the handle's next compaction is not locked out by its own dead claim
+	 * (it was, until the claim expired: five minutes by default) */
+	server_start(&s, "reply repeat=5\n  text \"A summary.\"\n");
+	snprintf(url, sizeof(url), "%s/v1", s.url);
+	memset(&r, 0, sizeof(r));
+	rc = mnemo_compact(st, "compact-lost", &o, &r);
+	is_int(rc, MNEMO_OK, "compaction after the reconnect (%s)", mnemo_errmsg(st));
+	ok(!r.lost && r.summaries >= 1, "compaction after the reconnect: not locked out by its own "
+	   "lost claim (lost %d, summaries %d)", r.lost, r.summaries);
+	server_stop(&s);
+}
+
+/*
+ * A background compaction (mnemo_compact_hook, not blocking) whose
+ * connection is lost while it waits on its model: once joined, its claim
+ * does not lock out the blocking compaction that follows on the handle.
+ */
+static void
+test_background(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+	killer		k = {0};
+	pthread_t	th;
+	int64_t		until;
+	int			rc;
+
+	conversation(st, "background-lost", 24);
+	server_start(&s, "reply repeat=5\n  text \"A summary.\"\n  stall at=1 seconds=1 then=continue\n");
+	o.provider = "openai";
+	o.model = "gpt-compact";
+	snprintf(url, sizeof(url), "%s/v1", s.url);
+	o.base_url = url;
+	o.api_key = KEY;
+	o.max_retries = -1;
+	o.tail_messages = 2;
+	o.idle_timeout_ms = 20000;
+	k.wait_sql = "SELECT count(*) > 0 FROM mnemo.compaction_claims WHERE session_id = 'background-lost'";
+	k.delay_ms = 300;
+	start_killer(&th, &k);
+	rc = mnemo_compact_hook(st, "background-lost", false, &o);
+	is_int(rc, 0, "background compaction started");
+	pthread_join(th, NULL);
+	/* it ends once its model answers and its next statement fails */
+	for (until = now_ms() + 10000; now_ms() < until; sleep_ms(50))
+		if (sql_true("SELECT count(*) = 0 FROM pg_stat_activity WHERE application_name = 'mnemo_victim'"))
+			break;
+	sleep_ms(1500);
+	server_stop(&s);
+	reconnect(st, "background");
+
+	server_start(&s, "reply repeat=5\n  text \"A summary.\"\n");
+	snprintf(url, sizeof(url), "%s/v1", s.url);
+	o.budget_tokens = 0;
+	rc = mnemo_compact_hook(st, "background-lost", true, &o);
+	is_int(rc, MNEMO_OK, "a blocking compaction after it (%s)", mnemo_errmsg(st));
+	ok(sql_true("SELECT count(*) >= 1 FROM mnemo.summary_nodes WHERE session_id = 'background-lost'"),
+	   "the blocking compaction was not locked out by the lost one's claim");
+	server_stop(&s);
 }
 
 /* ---- a map's workers ---------------------------------------------------- */
@@ -435,6 +496,7 @@ main(void)
 	test_idle_crash(st);
 	test_turns(st);
 	test_compaction(st);
+	test_background(st);
 	test_map(st);
 
 	mnemo_store_close(st);

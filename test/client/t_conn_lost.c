@@ -433,6 +433,53 @@ test_background(mnemo_store *st)
 	server_stop(&s);
 }
 
+/*
+ * Over the hard threshold the turn compacts on its own connection first;
+ * that connection lost while the compaction waits on its model is the
+ * turn's CONNECTION, as the lost connection of any call is, not CANCELLED
+ * (which says the compaction failed and the handle is fine).
+ */
+static void
+test_hard_threshold(mnemo_store *st)
+{
+	server		s;
+	char		url[96];
+	mnemo_turn_options o = MNEMO_TURN_OPTIONS_INIT;
+	mnemo_turn *t = NULL;
+	killer		k = {0};
+	pthread_t	th;
+	int64_t		t0;
+	int			rc;
+
+	/* 24 messages of ~150 tokens: over a budget of 3000 */
+	conversation(st, "hard-lost", 24);
+	server_start(&s, "reply\n  text \"A summary.\"\n  stall at=1 seconds=1 then=continue\n"
+				 "reply repeat=5\n  text \"ok\"\n");
+	o.provider = "openai";
+	o.model = "gpt-4o-mini";
+	snprintf(url, sizeof(url), "%s/v1", s.url);
+	o.base_url = url;
+	o.api_key = KEY;
+	o.max_retries = -1;
+	o.context_limit = 4096 + 4000 + 3000;
+	o.idle_timeout_ms = 20000;
+	k.wait_sql = "SELECT count(*) > 0 FROM mnemo.compaction_claims WHERE session_id = 'hard-lost'";
+	k.delay_ms = 300;
+	start_killer(&th, &k);
+	t0 = now_ms();
+	rc = mnemo_session_send(st, "hard-lost", &o, "go", NULL, 0, NULL, NULL, &t);
+	pthread_join(th, NULL);
+	is_code(st, rc, MNEMO_ERR_CONNECTION, "hard threshold, lost during the compaction");
+	ok(now_ms() - t0 < 5000, "hard threshold: within 5 s (%lld ms)", (long long) (now_ms() - t0));
+	ok(t == NULL, "hard threshold: no turn");
+	mnemo_turn_free(t);
+	reconnect(st, "hard threshold");
+	ok(sql_true("SELECT count(*) = 25 FROM mnemo.messages WHERE session_id = 'hard-lost'") &&
+	   sql_true("SELECT count(*) = 0 FROM mnemo.summary_nodes WHERE session_id = 'hard-lost'"),
+	   "hard threshold: the user turn is stored, no summary");
+	server_stop(&s);
+}
+
 /* ---- a map's workers ---------------------------------------------------- */
 
 /*
@@ -497,6 +544,7 @@ main(void)
 	test_turns(st);
 	test_compaction(st);
 	test_background(st);
+	test_hard_threshold(st);
 	test_map(st);
 
 	mnemo_store_close(st);

@@ -153,6 +153,15 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 		user = NULL;
 		hook = o->compact != NULL ? o->compact(st, sid, true, o->compact_arg)
 			: mn_compact_turn(st, sid, o, c, true);
+		if (hook != 0 && (st->conn == NULL || PQstatus(st->conn) != CONNECTION_OK))
+		{
+			/* the handle's connection went during the compaction: the
+			 * turn's error is that, as any call's that finds it gone */
+			rc = st->errcode == MNEMO_ERR_CONNECTION ? st->errcode
+				: mn_fail(st, MNEMO_ERR_CONNECTION,
+						  "the connection to the server was lost during the compaction");
+			goto done;
+		}
 		if (hook != 0)
 		{
 			rc = mn_fail(st, MNEMO_ERR_CANCELLED,

@@ -276,6 +276,11 @@ test_turns(mnemo_store *st)
 		{"tool-call", "anthropic",
 			"reply\n  text \"one\"\n  tool bash \"{\\\"cmd\\\":\\\"ls\\\"}\"\n  stall at=5 seconds=1 then=continue\n",
 		{.after_deltas = 1, .delay_ms = 100}, false, 2, 5000},
+		/* the provider cuts the stream too, after the database went: the
+		 * turn's error is the lost connection (nothing of the reply could be
+		 * stored), not the stream's */
+		{"and-stream-cut", "openai", "reply\n  text \"one\" \" two\"\n  stall at=2 seconds=1 then=close\n",
+		{.after_deltas = 1, .delay_ms = 100}, false, 2, 5000},
 		/* the turn's last writes wait on a lock held elsewhere */
 		{"last-writes", "openai", "reply\n  text \"one\" \" two\"\n  stall at=2 seconds=1 then=continue\n",
 		{.after_deltas = 1, .how = LOCK_THEN_TERMINATE, .delay_ms = 50}, false, 2, 5000},

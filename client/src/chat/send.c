@@ -286,6 +286,14 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	else if (rc2 == MNEMO_OK)
 		rc2 = rc3;
 	clear_calls(d, nd);
+	if (rc != MNEMO_OK && rc != MNEMO_ERR_CONNECTION && rc3 == MNEMO_ERR_CONNECTION)
+	{
+		/* the stream failed, but the connection went too: nothing of the
+		 * reply is stored, which the lost connection says (and the caller
+		 * must reconnect), whatever ended the stream */
+		free(se.msg);
+		return rc3;
+	}
 	if (rc != MNEMO_OK)
 		return mn_error_restore(st, &se);
 	/* the stream ended well but its last writes failed: the turn failed */

@@ -301,6 +301,64 @@ test_bad_input(mnemo_store *st)
 	}
 }
 
+/*
+ * Arguments that are valid JSON but hold what jsonb cannot (a \u0000
+ * escape, a lone surrogate escape: models do write both): the call is
+ * stored with each such escape as \ufffd, as a NUL in a text delta is, and
+ * the turn succeeds; it failed with FORMAT, and the call was lost.
+ */
+static void
+test_unholdable_input(mnemo_store *st)
+{
+	static const char *const providers[] = {"openai", "anthropic"};
+
+	for (size_t i = 0; i < 2; i++)
+	{
+		const char *provider = providers[i];
+		const char *want = "{\"q\":\"a\\ufffdb\",\"r\":\"\\ufffd\",\"ok\":\"\\ud83d\\ude00\"}";
+		server		s;
+		char		url[96];
+		char		sid[32];
+		mnemo_turn_options o;
+		mnemo_turn *t = NULL;
+		collected	c = {0};
+		mnemo_messages *m;
+		const mnemo_message *a;
+		int			rc;
+
+		server_start(&s, "reply\n  tool bash \"{\\\"q\\\":\\\"a\\\\u0000b\\\",\\\"r\\\":\\\"\\\\ud800\\\","
+					 "\\\"ok\\\":\\\"\\\\ud83d\\\\ude00\\\"}\" pieces=3\nreply\n  text \"done\"\n");
+		snprintf(sid, sizeof(sid), "unholdable-%s", provider);
+		session(st, sid, provider, i == 0 ? "gpt-4o-mini" : "claude-test");
+		options(&o, &s, provider, url, sizeof(url));
+		o.max_retries = -1;
+		rc = mnemo_session_send(st, sid, &o, "go", NULL, 0, on_part, &c, &t);
+		is_int(rc, MNEMO_OK, "%s \\u0000 and lone surrogate in arguments: the turn succeeds (%s)",
+			   provider, mnemo_errmsg(st));
+		is_int(t ? (int) t->n_tool_calls : -1, 1, "%s: one call", provider);
+		is_str(t && t->n_tool_calls ? t->tool_calls[0].input : NULL, want,
+			   "%s: its input with U+FFFD escapes, the pair kept", provider);
+		is_int(c.n_tool, 1, "%s: on_part heard it", provider);
+		m = messages(st, sid);
+		a = last_message(m);
+		ok(a != NULL && a->n_parts == 1 && strcmp(a->parts[0].type, "tool") == 0 &&
+		   a->parts[0].tool_input != NULL && strstr(a->parts[0].content, "\"input\":") != NULL,
+		   "%s: stored as a tool part with its input object", provider);
+		if (a != NULL && a->n_parts == 1)
+			is_int(mnemo_session_tool_result(st, sid, a->parts[0].id, "ran", false), MNEMO_OK,
+				   "%s: answered", provider);
+		else
+			ok(0, "%s: answered", provider);
+		mnemo_messages_free(m);
+		mnemo_turn_free(t);
+		t = NULL;
+		rc = mnemo_session_send(st, sid, &o, NULL, NULL, 0, NULL, NULL, &t);
+		is_int(rc, MNEMO_OK, "%s: the next turn sends it back (%s)", provider, mnemo_errmsg(st));
+		mnemo_turn_free(t);
+		server_stop(&s);
+	}
+}
+
 int
 main(void)
 {
@@ -312,6 +370,7 @@ main(void)
 
 	test_broken_calls(st);
 	test_bad_input(st);
+	test_unholdable_input(st);
 
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

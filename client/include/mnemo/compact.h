@@ -84,7 +84,9 @@ typedef struct mnemo_compact_options
 	const char *condense_level1_prompt;
 	const char *condense_level2_prompt;
 
-	const char *holder;			/* the claim's holder; NULL: host:pid:time */
+	const char *holder;			/* the claim's holder; NULL: the handle's,
+								 * host:pid:time:handle, the same for each
+								 * of its compactions */
 	int			claim_ttl_ms;	/* 0: 300000 */
 	mnemo_compact_progress_fn progress; /* or NULL */
 	void	   *progress_arg;

@@ -228,7 +228,22 @@ mn_turn_on_delta(void *arg, const mn_delta *d)
 			if ((rc = mn_turn_flush_part(ts, NULL)) != MNEMO_OK)
 				return rc;
 			if (d->input_valid)
-				return add_tool_call(ts, d, d->text, true);
+			{
+				/*
+				 * Valid JSON that jsonb cannot hold (a \u0000 or a lone
+				 * surrogate escape): each such escape becomes \ufffd, as a
+				 * NUL in a text delta becomes U+FFFD, rather than the part
+				 * refused and the call lost (mn_json_scrub, the one policy)
+				 */
+				char	   *input = mn_strndup(d->text, d->len);
+
+				if (input == NULL)
+					return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
+				(void) mn_json_scrub(input, d->len);
+				rc = add_tool_call(ts, d, input, true);
+				free(input);
+				return rc;
+			}
 			else
 			{
 				/* what the model wrote is kept, a NUL as U+FFFD as in text,

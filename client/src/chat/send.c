@@ -153,6 +153,15 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 		user = NULL;
 		hook = o->compact != NULL ? o->compact(st, sid, true, o->compact_arg)
 			: mn_compact_turn(st, sid, o, c, true);
+		if (hook != 0 && (st->conn == NULL || PQstatus(st->conn) != CONNECTION_OK))
+		{
+			/* the handle's connection went during the compaction: the
+			 * turn's error is that, as any call's that finds it gone */
+			rc = st->errcode == MNEMO_ERR_CONNECTION ? st->errcode
+				: mn_fail(st, MNEMO_ERR_CONNECTION,
+						  "the connection to the server was lost during the compaction");
+			goto done;
+		}
 		if (hook != 0)
 		{
 			rc = mn_fail(st, MNEMO_ERR_CANCELLED,
@@ -277,6 +286,14 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	else if (rc2 == MNEMO_OK)
 		rc2 = rc3;
 	clear_calls(d, nd);
+	if (rc != MNEMO_OK && rc != MNEMO_ERR_CONNECTION && rc3 == MNEMO_ERR_CONNECTION)
+	{
+		/* the stream failed, but the connection went too: nothing of the
+		 * reply is stored, which the lost connection says (and the caller
+		 * must reconnect), whatever ended the stream */
+		free(se.msg);
+		return rc3;
+	}
 	if (rc != MNEMO_OK)
 		return mn_error_restore(st, &se);
 	/* the stream ended well but its last writes failed: the turn failed */

@@ -50,6 +50,9 @@ int			mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int
 							 bool *taken);
 /* Release it, telling followers the outcome: rc and r as the engine ended,
  * error the failure's message (NULL when rc is MNEMO_OK). */
+/* The claim holder of the handle's compactions (engine.c). */
+const char *mn_compact_holder(mnemo_store *st);
+
 int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
 							   const mnemo_compact_result *r, const char *error);
 

@@ -13,6 +13,7 @@
  * the context smaller.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,6 +268,28 @@ run(compaction *c)
 	return rc;
 }
 
+/*
+ * The handle's holder, made at its first compaction: host:pid:time and the
+ * handle's address (two handles of a process may start in the same
+ * millisecond).  A compaction whose connection is lost cannot release its
+ * claim; the handle's next one, after mnemo_store_reconnect, renews it
+ * instead of waiting for it to expire.  One handle runs one compaction at
+ * a time, so sharing the holder never lets two run at once.
+ */
+const char *
+mn_compact_holder(mnemo_store *st)
+{
+	if (st->compact_holder[0] == '\0')
+	{
+		char		host[64] = "";
+
+		gethostname(host, sizeof(host) - 1);
+		snprintf(st->compact_holder, sizeof(st->compact_holder), "%s:%ld:%lld:%lx", host,
+				 (long) getpid(), (long long) mn_unix_ms(), (unsigned long) (uintptr_t) st);
+	}
+	return st->compact_holder;
+}
+
 MNEMO_API int
 mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_options *opts,
 			  mnemo_compact_result *out)
@@ -290,13 +313,7 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 	if (c.o.holder != NULL)
 		snprintf(c.holder, sizeof(c.holder), "%s", c.o.holder);
 	else
-	{
-		char		host[64] = "";
-
-		gethostname(host, sizeof(host) - 1);
-		snprintf(c.holder, sizeof(c.holder), "%s:%ld:%lld", host, (long) getpid(),
-				 (long long) mn_unix_ms());
-	}
+		snprintf(c.holder, sizeof(c.holder), "%s", mn_compact_holder(st));
 
 	if (c.o.dry_run)
 	{

@@ -20,6 +20,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -43,6 +44,8 @@ struct mn_compactor
 	mnemo_compact_options o;
 	int			rc;				/* the thread's outcome */
 	mnemo_compact_result r;
+	char		holder[160];	/* the claim's holder when the options name
+								 * none: the handle's, ":background" */
 };
 
 static void *
@@ -89,6 +92,21 @@ join(mnemo_store *st, bool publish)
 	b->running = false;
 	if (publish)
 		mn_compact_publish(st, b->session_id, b->rc, &b->r);
+	if (b->rc == MNEMO_ERR_CONNECTION && b->o.holder == b->holder && st->conn != NULL &&
+		PQstatus(st->conn) == CONNECTION_OK)
+	{
+		/*
+		 * Its connection was lost, so it could not release its claim: this
+		 * handle's does, or the claim would lock out every compaction of the
+		 * session (a blocking one of this handle's too) until it expired.
+		 */
+		mn_saved_error se;
+
+		mn_error_save(st, st->errcode, &se);
+		(void) mn_compact_release(st, b->session_id, b->holder, b->rc, &b->r,
+								  "the background compaction's connection was lost");
+		mn_error_restore(st, &se);
+	}
 	clear(b);
 }
 
@@ -146,6 +164,14 @@ start(mnemo_store *st, const char *sid, const mnemo_compact_options *o)
 	else
 		memset(&b->o, 0, sizeof(b->o));
 	b->o.progress = NULL;		/* the caller's, not for another thread */
+	if (b->o.holder == NULL)
+	{
+		/* one holder for every background compaction of the handle, apart
+		 * from the handle's own: one whose connection was lost is renewed by
+		 * the next rather than waited for */
+		snprintf(b->holder, sizeof(b->holder), "%s:background", mn_compact_holder(st));
+		b->o.holder = b->holder;
+	}
 	/* the prompts and the holder stay borrowed: the hook's caller keeps its
 	 * options as long as the handle; the turn's default sets none */
 	copied = (b->conninfo = strdup(st->conninfo)) != NULL &&

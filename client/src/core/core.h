@@ -96,6 +96,12 @@ struct mnemo_store
 								 * connection another thread may replace */
 	struct mn_compactor *compactor; /* a background compaction, NULL until
 									 * the first */
+	char		compact_holder[128];	/* the claim holder of this handle's
+										 * compactions ("" until the first):
+										 * the same for all, so that one whose
+										 * connection was lost, and which could
+										 * not release its claim, does not lock
+										 * out the next on the handle */
 	const atomic_bool *stop;	/* NULL, or a flag another thread sets to
 								 * stop this handle's work for it: a
 								 * background compaction's store points it

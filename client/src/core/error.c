@@ -215,12 +215,37 @@ mn_fail_result(mnemo_store *st, const PGresult *res)
 	const char *sqlstate;
 	const char *primary;
 	bool		broken;
+	bool		probed = false;
 	int			code;
 	char	   *msg;
 
 	if (st == NULL)
 		return MNEMO_ERR_NOMEM;
 	broken = st->conn == NULL || PQstatus(st->conn) == CONNECTION_BAD;
+	if (!broken && (res == NULL || PQresultErrorField(res, PG_DIAG_SQLSTATE) == NULL))
+	{
+		/*
+		 * An error of libpq's own while it still says CONNECTION_OK: after
+		 * an immediate shutdown (or a crash) the socket is reset, libpq
+		 * fails the call with "server closed the connection unexpectedly"
+		 * but notices that the connection is gone only at its next read.
+		 * Read now, so that this call, not the next, says CONNECTION.
+		 * Reading is harmless on a live connection: input is buffered.
+		 */
+		const char *libpq = PQerrorMessage(st->conn);
+		char	   *before = mn_strndup(libpq, strlen(libpq));
+
+		(void) PQconsumeInput(st->conn);
+		broken = probed = PQstatus(st->conn) == CONNECTION_BAD;
+		if (broken && res == NULL && before != NULL && *before != '\0')
+		{
+			/* the first message, not the one the read added to it */
+			set_error(st, MNEMO_ERR_CONNECTION, trimmed_copy(before), NULL);
+			free(before);
+			return MNEMO_ERR_CONNECTION;
+		}
+		free(before);
+	}
 
 	if (res == NULL)
 	{
@@ -260,6 +285,11 @@ mn_fail_result(mnemo_store *st, const PGresult *res)
 		code = MNEMO_ERR_CONNECTION;
 	if (primary != NULL)
 		msg = trimmed_copy(primary);
+	else if (probed && *PQresultErrorMessage(res) != '\0')
+	{
+		/* libpq's own message, once (the read above repeated it) */
+		msg = trimmed_copy(PQresultErrorMessage(res));
+	}
 	else if (broken && st->conn != NULL && *PQerrorMessage(st->conn) != '\0')
 	{
 		/*

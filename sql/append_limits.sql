@@ -78,3 +78,32 @@ SET mnemo.max_parts_per_message = 1000000;
 RESET ROLE;
 DROP ROLE lim_app;
 SELECT mnemo.purge_session('lim');
+
+-- Cancelling: a call that works through a large input can be cancelled
+-- while it does, not only once it reaches its first statement.
+-- append_messages validates every message and part of its batch before it
+-- locks the session; a batch within the default limits can hold a million
+-- parts (a second of validation).  A statement timeout must stop it there:
+-- the error then comes from the validation, not from the session lock's
+-- UPDATE, the first statement the call runs.
+--
+SELECT id FROM mnemo.create_session('rv_int');
+CREATE TEMP TABLE rv_int_batch (messages jsonb);
+-- stored uncompressed: reading it back must not use up the timeout
+ALTER TABLE rv_int_batch ALTER messages SET STORAGE EXTERNAL;
+INSERT INTO rv_int_batch
+SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts', p.parts))
+  FROM generate_series(1, 1000),
+       (SELECT jsonb_agg('{"type": "patch"}'::jsonb) AS parts FROM generate_series(1, 1000)) p;
+SELECT jsonb_array_length(messages) AS messages,
+       jsonb_array_length(messages -> 0 -> 'parts') AS parts_each
+  FROM rv_int_batch;
+-- (the error's context, if any, says which statement it stopped)
+\set VERBOSITY default
+SET statement_timeout = '50ms';
+SELECT count(*) FROM rv_int_batch b, mnemo.append_messages('rv_int', b.messages);
+RESET statement_timeout;
+\set VERBOSITY terse
+-- nothing was written
+SELECT last_seq FROM mnemo.sessions WHERE id = 'rv_int';
+SELECT mnemo.purge_session('rv_int');

@@ -30,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "access/xact.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/resowner.h"
 #include "utils/jsonb.h"
@@ -114,6 +115,8 @@ TakeParts(Jsonb *parts, const char *where, MessageInput *m)
 	m->part_id_given = palloc(sizeof(bool) * Max(m->nparts, 1));
 	for (i = 0; i < m->nparts; i++)
 	{
+		/* a call may hold millions of parts: let a cancel in between them */
+		CHECK_FOR_INTERRUPTS();
 		MnemoParsePart(getIthJsonbValueFromContainer(&parts->root, i),
 					   psprintf("%s[%d]", where, i), &m->parts[i]);
 		m->part_id_given[i] = m->parts[i].id != NULL;
@@ -617,6 +620,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		JsonbValue	buf;
 		JsonbValue *field;
 
+		CHECK_FOR_INTERRUPTS();
 		if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

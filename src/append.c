@@ -53,7 +53,7 @@ typedef struct MessageInput
 	char	   *provider_id;
 	char	   *run_id;
 	bool		is_summary;
-	int64		created_at;		/* ms; 0 or -1: now (imports restore it) */
+	int64		created_at;		/* ms, 0 the epoch; -1: now (imports restore it) */
 	int			nparts;
 	MnemoPart  *parts;
 	bool	   *part_id_given;
@@ -483,7 +483,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	for (i = 0; i < n; i++)
 	{
 		MessageInput *m = &ms[i];
-		int64		created_at = m->created_at > 0 ? m->created_at : now;
+		int64		created_at = m->created_at >= 0 ? m->created_at : now;
 
 		Assert(m->id != NULL);
 		if (m->id_given)
@@ -580,6 +580,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	memset(&m, 0, sizeof(m));
+	m.created_at = -1;
 	m.role = MnemoRequireTextArg(fcinfo, 1, "role");
 	CheckRole(m.role, "append_message");
 	m.id = MnemoTextArgOrNull(fcinfo, 3);

@@ -291,19 +291,16 @@ MnemoInsertParts(const char *session_id, const char *tenant, int n,
 				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
 {
 	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext colcxt = AllocSetContextCreate(cxt, "mnemo part column",
+	MemoryContext valcxt = AllocSetContextCreate(cxt, "mnemo part column",
 												 ALLOCSET_DEFAULT_SIZES);
 	Datum		args[2 + PART_NCOLS];
-	Datum	   *values = MemoryContextAlloc(colcxt, sizeof(Datum) * Max(n, 1));
-	bool	   *nulls = MemoryContextAlloc(colcxt, sizeof(bool) * Max(n, 1));
+	Datum	   *values = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			i;
 	int			c;
 
 	for (c = 0; c < PART_NCOLS; c++)
 	{
-		MemoryContext valcxt = AllocSetContextCreate(colcxt, "mnemo part values",
-													 ALLOCSET_DEFAULT_SIZES);
-
 		MemoryContextSwitchTo(valcxt);
 		for (i = 0; i < n; i++)
 		{
@@ -352,9 +349,11 @@ MnemoInsertParts(const char *session_id, const char *tenant, int n,
 		}
 		MemoryContextSwitchTo(cxt);
 		args[2 + c] = MnemoArray(part_col_types[c], values, nulls, n);
-		MemoryContextDelete(valcxt);
+		MemoryContextReset(valcxt);
 	}
-	MemoryContextDelete(colcxt);
+	MemoryContextDelete(valcxt);
+	pfree(values);
+	pfree(nulls);
 	args[0] = CStringGetTextDatum(session_id);
 	args[1] = CStringGetTextDatum(tenant);
 	MnemoPrepareGeneric(&insert_plan,

@@ -304,3 +304,26 @@ SELECT count(*) AS stored, count(DISTINCT id) AS distinct_ids, bool_and(id LIKE 
        (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts',
                  jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'batch ' || g))))
           FROM generate_series(1, 300) g));
+
+-- A time given is kept as given, the epoch (0) included: an import restores
+-- a transcript's times exactly.  0 used to be taken for "now" by
+-- append_messages and by the summary message of commit_summary (whose
+-- node kept the 0).
+SELECT id FROM mnemo.create_session('rv_time');
+SELECT seq FROM mnemo.append_messages('rv_time',
+  '[{"role": "user", "parts": [], "id": "rv_time_a", "created_at": 0},
+    {"role": "user", "parts": [], "id": "rv_time_b", "created_at": 1}]');
+SELECT mnemo.commit_summary('rv_time', 'rv_time_s', 'summary', 1,
+                            ARRAY['rv_time_a', 'rv_time_b'], created_at => 0);
+SELECT seq, id, created_at FROM mnemo.messages WHERE session_id = 'rv_time' ORDER BY seq;
+SELECT id, created_at FROM mnemo.summary_nodes WHERE session_id = 'rv_time';
+-- without a time, the summary's message and node are stamped with one now
+SELECT seq FROM mnemo.append_messages('rv_time',
+  '[{"role": "user", "parts": [], "id": "rv_time_c"},
+    {"role": "user", "parts": [], "id": "rv_time_d"}]');
+SELECT mnemo.commit_summary('rv_time', 'rv_time_t', 'summary', 1, ARRAY['rv_time_c', 'rv_time_d']);
+SELECT m.created_at = n.created_at AS same_time,
+       abs(m.created_at - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS created_now
+  FROM mnemo.messages m JOIN mnemo.summary_nodes n ON n.session_id = m.session_id AND n.id = m.id
+ WHERE m.session_id = 'rv_time' AND m.id = 'rv_time_t';
+SELECT mnemo.purge_session('rv_time');

@@ -188,3 +188,19 @@ SELECT mnemo.swap_context_items('sw_tail', ARRAY(SELECT item_id FROM mnemo.get_c
 SELECT pg_temp.ctx('sw_tail');
 SELECT pg_temp.rows('sw_tail');
 SELECT context_tail_seq FROM mnemo.get_session('sw_tail');
+
+-- Cancelling: the list of items to remove is sorted to find an id named
+-- twice, and a sort of millions of ids takes seconds; a statement timeout
+-- stops it there, not at the next statement the call runs (whose CONTEXT
+-- the error would then show).
+SELECT id FROM mnemo.create_session('rv_sw');
+CREATE TEMP TABLE rv_sw_ids (ids text[]);
+-- stored uncompressed: reading it back must not use up the timeout
+ALTER TABLE rv_sw_ids ALTER ids SET STORAGE EXTERNAL;
+INSERT INTO rv_sw_ids SELECT array_agg(md5(g::text)) FROM generate_series(1, 2000000) g;
+\set VERBOSITY default
+SET statement_timeout = '250ms';
+SELECT mnemo.swap_context_items('rv_sw', ids, 'rv_sw_summary') FROM rv_sw_ids;
+RESET statement_timeout;
+\set VERBOSITY sqlstate
+SELECT mnemo.purge_session('rv_sw');

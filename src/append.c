@@ -30,6 +30,7 @@
 #include "catalog/pg_type.h"
 #include "access/xact.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/resowner.h"
 #include "utils/jsonb.h"
@@ -52,7 +53,7 @@ typedef struct MessageInput
 	char	   *provider_id;
 	char	   *run_id;
 	bool		is_summary;
-	int64		created_at;		/* ms; 0 or -1: now (imports restore it) */
+	int64		created_at;		/* ms, 0 the epoch; -1: now (imports restore it) */
 	int			nparts;
 	MnemoPart  *parts;
 	bool	   *part_id_given;
@@ -94,17 +95,28 @@ CheckRole(const char *role, const char *where)
 /*
  * Validate a parts array (a JSON array of part objects, within the limit on
  * parts per message) into m, giving every part without an id a new one.
+ * parts is the array's container: a message of a batch is read in place,
+ * not copied out of the batch first.
+ *
+ * Each part is validated in a scratch context reset after it, and only what
+ * is stored (its object, id and column values) is kept in the caller's
+ * context: validation copies strings, renders the part for its token
+ * estimate and names the part in errors, and kept for every part of a
+ * batch of a million parts that came to a gigabyte of memory for 50 MB of
+ * input.
  */
 static void
-TakeParts(Jsonb *parts, const char *where, MessageInput *m)
+TakeParts(JsonbContainer *parts, const char *where, MessageInput *m)
 {
+	MemoryContext callcxt = CurrentMemoryContext;
+	MemoryContext partcxt;
 	int			i;
 
-	if (!JB_ROOT_IS_ARRAY(parts) || JB_ROOT_IS_SCALAR(parts))
+	if (!JsonContainerIsArray(parts) || JsonContainerIsScalar(parts))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be a JSON array of part objects", where)));
-	m->nparts = JB_ROOT_COUNT(parts);
+	m->nparts = JsonContainerSize(parts);
 	if (m->nparts > mnemo_max_parts_per_message)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -112,14 +124,30 @@ TakeParts(Jsonb *parts, const char *where, MessageInput *m)
 						where, m->nparts, mnemo_max_parts_per_message)));
 	m->parts = palloc(sizeof(MnemoPart) * Max(m->nparts, 1));
 	m->part_id_given = palloc(sizeof(bool) * Max(m->nparts, 1));
+	partcxt = AllocSetContextCreate(callcxt, "mnemo part", ALLOCSET_SMALL_SIZES);
 	for (i = 0; i < m->nparts; i++)
 	{
-		MnemoParsePart(getIthJsonbValueFromContainer(&parts->root, i),
-					   psprintf("%s[%d]", where, i), &m->parts[i]);
-		m->part_id_given[i] = m->parts[i].id != NULL;
-		if (!m->parts[i].id)
-			m->parts[i].id = MnemoNewId("part");
+		MnemoPart	part;
+		MnemoPart  *out = &m->parts[i];
+
+		/* a call may hold millions of parts: let a cancel in between them */
+		CHECK_FOR_INTERRUPTS();
+		MemoryContextSwitchTo(partcxt);
+		MnemoParsePart(getIthJsonbValueFromContainer(parts, i),
+					   psprintf("%s[%d]", where, i), &part);
+		MemoryContextSwitchTo(callcxt);
+		out->content = palloc(VARSIZE(part.content));
+		memcpy(out->content, part.content, VARSIZE(part.content));
+		out->id = part.id ? pstrdup(part.id) : MnemoNewId("part");
+		out->part_type = pstrdup(part.part_type);
+		out->tool_name = part.tool_name ? pstrdup(part.tool_name) : NULL;
+		out->tool_call_id = part.tool_call_id ? pstrdup(part.tool_call_id) : NULL;
+		out->tool_state = part.tool_state ? pstrdup(part.tool_state) : NULL;
+		out->token_estimate = part.token_estimate;
+		m->part_id_given[i] = part.id != NULL;
+		MemoryContextReset(partcxt);
 	}
+	MemoryContextDelete(partcxt);
 }
 
 static void
@@ -343,7 +371,7 @@ InsertRows(void *arg)
 		for (c = 0; c < MSG_NCOLS; c++)
 			args[2 + c] = MnemoArray(msg_col_types[c], rows->msg + c * rows->n,
 									 rows->msg_nulls + c * rows->n, rows->n);
-		MnemoPrepare(&message_plan,
+		MnemoPrepareGeneric(&message_plan,
 					 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
 					 "model_id, provider_id, run_id, is_summary, tenant) "
 					 "SELECT $1, unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "
@@ -455,7 +483,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	for (i = 0; i < n; i++)
 	{
 		MessageInput *m = &ms[i];
-		int64		created_at = m->created_at > 0 ? m->created_at : now;
+		int64		created_at = m->created_at >= 0 ? m->created_at : now;
 
 		Assert(m->id != NULL);
 		if (m->id_given)
@@ -522,7 +550,7 @@ MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
 	m.model_id = (char *) model_id;
 	m.provider_id = (char *) provider_id;
 	m.is_summary = true;
-	TakeParts(parts, "summary parts", &m);
+	TakeParts(&parts->root, "summary parts", &m);
 	StoreMessages(session_id, &m, 1, lock, seq);
 }
 
@@ -552,6 +580,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	memset(&m, 0, sizeof(m));
+	m.created_at = -1;
 	m.role = MnemoRequireTextArg(fcinfo, 1, "role");
 	CheckRole(m.role, "append_message");
 	m.id = MnemoTextArgOrNull(fcinfo, 3);
@@ -565,7 +594,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 	if (m.run_id)
 		MnemoCheckId(m.run_id, "run_id");
 	m.is_summary = PG_ARGISNULL(8) ? false : PG_GETARG_BOOL(8);
-	TakeParts(parts, "parts", &m);
+	TakeParts(&parts->root, "parts", &m);
 	if (m.id == NULL)
 		m.id = MnemoNewId(m.is_summary ? "sum" : "msg");
 
@@ -617,6 +646,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 		JsonbValue	buf;
 		JsonbValue *field;
 
+		CHECK_FOR_INTERRUPTS();
 		if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -650,7 +680,11 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("%s: \"parts\" is required", where)));
-		TakeParts(JsonbValueToJsonb(field), psprintf("%s.parts", where), &ms[i]);
+		if (field->type != jbvBinary)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s.parts must be a JSON array of part objects", where)));
+		TakeParts(field->val.binary.data, psprintf("%s.parts", where), &ms[i]);
 		if (ms[i].id == NULL)
 			ms[i].id = MnemoNewId(ms[i].is_summary ? "sum" : "msg");
 	}

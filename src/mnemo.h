@@ -48,6 +48,7 @@ extern char *MnemoCallerTenant(void);
 
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,

@@ -21,8 +21,10 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/numeric.h"
 
 #include "mnemo.h"
@@ -279,41 +281,82 @@ static const Oid part_col_types[PART_NCOLS] = {
  * Store n validated parts with one INSERT: parts[i] belongs to message
  * message_ids[i] at part_indexes[i].  The caller holds the session lock, has
  * chosen the indexes and given every part an id; a taken id is MN004, which
- * the caller turns into one naming the id (append.c).
+ * the caller turns into one naming the id (append.c).  The statement's
+ * arrays are built a column at a time, the column's values in a scratch
+ * context: a call of a million parts holds its arrays, not a second copy
+ * of every value besides them.
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,
 				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
 {
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext valcxt = AllocSetContextCreate(cxt, "mnemo part column",
+												 ALLOCSET_DEFAULT_SIZES);
 	Datum		args[2 + PART_NCOLS];
-	Datum	   *values = palloc(sizeof(Datum) * n * PART_NCOLS);
-	bool	   *nulls = palloc0(sizeof(bool) * n * PART_NCOLS);
+	Datum	   *values = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
 	int			i;
 	int			c;
 
-#define SET(col, value) (values[(col) * n + i] = (value))
-#define SET_OR_NULL(col, s) \
-	((s) ? SET(col, CStringGetTextDatum(s)) : (nulls[(col) * n + i] = true))
-	for (i = 0; i < n; i++)
+	for (c = 0; c < PART_NCOLS; c++)
 	{
-		Assert(parts[i].id != NULL);
-		SET(PART_MESSAGE_ID, CStringGetTextDatum(message_ids[i]));
-		SET(PART_INDEX, Int32GetDatum(part_indexes[i]));
-		SET(PART_ID, CStringGetTextDatum(parts[i].id));
-		SET(PART_TYPE, CStringGetTextDatum(parts[i].part_type));
-		SET(PART_CONTENT, JsonbPGetDatum(parts[i].content));
-		SET_OR_NULL(PART_TOOL_NAME, parts[i].tool_name);
-		SET_OR_NULL(PART_TOOL_CALL_ID, parts[i].tool_call_id);
-		SET_OR_NULL(PART_TOOL_STATE, parts[i].tool_state);
-		SET(PART_TOKEN_ESTIMATE, Int32GetDatum(parts[i].token_estimate));
+		MemoryContextSwitchTo(valcxt);
+		for (i = 0; i < n; i++)
+		{
+			const char *s = NULL;
+
+			CHECK_FOR_INTERRUPTS();
+			nulls[i] = false;
+			switch (c)
+			{
+				case PART_MESSAGE_ID:
+					s = message_ids[i];
+					break;
+				case PART_INDEX:
+					values[i] = Int32GetDatum(part_indexes[i]);
+					continue;
+				case PART_ID:
+					Assert(parts[i].id != NULL);
+					s = parts[i].id;
+					break;
+				case PART_TYPE:
+					s = parts[i].part_type;
+					break;
+				case PART_CONTENT:
+					values[i] = JsonbPGetDatum(parts[i].content);
+					continue;
+				case PART_TOOL_NAME:
+					s = parts[i].tool_name;
+					break;
+				case PART_TOOL_CALL_ID:
+					s = parts[i].tool_call_id;
+					break;
+				case PART_TOOL_STATE:
+					s = parts[i].tool_state;
+					break;
+				case PART_TOKEN_ESTIMATE:
+					values[i] = Int32GetDatum(parts[i].token_estimate);
+					continue;
+			}
+			if (s == NULL)
+			{
+				values[i] = (Datum) 0;
+				nulls[i] = true;
+			}
+			else
+				values[i] = CStringGetTextDatum(s);
+		}
+		MemoryContextSwitchTo(cxt);
+		args[2 + c] = MnemoArray(part_col_types[c], values, nulls, n);
+		MemoryContextReset(valcxt);
 	}
-#undef SET
-#undef SET_OR_NULL
+	MemoryContextDelete(valcxt);
+	pfree(values);
+	pfree(nulls);
 	args[0] = CStringGetTextDatum(session_id);
 	args[1] = CStringGetTextDatum(tenant);
-	for (c = 0; c < PART_NCOLS; c++)
-		args[2 + c] = MnemoArray(part_col_types[c], values + c * n, nulls + c * n, n);
-	MnemoPrepare(&insert_plan,
+	MnemoPrepareGeneric(&insert_plan,
 				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
 				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
 				 "SELECT $1, unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "

@@ -56,6 +56,30 @@ MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 	*slot = plan;
 }
 
+/*
+ * As MnemoPrepare, for a statement that always gets a generic plan: one
+ * whose parameters are the arrays of a set-based write (INSERT ... SELECT
+ * unnest($k)).  A custom plan would be made for each call with every array
+ * folded into it as a constant, copied twice (planning, then the plan's own
+ * context): 280 MB besides the arrays for a call of a million parts.  The
+ * plan is the same for any arrays, so nothing is lost.
+ */
+void
+MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	SPIPlanPtr	plan;
+
+	if (*slot != NULL)
+		return;
+	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+	if (plan == NULL)
+		elog(ERROR, "SPI_prepare_cursor failed for \"%s\": %s",
+			 sql, SPI_result_code_string(SPI_result));
+	if (SPI_keepplan(plan) != 0)
+		elog(ERROR, "SPI_keepplan failed");
+	*slot = plan;
+}
+
 /* Execute a prepared plan; returns SPI_processed. */
 uint64
 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,

@@ -139,8 +139,13 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(kind);
 	values[4] = Int32GetDatum(level);
 	values[5] = Int32GetDatum(token_count);
-	/* a transcript import restores the summary's time */
-	values[6] = Int64GetDatum(created_at >= 0 ? created_at : MnemoNowMs());
+	/*
+	 * A transcript import restores the summary's time; else the message and
+	 * its node are stamped with one now.
+	 */
+	if (created_at < 0)
+		created_at = MnemoNowMs();
+	values[6] = Int64GetDatum(created_at);
 
 	MnemoConnect(&call);
 	if (holder != NULL)

@@ -58,9 +58,15 @@ static SPIPlanPtr drop_plan;
 static SPIPlanPtr remove_plan;
 static SPIPlanPtr insert_plan;
 
+/*
+ * qsort comparators of lists as long as a caller's array: a sort of
+ * millions of ids takes seconds, which a cancel must be able to stop
+ * (pg_qsort is PostgreSQL's own, left safely by an error).
+ */
 static int
 CompareStrings(const void *a, const void *b)
 {
+	CHECK_FOR_INTERRUPTS();
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
@@ -353,6 +359,7 @@ typedef struct ViewItem
 static int
 CompareViewItems(const void *a, const void *b)
 {
+	CHECK_FOR_INTERRUPTS();
 	return strcmp(((const ViewItem *) a)->id, ((const ViewItem *) b)->id);
 }
 

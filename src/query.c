@@ -36,24 +36,30 @@
 #include "mnemo.h"
 
 /*
- * Prepare sql into *slot unless already done.  The plan lives in
- * CacheMemoryContext, so a failure here leaves *slot NULL and the next call
- * tries again.
+ * Prepare sql into *slot unless already done, with SPI_prepare_cursor's
+ * options.  The plan lives in CacheMemoryContext, so a failure here leaves
+ * *slot NULL and the next call tries again.
  */
-void
-MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+static void
+Prepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes, int options)
 {
 	SPIPlanPtr	plan;
 
 	if (*slot != NULL)
 		return;
-	plan = SPI_prepare(sql, nargs, argtypes);
+	plan = SPI_prepare_cursor(sql, nargs, argtypes, options);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed for \"%s\": %s",
 			 sql, SPI_result_code_string(SPI_result));
 	if (SPI_keepplan(plan) != 0)
 		elog(ERROR, "SPI_keepplan failed");
 	*slot = plan;
+}
+
+void
+MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	Prepare(slot, sql, nargs, argtypes, 0);
 }
 
 /*
@@ -67,17 +73,7 @@ MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 void
 MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 {
-	SPIPlanPtr	plan;
-
-	if (*slot != NULL)
-		return;
-	plan = SPI_prepare_cursor(sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
-	if (plan == NULL)
-		elog(ERROR, "SPI_prepare_cursor failed for \"%s\": %s",
-			 sql, SPI_result_code_string(SPI_result));
-	if (SPI_keepplan(plan) != 0)
-		elog(ERROR, "SPI_keepplan failed");
-	*slot = plan;
+	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
 }
 
 /* Execute a prepared plan; returns SPI_processed. */

@@ -45,14 +45,14 @@ int			mn_compact_footer(mnemo_store *st, const char *text, json_object *file_ids
 /* Level 3 of content at max_tokens; *out malloc'd. */
 int			mn_compact_truncate(mnemo_store *st, const char *content, int max_tokens, char **out);
 
+/* The claim holder of the handle's compactions (engine.c). */
+const char *mn_compact_holder(mnemo_store *st);
+
 /* The claim: *taken says whether holder has it now. */
 int			mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int ttl_ms,
 							 bool *taken);
 /* Release it, telling followers the outcome: rc and r as the engine ended,
  * error the failure's message (NULL when rc is MNEMO_OK). */
-/* The claim holder of the handle's compactions (engine.c). */
-const char *mn_compact_holder(mnemo_store *st);
-
 int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
 							   const mnemo_compact_result *r, const char *error);
 

@@ -111,6 +111,36 @@ test_null_member(mnemo_store *st)
 	free(out);
 }
 
+/* Map ids are per session: two sessions' AgenticMaps may share one. */
+static void
+test_same_map_id(mnemo_store *st)
+{
+	server		srv;
+	seen		s = {0};
+	char		url[128];
+	char	   *map_id = NULL;
+	mnemo_map_options o;
+	mnemo_map_run_stats stats;
+	const char *sessions[2] = {"mh_same1", "mh_same2"};
+
+	server_start(&srv, "model gpt-4o-mini\nreply repeat=forever\n  text \"done\"\n");
+	options_for(&o, &srv, &s, url);
+	o.agentic = true;
+	o.map_id = "m_same";
+	for (int i = 0; i < 2; i++)
+	{
+		new_session(st, sessions[i]);
+		is_int(mnemo_map_create(st, sessions[i], "Do {{ item }}", "[\"x\"]", &o, &map_id), MNEMO_OK,
+			   "%s: an AgenticMap m_same", sessions[i]);
+		free(map_id);
+		map_id = NULL;
+		is_int(mnemo_map_run(st, sessions[i], "m_same", &o, &stats), MNEMO_OK, "%s: it runs", sessions[i]);
+		is_int(stats.done, 1, "%s: its item is done", sessions[i]);
+		is_str(s.kinds[i], "ok", "%s: %s", sessions[i], s.outputs[i]);
+	}
+	server_stop(&srv);
+}
+
 /* An items line holding two values, or one and junk, is refused with its line. */
 static void
 test_items_file(void)
@@ -158,6 +188,7 @@ main(void)
 	st = open_store(NULL);
 	test_trailing_text(st);
 	test_null_member(st);
+	test_same_map_id(st);
 	test_items_file();
 	mnemo_store_close(st);
 	mnemo_global_cleanup();

@@ -167,6 +167,7 @@ items_array(const char *path, int *count)
 {
 	char	   *text = slurp(path);
 	struct json_object *arr;
+	struct json_tokener *tok;
 	char	   *line;
 	char	   *save = NULL;
 	char	   *out;
@@ -179,9 +180,17 @@ items_array(const char *path, int *count)
 		return NULL;
 	}
 	arr = json_object_new_array();
+	if ((tok = json_tokener_new()) == NULL)
+	{
+		fprintf(stderr, "mnemo map: out of memory\n");
+		json_object_put(arr);
+		free(text);
+		return NULL;
+	}
 	for (line = strtok_r(text, "\n", &save); line != NULL; line = strtok_r(NULL, "\n", &save))
 	{
 		enum json_tokener_error jerr;
+		const char *why;
 		struct json_object *v;
 		const char *p = line;
 
@@ -190,11 +199,27 @@ items_array(const char *path, int *count)
 			p++;
 		if (*p == '\0')
 			continue;
-		v = json_tokener_parse_verbose(line, &jerr);
-		if (jerr != json_tokener_success)
+		v = json_tokener_parse_ex(tok, line, (int) strlen(line));
+		jerr = json_tokener_get_error(tok);
+		why = jerr == json_tokener_success ? NULL
+			: jerr == json_tokener_continue ? "unexpected end of input"
+			: json_tokener_error_desc(jerr);
+		if (why == NULL)
 		{
-			fprintf(stderr, "mnemo map: %s:%d: not JSON (%s)\n", path, lineno,
-					json_tokener_error_desc(jerr));
+			/* json-c stops after the first value: only blanks may follow it */
+			for (p = line + json_tokener_get_parse_end(tok); *p == ' ' || *p == '\t' || *p == '\r'; p++)
+				;
+			if (*p != '\0')
+			{
+				json_object_put(v);
+				why = "text after the value";
+			}
+		}
+		json_tokener_reset(tok);
+		if (why != NULL)
+		{
+			fprintf(stderr, "mnemo map: %s:%d: not JSON (%s)\n", path, lineno, why);
+			json_tokener_free(tok);
 			json_object_put(arr);
 			free(text);
 			return NULL;
@@ -202,6 +227,7 @@ items_array(const char *path, int *count)
 		json_object_array_add(arr, v);
 		(*count)++;
 	}
+	json_tokener_free(tok);
 	free(text);
 	out = *count > 0 ? strdup(json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN)) : NULL;
 	if (*count == 0)

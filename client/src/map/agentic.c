@@ -6,7 +6,8 @@
  * The sub-session is a session like any other (its parent_id the map's
  * session), so it has its own log, its own compaction on the turn's
  * thresholds and its own doom-loop check.  Its id names the map, the item
- * and the claim ("<map>_<ordinal>_<claim>"): a worker that takes over an
+ * and the claim ("<map>_<hash>_<ordinal>_<claim>", the hash of the map's
+ * session and id, as map ids are unique within a session only): a worker that takes over an
  * item from a dead one starts a fresh sub-session rather than continue one
  * whose last turn may be half-written.  Read-only by default: the turns
  * offer no tools, and a call the model makes anyway gets an error result,
@@ -15,7 +16,9 @@
  * text is recorded.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +68,27 @@ answer(mn_map_worker *w, const mnemo_map_options *o, const char *sub, const mnem
 	free(output);
 }
 
+/*
+ * FNV-1a over the map's session and id: map ids are unique within their
+ * session only (and a long one is cut short in the sub-session's id),
+ * while session ids are global.
+ */
+static uint64_t
+map_hash(const mn_map *m)
+{
+	uint64_t	h = UINT64_C(14695981039346656037);
+	const char *parts[2] = {m->session_id, m->map_id};
+
+	for (int i = 0; i < 2; i++)
+		for (const char *p = parts[i];; p++)
+		{
+			h = (h ^ (unsigned char) *p) * UINT64_C(1099511628211);
+			if (*p == '\0')
+				break;
+		}
+	return h;
+}
+
 void
 mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o,
 					mn_map_item *it)
@@ -82,8 +106,8 @@ mn_map_agentic_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *
 		mn_map_item_fail(it, "validation", "%s", mnemo_errmsg(w->st));
 		goto done;
 	}
-	snprintf(it->sub_session_id, sizeof(it->sub_session_id), "%.*s_%d_%d",
-			 MNEMO_ID_MAX - 24, m->map_id, it->ordinal, it->claims);
+	snprintf(it->sub_session_id, sizeof(it->sub_session_id), "%.*s_%016" PRIx64 "_%d_%d",
+			 MNEMO_ID_MAX - 48, m->map_id, map_hash(m), it->ordinal, it->claims);
 	spec.id = it->sub_session_id;
 	spec.parent_id = m->session_id;
 	spec.model_id = w->parent ? w->parent->model_id : NULL;

@@ -151,7 +151,7 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 		{
 			char	   *body = unfenced(text.data ? text.data : "");
 			struct json_object *value;
-			enum json_tokener_error jerr = json_tokener_success;
+			const char *bad;
 
 			mn_buf_free(&text);
 			if (body == NULL)
@@ -172,10 +172,9 @@ mn_map_llm_item(mn_map_worker *w, const mn_map *m, const mnemo_map_options *o, m
 				it->output = js.data;
 				break;
 			}
-			value = json_tokener_parse_verbose(body, &jerr);
-			if (jerr != json_tokener_success)
+			if ((bad = mn_map_parse_json(body, &value)) != NULL)
 			{
-				snprintf(why, sizeof(why), "the reply is not JSON (%s)", json_tokener_error_desc(jerr));
+				snprintf(why, sizeof(why), "the reply is not JSON (%s)", bad);
 				mn_map_item_fail(it, "validation", "%s", why);
 				retry_guidance = true;
 			}

@@ -56,6 +56,9 @@ typedef struct mn_map_item
 int			mn_map_render(mnemo_store *st, const char *template_text,
 						  struct json_object *item, char **out);
 
+/* schema.c: one whole JSON text into *value, else why it is not JSON */
+const char *mn_map_parse_json(const char *text, struct json_object **value);
+
 /* schema.c: MNEMO_OK, or INVALID_ARGUMENT saying where and why */
 int			mn_schema_check(mnemo_store *st, struct json_object *schema);
 int			mn_schema_validate(mnemo_store *st, struct json_object *schema,

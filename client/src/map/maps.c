@@ -92,7 +92,7 @@ mnemo_map_create(mnemo_store *st, const char *session_id, const char *template_t
 		return st ? st->errcode : MNEMO_ERR_INVALID_ARGUMENT;
 	if (mnemo_map_check_template(st, template_text) != MNEMO_OK)
 		return st->errcode;
-	if ((parsed = json_tokener_parse(items)) == NULL ||
+	if (mn_map_parse_json(items, &parsed) != NULL ||
 		!json_object_is_type(parsed, json_type_array) || json_object_array_length(parsed) == 0)
 	{
 		json_object_put(parsed);

@@ -14,6 +14,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <json-c/json.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +103,51 @@ check_at(mnemo_store *st, struct json_object *schema, const char *path)
 		}
 	}
 	return MNEMO_OK;
+}
+
+/*
+ * One whole JSON text: *value (NULL for JSON null) and NULL, or why it is
+ * not JSON.  json-c alone stops at the end of the first value and ignores
+ * the rest, so "{...} Hope this helps!" would pass for the object; only
+ * white space may follow the value here.
+ */
+const char *
+mn_map_parse_json(const char *text, struct json_object **value)
+{
+	struct json_tokener *tok = json_tokener_new();
+	size_t		len = strlen(text);
+	const char *why = NULL;
+
+	*value = NULL;
+	if (tok == NULL)
+		return "out of memory";
+	if (len > INT_MAX)
+		why = "too long";
+	else
+	{
+		enum json_tokener_error jerr;
+
+		*value = json_tokener_parse_ex(tok, text, (int) len);
+		jerr = json_tokener_get_error(tok);
+		if (jerr == json_tokener_continue)
+			why = "unexpected end of input";
+		else if (jerr != json_tokener_success)
+			why = json_tokener_error_desc(jerr);
+		else
+			for (size_t end = json_tokener_get_parse_end(tok); end < len; end++)
+				if (strchr(" \t\r\n", text[end]) == NULL)
+				{
+					why = "text after the value";
+					break;
+				}
+	}
+	json_tokener_free(tok);
+	if (why != NULL)
+	{
+		json_object_put(*value);
+		*value = NULL;
+	}
+	return why;
 }
 
 int
@@ -213,7 +259,7 @@ mnemo_map_validate(mnemo_store *st, const char *schema, const char *output)
 {
 	struct json_object *s;
 	struct json_object *v;
-	enum json_tokener_error jerr;
+	const char *why;
 	int			rc;
 
 	if (mn_begin(st, schema != NULL && output != NULL, "a schema and an output are required") != MNEMO_OK)
@@ -222,10 +268,8 @@ mnemo_map_validate(mnemo_store *st, const char *schema, const char *output)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "the schema is not JSON");
 	if ((rc = mn_schema_check(st, s)) == MNEMO_OK)
 	{
-		v = json_tokener_parse_verbose(output, &jerr);
-		if (v == NULL && jerr != json_tokener_success)
-			rc = mn_fail(st, MNEMO_ERR_FORMAT, "the output is not JSON: %s",
-						 json_tokener_error_desc(jerr));
+		if ((why = mn_map_parse_json(output, &v)) != NULL)
+			rc = mn_fail(st, MNEMO_ERR_FORMAT, "the output is not JSON: %s", why);
 		else
 			rc = mn_schema_validate(st, s, v);
 		json_object_put(v);

@@ -72,9 +72,12 @@ mnemo_map_check_template(mnemo_store *st, const char *template_text)
 				   "without it every item gets the same prompt");
 }
 
-/* The value at path (".a.b") under item, or NULL. */
-static struct json_object *
-lookup(struct json_object *item, const char *path, size_t len)
+/*
+ * Whether item has a value at path (".a.b"), into *v: NULL for a member
+ * that is JSON null, which is there (it renders as null).
+ */
+static bool
+lookup(struct json_object *item, const char *path, size_t len, struct json_object **out)
 {
 	struct json_object *v = item;
 	size_t		i = 0;
@@ -90,9 +93,10 @@ lookup(struct json_object *item, const char *path, size_t len)
 		name[n] = '\0';
 		if (!json_object_is_type(v, json_type_object) ||
 			!json_object_object_get_ex(v, name, &v))
-			return NULL;
+			return false;
 	}
-	return v;
+	*out = v;
+	return true;
 }
 
 int
@@ -119,7 +123,7 @@ mn_map_render(mnemo_store *st, const char *template_text, struct json_object *it
 			continue;
 		}
 		mn_buf_put(&b, p, (size_t) (open - p));
-		if ((v = lookup(item, path, len)) == NULL && len > 0)
+		if (!lookup(item, path, len, &v))
 		{
 			mn_buf_free(&b);
 			return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
@@ -154,7 +158,7 @@ mnemo_map_render(mnemo_store *st, const char *template_text, const char *item, c
 	if (mn_begin(st, template_text != NULL && item != NULL && out != NULL,
 				 "a template, an item and a result pointer are required") != MNEMO_OK)
 		return st ? st->errcode : MNEMO_ERR_INVALID_ARGUMENT;
-	if ((v = json_tokener_parse(item)) == NULL && strcmp(item, "null") != 0)
+	if (mn_map_parse_json(item, &v) != NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "the item is not JSON");
 	rc = mn_map_render(st, template_text, v, out);
 	json_object_put(v);

@@ -34,7 +34,9 @@ extern "C" {
  *	4. each summary is committed with the claim's holder (commit_summary);
  *	   losing the race (MN006) is someone else's win: MNEMO_OK, lost set;
  *	5. rounds go on while the context is over budget_tokens, up to
- *	   max_rounds, and stop at the first that does not make it smaller.
+ *	   max_rounds, and stop at the first that commits no summary (no block
+ *	   left, or lost); a round that did not make the context smaller goes
+ *	   on (the next block may be the one that does).
  * The claim is released at the end.  Events: COMPACTION_STARTED once the
  * claim is taken, COMPACTION_COMPLETED ({"tokens_before", "tokens_after",
  * "level", "summary_id", "summaries", "lost"}) or COMPACTION_FAILED

@@ -1,0 +1,78 @@
+/*
+ * t_compact_edges.c
+ *		The compaction engine (mnemo_compact, Level 3: no model) on the edge
+ *		cases of an application's sessions: a single message far bigger than
+ *		the block budget after a few short ones.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <libpq-fe.h>
+
+#include "mnemo.h"
+#include "tap.h"
+#include "helpers.h"
+
+/*
+ * A few short messages, then one far over the block budget (a pasted log),
+ * then short turns.  The first block is the short messages: its Level 3
+ * summary, marker included, is no smaller than they were, so that round
+ * cannot shrink the context; the next block starts with the big message.
+ * The engine must go on to it rather than stop with the context still over
+ * its budget (a turn's blocking compaction would then fail the turn).
+ */
+static void
+test_big_after_short(mnemo_store *st)
+{
+	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+	mnemo_compact_result r;
+	char	   *big;
+	char	   *covered;
+	int			i;
+
+	new_session(st, "ca_edge_big");
+	big = malloc(400001);
+	if (big == NULL)
+		bail_out("out of memory");
+	for (i = 0; i < 400000; i++)
+		big[i] = "abcd "[i % 5];
+	big[400000] = '\0';
+	for (i = 1; i <= 20; i++)
+	{
+		mnemo_new_message m = MNEMO_NEW_MESSAGE_INIT;
+		char		text[32];
+
+		m.role = i % 2 == 0 ? "user" : "assistant";
+		snprintf(text, sizeof(text), "msg %d", i);
+		append_text_message(st, "ca_edge_big", &m, i == 5 ? big : text);
+	}
+	free(big);
+
+	o.first_level = 3;
+	o.budget_tokens = 2000;
+	is_int(mnemo_compact(st, "ca_edge_big", &o, &r), MNEMO_OK, "compacts (%s)", mnemo_errmsg(st));
+	ok(r.tokens_before > 100000, "the context was over 100,000 tokens (%lld)",
+	   (long long) r.tokens_before);
+	ok(r.tokens_after <= o.budget_tokens, "the context is under its budget after (%lld -> %lld, %d summaries)",
+	   (long long) r.tokens_before, (long long) r.tokens_after, r.summaries);
+	covered = sql_value("SELECT count(*) FROM mnemo.summary_nodes('ca_edge_big') n, "
+						"mnemo.expand_summary('ca_edge_big', n.id, true) e "
+						"WHERE e.item_type = 'message' AND e.seq = 5", NULL);
+	is_str(covered, "1", "the big message is summarised, and expands back");
+	free(covered);
+}
+
+int
+main(void)
+{
+	mnemo_store *st;
+
+	if (mnemo_global_init() != MNEMO_OK)
+		bail_out("mnemo_global_init");
+	st = open_store(NULL);
+	test_big_after_short(st);
+	mnemo_store_close(st);
+	mnemo_global_cleanup();
+	return tap_done();
+}

@@ -9,8 +9,9 @@
  * of the DAG.
  *
  * The fresh tail starts at the earlier of the second most recent user
- * message (the current turn and the one before, as the seed protects) and
- * the tail_messages-th most recent message.  Before it:
+ * message (the current turn and the one before, as the seed protects, but
+ * no more than max_tokens of the newest messages) and the tail_messages-th
+ * most recent message.  Before it:
  *	- a leaf block is a run of message items not broken by a summary;
  *	- a condensed block is a run of summary nodes of one depth, broken by a
  *	  message, a node of another depth or a summary without a node (one a
@@ -40,14 +41,19 @@
 /*
  * The index in entries where the fresh tail starts.  Too few user messages
  * or messages for a rule protects every message, not the summaries before
- * them.
+ * them.  The user-turn rule protects at most max_tokens of the newest
+ * messages: the current turn of an agent's loop (tool steps after one
+ * prompt, no user message since) grows without end, and protecting all of
+ * it left nothing to compact however far over its budget the context was.
  */
 static int
-TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
+TailStart(MnemoContextEntry *entries, int n, int32 tail_messages, int32 max_tokens)
 {
 	int			users = 0;
 	int			messages = 0;
+	int64		tokens = 0;
 	int			oldest = n;		/* the oldest message seen */
+	int			within = n;		/* the oldest of the newest max_tokens */
 	int			by_users = -1;
 	int			by_count = tail_messages == 0 ? n : -1;
 	int			i;
@@ -57,6 +63,9 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 		if (entries[i].is_summary)
 			continue;
 		oldest = i;
+		tokens += entries[i].tokens;
+		if (tokens <= max_tokens)
+			within = i;
 		if (strcmp(entries[i].role, "user") == 0 && ++users == 2)
 			by_users = i;
 		if (++messages == tail_messages)
@@ -68,7 +77,7 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 		by_users = oldest;
 	if (by_count < 0)
 		by_count = oldest;
-	return Min(by_users, by_count);
+	return Min(Max(by_users, within), by_count);
 }
 
 /* Whether entry e can join a block of kind condensed/leaf at depth. */
@@ -163,7 +172,7 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 
 	entries = MnemoReadContext(session_id, PG_INT32_MAX, CurrentMemoryContext, &n);
 	InitMaterializedSRF(fcinfo, 0);
-	tail = TailStart(entries, n, tail_messages);
+	tail = TailStart(entries, n, tail_messages, max_tokens);
 
 	/* the first run, oldest first, long enough */
 	for (start = 0; start < tail; start = end)

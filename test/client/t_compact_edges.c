@@ -2,7 +2,8 @@
  * t_compact_edges.c
  *		The compaction engine (mnemo_compact, Level 3: no model) on the edge
  *		cases of an application's sessions: a single message far bigger than
- *		the block budget after a few short ones.
+ *		the block budget after a few short ones; an agent's loop of tool
+ *		steps after one prompt.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -63,6 +64,47 @@ test_big_after_short(mnemo_store *st)
 	free(covered);
 }
 
+/*
+ * An agent's loop after one prompt: the library's own loop sends on after
+ * tool results with no user message, so the session has one user message
+ * and then only steps.  The user-turn rule protected all of it: nothing was
+ * ever compacted, and build_context cut the oldest messages, the prompt
+ * first, out of the context instead.
+ */
+static void
+test_agent_loop(mnemo_store *st)
+{
+	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+	mnemo_compact_result r;
+	mnemo_new_message m = MNEMO_NEW_MESSAGE_INIT;
+	char		text[4200];
+	char	   *covered;
+	int			i;
+
+	new_session(st, "ca_edge_loop");
+	m.role = "user";
+	append_text_message(st, "ca_edge_loop", &m, "Fix the failing test in the parser");
+	for (i = 1; i <= 80; i++)
+	{
+		mnemo_new_message step = MNEMO_NEW_MESSAGE_INIT;
+
+		step.role = i % 2 == 0 ? "tool" : "assistant";
+		snprintf(text, sizeof(text), "step %d %04000d", i, i);
+		append_text_message(st, "ca_edge_loop", &step, text);
+	}
+	o.first_level = 3;
+	o.budget_tokens = 40000;
+	is_int(mnemo_compact(st, "ca_edge_loop", &o, &r), MNEMO_OK, "compacts (%s)", mnemo_errmsg(st));
+	ok(r.summaries > 0 && r.tokens_after <= o.budget_tokens,
+	   "the loop's older steps are summarised, under the budget (%lld -> %lld, %d summaries)",
+	   (long long) r.tokens_before, (long long) r.tokens_after, r.summaries);
+	covered = sql_value("SELECT count(*) FROM mnemo.summary_nodes('ca_edge_loop') n, "
+						"mnemo.expand_summary('ca_edge_loop', n.id, true) e "
+						"WHERE e.item_type = 'message' AND e.seq = 1", NULL);
+	is_str(covered, "1", "the prompt is in a summary, and expands back");
+	free(covered);
+}
+
 int
 main(void)
 {
@@ -72,6 +114,7 @@ main(void)
 		bail_out("mnemo_global_init");
 	st = open_store(NULL);
 	test_big_after_short(st);
+	test_agent_loop(st);
 	mnemo_store_close(st);
 	mnemo_global_cleanup();
 	return tap_done();

@@ -3,7 +3,7 @@
  *		The compaction engine (mnemo_compact, Level 3: no model) on the edge
  *		cases of an application's sessions: a single message far bigger than
  *		the block budget after a few short ones; an agent's loop of tool
- *		steps after one prompt.
+ *		steps after one prompt; a block of three one-word messages.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -105,6 +105,46 @@ test_agent_loop(mnemo_store *st)
 	free(covered);
 }
 
+/*
+ * Three one-word messages before a big one: the block is the three, whose
+ * Level 3 cap (half their 10 tokens, plus one) left no room for the marker,
+ * and truncate_summary gave an empty text: an empty assistant message in
+ * every later context (which Anthropic's API refuses).
+ */
+static void
+test_tiny_block(mnemo_store *st)
+{
+	mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+	mnemo_compact_result r;
+	char	   *big;
+	char	   *empty;
+	int			i;
+
+	new_session(st, "ca_edge_tiny");
+	big = malloc(100001);
+	if (big == NULL)
+		bail_out("out of memory");
+	for (i = 0; i < 100000; i++)
+		big[i] = "w "[i % 2];
+	big[100000] = '\0';
+	for (i = 1; i <= 16; i++)
+	{
+		mnemo_new_message m = MNEMO_NEW_MESSAGE_INIT;
+
+		m.role = i % 2 == 0 ? "assistant" : "user";
+		append_text_message(st, "ca_edge_tiny", &m, i <= 3 ? "ok" : i == 4 ? big : "fine");
+	}
+	free(big);
+	o.first_level = 3;
+	o.max_rounds = 1;
+	is_int(mnemo_compact(st, "ca_edge_tiny", &o, &r), MNEMO_OK, "compacts (%s)", mnemo_errmsg(st));
+	is_int(r.summaries, 1, "one summary, of the three short messages");
+	empty = sql_value("SELECT count(*) FROM mnemo.build_context('ca_edge_tiny', 100000) "
+					  "WHERE item_type = 'summary' AND btrim(content) = ''", NULL);
+	is_str(empty, "0", "its text is not empty");
+	free(empty);
+}
+
 int
 main(void)
 {
@@ -115,6 +155,7 @@ main(void)
 	st = open_store(NULL);
 	test_big_after_short(st);
 	test_agent_loop(st);
+	test_tiny_block(st);
 	mnemo_store_close(st);
 	mnemo_global_cleanup();
 	return tap_done();

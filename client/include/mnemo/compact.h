@@ -74,7 +74,7 @@ typedef struct mnemo_compact_options
 	int			tail_messages;	/* messages of the fresh tail besides the
 								 * two latest user turns; 0: 8, < 0: none */
 	int			block_tokens;	/* cap of one block's input; 0: 20000 */
-	int			l3_tokens;		/* Level 3's size; 0: 512 */
+	int			l3_tokens;		/* Level 3's size; 0: 512; at least 24 */
 	bool		no_prune;		/* skip prune_tool_outputs */
 	bool		dry_run;		/* only say what the first round would
 								 * summarise: no claim, no prune, no model,

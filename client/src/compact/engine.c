@@ -22,6 +22,9 @@
 #include "compact/compact.h"
 #include "events/events.h"
 
+/* Level 3's least cap: the marker (9 tokens) and a line of the start */
+#define L3_MIN_TOKENS 24
+
 typedef struct compaction
 {
 	mnemo_store *st;
@@ -156,12 +159,20 @@ round_once(compaction *c, bool *progress)
 	}
 	if (rc == MNEMO_OK && summary == NULL)
 	{
-		/* at most half its input too, so that a small block shrinks as well */
+		/*
+		 * At most half its input too, so that a small block shrinks as well;
+		 * but never under L3_MIN_TOKENS: below the marker's 9 tokens
+		 * truncate_summary keeps no text at all, and an empty summary is an
+		 * empty assistant message in every later context.
+		 */
 		int			cap = c->o.l3_tokens > 0 ? c->o.l3_tokens : 512;
 
+		if (b.tokens / 2 < cap)
+			cap = b.tokens / 2 + 1;
+		if (cap < L3_MIN_TOKENS)
+			cap = L3_MIN_TOKENS;
 		level = 3;
-		rc = mn_compact_truncate(c->st, b.content, b.tokens / 2 < cap ? b.tokens / 2 + 1 : cap,
-								 &summary);
+		rc = mn_compact_truncate(c->st, b.content, cap, &summary);
 	}
 	else
 		level--;

@@ -194,6 +194,28 @@ SELECT mnemo.release_compaction('cl', 'worker-c') AS c_releases;
 -- purge takes the claim with the session
 SELECT mnemo.purge_session('cl');
 SELECT count(*) AS claims FROM mnemo.compaction_claims WHERE session_id = 'cl';
+-- an agent's loop after one prompt (tool steps, no user message since): with
+-- nothing else to compact, the turn rule protects at most max_tokens of the
+-- newest messages, so the loop's older steps are a block; tail_messages
+-- still protects its count
+SELECT id FROM mnemo.create_session('ca_loop');
+SELECT count(*) FROM mnemo.append_messages('ca_loop',
+  jsonb_build_array(jsonb_build_object('role', 'user', 'id', 'ca_loop_0',
+    'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'Fix the failing test')))) ||
+  (SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN i % 2 = 0 THEN 'tool' ELSE 'assistant' END,
+     'id', 'ca_loop_' || i,
+     'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'step ' || i || ' ' || repeat('o', 396)))))
+   FROM generate_series(1, 20) i));
+SELECT item_ids, tokens FROM mnemo.compaction_block('ca_loop', tail_messages => 2, max_tokens => 500);
+SELECT item_ids FROM mnemo.compaction_block('ca_loop', tail_messages => 18, max_tokens => 500);
+SELECT count(*) AS blocks FROM mnemo.compaction_block('ca_loop', tail_messages => 2);
+-- but while summaries can be condensed, those go first and the turn stays whole
+SELECT mnemo.commit_summary('ca_loop', 'ca_loop_s1', 's1', 1, ARRAY['ca_loop_0', 'ca_loop_1', 'ca_loop_2']);
+SELECT mnemo.commit_summary('ca_loop', 'ca_loop_s2', 's2', 1, ARRAY['ca_loop_3', 'ca_loop_4', 'ca_loop_5']);
+SELECT count(*) AS blocks FROM mnemo.compaction_block('ca_loop', tail_messages => 2, max_tokens => 500);
+SELECT item_ids FROM mnemo.compaction_block('ca_loop', 'condensed', tail_messages => 2, max_tokens => 500, min_items => 2);
+SELECT mnemo.commit_summary('ca_loop', 'ca_loop_c1', 'c1', 1, ARRAY['ca_loop_s1', 'ca_loop_s2'], 'condensed');
+SELECT item_ids FROM mnemo.compaction_block('ca_loop', tail_messages => 2, max_tokens => 500);
 -- every row a compaction wrote carries its session's tenant
 SELECT count(*) AS foreign_rows FROM (
     SELECT session_id, tenant FROM mnemo.summary_nodes

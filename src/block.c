@@ -9,8 +9,9 @@
  * of the DAG.
  *
  * The fresh tail starts at the earlier of the second most recent user
- * message (the current turn and the one before, as the seed protects) and
- * the tail_messages-th most recent message.  Before it:
+ * message (the current turn and the one before, as the seed protects; when
+ * nothing else can be compacted, no more than max_tokens of the newest
+ * messages) and the tail_messages-th most recent message.  Before it:
  *	- a leaf block is a run of message items not broken by a summary;
  *	- a condensed block is a run of summary nodes of one depth, broken by a
  *	  message, a node of another depth or a summary without a node (one a
@@ -40,14 +41,17 @@
 /*
  * The index in entries where the fresh tail starts.  Too few user messages
  * or messages for a rule protects every message, not the summaries before
- * them.
+ * them.  With max_tokens >= 0, the user-turn rule protects at most
+ * max_tokens of the newest messages (see FirstRun's caller); -1: no cap.
  */
 static int
-TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
+TailStart(MnemoContextEntry *entries, int n, int32 tail_messages, int32 max_tokens)
 {
 	int			users = 0;
 	int			messages = 0;
+	int64		tokens = 0;
 	int			oldest = n;		/* the oldest message seen */
+	int			within = n;		/* the oldest of the newest max_tokens */
 	int			by_users = -1;
 	int			by_count = tail_messages == 0 ? n : -1;
 	int			i;
@@ -57,6 +61,9 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 		if (entries[i].is_summary)
 			continue;
 		oldest = i;
+		tokens += entries[i].tokens;
+		if (max_tokens < 0 || tokens <= max_tokens)
+			within = i;
 		if (strcmp(entries[i].role, "user") == 0 && ++users == 2)
 			by_users = i;
 		if (++messages == tail_messages)
@@ -68,7 +75,7 @@ TailStart(MnemoContextEntry *entries, int n, int32 tail_messages)
 		by_users = oldest;
 	if (by_count < 0)
 		by_count = oldest;
-	return Min(by_users, by_count);
+	return Min(Max(by_users, within), by_count);
 }
 
 /* Whether entry e can join a block of kind condensed/leaf at depth. */
@@ -85,6 +92,34 @@ Fits(MnemoContextEntry *e, bool condensed, int32 depth)
 	if (!condensed)
 		return !e->is_summary;
 	return e->is_summary && e->depth >= 0 && e->depth == depth;
+}
+
+/*
+ * The first run, oldest first, of at least min_items items of one kind
+ * before tail: its start, and its end into *end (when not NULL); tail when
+ * there is none.
+ */
+static int
+FirstRun(MnemoContextEntry *entries, int tail, bool condensed, int32 min_items, int *end)
+{
+	int			start;
+	int			stop = 0;
+
+	for (start = 0; start < tail; start = stop)
+	{
+		MnemoContextEntry *first = &entries[start];
+
+		stop = start + 1;
+		if (!Fits(first, condensed, first->depth))
+			continue;
+		while (stop < tail && Fits(&entries[stop], condensed, first->depth))
+			stop++;
+		if (stop - start >= min_items)
+			break;
+	}
+	if (end != NULL)
+		*end = stop;
+	return Min(start, tail);
 }
 
 static Datum
@@ -163,20 +198,22 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 
 	entries = MnemoReadContext(session_id, PG_INT32_MAX, CurrentMemoryContext, &n);
 	InitMaterializedSRF(fcinfo, 0);
-	tail = TailStart(entries, n, tail_messages);
+	tail = TailStart(entries, n, tail_messages, -1);
+	start = FirstRun(entries, tail, condensed, min_items, &end);
 
-	/* the first run, oldest first, long enough */
-	for (start = 0; start < tail; start = end)
+	/*
+	 * The current turn of an agent's loop (tool steps after one prompt, no
+	 * user message since) grows without end, and the user-turn rule
+	 * protected all of it: nothing was left to compact however far over its
+	 * budget the context was.  When nothing else can be compacted (no run
+	 * of messages, and no two summary nodes of one depth, before the tail),
+	 * the rule protects at most max_tokens of the newest messages instead;
+	 * tail_messages still protects its count.
+	 */
+	if (!condensed && start >= tail && FirstRun(entries, tail, true, 2, NULL) >= tail)
 	{
-		MnemoContextEntry *first = &entries[start];
-
-		end = start + 1;
-		if (!Fits(first, condensed, first->depth))
-			continue;
-		while (end < tail && Fits(&entries[end], condensed, first->depth))
-			end++;
-		if (end - start >= min_items)
-			break;
+		tail = TailStart(entries, n, tail_messages, max_tokens);
+		start = FirstRun(entries, tail, condensed, min_items, &end);
 	}
 
 	if (start < tail)

@@ -34,7 +34,9 @@ extern "C" {
  *	4. each summary is committed with the claim's holder (commit_summary);
  *	   losing the race (MN006) is someone else's win: MNEMO_OK, lost set;
  *	5. rounds go on while the context is over budget_tokens, up to
- *	   max_rounds, and stop at the first that does not make it smaller.
+ *	   max_rounds, and stop at the first that commits no summary (no block
+ *	   left, or lost); a round that did not make the context smaller goes
+ *	   on (the next block may be the one that does).
  * The claim is released at the end.  Events: COMPACTION_STARTED once the
  * claim is taken, COMPACTION_COMPLETED ({"tokens_before", "tokens_after",
  * "level", "summary_id", "summaries", "lost"}) or COMPACTION_FAILED
@@ -72,7 +74,7 @@ typedef struct mnemo_compact_options
 	int			tail_messages;	/* messages of the fresh tail besides the
 								 * two latest user turns; 0: 8, < 0: none */
 	int			block_tokens;	/* cap of one block's input; 0: 20000 */
-	int			l3_tokens;		/* Level 3's size; 0: 512 */
+	int			l3_tokens;		/* Level 3's size; 0: 512; at least 24 */
 	bool		no_prune;		/* skip prune_tool_outputs */
 	bool		dry_run;		/* only say what the first round would
 								 * summarise: no claim, no prune, no model,

@@ -9,8 +9,8 @@
  * block: the oldest messages outside the fresh tail, else (when none is
  * left) summary nodes of one depth: the condensation that runs while the
  * context is still over budget.  Levels fall through 1 -> 2 -> 3, and the
- * loop stops at the budget, at max_rounds, or at a round that did not make
- * the context smaller.
+ * loop stops at the budget, at max_rounds, or at a round that committed no
+ * summary (no block left, or another compactor won).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdint.h>
@@ -21,6 +21,9 @@
 
 #include "compact/compact.h"
 #include "events/events.h"
+
+/* Level 3's least cap: the marker (9 tokens) and a line of the start */
+#define L3_MIN_TOKENS 24
 
 typedef struct compaction
 {
@@ -156,12 +159,20 @@ round_once(compaction *c, bool *progress)
 	}
 	if (rc == MNEMO_OK && summary == NULL)
 	{
-		/* at most half its input too, so that a small block shrinks as well */
+		/*
+		 * At most half its input too, so that a small block shrinks as well;
+		 * but never under L3_MIN_TOKENS: below the marker's 9 tokens
+		 * truncate_summary keeps no text at all, and an empty summary is an
+		 * empty assistant message in every later context.
+		 */
 		int			cap = c->o.l3_tokens > 0 ? c->o.l3_tokens : 512;
 
+		if (b.tokens / 2 < cap)
+			cap = b.tokens / 2 + 1;
+		if (cap < L3_MIN_TOKENS)
+			cap = L3_MIN_TOKENS;
 		level = 3;
-		rc = mn_compact_truncate(c->st, b.content, b.tokens / 2 < cap ? b.tokens / 2 + 1 : cap,
-								 &summary);
+		rc = mn_compact_truncate(c->st, b.content, cap, &summary);
 	}
 	else
 		level--;
@@ -248,10 +259,17 @@ run(compaction *c)
 	if (c->o.first_level < 3)
 		mn_compact_model_init(c->st, c->sid, &c->o, &c->model);
 
+	/*
+	 * A round that committed a summary goes on to the next even when the
+	 * context did not get smaller: a block of a few short messages cannot
+	 * shrink (Level 3's marker alone is 9 tokens), yet the block after it may
+	 * hold the message that puts the context over budget; and appends of
+	 * other processes may outgrow a round that did shrink it.  Every summary
+	 * replaces two items or more with one, so the rounds end with the blocks
+	 * even without max_rounds.
+	 */
 	for (round = 0; round < rounds && progress && held && !c->r.lost; round++)
 	{
-		int64_t		before = size;
-
 		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : round > 0)
 			break;
 		if ((rc = round_once(c, &progress)) != MNEMO_OK ||
@@ -261,7 +279,6 @@ run(compaction *c)
 		if (progress && c->o.progress != NULL)
 			c->o.progress(c->r.summary_id, c->kind, c->r.level, c->items, size,
 						  c->o.progress_arg);
-		progress = progress && size < before;
 	}
 	c->r.lost = c->r.lost || !held;
 	c->r.tokens_after = size;

@@ -325,6 +325,23 @@ conversation(mnemo_store *st, const char *sid, int turns)
 }
 
 /*
+ * The compaction options of the tests below: the model of server s (its
+ * base url written into url), no retries, a short tail.
+ */
+static void
+compact_options(mnemo_compact_options *o, const server *s, char *url, size_t cap)
+{
+	snprintf(url, cap, "%s/v1", s->url);
+	o->provider = "openai";
+	o->model = "gpt-compact";
+	o->base_url = url;
+	o->api_key = KEY;
+	o->max_retries = -1;
+	o->tail_messages = 2;
+	o->idle_timeout_ms = 20000;
+}
+
+/*
  * The backend ended while the engine waits on its model: CONNECTION, and
  * the context view and the DAG as they were.
  */
@@ -346,14 +363,7 @@ test_compaction(mnemo_store *st)
 	items_before = sql_value("SELECT string_agg(item_id, ',' ORDER BY position) "
 							 "FROM mnemo.context_items WHERE session_id = 'compact-lost'", NULL);
 	server_start(&s, "reply repeat=5\n  text \"A summary.\"\n  stall at=1 seconds=1 then=continue\n");
-	o.provider = "openai";
-	o.model = "gpt-compact";
-	snprintf(url, sizeof(url), "%s/v1", s.url);
-	o.base_url = url;
-	o.api_key = KEY;
-	o.max_retries = -1;
-	o.tail_messages = 2;
-	o.idle_timeout_ms = 20000;
+	compact_options(&o, &s, url, sizeof(url));
 	/* once the claim is taken, the engine is on its model */
 	k.wait_sql = "SELECT count(*) > 0 FROM mnemo.compaction_claims WHERE session_id = 'compact-lost'";
 	k.delay_ms = 300;
@@ -406,14 +416,7 @@ test_background(mnemo_store *st)
 
 	conversation(st, "background-lost", 24);
 	server_start(&s, "reply repeat=5\n  text \"A summary.\"\n  stall at=1 seconds=1 then=continue\n");
-	o.provider = "openai";
-	o.model = "gpt-compact";
-	snprintf(url, sizeof(url), "%s/v1", s.url);
-	o.base_url = url;
-	o.api_key = KEY;
-	o.max_retries = -1;
-	o.tail_messages = 2;
-	o.idle_timeout_ms = 20000;
+	compact_options(&o, &s, url, sizeof(url));
 	k.wait_sql = "SELECT count(*) > 0 FROM mnemo.compaction_claims WHERE session_id = 'background-lost'";
 	k.delay_ms = 300;
 	start_killer(&th, &k);

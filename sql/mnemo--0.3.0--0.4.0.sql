@@ -27,3 +27,23 @@ CREATE FUNCTION mnemo.recall_grep(session_id text, pattern text, summary_id text
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_recall_grep';
 COMMENT ON FUNCTION mnemo.recall_grep(text, text, text, boolean, integer, integer) IS 'the model''s lcm_grep: words (search_history''s full-text search) or a regular expression (over the newest 5,000 messages of the scope) in the session''s whole line or under one summary, each hit with the summary of the context view that now covers it; paginated';
+
+CREATE TYPE mnemo.recall_item AS (
+    ordinal     integer,
+    item_type   text,
+    item_id     text,
+    seq         bigint,
+    role        text,
+    content     text,
+    tokens      integer,
+    items       integer
+);
+COMMENT ON TYPE mnemo.recall_item IS 'one item a summary covers, rendered for a model by recall_expand: its place among the summary''s items (ordinal of items), the text and its token estimate';
+
+CREATE FUNCTION mnemo.recall_expand(session_id text, summary_id text, "offset" integer DEFAULT 0,
+                                    max_tokens integer DEFAULT 4000)
+    RETURNS SETOF mnemo.recall_item
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_recall_expand';
+COMMENT ON FUNCTION mnemo.recall_expand(text, text, integer, integer) IS 'the model''s lcm_expand: the items a summary covers (messages, or the summaries it condensed), after offset, rendered as build_context renders them but with tombstoned outputs whole, while their tokens stay within max_tokens (the first item cut to it)';

@@ -69,6 +69,39 @@ SELECT * FROM mnemo.recall_grep('rc_nosuch', 'port');
 SELECT * FROM mnemo.recall_grep('rc_s', NULL);
 \echo :LAST_ERROR_SQLSTATE
 
+-- recall_expand: what a summary covers, as text, a page at a time; a
+-- tombstoned output comes back whole
+SELECT mnemo.tombstone_part('rc_s', (SELECT p.id FROM mnemo.message_parts p
+                                      WHERE p.session_id = 'rc_s' AND p.message_id = 'rc_m2')) > 0 AS tombstoned;
+SELECT ordinal, item_type, item_id, seq, role, content, tokens, items FROM mnemo.recall_expand('rc_s', 'rc_l1');
+-- a condensed summary expands to the summaries it condensed
+SELECT ordinal, item_type, item_id, items FROM mnemo.recall_expand('rc_s', 'rc_c1');
+-- pages: the cap keeps the first item always, then what fits
+SELECT ordinal, item_id, tokens FROM mnemo.recall_expand('rc_s', 'rc_l1', 0, 100);
+SELECT ordinal, item_id FROM mnemo.recall_expand('rc_s', 'rc_l1', 1, 100);
+SELECT count(*) FROM mnemo.recall_expand('rc_s', 'rc_l1', 3);
+-- one item over the cap is cut to it, and says so
+SELECT count(*) FROM mnemo.append_messages('rc_s', jsonb_build_array(jsonb_build_object('role', 'user', 'id', 'rc_big',
+       'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('word ', 2000))))));
+SELECT mnemo.commit_summary('rc_s', 'rc_l3', 'a long paste', 5, ARRAY['rc_big']) > 0 AS committed;
+SELECT tokens <= 140 AS within_cap, content ~ 'cut here: the item holds about 2' AS says_cut
+  FROM mnemo.recall_expand('rc_s', 'rc_l3', 0, 100);
+-- two items of about 65 tokens: a page of 100 holds one, the next page the other
+SELECT count(*) FROM mnemo.append_messages('rc_s', jsonb_build_array(
+       jsonb_build_object('role', 'user', 'id', 'rc_p1', 'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('word ', 48)))),
+       jsonb_build_object('role', 'user', 'id', 'rc_p2', 'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('more ', 48))))));
+SELECT mnemo.commit_summary('rc_s', 'rc_l4', 'two pastes', 5, ARRAY['rc_p1', 'rc_p2']) > 0 AS committed;
+SELECT ordinal, item_id, tokens, items FROM mnemo.recall_expand('rc_s', 'rc_l4', 0, 100);
+SELECT ordinal, item_id, tokens, items FROM mnemo.recall_expand('rc_s', 'rc_l4', 1, 100);
+-- a fork expands what it inherited
+SELECT ordinal, item_id FROM mnemo.recall_expand('rc_f', 'rc_l1', 2);
+SELECT * FROM mnemo.recall_expand('rc_s', 'rc_nosuch');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.recall_expand('rc_s', 'rc_l1', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.recall_expand('rc_s', 'rc_l1', 0, 99);
+\echo :LAST_ERROR_SQLSTATE
+
 -- another tenant's session is not there
 CREATE ROLE rc_other;
 GRANT USAGE ON SCHEMA mnemo TO rc_other;
@@ -77,6 +110,8 @@ SET ROLE rc_other;
 SELECT * FROM mnemo.recall_grep('rc_s', '48213');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mnemo.recall_grep('rc_s', '48213', regex => true);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.recall_expand('rc_s', 'rc_l1');
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 DROP OWNED BY rc_other;

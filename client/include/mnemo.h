@@ -40,6 +40,7 @@
 #include "mnemo/log.h"
 #include "mnemo/context.h"
 #include "mnemo/search.h"
+#include "mnemo/recall.h"
 #include "mnemo/lifecycle.h"
 #include "mnemo/events.h"
 #include "mnemo/transcript.h"

@@ -100,6 +100,11 @@ typedef struct mnemo_turn_options
 	size_t		n_prices;
 	mnemo_compact_fn compact;	/* NULL: the compaction engine */
 	void	   *compact_arg;
+	int			recall;			/* the recall tools lcm_grep, lcm_describe,
+								 * lcm_expand (mnemo/recall.h), run by the
+								 * turn itself: 0 offered when the context
+								 * holds a summary or a file reference, > 0
+								 * always, < 0 never */
 } mnemo_turn_options;
 
 /* Initialises turn options: every field its default. */

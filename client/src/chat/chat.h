@@ -129,6 +129,8 @@ typedef struct turn_state
 	char	   *signature;
 	mn_buf		text;			/* the whole reply's text */
 	size_t		cap_calls;
+	const char *tools;			/* what the request offers: the caller's, or
+								 * those with the recall tools (recall.c) */
 } turn_state;
 
 /* The stream's callback (mn_delta_fn): arg is the turn_state.  Parts are
@@ -159,9 +161,34 @@ void		mn_turn_state_clear(turn_state *ts);
  * MNEMO_OK when the stream completed, else the error set on the handle
  * (what mn_http_send returns, STREAM for a failed or cut stream).
  */
-int			mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
+int			mn_turn_request(mnemo_store *st, const turn_cfg *c,
 							const mnemo_session *s, const turn_context *tc, turn_state *ts,
 							mn_stream *stream);
+
+/* ---- the recall tools (recall.c) ---- */
+
+/* The recall tools' definitions, a JSON array in the tools option's form. */
+extern const char *const mn_recall_tools;
+
+/* Whether name is one of the recall tools. */
+bool		mn_recall_is_tool(const char *name);
+
+/* Whether the turn offers the recall tools: the option, else whether the
+ * context it sends holds a summary or a file reference. */
+bool		mn_recall_wanted(const mnemo_turn_options *o, const turn_context *tc);
+
+/* The caller's tools (NULL: none) with the recall tools after them, in a
+ * malloc'd *out.  MNEMO_OK or NOMEM. */
+int			mn_recall_tools_with(mnemo_store *st, const char *tools, char **out);
+
+/*
+ * Answer the recall calls of turn: each runs, its result stored on its part
+ * (a failed call's error as its result), and leaves turn->tool_calls, which
+ * keeps the caller's; *ran counts them.  MNEMO_OK, or the error that stops
+ * the turn (CONNECTION, NOMEM, a write that failed).
+ */
+int			mn_recall_answer(mnemo_store *st, const char *sid, const turn_cfg *c,
+							 mnemo_turn *turn, int *ran);
 
 /* ---- thresholds (thresholds.c) ---- */
 

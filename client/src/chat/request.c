@@ -406,7 +406,7 @@ build_messages(mnemo_store *st, const char *session_id, const mnemo_context *ctx
 }
 
 int
-mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
+mn_turn_request(mnemo_store *st, const turn_cfg *c,
 				const mnemo_session *s, const turn_context *tc, turn_state *ts, mn_stream *stream)
 {
 	req_build	b = {0};
@@ -430,7 +430,7 @@ mn_turn_request(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c,
 	req.system = b.system.len > 0 ? b.system.data : NULL;
 	req.messages = b.msgs;
 	req.n_messages = b.n;
-	req.tools = o->tools;
+	req.tools = ts->tools;
 	req.max_output_tokens = c->max_output;
 	rc = mn_request_body(c->provider, &req, &body, &body_len, &why);
 	if (rc != MNEMO_OK)

@@ -47,6 +47,9 @@
 #include "events/events.h"
 #include "stream/http.h"
 
+/* the most rounds of one turn whose model calls only the recall tools */
+#define MN_RECALL_ROUNDS 8
+
 /* 'mnem': the first key of mnemo's advisory locks, kept apart from others */
 #define MN_TURN_LOCK_SPACE "1835951469"
 
@@ -310,6 +313,24 @@ finish_turn(mnemo_store *st, const mnemo_turn_options *o, const turn_cfg *c, tur
 	return rc2;
 }
 
+/*
+ * Make ts ready for the next round of a turn whose model called only the
+ * recall tools: the turn result describes the last assistant message.
+ */
+static void
+next_round(turn_state *ts)
+{
+	free(ts->turn->finish_reason);
+	ts->turn->finish_reason = NULL;
+	memset(&ts->turn->tokens, 0, sizeof(ts->turn->tokens));
+	ts->turn->cost = 0;
+	mn_buf_reset(&ts->text);
+	mn_buf_reset(&ts->part);
+	free(ts->signature);
+	ts->signature = NULL;
+	ts->open = false;
+}
+
 static int
 run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const turn_cfg *c,
 		 const mnemo_session *s, const char *text, const mnemo_new_part *parts, size_t n_parts,
@@ -319,7 +340,9 @@ run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const tu
 	mnemo_new_part p = MNEMO_NEW_PART_INIT;
 	turn_context tc = {0};
 	mn_stream  *stream = NULL;
+	char	   *with_recall = NULL;
 	int64_t		size;
+	int			round;
 	int			rc;
 
 	user.role = "user";
@@ -336,24 +359,51 @@ run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const tu
 		user.n_parts = n_parts;
 	}
 
-	/* 1 to 3: the user turn, the hard threshold, the context, the row */
-	if ((rc = begin_turn(st, sid, o, c, text != NULL || n_parts > 0 ? &user : NULL, ts,
-						 &tc)) != MNEMO_OK)
-		goto done;
+	for (round = 0;; round++)
+	{
+		int			ran = 0;
 
-	/* 4 to 6 */
-	if ((stream = mn_stream_new(c->provider, NULL, mn_turn_on_delta, ts)) == NULL)
-		rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	else
-		rc = mn_turn_request(st, o, c, s, &tc, ts, stream);
-	if ((rc = finish_turn(st, o, c, ts, stream, rc, &size)) != MNEMO_OK)
-		goto done;
+		/* 1 to 3: the user turn, the hard threshold, the context, the row */
+		if ((rc = begin_turn(st, sid, o, c, round == 0 && (text != NULL || n_parts > 0) ? &user : NULL,
+							 ts, &tc)) != MNEMO_OK)
+			goto done;
+		ts->tools = o->tools;
+		if (mn_recall_wanted(o, &tc))
+		{
+			if (with_recall == NULL &&
+				(rc = mn_recall_tools_with(st, o->tools, &with_recall)) != MNEMO_OK)
+				goto done;
+			ts->tools = with_recall;
+		}
 
-	/* 7. over the soft threshold, compaction in the background */
-	mn_turn_check_soft(st, sid, o, c, ts, size);
+		/* 4 to 6 */
+		if ((stream = mn_stream_new(c->provider, NULL, mn_turn_on_delta, ts)) == NULL)
+			rc = mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+		else
+			rc = mn_turn_request(st, c, s, &tc, ts, stream);
+		if ((rc = finish_turn(st, o, c, ts, stream, rc, &size)) != MNEMO_OK)
+			goto done;
 
-	/* 8. the doom loop */
-	rc = mn_turn_check_doom_loop(st, sid, c, ts);
+		/* 7. over the soft threshold, compaction in the background */
+		mn_turn_check_soft(st, sid, o, c, ts, size);
+
+		/* 8. the doom loop */
+		if ((rc = mn_turn_check_doom_loop(st, sid, c, ts)) != MNEMO_OK)
+			goto done;
+
+		/* the recall calls are the library's to answer (recall.c); a reply
+		 * that called only those goes on, within MN_RECALL_ROUNDS */
+		if (ts->tools != with_recall || with_recall == NULL ||
+			(rc = mn_recall_answer(st, sid, c, ts->turn, &ran)) != MNEMO_OK ||
+			ran == 0 || ts->turn->n_tool_calls > 0 || ts->turn->doom_loop ||
+			round + 1 == MN_RECALL_ROUNDS)
+			break;
+		next_round(ts);
+		mn_stream_free(stream);
+		stream = NULL;
+		mn_turn_context_free(&tc);
+		memset(&tc, 0, sizeof(tc));
+	}
 
 done:
 	if (ts->locked)
@@ -369,6 +419,7 @@ done:
 	}
 	mn_stream_free(stream);
 	mn_turn_context_free(&tc);
+	free(with_recall);
 	return rc;
 }
 

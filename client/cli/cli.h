@@ -110,6 +110,10 @@ bool		cli_color(FILE *out);
 /* A message with its parts, as `show` and `tail` print it. */
 void		cli_print_message(FILE *out, const mnemo_message *m);
 
+/* A search snippet on one line of stdout, without the <b> </b> marks
+ * ts_headline put around the matched words: those bold when bold is set. */
+void		cli_put_snippet(const char *s, bool bold);
+
 extern const cli_command cli_sessions;
 extern const cli_command cli_show;
 extern const cli_command cli_context;
@@ -120,6 +124,9 @@ extern const cli_command cli_chat;
 extern const cli_command cli_compact;
 extern const cli_command cli_verify;
 extern const cli_command cli_search;
+extern const cli_command cli_grep;
+extern const cli_command cli_describe;
+extern const cli_command cli_expand;
 extern const cli_command cli_delete;
 extern const cli_command cli_purge;
 extern const cli_command cli_checkpoints;

@@ -403,3 +403,46 @@ cli_print_message(FILE *out, const mnemo_message *m)
 	for (size_t i = 0; i < m->n_parts; i++)
 		print_part(out, &m->parts[i]);
 }
+
+/*
+ * The length of the mark at p that ts_headline puts around each matched
+ * word (its defaults, <b> and </b>: mnemo.search asks for no others), or 0.
+ */
+static size_t
+mark_length(const char *p)
+{
+	if (strncmp(p, "<b>", 3) == 0)
+		return 3;
+	if (strncmp(p, "</b>", 4) == 0)
+		return 4;
+	return 0;
+}
+
+/*
+ * The snippet on one line without its marks, which read as part of the
+ * message: the matched words bold instead when bold is set.  The text
+ * between the marks goes through cli_put_text, so a stored escape sequence
+ * stays visible and only ours reach the terminal.
+ */
+void
+cli_put_snippet(const char *s, bool bold)
+{
+	const char *run = s;
+	bool		in_mark = false;
+	size_t		n;
+
+	for (const char *p = s; *p != '\0'; p += n ? n : 1)
+	{
+		if ((n = mark_length(p)) == 0)
+			continue;
+		cli_put_text(stdout, run, (size_t) (p - run), true);
+		in_mark = p[1] != '/';
+		if (bold)
+			fputs(in_mark ? "\033[1m" : "\033[0m", stdout);
+		run = p + n;
+	}
+	cli_put_line(stdout, run);
+	/* a snippet cut inside a mark must not leave the terminal bold */
+	if (bold && in_mark)
+		fputs("\033[0m", stdout);
+}

@@ -14,7 +14,8 @@
 
 /* The commands, in the order `mnemo --help` lists them. */
 static const cli_command *const commands[] = {
-	&cli_sessions, &cli_show, &cli_context, &cli_search, &cli_export, &cli_import, &cli_tail,
+	&cli_sessions, &cli_show, &cli_context, &cli_search, &cli_grep, &cli_describe, &cli_expand,
+	&cli_export, &cli_import, &cli_tail,
 	&cli_chat, &cli_compact, &cli_verify, &cli_checkpoints, &cli_fork, &cli_resume, &cli_delete, &cli_purge, &cli_file,
 	&cli_map
 };

@@ -1149,24 +1149,6 @@ CREATE FUNCTION mnemo.search_pending(session_id text)
     AS 'MODULE_PATHNAME', 'mnemo_search_pending';
 COMMENT ON FUNCTION mnemo.search_pending(text) IS 'how many of the session''s messages wait to be indexed for search_history (a message changed after its append counts again)';
 
-CREATE TYPE mnemo.recall_hit AS (
-    message_id  text,
-    seq         bigint,
-    role        text,
-    snippet     text,
-    covered_by  text
-);
-COMMENT ON TYPE mnemo.recall_hit IS 'one message found by recall_grep: where it is, a snippet, and the summary of the context view that covers it (NULL when it is in context itself)';
-
-CREATE FUNCTION mnemo.recall_grep(session_id text, pattern text, summary_id text DEFAULT NULL,
-                                  regex boolean DEFAULT false, "limit" integer DEFAULT 20,
-                                  "offset" integer DEFAULT 0)
-    RETURNS SETOF mnemo.recall_hit
-    LANGUAGE c VOLATILE PARALLEL UNSAFE
-    SET search_path = pg_catalog, pg_temp
-    AS 'MODULE_PATHNAME', 'mnemo_recall_grep';
-COMMENT ON FUNCTION mnemo.recall_grep(text, text, text, boolean, integer, integer) IS 'the model''s lcm_grep: words (search_history''s full-text search) or a regular expression (over the newest 5,000 messages of the scope) in the session''s whole line or under one summary, each hit with the summary of the context view that now covers it; paginated';
-
 CREATE TYPE mnemo.recall_item AS (
     ordinal     integer,
     item_type   text,

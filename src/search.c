@@ -12,23 +12,33 @@
  * runs of 255 or more non-blank characters (such runs are not searchable);
  * see search.h.
  *
- * Appends do not index (search_index.c): a search first drains its session's
- * queue, so it finds everything appended before it, unless it runs where it
- * may not write (a standby, a read-only transaction).  There it searches what
- * is indexed and says with a NOTICE how many messages are not yet
- * (mnemo.search_pending() tells the same).
+ * A search costs its page, not the session (issue 36).  Rows come newest
+ * first: the documents are read down their key (session_id, seq,
+ * part_index), and the read stops when the page is full, so a frequent word
+ * costs the page and a rare one the GIN look-up of its few matches (the
+ * planner picks, each search planned with its query: SearchCandidates).
+ * With ranked, the newest MNEMO_RANK_CANDIDATES matching messages are read
+ * that way and ranked (ts_rank), and a NOTICE says when there were more.
  *
- * One row per message: its best-ranked part gives the rank (ts_rank) and the
- * snippet (ts_headline, computed only for the rows returned), plus whether
- * the message is still in the live context view.  Rows come by rank, then
- * newest first.  A query with no words (empty, punctuation only) finds
- * nothing, without notices.
+ * Appends do not index (search_index.c).  A search first indexes at most
+ * MNEMO_SEARCH_SLICE waiting messages of each session of its line (none
+ * where it may not write: a standby, a read-only transaction), then reads
+ * the newest MNEMO_SEARCH_DIRECT messages not yet indexed directly, each
+ * part's words computed as the index would, and the indexed ones through
+ * the index.  Messages between the two (a large backlog: an import) are not
+ * searched, and a NOTICE says how many, unless the page was full before
+ * them; mnemo.index_search() indexes them (doc/operations.md).
  *
- * A fork, or a session after a resume, searches its live line (lineage.c):
- * each segment with its own statement on the session holding it (every
- * session of the line drained first, in id order: DrainLine), "in context"
- * meaning in the searching session's view; the hits are then merged by
- * rank.  Discarded messages are not searched.
+ * One row per message: its best-ranked part gives the rank and the snippet
+ * (ts_headline, computed only for the rows returned), plus whether the
+ * message is still in the live context view.  A query with no words
+ * (empty, punctuation only) finds nothing, without notices.
+ *
+ * A fork, or a session after a resume, searches its live line (lineage.c),
+ * newest segment first, each with statements on the session holding it
+ * (every session of the line drained first, in id order: DrainLine), "in
+ * context" meaning in the searching session's view.  Discarded messages are
+ * not searched.
  */
 #include "postgres.h"
 
@@ -40,36 +50,57 @@
 #include "search.h"
 
 static SPIPlanPtr words_plan;
-static SPIPlanPtr search_plan;
+static SPIPlanPtr state_plan;
 static SPIPlanPtr view_plan;
-static SPIPlanPtr segment_plan;
+static SPIPlanPtr hit_plan;
 
-/* the hits of one message, best part first; $1 the session holding the rows */
-#define SEARCH_HITS(in_context, range) \
-	"SELECT t.message_id, t.seq, t.role, " in_context ", " \
-	"ts_headline('simple'::regconfig, " \
-	"            (SELECT left(" SEARCH_DOC ", " CppAsString2(MNEMO_SNIPPET_CHARS) ") " \
-	"             FROM mnemo.message_parts p " \
-	"             WHERE p.session_id = $1 AND p.message_id = t.message_id " \
-	"             AND p.part_index = t.part_index), " SEARCH_QUERY ", " \
-	"'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank " \
-	"FROM (SELECT h.message_id, h.part_index, m.seq, m.role, h.rank " \
-	"      FROM (SELECT DISTINCT ON (d.message_id) d.message_id, d.part_index, " \
-	"            ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
-	"            FROM mnemo.search_documents d " \
-	"            WHERE d.session_id = $1 AND d.tsv @@ " SEARCH_QUERY \
-	"            ORDER BY d.message_id, rank DESC, d.part_index) h " \
-	"      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id " range \
-	"      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t " \
-	"ORDER BY t.rank DESC, t.seq DESC"
+/*
+ * The newest $3 matching messages of session $1 with seq in $4 .. $5, each
+ * with its best part and that part's rank, newest first: from the index
+ * (documents), or read directly with each part's words computed as the
+ * drain would (not yet indexed).
+ */
+#define SEARCH_INDEXED \
+	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (d.seq) d.message_id, d.seq FROM mnemo.search_documents d " \
+	"      WHERE d.session_id = $1 AND d.seq BETWEEN $4 AND $5 AND d.tsv @@ " SEARCH_QUERY \
+	"      ORDER BY d.seq DESC LIMIT $3) c, " \
+	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
+	"         FROM mnemo.search_documents d " \
+	"         WHERE d.session_id = $1 AND d.seq = c.seq AND d.tsv @@ " SEARCH_QUERY \
+	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
+	"ORDER BY c.seq DESC"
+#define SEARCH_DIRECT \
+	"SELECT c.id, c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (m.seq) m.id, m.seq FROM mnemo.messages m " \
+	"      JOIN mnemo.message_parts p ON p.session_id = $1 AND p.message_id = m.id " \
+	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"      ORDER BY m.seq DESC LIMIT $3) c, " \
+	"LATERAL (SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
+	"         FROM mnemo.message_parts p " \
+	"         WHERE p.session_id = $1 AND p.message_id = c.id AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
+	"ORDER BY c.seq DESC"
 
 typedef struct SearchHit
 {
-	SPITupleTable *table;
-	uint64		row;
-	float4		rank;
+	const char *owner;
 	int64		seq;
+	int32		part_index;
+	float4		rank;
 } SearchHit;
+
+typedef struct SearchRun
+{
+	const char *session_id;
+	Datum		query;
+	int32		want;			/* messages to find, newest first */
+	int64		direct_left;	/* of MNEMO_SEARCH_DIRECT */
+	int64		unsearched;		/* messages skipped: not indexed, not read */
+	int64		queued;			/* changed messages searched as indexed */
+	SearchHit  *hits;
+	int			nhits;
+} SearchRun;
 
 static int
 CompareHits(const void *a, const void *b)
@@ -83,72 +114,78 @@ CompareHits(const void *a, const void *b)
 }
 
 /*
- * The item ids of the searching session's view (values[0]), a text[] that
- * says in_context of each hit: one range scan of the view, as the view has
- * no index by item id (an append would pay for it).
+ * Add to run the newest matches of owner's messages lo .. hi, up to what it
+ * still wants.  Planned for each call with the query's value (a one-shot
+ * plan): the choice between reading down the key and the GIN look-up rests
+ * on how frequent the query's words are.
  */
-static Datum
-ViewIds(Datum *values)
+static void
+SearchCandidates(SearchRun *run, const char *sql, const char *owner, int64 lo, int64 hi)
 {
+	int			rc;
+	uint64		n;
+	uint64		row;
 	bool		isnull;
 
-	MnemoPrepare(&view_plan,
-				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM " MNEMO_CONTEXT_VIEW " c",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(view_plan, values, NULL, true, 1);
-	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (lo > hi || run->nhits >= run->want)
+		return;
+	rc = SPI_execute_with_args(sql, 5, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID},
+							   (Datum[]) {CStringGetTextDatum(owner), run->query,
+							   Int32GetDatum(run->want - run->nhits), Int64GetDatum(lo),
+							   Int64GetDatum(hi)},
+							   NULL, false, 0);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	n = SPI_processed;
+	for (row = 0; row < n; row++)
+	{
+		SearchHit  *h = &run->hits[run->nhits++];
+
+		h->owner = owner;
+		h->seq = MnemoGetInt64(row, 2, NULL);
+		h->part_index = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[row],
+													SPI_tuptable->tupdesc, 3, &isnull));
+		h->rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
+											   SPI_tuptable->tupdesc, 4, &isnull));
+	}
 }
 
 /*
- * The search of a line of several segments (see the header comment): the
- * searching session's view first (one statement), then each segment.
+ * Search one segment of the line, newest first: the owner's messages not
+ * yet indexed (the newest of them, up to what is left of the direct
+ * budget), then the indexed ones.  What lies between is skipped and
+ * counted, if the search gets that far.
  */
 static void
-SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
+SearchSegment(SearchRun *run, MnemoSegment *seg)
 {
-	SearchHit  *hits = NULL;
-	int			nhits = 0;
-	int			maxhits = 0;
-	Datum		in_view;
-	bool		isnull;
-	uint64		n;
-	uint64		row;
-	int			i;
-	int32		limit = DatumGetInt32(values[2]);
+	int64		indexed;
+	int64		to;
+	int64		waiting_from;
+	int64		direct_from;
 
-	in_view = ViewIds(values);
-	MnemoPrepare(&segment_plan,
-				 SEARCH_HITS("t.message_id = ANY ($6)", "AND m.seq >= $4 AND m.seq <= $5"),
-				 6, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTARRAYOID});
-	for (i = 0; i < line->nsegs; i++)
+	MnemoPrepare(&state_plan,
+				 "SELECT coalesce(g.indexed_seq, s.fork_seq, 0), s.last_seq "
+				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
+				 "WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	if (MnemoExecute(state_plan, (Datum[]) {CStringGetTextDatum(seg->owner)}, NULL, false, 1) != 1)
+		return;
+	indexed = MnemoGetInt64(0, 1, NULL);
+	to = Min(seg->to, MnemoGetInt64(0, 2, NULL));
+
+	waiting_from = Max(seg->from, indexed + 1);
+	direct_from = Max(waiting_from, to - run->direct_left + 1);
+	if (to >= direct_from)
 	{
-		MnemoSegment *seg = &line->segs[i];
-
-		n = MnemoExecute(segment_plan,
-						 (Datum[]) {CStringGetTextDatum(seg->owner), values[1], values[2],
-						 Int64GetDatum(seg->from), Int64GetDatum(seg->to), in_view},
-						 NULL, false, 0);
-		for (row = 0; row < n; row++)
-		{
-			if (nhits == maxhits)
-			{
-				maxhits = Max(16, maxhits * 2);
-				hits = hits ? repalloc(hits, sizeof(SearchHit) * maxhits)
-					: palloc(sizeof(SearchHit) * maxhits);
-			}
-			hits[nhits].table = SPI_tuptable;
-			hits[nhits].row = row;
-			hits[nhits].seq = MnemoGetInt64(row, 2, NULL);
-			hits[nhits].rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
-															SPI_tuptable->tupdesc, 6, &isnull));
-			nhits++;
-		}
+		run->direct_left -= to - direct_from + 1;
+		SearchCandidates(run, SEARCH_DIRECT, seg->owner, direct_from, to);
 	}
-	if (nhits > 0)
-		qsort(hits, nhits, sizeof(SearchHit), CompareHits);
-	InitMaterializedSRF(fcinfo, 0);
-	for (i = 0; i < nhits && i < limit; i++)
-		MnemoResultAppend(fcinfo, hits[i].table, hits[i].row, 1);
+	if (run->nhits >= run->want)
+		return;
+	if (direct_from > waiting_from)
+		run->unsearched += Min(direct_from, to + 1) - waiting_from;
+	SearchCandidates(run, SEARCH_INDEXED, seg->owner, seg->from, Min(to, indexed));
 }
 
 static int
@@ -158,15 +195,15 @@ CompareOwners(const void *a, const void *b)
 }
 
 /*
- * Drain every session of the line -- its own, then what it inherited -- in
- * the order of their ids.  A drain locks its session's progress row to
- * commit, and two searches of related forks drain the same sessions: in
- * line order they would take those rows in opposite orders (a fork of a
- * fork: itself, the root, its parent; its parent: itself, the root) and
- * deadlock.
+ * The sessions of the line -- its own, then what it inherited -- in the
+ * order of their ids, the order in which a search drains them.  A drain
+ * locks its session's progress row to commit, and two searches of related
+ * forks drain the same sessions: in line order they would take those rows
+ * in opposite orders (a fork of a fork: itself, the root, its parent; its
+ * parent: itself, the root) and deadlock.
  */
-static void
-DrainLine(MnemoLine *line)
+static char **
+LineOwners(MnemoLine *line, int *nowners)
 {
 	char	  **owners = palloc(sizeof(char *) * (line->nsegs + 1));
 	int			n = 0;
@@ -183,8 +220,79 @@ DrainLine(MnemoLine *line)
 			owners[n++] = line->segs[i].owner;
 	}
 	qsort(owners, n, sizeof(char *), CompareOwners);
-	for (i = 0; i < n; i++)
-		(void) MnemoDrainSearch(owners[i]);
+	*nowners = n;
+	return owners;
+}
+
+/*
+ * The messages of owner whose parts changed after they were indexed and
+ * that wait to be indexed again: searched by their words as indexed.
+ */
+static int64
+QueuedMessages(const char *owner)
+{
+	static SPIPlanPtr queued_plan;
+
+	MnemoPrepare(&queued_plan,
+				 "SELECT coalesce(sum(q.seq_to - q.seq_from + 1), 0)::bigint "
+				 "FROM mnemo.search_queue q WHERE q.session_id = $1",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(queued_plan, (Datum[]) {CStringGetTextDatum(owner)}, NULL, false, 1);
+	return MnemoGetInt64(0, 1, NULL);
+}
+
+/*
+ * Return run's hits, in order, limit of them: each with its role, whether
+ * it is in the searching session's context view, its snippet and its rank.
+ * The view is read as MNEMO_CONTEXT_VIEW defines it, but not through it
+ * (that would read the whole implicit tail): the session's own non-summary
+ * messages past its context_tail_seq, and the ids of its explicit rows, an
+ * index range of the view's live generation.
+ */
+static void
+ReturnHits(FunctionCallInfo fcinfo, SearchRun *run, int32 limit)
+{
+	Datum		tail;
+	Datum		explicit_ids;
+	bool		isnull;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	if (run->nhits == 0)
+		return;
+	MnemoPrepare(&view_plan,
+				 "SELECT s.context_tail_seq, "
+				 "coalesce((SELECT array_agg(c.item_id) FROM mnemo.context_items c "
+				 "          WHERE c.session_id = $1 AND c.generation = s.context_generation), '{}') "
+				 "FROM mnemo.sessions s WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(run->session_id)}, NULL, false, 1);
+	tail = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	explicit_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+
+	MnemoPrepare(&hit_plan,
+				 "SELECT m.id, m.seq, m.role, "
+				 "($6 AND m.seq > $7 AND NOT m.is_summary) OR m.id = ANY ($8), "
+				 "ts_headline('simple'::regconfig, left(" SEARCH_DOC ", "
+				 CppAsString2(MNEMO_SNIPPET_CHARS) "), " SEARCH_QUERY ", "
+				 "'MaxWords=20, MinWords=5, MaxFragments=2'), $5 "
+				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
+				 "ON p.session_id = $1 AND p.message_id = m.id AND p.part_index = $4 "
+				 "WHERE m.session_id = $1 AND m.seq = $3",
+				 8, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, FLOAT4OID, BOOLOID, INT8OID,
+				 TEXTARRAYOID});
+	for (i = 0; i < run->nhits && i < limit; i++)
+	{
+		SearchHit  *h = &run->hits[i];
+
+		MnemoExecuteResult(fcinfo, hit_plan,
+						   (Datum[]) {CStringGetTextDatum(h->owner), run->query,
+						   Int64GetDatum(h->seq), Int32GetDatum(h->part_index),
+						   Float4GetDatum(h->rank),
+						   BoolGetDatum(strcmp(h->owner, run->session_id) == 0),
+						   tail, explicit_ids},
+						   NULL, false);
+	}
 }
 
 PG_FUNCTION_INFO_V1(mnemo_search_history);
@@ -194,11 +302,15 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *query = MnemoRequireTextArg(fcinfo, 1, "query");
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
-	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-	Datum		values[4];
+	bool		ranked = DatumGetBool(MnemoRequireArg(fcinfo, 3, "ranked"));
+	bool		drain = MnemoCanDrainSearch();
 	MnemoCall	call;
 	MnemoLine	line;
+	SearchRun	run = {0};
+	char	  **owners;
+	int			nowners;
 	int64		nodes;
+	int			i;
 
 	if (limit < 0)
 		ereport(ERROR,
@@ -214,9 +326,8 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = CStringGetTextDatum(query);
-	values[2] = Int32GetDatum(limit);
+	run.session_id = session_id;
+	run.query = CStringGetTextDatum(query);
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
@@ -224,19 +335,19 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	/*
 	 * A query without a single word (0 here) finds nothing; asking the
 	 * server would only add notices about an empty tsquery.  A snippet costs
-	 * ts_headline
-	 * time that grows with the query's terms times the matches in the part
-	 * (sixteen phrases of a word repeated through a 100 kB part: a minute),
-	 * so a query has at most MNEMO_MAX_SEARCH_NODES terms and operators and
-	 * a snippet is taken from a part's first MNEMO_SNIPPET_CHARS characters.
+	 * ts_headline time that grows with the query's terms times the matches
+	 * in the part (sixteen phrases of a word repeated through a 100 kB part:
+	 * a minute), so a query has at most MNEMO_MAX_SEARCH_NODES terms and
+	 * operators and a snippet is taken from a part's first
+	 * MNEMO_SNIPPET_CHARS characters.
 	 */
 	MnemoPrepare(&words_plan,
 				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
 				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
-				 1, &types[1]);
-	MnemoExecute(words_plan, &values[1], NULL, true, 1);
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(words_plan, &run.query, NULL, true, 1);
 	nodes = MnemoGetInt64(0, 1, NULL);
-	if (nodes == 0)
+	if (nodes == 0 || limit == 0)
 	{
 		InitMaterializedSRF(fcinfo, 0);
 		MnemoFinish(&call);
@@ -249,30 +360,39 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 						nodes, MNEMO_MAX_SEARCH_NODES),
 				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
 
-	if (MnemoCanDrainSearch())
-		DrainLine(&line);
-	else
+	owners = LineOwners(&line, &nowners);
+	for (i = 0; i < nowners; i++)
 	{
-		int64		pending = MnemoSearchPending(session_id, false);
+		if (drain)
+			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
+		run.queued += QueuedMessages(owners[i]);
+	}
 
-		if (pending > 0)
+	run.want = ranked ? Max(limit, MNEMO_RANK_CANDIDATES) : limit;
+	run.direct_left = MNEMO_SEARCH_DIRECT;
+	run.hits = palloc(sizeof(SearchHit) * run.want);
+	for (i = line.nsegs - 1; i >= 0 && run.nhits < run.want; i--)
+		SearchSegment(&run, &line.segs[i]);
+
+	if (run.unsearched > 0 || run.queued > 0)
+		ereport(NOTICE,
+				(errmsg("search_history: " INT64_FORMAT " messages of session \"%s\" are not yet indexed "
+						"and were not searched, " INT64_FORMAT " changed ones were searched as indexed",
+						run.unsearched, session_id, run.queued),
+				 drain ? errdetail("A search indexes at most %d waiting messages of each session and reads the newest %d not yet indexed directly.",
+								   MNEMO_SEARCH_SLICE, MNEMO_SEARCH_DIRECT)
+				 : errdetail("A read-only transaction or a standby does not index; the search reads the newest %d messages not yet indexed directly.",
+							 MNEMO_SEARCH_DIRECT),
+				 errhint("mnemo.index_search() indexes them on the primary; call it until mnemo.search_pending() is 0.")));
+	if (ranked)
+	{
+		if (run.nhits == run.want)
 			ereport(NOTICE,
-					(errmsg("search_history: " INT64_FORMAT " messages of session \"%s\" are not yet indexed",
-							pending, session_id),
-					 errdetail("A read-only transaction or a standby does not index; the search covers what is indexed."),
-					 errhint("Call mnemo.index_search() on the primary.")));
+					(errmsg("search_history: ranked the newest %d matching messages of session \"%s\"; older matches were not ranked",
+							run.want, session_id)));
+		qsort(run.hits, run.nhits, sizeof(SearchHit), CompareHits);
 	}
-
-	if (line.nsegs > 1 || line.is_fork)
-	{
-		SearchLine(fcinfo, &line, values);
-		MnemoFinish(&call);
-		return (Datum) 0;
-	}
-	values[3] = ViewIds(values);
-	MnemoPrepare(&search_plan, SEARCH_HITS("t.message_id = ANY ($4)", ""),
-				 4, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTARRAYOID});
-	MnemoExecuteResult(fcinfo, search_plan, values, NULL, false);
+	ReturnHits(fcinfo, &run, limit);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -29,8 +29,13 @@
 #define MNEMO_MAX_SEARCH_NODES 63	/* terms and operators: 32 words */
 #define MNEMO_SNIPPET_CHARS 20000
 
+/* what one search costs at most, whatever the session's size (search.c) */
+#define MNEMO_SEARCH_SLICE 500		/* waiting messages indexed first, per session */
+#define MNEMO_SEARCH_DIRECT 2000	/* newest messages not yet indexed, read directly */
+#define MNEMO_RANK_CANDIDATES 1000	/* newest matching messages a ranked search ranks */
+
 extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
-extern int64 MnemoDrainSearch(const char *session_id);
+extern int64 MnemoDrainSearch(const char *session_id, int32 max_messages);
 extern int64 MnemoSearchPending(const char *session_id, bool fresh);
 extern bool MnemoCanDrainSearch(void);
 

@@ -166,7 +166,8 @@ SELECT * FROM mnemo.search_history('sh', 'slot', -1);
 \echo :LAST_ERROR_SQLSTATE
 
 -- not yet indexed: a read-only transaction (or a standby) cannot index, so
--- its search finds what is indexed and says how much is not
+-- its search reads the newest 2,000 messages not yet indexed directly, and
+-- would say how many more it could not search
 SELECT id FROM mnemo.create_session('sh_ro');
 SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"first walrus"}]', id => 'sh_ro1');
 SELECT mnemo.index_search('sh_ro') AS indexed;

@@ -100,6 +100,7 @@ typedef struct SearchRun
 	int64		queued;			/* changed messages searched as indexed */
 	SearchHit  *hits;
 	int			nhits;
+	int			maxhits;
 } SearchRun;
 
 static int
@@ -137,6 +138,12 @@ SearchCandidates(SearchRun *run, const char *sql, const char *owner, int64 lo, i
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	n = SPI_processed;
+	if (run->nhits + n > run->maxhits)
+	{
+		run->maxhits = run->nhits + n;
+		run->hits = run->hits ? repalloc(run->hits, sizeof(SearchHit) * run->maxhits)
+			: palloc(sizeof(SearchHit) * run->maxhits);
+	}
 	for (row = 0; row < n; row++)
 	{
 		SearchHit  *h = &run->hits[run->nhits++];
@@ -370,7 +377,6 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 
 	run.want = ranked ? Max(limit, MNEMO_RANK_CANDIDATES) : limit;
 	run.direct_left = MNEMO_SEARCH_DIRECT;
-	run.hits = palloc(sizeof(SearchHit) * run.want);
 	for (i = line.nsegs - 1; i >= 0 && run.nhits < run.want; i--)
 		SearchSegment(&run, &line.segs[i]);
 

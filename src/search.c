@@ -44,6 +44,7 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
@@ -81,33 +82,20 @@ static SPIPlanPtr hit_plan;
 	"         WHERE p.session_id = $1 AND p.message_id = c.id AND " SEARCH_TSV " @@ " SEARCH_QUERY \
 	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
-
-typedef struct SearchHit
-{
-	const char *owner;
-	int64		seq;
-	int32		part_index;
-	float4		rank;
-} SearchHit;
-
-typedef struct SearchRun
-{
-	const char *session_id;
-	Datum		query;
-	int32		want;			/* messages to find, newest first */
-	int64		direct_left;	/* of MNEMO_SEARCH_DIRECT */
-	int64		unsearched;		/* messages skipped: not indexed, not read */
-	int64		queued;			/* changed messages searched as indexed */
-	SearchHit  *hits;
-	int			nhits;
-	int			maxhits;
-} SearchRun;
+/* the same, matching a regular expression against the searched text */
+#define SEARCH_REGEX \
+	"SELECT c.id, c.seq, c.part_index, 0::real " \
+	"FROM (SELECT DISTINCT ON (m.seq) m.id, m.seq, p.part_index FROM mnemo.messages m " \
+	"      JOIN mnemo.message_parts p ON p.session_id = $1 AND p.message_id = m.id " \
+	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 AND " SEARCH_DOC " ~ $2 " \
+	"      ORDER BY m.seq DESC, p.part_index LIMIT $3) c " \
+	"ORDER BY c.seq DESC"
 
 static int
 CompareHits(const void *a, const void *b)
 {
-	const SearchHit *x = a;
-	const SearchHit *y = b;
+	const MnemoSearchHit *x = a;
+	const MnemoSearchHit *y = b;
 
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
@@ -121,7 +109,7 @@ CompareHits(const void *a, const void *b)
  * on how frequent the query's words are.
  */
 static void
-SearchCandidates(SearchRun *run, const char *sql, const char *owner, int64 lo, int64 hi)
+SearchCandidates(MnemoSearchRun *run, const char *sql, const char *owner, int64 lo, int64 hi)
 {
 	int			rc;
 	uint64		n;
@@ -141,12 +129,12 @@ SearchCandidates(SearchRun *run, const char *sql, const char *owner, int64 lo, i
 	if (run->nhits + n > run->maxhits)
 	{
 		run->maxhits = run->nhits + n;
-		run->hits = run->hits ? repalloc(run->hits, sizeof(SearchHit) * run->maxhits)
-			: palloc(sizeof(SearchHit) * run->maxhits);
+		run->hits = run->hits ? repalloc(run->hits, sizeof(MnemoSearchHit) * run->maxhits)
+			: palloc(sizeof(MnemoSearchHit) * run->maxhits);
 	}
 	for (row = 0; row < n; row++)
 	{
-		SearchHit  *h = &run->hits[run->nhits++];
+		MnemoSearchHit  *h = &run->hits[run->nhits++];
 
 		h->owner = owner;
 		h->seq = MnemoGetInt64(row, 2, NULL);
@@ -164,9 +152,10 @@ SearchCandidates(SearchRun *run, const char *sql, const char *owner, int64 lo, i
  * counted, if the search gets that far.
  */
 static void
-SearchSegment(SearchRun *run, MnemoSegment *seg)
+SearchSegment(MnemoSearchRun *run, MnemoSegment *seg)
 {
 	int64		indexed;
+	int64		from;
 	int64		to;
 	int64		waiting_from;
 	int64		direct_from;
@@ -179,9 +168,26 @@ SearchSegment(SearchRun *run, MnemoSegment *seg)
 	if (MnemoExecute(state_plan, (Datum[]) {CStringGetTextDatum(seg->owner)}, NULL, false, 1) != 1)
 		return;
 	indexed = MnemoGetInt64(0, 1, NULL);
-	to = Min(seg->to, MnemoGetInt64(0, 2, NULL));
+	to = Min(Min(seg->to, MnemoGetInt64(0, 2, NULL)), run->hi);
+	from = Max(seg->from, run->lo);
+	if (from > to)
+		return;
 
-	waiting_from = Max(seg->from, indexed + 1);
+	/* a regular expression has no index: it reads the newest of the range */
+	if (run->regex)
+	{
+		direct_from = Max(from, to - run->direct_left + 1);
+		if (to >= direct_from)
+		{
+			run->direct_left -= to - direct_from + 1;
+			SearchCandidates(run, SEARCH_REGEX, seg->owner, direct_from, to);
+		}
+		if (run->nhits < run->want)
+			run->unsearched += Min(direct_from, to + 1) - from;
+		return;
+	}
+
+	waiting_from = Max(from, indexed + 1);
 	direct_from = Max(waiting_from, to - run->direct_left + 1);
 	if (to >= direct_from)
 	{
@@ -192,7 +198,7 @@ SearchSegment(SearchRun *run, MnemoSegment *seg)
 		return;
 	if (direct_from > waiting_from)
 		run->unsearched += Min(direct_from, to + 1) - waiting_from;
-	SearchCandidates(run, SEARCH_INDEXED, seg->owner, seg->from, Min(to, indexed));
+	SearchCandidates(run, SEARCH_INDEXED, seg->owner, from, Min(to, indexed));
 }
 
 static int
@@ -249,57 +255,163 @@ QueuedMessages(const char *owner)
 }
 
 /*
- * Return run's hits, in order, limit of them: each with its role, whether
- * it is in the searching session's context view, its snippet and its rank.
- * The view is read as MNEMO_CONTEXT_VIEW defines it, but not through it
+ * The searching session's view as a search hit's in_context needs it
+ * (values[0] its context_tail_seq, values[1] the item ids of its explicit
+ * rows), read as MNEMO_CONTEXT_VIEW defines the view but not through it
  * (that would read the whole implicit tail): the session's own non-summary
- * messages past its context_tail_seq, and the ids of its explicit rows, an
+ * messages past its context_tail_seq are in it, and its explicit rows, an
  * index range of the view's live generation.
  */
 static void
-ReturnHits(FunctionCallInfo fcinfo, SearchRun *run, int32 limit)
+ViewForHits(const char *session_id, Datum *values)
 {
-	Datum		tail;
-	Datum		explicit_ids;
 	bool		isnull;
-	int			i;
 
-	InitMaterializedSRF(fcinfo, 0);
-	if (run->nhits == 0)
-		return;
 	MnemoPrepare(&view_plan,
 				 "SELECT s.context_tail_seq, "
 				 "coalesce((SELECT array_agg(c.item_id) FROM mnemo.context_items c "
 				 "          WHERE c.session_id = $1 AND c.generation = s.context_generation), '{}') "
 				 "FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(run->session_id)}, NULL, false, 1);
-	tail = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	explicit_ids = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, false, 1);
+	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+}
 
-	MnemoPrepare(&hit_plan,
-				 "SELECT m.id, m.seq, m.role, "
-				 "($6 AND m.seq > $7 AND NOT m.is_summary) OR m.id = ANY ($8), "
-				 "ts_headline('simple'::regconfig, left(" SEARCH_DOC ", "
-				 CppAsString2(MNEMO_SNIPPET_CHARS) "), " SEARCH_QUERY ", "
-				 "'MaxWords=20, MinWords=5, MaxFragments=2'), $5 "
-				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
-				 "ON p.session_id = $1 AND p.message_id = m.id AND p.part_index = $4 "
-				 "WHERE m.session_id = $1 AND m.seq = $3",
-				 8, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT4OID, FLOAT4OID, BOOLOID, INT8OID,
-				 TEXTARRAYOID});
-	for (i = 0; i < run->nhits && i < limit; i++)
+/*
+ * Return the first limit of run's hits, in order, through plan: its
+ * parameters are the owner ($1), the query ($2), the hits' seqs, part
+ * indexes and ranks as arrays ($3 .. $5, rows of the result in their
+ * order), whether the owner is the searching session ($6), the view's tail
+ * and explicit ids ($7, $8: ViewForHits), then nextra more.  One statement
+ * for each run of hits of one owner.
+ */
+void
+MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit, SPIPlanPtr plan,
+				Datum *extra, int nextra)
+{
+	Datum		values[16];
+	Datum	   *seqs;
+	Datum	   *parts;
+	Datum	   *ranks;
+	int			n;
+	int			first;
+	int			i;
+
+	Assert(nextra <= 8);
+	InitMaterializedSRF(fcinfo, 0);
+	if (run->nhits == 0 || limit == 0)
+		return;
+	ViewForHits(run->session_id, &values[6]);
+	for (i = 0; i < nextra; i++)
+		values[8 + i] = extra[i];
+	n = Min(run->nhits, limit);
+	seqs = palloc(sizeof(Datum) * n);
+	parts = palloc(sizeof(Datum) * n);
+	ranks = palloc(sizeof(Datum) * n);
+	for (first = 0; first < n; first = i)
 	{
-		SearchHit  *h = &run->hits[i];
+		const char *owner = run->hits[first].owner;
 
-		MnemoExecuteResult(fcinfo, hit_plan,
-						   (Datum[]) {CStringGetTextDatum(h->owner), run->query,
-						   Int64GetDatum(h->seq), Int32GetDatum(h->part_index),
-						   Float4GetDatum(h->rank),
-						   BoolGetDatum(strcmp(h->owner, run->session_id) == 0),
-						   tail, explicit_ids},
-						   NULL, false);
+		for (i = first; i < n && strcmp(run->hits[i].owner, owner) == 0; i++)
+		{
+			seqs[i - first] = Int64GetDatum(run->hits[i].seq);
+			parts[i - first] = Int32GetDatum(run->hits[i].part_index);
+			ranks[i - first] = Float4GetDatum(run->hits[i].rank);
+		}
+		values[0] = CStringGetTextDatum(owner);
+		values[1] = run->query;
+		values[2] = PointerGetDatum(construct_array(seqs, i - first, INT8OID, sizeof(int64),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[3] = PointerGetDatum(construct_array(parts, i - first, INT4OID, sizeof(int32),
+													true, TYPALIGN_INT));
+		values[4] = PointerGetDatum(construct_array(ranks, i - first, FLOAT4OID, sizeof(float4),
+													true, TYPALIGN_INT));
+		values[5] = BoolGetDatum(strcmp(owner, run->session_id) == 0);
+		MnemoExecuteResult(fcinfo, plan, values, NULL, false);
 	}
+}
+
+/*
+ * The number of terms and operators of query (0: no word at all, which
+ * finds nothing; asking the server would only add notices about an empty
+ * tsquery).  A snippet costs ts_headline time that grows with the query's
+ * terms times the matches in the part (sixteen phrases of a word repeated
+ * through a 100 kB part: a minute), so a query has at most
+ * MNEMO_MAX_SEARCH_NODES terms and operators and a snippet is taken from a
+ * part's first MNEMO_SNIPPET_CHARS characters.  The length is checked
+ * before the query is parsed: PostgreSQL's text search parses and
+ * evaluates it by recursion, and twenty thousand words exhaust the stack
+ * (54001) deep inside it.
+ */
+int64
+MnemoSearchWords(const char *query)
+{
+	int64		nodes;
+
+	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
+	MnemoPrepare(&words_plan,
+				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
+				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(words_plan, (Datum[]) {CStringGetTextDatum(query)}, NULL, true, 1);
+	nodes = MnemoGetInt64(0, 1, NULL);
+	if (nodes > MNEMO_MAX_SEARCH_NODES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
+						nodes, MNEMO_MAX_SEARCH_NODES),
+				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
+	return nodes;
+}
+
+/*
+ * Find run->want hits on line, newest first (see the header comment): the
+ * sessions of the line indexed a slice each first, where this transaction
+ * may write, then each segment from the newest; a NOTICE, naming fn, says
+ * what was not searched.  Inside SPI.
+ */
+void
+MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn)
+{
+	bool		drain = MnemoCanDrainSearch();
+	char	  **owners;
+	int			nowners;
+	int			i;
+
+	owners = LineOwners(line, &nowners);
+	for (i = 0; i < nowners; i++)
+	{
+		if (drain)
+			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
+		if (!run->regex)
+			run->queued += QueuedMessages(owners[i]);
+	}
+	run->direct_left = run->regex ? MNEMO_REGEX_SCAN : MNEMO_SEARCH_DIRECT;
+	for (i = line->nsegs - 1; i >= 0 && run->nhits < run->want; i--)
+		SearchSegment(run, &line->segs[i]);
+
+	if (run->regex && run->unsearched > 0)
+		ereport(NOTICE,
+				(errmsg("%s: %d messages of session \"%s\" were matched against the regular expression, "
+						INT64_FORMAT " older ones were not",
+						fn, MNEMO_REGEX_SCAN, run->session_id, run->unsearched),
+				 errdetail("A regular expression reads the newest %d messages of what it searches.",
+						   MNEMO_REGEX_SCAN),
+				 errhint("Search words, which the index finds in the whole log, or pass the page's last seq as before_seq.")));
+	else if (run->unsearched > 0 || run->queued > 0)
+		ereport(NOTICE,
+				(errmsg("%s: " INT64_FORMAT " messages of session \"%s\" are not yet indexed "
+						"and were not searched, " INT64_FORMAT " changed ones were searched as indexed",
+						fn, run->unsearched, run->session_id, run->queued),
+				 drain ? errdetail("A search indexes at most %d waiting messages of each session and reads the newest %d not yet indexed directly.",
+								   MNEMO_SEARCH_SLICE, MNEMO_SEARCH_DIRECT)
+				 : errdetail("A read-only transaction or a standby does not index; the search reads the newest %d messages not yet indexed directly.",
+							 MNEMO_SEARCH_DIRECT),
+				 errhint("mnemo.index_search() indexes them on the primary; call it until mnemo.search_pending() is 0.")));
 }
 
 PG_FUNCTION_INFO_V1(mnemo_search_history);
@@ -310,95 +422,40 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	char	   *query = MnemoRequireTextArg(fcinfo, 1, "query");
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
 	bool		ranked = DatumGetBool(MnemoRequireArg(fcinfo, 3, "ranked"));
-	bool		drain = MnemoCanDrainSearch();
 	MnemoCall	call;
 	MnemoLine	line;
-	SearchRun	run = {0};
-	char	  **owners;
-	int			nowners;
-	int64		nodes;
-	int			i;
+	MnemoSearchRun run = {0};
 
 	if (limit < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("limit must not be negative")));
-
-	/*
-	 * Checked before the query is parsed: PostgreSQL's text search parses
-	 * and evaluates it by recursion, and twenty thousand words exhaust the
-	 * stack (54001) deep inside it.
-	 */
-	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
 	run.session_id = session_id;
 	run.query = CStringGetTextDatum(query);
+	run.lo = 0;
+	run.hi = PG_INT64_MAX;
+	run.want = ranked ? Max(limit, MNEMO_RANK_CANDIDATES) : limit;
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
-
-	/*
-	 * A query without a single word (0 here) finds nothing; asking the
-	 * server would only add notices about an empty tsquery.  A snippet costs
-	 * ts_headline time that grows with the query's terms times the matches
-	 * in the part (sixteen phrases of a word repeated through a 100 kB part:
-	 * a minute), so a query has at most MNEMO_MAX_SEARCH_NODES terms and
-	 * operators and a snippet is taken from a part's first
-	 * MNEMO_SNIPPET_CHARS characters.
-	 */
-	MnemoPrepare(&words_plan,
-				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
-				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(words_plan, &run.query, NULL, true, 1);
-	nodes = MnemoGetInt64(0, 1, NULL);
-	if (nodes == 0 || limit == 0)
-	{
-		InitMaterializedSRF(fcinfo, 0);
-		MnemoFinish(&call);
-		return (Datum) 0;
-	}
-	if (nodes > MNEMO_MAX_SEARCH_NODES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
-						nodes, MNEMO_MAX_SEARCH_NODES),
-				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
-
-	owners = LineOwners(&line, &nowners);
-	for (i = 0; i < nowners; i++)
-	{
-		if (drain)
-			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
-		run.queued += QueuedMessages(owners[i]);
-	}
-
-	run.want = ranked ? Max(limit, MNEMO_RANK_CANDIDATES) : limit;
-	run.direct_left = MNEMO_SEARCH_DIRECT;
-	for (i = line.nsegs - 1; i >= 0 && run.nhits < run.want; i--)
-		SearchSegment(&run, &line.segs[i]);
-
-	if (run.unsearched > 0 || run.queued > 0)
-		ereport(NOTICE,
-				(errmsg("search_history: " INT64_FORMAT " messages of session \"%s\" are not yet indexed "
-						"and were not searched, " INT64_FORMAT " changed ones were searched as indexed",
-						run.unsearched, session_id, run.queued),
-				 drain ? errdetail("A search indexes at most %d waiting messages of each session and reads the newest %d not yet indexed directly.",
-								   MNEMO_SEARCH_SLICE, MNEMO_SEARCH_DIRECT)
-				 : errdetail("A read-only transaction or a standby does not index; the search reads the newest %d messages not yet indexed directly.",
-							 MNEMO_SEARCH_DIRECT),
-				 errhint("mnemo.index_search() indexes them on the primary; call it until mnemo.search_pending() is 0.")));
-	if (ranked)
+	if (MnemoSearchWords(query) > 0 && limit > 0)
+		MnemoSearchLine(&run, &line, "search_history");
+	if (ranked && run.nhits > 0)
 	{
 		if (run.nhits == run.want)
 			ereport(NOTICE,
-					(errmsg("search_history: ranked the newest %d matching messages of session \"%s\"; older matches were not ranked",
+					(errmsg("search_history: ranked the newest %d matching messages of session \"%s\"; older ones, if any, were not ranked",
 							run.want, session_id)));
-		qsort(run.hits, run.nhits, sizeof(SearchHit), CompareHits);
+		qsort(run.hits, run.nhits, sizeof(MnemoSearchHit), CompareHits);
 	}
-	ReturnHits(fcinfo, &run, limit);
+	MnemoPrepare(&hit_plan,
+				 "SELECT m.id, m.seq, m.role, " SEARCH_IN_CONTEXT ", "
+				 "ts_headline('simple'::regconfig, left(" SEARCH_DOC ", "
+				 CppAsString2(MNEMO_SNIPPET_CHARS) "), " SEARCH_QUERY ", "
+				 "'MaxWords=20, MinWords=5, MaxFragments=2'), h.rank "
+				 SEARCH_HIT_ROWS,
+				 8, (Oid[]) {SEARCH_HIT_TYPES});
+	MnemoReturnHits(fcinfo, &run, limit, hit_plan, NULL, 0);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

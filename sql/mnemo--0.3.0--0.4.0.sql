@@ -37,3 +37,14 @@ CREATE FUNCTION mnemo.index_search(session_id text, max_messages integer DEFAULT
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_index_search';
 COMMENT ON FUNCTION mnemo.index_search(text, integer) IS 'indexes for search_history the parts of at most max_messages of the session''s messages appended or changed since it was last indexed, the changed ones and then the oldest first; returns the number of part documents written; for a scheduled job (pg_cron) or the client, called until search_pending is 0';
+
+/* Recall (issue 35): recall_search (src/recall.c). */
+CREATE FUNCTION mnemo.recall_search(session_id text, pattern text, regex boolean DEFAULT false,
+                                    summary_id text DEFAULT NULL, "limit" integer DEFAULT 20,
+                                    before_seq bigint DEFAULT NULL)
+    RETURNS TABLE (message_id text, seq bigint, role text, snippet text, in_context boolean,
+                   covered_by text)
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_recall_search';
+COMMENT ON FUNCTION mnemo.recall_search(text, text, boolean, text, integer, bigint) IS 'recall: search the session''s whole line, newest first, for full-text words or (regex) a regular expression over the newest 5,000 messages, optionally under one summary node''s span and before a seq (the next page); each hit with its message, seq, role, a snippet, whether it is in context, and covered_by, the summary of the context view that covers it';

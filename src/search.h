@@ -35,6 +35,7 @@
 #define MNEMO_RANK_CANDIDATES 1000	/* newest matching messages a ranked search ranks */
 
 #define MNEMO_REGEX_SCAN 5000		/* newest messages a regular expression reads */
+#define MNEMO_MAX_RECALL_REGEX 256	/* bytes of a regular expression (recall.c) */
 
 /*
  * A search of a line, newest first (search.c): what it looks for (query,

@@ -260,6 +260,7 @@ INSERT INTO fns VALUES
   ('search_history', '{text,text,integer,boolean}', 'setof mnemo.search_hit', 'volatile'),
   ('index_search', '{text,integer}', 'bigint', 'volatile'),
   ('search_pending', '{text}', 'bigint', 'stable'),
+  ('recall_search', '{text,text,boolean,text,integer,bigint}', 'setof record', 'volatile'),
   ('compaction_block', '{text,text,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),

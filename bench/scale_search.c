@@ -1,7 +1,7 @@
 /*
  * bench/scale_search.c
  *		search_history at 10k, 100k (and 1M) messages: does a search cost
- *		its page, or the session (issue 36)?
+ *		its page, or the session (issue 36)?  And recall_search (issue 35).
  *
  * For each size N, one session of N messages appended with append_messages
  * and never indexed (an import, a follower of a live log), and a plain
@@ -15,6 +15,9 @@
  *              still waiting after those searches, per second
  *   page       the median search once all is indexed, newest first
  *   ranked     the same, ranked => true (the newest 1,000 matches ranked)
+ *   recall     recall_search of the word, 20 hits with their covering
+ *              summaries (issue 35)
+ *   regex      recall_search of a regular expression, 20 hits
  *   plain      the median of the plain table's page: the newest 50 rows
  *              matching, with a ts_headline snippet each
  *
@@ -44,9 +47,9 @@ const char *bench_name = "scale_search";
 
 enum
 {
-	OP_FIRST, OP_BACKLOG, OP_PAGE, OP_RANKED, OP_PLAIN, NOPS
+	OP_FIRST, OP_BACKLOG, OP_PAGE, OP_RANKED, OP_RECALL, OP_REGEX, OP_PLAIN, NOPS
 };
-static const char *const op_names[NOPS] = {"first", "backlog", "page", "ranked", "plain"};
+static const char *const op_names[NOPS] = {"first", "backlog", "page", "ranked", "recall", "regex", "plain"};
 
 /* the text of message i, the query's word in one of ten (in a printf format) */
 #define MESSAGE_TEXT(i) \
@@ -162,6 +165,8 @@ main(int argc, char **argv)
 	printf("\nquery: '" QUERY "' (in one message of ten), limit " LIMIT ", %d calls a median\n\n", calls);
 	prepare(conn, "search", "SELECT * FROM mnemo.search_history($1, '" QUERY "', " LIMIT ")");
 	prepare(conn, "ranked", "SELECT * FROM mnemo.search_history($1, '" QUERY "', " LIMIT ", ranked => true)");
+	prepare(conn, "recall", "SELECT * FROM mnemo.recall_search($1, '" QUERY "', \"limit\" => 20)");
+	prepare(conn, "regex", "SELECT * FROM mnemo.recall_search($1, '" QUERY " is [a-z]+', regex => true, \"limit\" => 20)");
 
 	for (s = 0; s < nsizes; s++)
 	{
@@ -208,6 +213,12 @@ main(int argc, char **argv)
 		for (int c = 0; c < calls; c++)
 			v[c] = timed(conn, "ranked", 1, params, NULL);
 		med[s][OP_RANKED] = median(v, calls);
+		for (int c = 0; c < calls; c++)
+			v[c] = timed(conn, "recall", 1, params, NULL);
+		med[s][OP_RECALL] = median(v, calls);
+		for (int c = 0; c < calls; c++)
+			v[c] = timed(conn, "regex", 1, params, NULL);
+		med[s][OP_REGEX] = median(v, calls);
 
 		snprintf(plain_stmt, sizeof(plain_stmt), "plain_%d", s);
 		snprintf(sql, sizeof(sql),
@@ -221,9 +232,10 @@ main(int argc, char **argv)
 		free(v);
 
 		printf("%9ld messages: first %.2f ms, backlog %.2f ms, index %.0f msgs/s (of %lld left), "
-			   "page %.2f ms, ranked %.2f ms, plain %.2f ms\n",
+			   "page %.2f ms, ranked %.2f ms, recall %.2f ms, regex %.2f ms, plain %.2f ms\n",
 			   sizes[s], med[s][OP_FIRST], med[s][OP_BACKLOG], index_rate[s], pending,
-			   med[s][OP_PAGE], med[s][OP_RANKED], med[s][OP_PLAIN]);
+			   med[s][OP_PAGE], med[s][OP_RANKED], med[s][OP_RECALL], med[s][OP_REGEX],
+			   med[s][OP_PLAIN]);
 		fflush(stdout);
 	}
 

@@ -8,6 +8,47 @@
  * the same schema (the upgrade test, test/upgrade.sh, compares them).
  */
 
+/*
+ * Search at any size (issue 36): a search reads its page newest first down
+ * (session_id, seq, part_index) of search_documents, and indexes a bounded
+ * slice per call (src/search.c, src/search_index.c).
+ */
+ALTER TABLE mnemo.search_documents ADD COLUMN seq bigint;
+UPDATE mnemo.search_documents d SET seq = m.seq
+  FROM mnemo.messages m WHERE m.session_id = d.session_id AND m.id = d.message_id;
+ALTER TABLE mnemo.search_documents ALTER COLUMN seq SET NOT NULL;
+ALTER TABLE mnemo.search_documents DROP CONSTRAINT search_documents_pkey,
+    ADD PRIMARY KEY (session_id, seq, part_index);
+COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields), keyed by the message''s seq';
+
+DROP FUNCTION mnemo.search_history(text, text, integer);
+CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50,
+                                     ranked boolean DEFAULT false)
+    RETURNS SETOF mnemo.search_hit
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_search_history';
+COMMENT ON FUNCTION mnemo.search_history(text, text, integer, boolean) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, newest first, or with ranked by rank among the newest 1,000 matching messages (a NOTICE says when there were more); indexes at most 500 waiting messages first (none in a read-only transaction), searches the newest 2,000 not yet indexed directly, and says with a NOTICE how many it could not search';
+
+DROP FUNCTION mnemo.index_search(text);
+CREATE FUNCTION mnemo.index_search(session_id text, max_messages integer DEFAULT 10000)
+    RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_index_search';
+COMMENT ON FUNCTION mnemo.index_search(text, integer) IS 'indexes for search_history the parts of at most max_messages of the session''s messages appended or changed since it was last indexed, the changed ones and then the oldest first; returns the number of part documents written; for a scheduled job (pg_cron) or the client, called until search_pending is 0';
+
+/* Recall (issue 35): recall_search (src/recall.c). */
+CREATE FUNCTION mnemo.recall_search(session_id text, pattern text, regex boolean DEFAULT false,
+                                    summary_id text DEFAULT NULL, "limit" integer DEFAULT 20,
+                                    before_seq bigint DEFAULT NULL)
+    RETURNS TABLE (message_id text, seq bigint, role text, snippet text, in_context boolean,
+                   covered_by text)
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_recall_search';
+COMMENT ON FUNCTION mnemo.recall_search(text, text, boolean, text, integer, bigint) IS 'recall: search the session''s whole line, newest first, for full-text words or (regex) a regular expression over the newest 5,000 messages, optionally under one summary node''s span and before a seq (the next page); each hit with its message, seq, role, a snippet, whether it is in context, and covered_by, the summary of the context view that covers it';
+
 /* recall: what a summary covers, rendered for a model (recall_expand.c) */
 
 CREATE TYPE mnemo.recall_item AS (

@@ -403,9 +403,13 @@ CREATE TABLE mnemo.search_documents (
     part_index  integer NOT NULL,
     tsv         tsvector NOT NULL,
     tenant      text NOT NULL,
-    PRIMARY KEY (session_id, message_id, part_index)
+    -- the message's seq (last: added in 0.4.0).  search_history reads a
+    -- session's documents newest first down this key and stops at its page
+    -- (src/search.c)
+    seq         bigint NOT NULL,
+    PRIMARY KEY (session_id, seq, part_index)
 );
-COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields)';
+COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part (configuration simple, the first 100,000 characters of its text fields), keyed by the message''s seq';
 -- Written by drains only, so the pending list's flush stalls a drain, never
 -- an append.
 CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
@@ -1128,19 +1132,30 @@ CREATE FUNCTION mnemo.prune_tool_outputs(
     AS 'MODULE_PATHNAME', 'mnemo_prune_tool_outputs';
 COMMENT ON FUNCTION mnemo.prune_tool_outputs(text, integer, integer, text[]) IS 'tombstones completed tool outputs in the context view older than the two latest user turns and newer than the last summary, beyond the newest protect_tokens, if more than minimum_tokens would go; returns the number of parts tombstoned';
 
-CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50)
+CREATE FUNCTION mnemo.search_history(session_id text, query text, "limit" integer DEFAULT 50,
+                                     ranked boolean DEFAULT false)
     RETURNS SETOF mnemo.search_hit
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_search_history';
-COMMENT ON FUNCTION mnemo.search_history(text, text, integer) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, best rank first; indexes the session''s queued messages first, except in a read-only transaction, where it searches what is indexed and says with a NOTICE how much is not';
+COMMENT ON FUNCTION mnemo.search_history(text, text, integer, boolean) IS 'full-text search (config simple, websearch syntax) over the whole log of a session, compacted parts included: one row per message, newest first, or with ranked by rank among the newest 1,000 matching messages (a NOTICE says when there were more); indexes at most 500 waiting messages first (none in a read-only transaction), searches the newest 2,000 not yet indexed directly, and says with a NOTICE how many it could not search';
 
-CREATE FUNCTION mnemo.index_search(session_id text)
+CREATE FUNCTION mnemo.index_search(session_id text, max_messages integer DEFAULT 10000)
     RETURNS bigint
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_index_search';
-COMMENT ON FUNCTION mnemo.index_search(text) IS 'indexes for search_history the parts of the session''s messages appended or changed since it was last indexed; returns the number of part documents written; for a scheduled job (pg_cron) or the client, so that searches find the work done';
+COMMENT ON FUNCTION mnemo.index_search(text, integer) IS 'indexes for search_history the parts of at most max_messages of the session''s messages appended or changed since it was last indexed, the changed ones and then the oldest first; returns the number of part documents written; for a scheduled job (pg_cron) or the client, called until search_pending is 0';
+
+CREATE FUNCTION mnemo.recall_search(session_id text, pattern text, regex boolean DEFAULT false,
+                                    summary_id text DEFAULT NULL, "limit" integer DEFAULT 20,
+                                    before_seq bigint DEFAULT NULL)
+    RETURNS TABLE (message_id text, seq bigint, role text, snippet text, in_context boolean,
+                   covered_by text)
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_recall_search';
+COMMENT ON FUNCTION mnemo.recall_search(text, text, boolean, text, integer, bigint) IS 'recall: search the session''s whole line, newest first, for full-text words or (regex) a regular expression over the newest 5,000 messages, optionally under one summary node''s span and before a seq (the next page); each hit with its message, seq, role, a snippet, whether it is in context, and covered_by, the summary of the context view that covers it';
 
 CREATE FUNCTION mnemo.search_pending(session_id text)
     RETURNS bigint

@@ -61,25 +61,48 @@ SELECT pg_temp.search_idx_scans() AS before \gset
 SELECT message_id, seq, snippet FROM mnemo.search_history('sh_big', 'needle');
 SELECT pg_stat_force_next_flush();
 SELECT pg_temp.search_idx_scans() > :before AS index_used;
+-- the first page costs its limit, not the session's matches: a word in
+-- every one of the 3,000 messages, newest first, reads a handful of
+-- documents down (session_id, seq), not the 3,000 the index matches
+-- (tuples fetched, of the table or its partitions)
+CREATE FUNCTION pg_temp.documents_fetched() RETURNS bigint LANGUAGE sql AS $$
+  SELECT sum(pg_stat_get_xact_tuples_fetched(t.oid) + pg_stat_get_xact_tuples_returned(t.oid)
+             + (SELECT coalesce(sum(pg_stat_get_xact_tuples_returned(i.indexrelid)), 0)
+                  FROM pg_index i WHERE i.indrelid = t.oid))::bigint
+    FROM pg_class t
+   WHERE t.oid = 'mnemo.search_documents'::regclass
+      OR t.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'mnemo.search_documents'::regclass)
+$$;
+BEGIN;
+SELECT pg_temp.documents_fetched() AS fetched_before \gset
+SELECT message_id, seq FROM mnemo.search_history('sh_big', 'routine', 5);
+SELECT pg_temp.documents_fetched() - :fetched_before AS fetched \gset
+SELECT :fetched BETWEEN 5 AND 100 AS page_sized;
+COMMIT;
+-- ranked ranks the newest 1,000 matching messages, and says so
+SELECT count(*), min(seq) AS oldest FROM mnemo.search_history('sh_big', 'routine', 10, ranked => true);
 SELECT message_id, seq, role, in_context, snippet FROM mnemo.search_history('sh', 'seconds');
 
--- by rank, then newest first; only this session's messages
+-- newest first; only this session's messages
 SELECT message_id, seq, role, in_context, snippet FROM mnemo.search_history('sh', 'slot');
 SELECT bool_and(rank > 0) AS ranked FROM mnemo.search_history('sh', 'slot');
--- a rank tie goes to the newer message
-SELECT message_id, seq FROM mnemo.search_history('sh', 'slot')
+-- ranked: by rank, a rank tie to the newer message
+SELECT message_id, seq FROM mnemo.search_history('sh', 'slot', ranked => true)
  WHERE rank = (SELECT min(rank) FROM mnemo.search_history('sh', 'slot'));
 -- a better rank comes first, however old: on a session and on a fork
--- (whose hits of each segment are merged in C)
+-- (whose hits of each segment are merged in C); without ranked, the newest
 SELECT id FROM mnemo.create_session('srk');
 SELECT count(*) FROM mnemo.append_messages('srk', '[
   {"role": "user", "id": "srk_dense", "parts": [{"type": "text", "text": "otter otter otter otter"}]},
   {"role": "user", "id": "srk_mid", "parts": [{"type": "text", "text": "otter otter and many other words besides it"}]},
   {"role": "user", "id": "srk_sparse", "parts": [{"type": "text", "text": "one otter among a great many other words in a long line"}]}]');
-SELECT message_id, rank > 0 AS ranked FROM mnemo.search_history('srk', 'otter');
+SELECT message_id, rank > 0 AS ranked FROM mnemo.search_history('srk', 'otter', ranked => true);
+SELECT message_id FROM mnemo.search_history('srk', 'otter');
 SELECT fork_seq FROM mnemo.fork_session('srk', '2', 'srk_f');
 SELECT seq FROM mnemo.append_message('srk_f', 'user', '[{"type": "text", "text": "an otter, once, in a sentence of many other words"}]', id => 'srk_f1');
+SELECT message_id FROM mnemo.search_history('srk_f', 'otter', ranked => true);
 SELECT message_id FROM mnemo.search_history('srk_f', 'otter');
+SELECT message_id FROM mnemo.search_history('srk_f', 'otter', 2);
 -- limit
 SELECT message_id FROM mnemo.search_history('sh', 'slot', 2);
 SELECT count(*) FROM mnemo.search_history('sh', 'slot', 0);
@@ -143,7 +166,8 @@ SELECT * FROM mnemo.search_history('sh', 'slot', -1);
 \echo :LAST_ERROR_SQLSTATE
 
 -- not yet indexed: a read-only transaction (or a standby) cannot index, so
--- its search finds what is indexed and says how much is not
+-- its search reads the newest 2,000 messages not yet indexed directly, and
+-- would say how many more it could not search
 SELECT id FROM mnemo.create_session('sh_ro');
 SELECT seq FROM mnemo.append_message('sh_ro', 'user', '[{"type":"text","text":"first walrus"}]', id => 'sh_ro1');
 SELECT mnemo.index_search('sh_ro') AS indexed;
@@ -180,6 +204,38 @@ SELECT mnemo.purge_session('sh_ro') > 0 AS purged;
 SELECT (SELECT count(*) FROM mnemo.search_queue WHERE session_id = 'sh_ro') AS queued,
        (SELECT count(*) FROM mnemo.search_progress WHERE session_id = 'sh_ro') AS progress,
        (SELECT count(*) FROM mnemo.search_documents WHERE session_id = 'sh_ro') AS documents;
+
+-- a backlog is indexed a slice per search, never all at once: the first
+-- search of 3,000 messages appended at once indexes 500 of them (the
+-- oldest), reads the newest 2,000 directly, and says that the 500 between
+-- were not searched, unless its page was full before them
+SELECT id FROM mnemo.create_session('sh_log');
+SELECT count(*) FROM mnemo.append_messages('sh_log',
+  (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'id', 'sh_log_' || i, 'parts',
+     jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'line ' || i ||
+       CASE WHEN i IN (10, 700, 2900) THEN ' heron' ELSE '' END))))
+     FROM generate_series(1, 3000) i));
+\set VERBOSITY default
+SELECT message_id FROM mnemo.search_history('sh_log', 'heron');
+SELECT indexed_seq FROM mnemo.search_progress WHERE session_id = 'sh_log';
+SELECT message_id FROM mnemo.search_history('sh_log', 'line', 3);
+\set VERBOSITY terse
+SELECT indexed_seq FROM mnemo.search_progress WHERE session_id = 'sh_log';
+SELECT mnemo.search_pending('sh_log') AS pending;
+-- index_search indexes at most max_messages (10,000 by default); a job
+-- calls it until search_pending is 0
+SELECT mnemo.index_search('sh_log', 200) AS documents;
+SELECT indexed_seq FROM mnemo.search_progress WHERE session_id = 'sh_log';
+SELECT mnemo.index_search('sh_log', 0) AS documents;
+SELECT mnemo.index_search('sh_log') AS documents;
+SELECT mnemo.search_pending('sh_log') AS pending;
+SELECT message_id FROM mnemo.search_history('sh_log', 'heron');
+SELECT mnemo.index_search('sh_log', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT mnemo.index_search('sh_log', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mnemo.search_history('sh_log', 'heron', ranked => NULL);
+\echo :LAST_ERROR_SQLSTATE
 -- errors: unknown session MN001, NULL 22004
 SELECT mnemo.index_search('sh_nope');
 \echo :LAST_ERROR_SQLSTATE

@@ -12,70 +12,90 @@
  * runs of 255 or more non-blank characters (such runs are not searchable);
  * see search.h.
  *
- * Appends do not index (search_index.c): a search first drains its session's
- * queue, so it finds everything appended before it, unless it runs where it
- * may not write (a standby, a read-only transaction).  There it searches what
- * is indexed and says with a NOTICE how many messages are not yet
- * (mnemo.search_pending() tells the same).
+ * A search costs its page, not the session (issue 36).  Rows come newest
+ * first: the documents are read down their key (session_id, seq,
+ * part_index), and the read stops when the page is full, so a frequent word
+ * costs the page and a rare one the GIN look-up of its few matches (the
+ * planner picks, each search planned with its query: SearchCandidates).
+ * With ranked, the newest MNEMO_RANK_CANDIDATES matching messages are read
+ * that way and ranked (ts_rank), and a NOTICE says when there were more.
  *
- * One row per message: its best-ranked part gives the rank (ts_rank) and the
- * snippet (ts_headline, computed only for the rows returned), plus whether
- * the message is still in the live context view.  Rows come by rank, then
- * newest first.  A query with no words (empty, punctuation only) finds
- * nothing, without notices.
+ * Appends do not index (search_index.c).  A search first indexes at most
+ * MNEMO_SEARCH_SLICE waiting messages of each session of its line (none
+ * where it may not write: a standby, a read-only transaction), then reads
+ * the newest MNEMO_SEARCH_DIRECT messages not yet indexed directly, each
+ * part's words computed as the index would, and the indexed ones through
+ * the index.  Messages between the two (a large backlog: an import) are not
+ * searched, and a NOTICE says how many, unless the page was full before
+ * them; mnemo.index_search() indexes them (doc/operations.md).
  *
- * A fork, or a session after a resume, searches its live line (lineage.c):
- * each segment with its own statement on the session holding it (every
- * session of the line drained first, in id order: DrainLine), "in context"
- * meaning in the searching session's view; the hits are then merged by
- * rank.  Discarded messages are not searched.
+ * One row per message: its best-ranked part gives the rank and the snippet
+ * (ts_headline, computed only for the rows returned), plus whether the
+ * message is still in the live context view.  A query with no words
+ * (empty, punctuation only) finds nothing, without notices.
+ *
+ * A fork, or a session after a resume, searches its live line (lineage.c),
+ * newest segment first, each with statements on the session holding it
+ * (every session of the line drained first, in id order: DrainLine), "in
+ * context" meaning in the searching session's view.  Discarded messages are
+ * not searched.
  */
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
 #include "search.h"
 
 static SPIPlanPtr words_plan;
-static SPIPlanPtr search_plan;
+static SPIPlanPtr state_plan;
 static SPIPlanPtr view_plan;
-static SPIPlanPtr segment_plan;
+static SPIPlanPtr hit_plan;
 
-/* the hits of one message, best part first; $1 the session holding the rows */
-#define SEARCH_HITS(in_context, range) \
-	"SELECT t.message_id, t.seq, t.role, " in_context ", " \
-	"ts_headline('simple'::regconfig, " \
-	"            (SELECT left(" SEARCH_DOC ", " CppAsString2(MNEMO_SNIPPET_CHARS) ") " \
-	"             FROM mnemo.message_parts p " \
-	"             WHERE p.session_id = $1 AND p.message_id = t.message_id " \
-	"             AND p.part_index = t.part_index), " SEARCH_QUERY ", " \
-	"'MaxWords=20, MinWords=5, MaxFragments=2'), t.rank " \
-	"FROM (SELECT h.message_id, h.part_index, m.seq, m.role, h.rank " \
-	"      FROM (SELECT DISTINCT ON (d.message_id) d.message_id, d.part_index, " \
-	"            ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
-	"            FROM mnemo.search_documents d " \
-	"            WHERE d.session_id = $1 AND d.tsv @@ " SEARCH_QUERY \
-	"            ORDER BY d.message_id, rank DESC, d.part_index) h " \
-	"      JOIN mnemo.messages m ON m.session_id = $1 AND m.id = h.message_id " range \
-	"      ORDER BY h.rank DESC, m.seq DESC LIMIT $3) t " \
-	"ORDER BY t.rank DESC, t.seq DESC"
-
-typedef struct SearchHit
-{
-	SPITupleTable *table;
-	uint64		row;
-	float4		rank;
-	int64		seq;
-} SearchHit;
+/*
+ * The newest $3 matching messages of session $1 with seq in $4 .. $5, each
+ * with its best part and that part's rank, newest first: from the index
+ * (documents), or read directly with each part's words computed as the
+ * drain would (not yet indexed).
+ */
+#define SEARCH_INDEXED \
+	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (d.seq) d.message_id, d.seq FROM mnemo.search_documents d " \
+	"      WHERE d.session_id = $1 AND d.seq BETWEEN $4 AND $5 AND d.tsv @@ " SEARCH_QUERY \
+	"      ORDER BY d.seq DESC LIMIT $3) c, " \
+	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
+	"         FROM mnemo.search_documents d " \
+	"         WHERE d.session_id = $1 AND d.seq = c.seq AND d.tsv @@ " SEARCH_QUERY \
+	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
+	"ORDER BY c.seq DESC"
+#define SEARCH_DIRECT \
+	"SELECT c.id, c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (m.seq) m.id, m.seq FROM mnemo.messages m " \
+	"      JOIN mnemo.message_parts p ON p.session_id = $1 AND p.message_id = m.id " \
+	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"      ORDER BY m.seq DESC LIMIT $3) c, " \
+	"LATERAL (SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
+	"         FROM mnemo.message_parts p " \
+	"         WHERE p.session_id = $1 AND p.message_id = c.id AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
+	"ORDER BY c.seq DESC"
+/* the same, matching a regular expression against the searched text */
+#define SEARCH_REGEX \
+	"SELECT c.id, c.seq, c.part_index, 0::real " \
+	"FROM (SELECT DISTINCT ON (m.seq) m.id, m.seq, p.part_index FROM mnemo.messages m " \
+	"      JOIN mnemo.message_parts p ON p.session_id = $1 AND p.message_id = m.id " \
+	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 AND " SEARCH_DOC " ~ $2 " \
+	"      ORDER BY m.seq DESC, p.part_index LIMIT $3) c " \
+	"ORDER BY c.seq DESC"
 
 static int
 CompareHits(const void *a, const void *b)
 {
-	const SearchHit *x = a;
-	const SearchHit *y = b;
+	const MnemoSearchHit *x = a;
+	const MnemoSearchHit *y = b;
 
 	if (x->rank != y->rank)
 		return x->rank > y->rank ? -1 : 1;
@@ -83,72 +103,102 @@ CompareHits(const void *a, const void *b)
 }
 
 /*
- * The item ids of the searching session's view (values[0]), a text[] that
- * says in_context of each hit: one range scan of the view, as the view has
- * no index by item id (an append would pay for it).
+ * Add to run the newest matches of owner's messages lo .. hi, up to what it
+ * still wants.  Planned for each call with the query's value (a one-shot
+ * plan): the choice between reading down the key and the GIN look-up rests
+ * on how frequent the query's words are.
  */
-static Datum
-ViewIds(Datum *values)
+static void
+SearchCandidates(MnemoSearchRun *run, const char *sql, const char *owner, int64 lo, int64 hi)
 {
+	int			rc;
+	uint64		n;
+	uint64		row;
 	bool		isnull;
 
-	MnemoPrepare(&view_plan,
-				 "SELECT coalesce(array_agg(c.item_id), '{}') FROM " MNEMO_CONTEXT_VIEW " c",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(view_plan, values, NULL, true, 1);
-	return SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (lo > hi || run->nhits >= run->want)
+		return;
+	rc = SPI_execute_with_args(sql, 5, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID},
+							   (Datum[]) {CStringGetTextDatum(owner), run->query,
+							   Int32GetDatum(run->want - run->nhits), Int64GetDatum(lo),
+							   Int64GetDatum(hi)},
+							   NULL, false, 0);
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
+	n = SPI_processed;
+	if (run->nhits + n > run->maxhits)
+	{
+		run->maxhits = run->nhits + n;
+		run->hits = run->hits ? repalloc(run->hits, sizeof(MnemoSearchHit) * run->maxhits)
+			: palloc(sizeof(MnemoSearchHit) * run->maxhits);
+	}
+	for (row = 0; row < n; row++)
+	{
+		MnemoSearchHit  *h = &run->hits[run->nhits++];
+
+		h->owner = owner;
+		h->seq = MnemoGetInt64(row, 2, NULL);
+		h->part_index = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[row],
+													SPI_tuptable->tupdesc, 3, &isnull));
+		h->rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
+											   SPI_tuptable->tupdesc, 4, &isnull));
+	}
 }
 
 /*
- * The search of a line of several segments (see the header comment): the
- * searching session's view first (one statement), then each segment.
+ * Search one segment of the line, newest first: the owner's messages not
+ * yet indexed (the newest of them, up to what is left of the direct
+ * budget), then the indexed ones.  What lies between is skipped and
+ * counted, if the search gets that far.
  */
 static void
-SearchLine(FunctionCallInfo fcinfo, MnemoLine *line, Datum *values)
+SearchSegment(MnemoSearchRun *run, MnemoSegment *seg)
 {
-	SearchHit  *hits = NULL;
-	int			nhits = 0;
-	int			maxhits = 0;
-	Datum		in_view;
-	bool		isnull;
-	uint64		n;
-	uint64		row;
-	int			i;
-	int32		limit = DatumGetInt32(values[2]);
+	int64		indexed;
+	int64		from;
+	int64		to;
+	int64		waiting_from;
+	int64		direct_from;
 
-	in_view = ViewIds(values);
-	MnemoPrepare(&segment_plan,
-				 SEARCH_HITS("t.message_id = ANY ($6)", "AND m.seq >= $4 AND m.seq <= $5"),
-				 6, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTARRAYOID});
-	for (i = 0; i < line->nsegs; i++)
+	MnemoPrepare(&state_plan,
+				 "SELECT coalesce(g.indexed_seq, s.fork_seq, 0), s.last_seq "
+				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
+				 "WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	if (MnemoExecute(state_plan, (Datum[]) {CStringGetTextDatum(seg->owner)}, NULL, false, 1) != 1)
+		return;
+	indexed = MnemoGetInt64(0, 1, NULL);
+	to = Min(Min(seg->to, MnemoGetInt64(0, 2, NULL)), run->hi);
+	from = Max(seg->from, run->lo);
+	if (from > to)
+		return;
+
+	/* a regular expression has no index: it reads the newest of the range */
+	if (run->regex)
 	{
-		MnemoSegment *seg = &line->segs[i];
-
-		n = MnemoExecute(segment_plan,
-						 (Datum[]) {CStringGetTextDatum(seg->owner), values[1], values[2],
-						 Int64GetDatum(seg->from), Int64GetDatum(seg->to), in_view},
-						 NULL, false, 0);
-		for (row = 0; row < n; row++)
+		direct_from = Max(from, to - run->direct_left + 1);
+		if (to >= direct_from)
 		{
-			if (nhits == maxhits)
-			{
-				maxhits = Max(16, maxhits * 2);
-				hits = hits ? repalloc(hits, sizeof(SearchHit) * maxhits)
-					: palloc(sizeof(SearchHit) * maxhits);
-			}
-			hits[nhits].table = SPI_tuptable;
-			hits[nhits].row = row;
-			hits[nhits].seq = MnemoGetInt64(row, 2, NULL);
-			hits[nhits].rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
-															SPI_tuptable->tupdesc, 6, &isnull));
-			nhits++;
+			run->direct_left -= to - direct_from + 1;
+			SearchCandidates(run, SEARCH_REGEX, seg->owner, direct_from, to);
 		}
+		if (run->nhits < run->want)
+			run->unsearched += Min(direct_from, to + 1) - from;
+		return;
 	}
-	if (nhits > 0)
-		qsort(hits, nhits, sizeof(SearchHit), CompareHits);
-	InitMaterializedSRF(fcinfo, 0);
-	for (i = 0; i < nhits && i < limit; i++)
-		MnemoResultAppend(fcinfo, hits[i].table, hits[i].row, 1);
+
+	waiting_from = Max(from, indexed + 1);
+	direct_from = Max(waiting_from, to - run->direct_left + 1);
+	if (to >= direct_from)
+	{
+		run->direct_left -= to - direct_from + 1;
+		SearchCandidates(run, SEARCH_DIRECT, seg->owner, direct_from, to);
+	}
+	if (run->nhits >= run->want)
+		return;
+	if (direct_from > waiting_from)
+		run->unsearched += Min(direct_from, to + 1) - waiting_from;
+	SearchCandidates(run, SEARCH_INDEXED, seg->owner, from, Min(to, indexed));
 }
 
 static int
@@ -158,15 +208,15 @@ CompareOwners(const void *a, const void *b)
 }
 
 /*
- * Drain every session of the line -- its own, then what it inherited -- in
- * the order of their ids.  A drain locks its session's progress row to
- * commit, and two searches of related forks drain the same sessions: in
- * line order they would take those rows in opposite orders (a fork of a
- * fork: itself, the root, its parent; its parent: itself, the root) and
- * deadlock.
+ * The sessions of the line -- its own, then what it inherited -- in the
+ * order of their ids, the order in which a search drains them.  A drain
+ * locks its session's progress row to commit, and two searches of related
+ * forks drain the same sessions: in line order they would take those rows
+ * in opposite orders (a fork of a fork: itself, the root, its parent; its
+ * parent: itself, the root) and deadlock.
  */
-static void
-DrainLine(MnemoLine *line)
+static char **
+LineOwners(MnemoLine *line, int *nowners)
 {
 	char	  **owners = palloc(sizeof(char *) * (line->nsegs + 1));
 	int			n = 0;
@@ -183,8 +233,185 @@ DrainLine(MnemoLine *line)
 			owners[n++] = line->segs[i].owner;
 	}
 	qsort(owners, n, sizeof(char *), CompareOwners);
-	for (i = 0; i < n; i++)
-		(void) MnemoDrainSearch(owners[i]);
+	*nowners = n;
+	return owners;
+}
+
+/*
+ * The messages of owner whose parts changed after they were indexed and
+ * that wait to be indexed again: searched by their words as indexed.
+ */
+static int64
+QueuedMessages(const char *owner)
+{
+	static SPIPlanPtr queued_plan;
+
+	MnemoPrepare(&queued_plan,
+				 "SELECT coalesce(sum(q.seq_to - q.seq_from + 1), 0)::bigint "
+				 "FROM mnemo.search_queue q WHERE q.session_id = $1",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(queued_plan, (Datum[]) {CStringGetTextDatum(owner)}, NULL, false, 1);
+	return MnemoGetInt64(0, 1, NULL);
+}
+
+/*
+ * The searching session's view as a search hit's in_context needs it
+ * (values[0] its context_tail_seq, values[1] the item ids of its explicit
+ * rows), read as MNEMO_CONTEXT_VIEW defines the view but not through it
+ * (that would read the whole implicit tail): the session's own non-summary
+ * messages past its context_tail_seq are in it, and its explicit rows, an
+ * index range of the view's live generation.
+ */
+static void
+ViewForHits(const char *session_id, Datum *values)
+{
+	bool		isnull;
+
+	MnemoPrepare(&view_plan,
+				 "SELECT s.context_tail_seq, "
+				 "coalesce((SELECT array_agg(c.item_id) FROM mnemo.context_items c "
+				 "          WHERE c.session_id = $1 AND c.generation = s.context_generation), '{}') "
+				 "FROM mnemo.sessions s WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, false, 1);
+	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+}
+
+/*
+ * Return the first limit of run's hits, in order, through plan: its
+ * parameters are the owner ($1), the query ($2), the hits' seqs, part
+ * indexes and ranks as arrays ($3 .. $5, rows of the result in their
+ * order), whether the owner is the searching session ($6), the view's tail
+ * and explicit ids ($7, $8: ViewForHits), then nextra more.  One statement
+ * for each run of hits of one owner.
+ */
+void
+MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit, SPIPlanPtr plan,
+				Datum *extra, int nextra)
+{
+	Datum		values[16];
+	Datum	   *seqs;
+	Datum	   *parts;
+	Datum	   *ranks;
+	int			n;
+	int			first;
+	int			i;
+
+	Assert(nextra <= 8);
+	InitMaterializedSRF(fcinfo, 0);
+	if (run->nhits == 0 || limit == 0)
+		return;
+	ViewForHits(run->session_id, &values[6]);
+	for (i = 0; i < nextra; i++)
+		values[8 + i] = extra[i];
+	n = Min(run->nhits, limit);
+	seqs = palloc(sizeof(Datum) * n);
+	parts = palloc(sizeof(Datum) * n);
+	ranks = palloc(sizeof(Datum) * n);
+	for (first = 0; first < n; first = i)
+	{
+		const char *owner = run->hits[first].owner;
+
+		for (i = first; i < n && strcmp(run->hits[i].owner, owner) == 0; i++)
+		{
+			seqs[i - first] = Int64GetDatum(run->hits[i].seq);
+			parts[i - first] = Int32GetDatum(run->hits[i].part_index);
+			ranks[i - first] = Float4GetDatum(run->hits[i].rank);
+		}
+		values[0] = CStringGetTextDatum(owner);
+		values[1] = run->query;
+		values[2] = PointerGetDatum(construct_array(seqs, i - first, INT8OID, sizeof(int64),
+													FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+		values[3] = PointerGetDatum(construct_array(parts, i - first, INT4OID, sizeof(int32),
+													true, TYPALIGN_INT));
+		values[4] = PointerGetDatum(construct_array(ranks, i - first, FLOAT4OID, sizeof(float4),
+													true, TYPALIGN_INT));
+		values[5] = BoolGetDatum(strcmp(owner, run->session_id) == 0);
+		MnemoExecuteResult(fcinfo, plan, values, NULL, false);
+	}
+}
+
+/*
+ * The number of terms and operators of query (0: no word at all, which
+ * finds nothing; asking the server would only add notices about an empty
+ * tsquery).  A snippet costs ts_headline time that grows with the query's
+ * terms times the matches in the part (sixteen phrases of a word repeated
+ * through a 100 kB part: a minute), so a query has at most
+ * MNEMO_MAX_SEARCH_NODES terms and operators and a snippet is taken from a
+ * part's first MNEMO_SNIPPET_CHARS characters.  The length is checked
+ * before the query is parsed: PostgreSQL's text search parses and
+ * evaluates it by recursion, and twenty thousand words exhaust the stack
+ * (54001) deep inside it.
+ */
+int64
+MnemoSearchWords(const char *query)
+{
+	int64		nodes;
+
+	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
+	MnemoPrepare(&words_plan,
+				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
+				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(words_plan, (Datum[]) {CStringGetTextDatum(query)}, NULL, true, 1);
+	nodes = MnemoGetInt64(0, 1, NULL);
+	if (nodes > MNEMO_MAX_SEARCH_NODES)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
+						nodes, MNEMO_MAX_SEARCH_NODES),
+				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
+	return nodes;
+}
+
+/*
+ * Find run->want hits on line, newest first (see the header comment): the
+ * sessions of the line indexed a slice each first, where this transaction
+ * may write, then each segment from the newest; a NOTICE, naming fn, says
+ * what was not searched.  Inside SPI.
+ */
+void
+MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn)
+{
+	bool		drain = MnemoCanDrainSearch();
+	char	  **owners;
+	int			nowners;
+	int			i;
+
+	owners = LineOwners(line, &nowners);
+	for (i = 0; i < nowners; i++)
+	{
+		if (drain)
+			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
+		if (!run->regex)
+			run->queued += QueuedMessages(owners[i]);
+	}
+	run->direct_left = run->regex ? MNEMO_REGEX_SCAN : MNEMO_SEARCH_DIRECT;
+	for (i = line->nsegs - 1; i >= 0 && run->nhits < run->want; i--)
+		SearchSegment(run, &line->segs[i]);
+
+	if (run->regex && run->unsearched > 0)
+		ereport(NOTICE,
+				(errmsg("%s: %d messages of session \"%s\" were matched against the regular expression, "
+						INT64_FORMAT " older ones were not",
+						fn, MNEMO_REGEX_SCAN, run->session_id, run->unsearched),
+				 errdetail("A regular expression reads the newest %d messages of what it searches.",
+						   MNEMO_REGEX_SCAN),
+				 errhint("Search words, which the index finds in the whole log, or pass the page's last seq as before_seq.")));
+	else if (run->unsearched > 0 || run->queued > 0)
+		ereport(NOTICE,
+				(errmsg("%s: " INT64_FORMAT " messages of session \"%s\" are not yet indexed "
+						"and were not searched, " INT64_FORMAT " changed ones were searched as indexed",
+						fn, run->unsearched, run->session_id, run->queued),
+				 drain ? errdetail("A search indexes at most %d waiting messages of each session and reads the newest %d not yet indexed directly.",
+								   MNEMO_SEARCH_SLICE, MNEMO_SEARCH_DIRECT)
+				 : errdetail("A read-only transaction or a standby does not index; the search reads the newest %d messages not yet indexed directly.",
+							 MNEMO_SEARCH_DIRECT),
+				 errhint("mnemo.index_search() indexes them on the primary; call it until mnemo.search_pending() is 0.")));
 }
 
 PG_FUNCTION_INFO_V1(mnemo_search_history);
@@ -194,85 +421,41 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *query = MnemoRequireTextArg(fcinfo, 1, "query");
 	int32		limit = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "limit"));
-	Oid			types[3] = {TEXTOID, TEXTOID, INT4OID};
-	Datum		values[4];
+	bool		ranked = DatumGetBool(MnemoRequireArg(fcinfo, 3, "ranked"));
 	MnemoCall	call;
 	MnemoLine	line;
-	int64		nodes;
+	MnemoSearchRun run = {0};
 
 	if (limit < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("limit must not be negative")));
-
-	/*
-	 * Checked before the query is parsed: PostgreSQL's text search parses
-	 * and evaluates it by recursion, and twenty thousand words exhaust the
-	 * stack (54001) deep inside it.
-	 */
-	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = CStringGetTextDatum(query);
-	values[2] = Int32GetDatum(limit);
+	run.session_id = session_id;
+	run.query = CStringGetTextDatum(query);
+	run.lo = 0;
+	run.hi = PG_INT64_MAX;
+	run.want = ranked ? Max(limit, MNEMO_RANK_CANDIDATES) : limit;
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
-
-	/*
-	 * A query without a single word (0 here) finds nothing; asking the
-	 * server would only add notices about an empty tsquery.  A snippet costs
-	 * ts_headline
-	 * time that grows with the query's terms times the matches in the part
-	 * (sixteen phrases of a word repeated through a 100 kB part: a minute),
-	 * so a query has at most MNEMO_MAX_SEARCH_NODES terms and operators and
-	 * a snippet is taken from a part's first MNEMO_SNIPPET_CHARS characters.
-	 */
-	MnemoPrepare(&words_plan,
-				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
-				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
-				 1, &types[1]);
-	MnemoExecute(words_plan, &values[1], NULL, true, 1);
-	nodes = MnemoGetInt64(0, 1, NULL);
-	if (nodes == 0)
+	if (MnemoSearchWords(query) > 0 && limit > 0)
+		MnemoSearchLine(&run, &line, "search_history");
+	if (ranked && run.nhits > 0)
 	{
-		InitMaterializedSRF(fcinfo, 0);
-		MnemoFinish(&call);
-		return (Datum) 0;
-	}
-	if (nodes > MNEMO_MAX_SEARCH_NODES)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
-						nodes, MNEMO_MAX_SEARCH_NODES),
-				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
-
-	if (MnemoCanDrainSearch())
-		DrainLine(&line);
-	else
-	{
-		int64		pending = MnemoSearchPending(session_id, false);
-
-		if (pending > 0)
+		if (run.nhits == run.want)
 			ereport(NOTICE,
-					(errmsg("search_history: " INT64_FORMAT " messages of session \"%s\" are not yet indexed",
-							pending, session_id),
-					 errdetail("A read-only transaction or a standby does not index; the search covers what is indexed."),
-					 errhint("Call mnemo.index_search() on the primary.")));
+					(errmsg("search_history: ranked the newest %d matching messages of session \"%s\"; older ones, if any, were not ranked",
+							run.want, session_id)));
+		qsort(run.hits, run.nhits, sizeof(MnemoSearchHit), CompareHits);
 	}
-
-	if (line.nsegs > 1 || line.is_fork)
-	{
-		SearchLine(fcinfo, &line, values);
-		MnemoFinish(&call);
-		return (Datum) 0;
-	}
-	values[3] = ViewIds(values);
-	MnemoPrepare(&search_plan, SEARCH_HITS("t.message_id = ANY ($4)", ""),
-				 4, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTARRAYOID});
-	MnemoExecuteResult(fcinfo, search_plan, values, NULL, false);
+	MnemoPrepare(&hit_plan,
+				 "SELECT m.id, m.seq, m.role, " SEARCH_IN_CONTEXT ", "
+				 "ts_headline('simple'::regconfig, left(" SEARCH_DOC ", "
+				 CppAsString2(MNEMO_SNIPPET_CHARS) "), " SEARCH_QUERY ", "
+				 "'MaxWords=20, MinWords=5, MaxFragments=2'), h.rank "
+				 SEARCH_HIT_ROWS,
+				 8, (Oid[]) {SEARCH_HIT_TYPES});
+	MnemoReturnHits(fcinfo, &run, limit, hit_plan, NULL, 0);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

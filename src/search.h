@@ -29,8 +29,66 @@
 #define MNEMO_MAX_SEARCH_NODES 63	/* terms and operators: 32 words */
 #define MNEMO_SNIPPET_CHARS 20000
 
+/* what one search costs at most, whatever the session's size (search.c) */
+#define MNEMO_SEARCH_SLICE 500		/* waiting messages indexed first, per session */
+#define MNEMO_SEARCH_DIRECT 2000	/* newest messages not yet indexed, read directly */
+#define MNEMO_RANK_CANDIDATES 1000	/* newest matching messages a ranked search ranks */
+
+#define MNEMO_REGEX_SCAN 5000		/* newest messages a regular expression reads */
+#define MNEMO_MAX_RECALL_REGEX 256	/* bytes of a regular expression (recall.c) */
+
+/*
+ * A search of a line, newest first (search.c): what it looks for (query,
+ * words or with regex a regular expression) within seqs lo .. hi, how many
+ * hits it wants, and what it found: each a message of owner, its best part
+ * and that part's rank (0 for a regular expression).
+ */
+typedef struct MnemoSearchHit
+{
+	const char *owner;
+	int64		seq;
+	int32		part_index;
+	float4		rank;
+} MnemoSearchHit;
+
+typedef struct MnemoSearchRun
+{
+	const char *session_id;		/* the searching session */
+	Datum		query;			/* text */
+	bool		regex;
+	int64		lo;
+	int64		hi;
+	int32		want;
+	int64		direct_left;	/* messages it may still read without the index */
+	int64		unsearched;		/* messages skipped: not indexed (or not read) */
+	int64		queued;			/* changed messages searched as indexed */
+	MnemoSearchHit *hits;
+	int			nhits;
+	int			maxhits;
+} MnemoSearchRun;
+
+/*
+ * The rows of MnemoReturnHits' statement, alias h (seq, part_index, rank)
+ * for the hit, m its message, p its part, with its parameters' types and
+ * whether the message is in the searching session's context view.
+ */
+#define SEARCH_HIT_ROWS \
+	"FROM unnest($3::bigint[], $4::integer[], $5::real[]) WITH ORDINALITY " \
+	"     h(seq, part_index, rank, ord) " \
+	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = h.seq " \
+	"JOIN mnemo.message_parts p " \
+	"ON p.session_id = $1 AND p.message_id = m.id AND p.part_index = h.part_index " \
+	"ORDER BY h.ord"
+#define SEARCH_HIT_TYPES \
+	TEXTOID, TEXTOID, INT8ARRAYOID, INT4ARRAYOID, FLOAT4ARRAYOID, BOOLOID, INT8OID, TEXTARRAYOID
+#define SEARCH_IN_CONTEXT "(($6 AND m.seq > $7 AND NOT m.is_summary) OR m.id = ANY ($8))"
+
+extern int64 MnemoSearchWords(const char *query);
+extern void MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn);
+extern void MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit,
+							SPIPlanPtr plan, Datum *extra, int nextra);
 extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
-extern int64 MnemoDrainSearch(const char *session_id);
+extern int64 MnemoDrainSearch(const char *session_id, int32 max_messages);
 extern int64 MnemoSearchPending(const char *session_id, bool fresh);
 extern bool MnemoCanDrainSearch(void);
 

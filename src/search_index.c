@@ -37,6 +37,7 @@
 #include "access/xact.h"
 #include "access/xlog.h"
 #include "catalog/pg_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
@@ -44,7 +45,12 @@
 
 static SPIPlanPtr queue_plan;
 static SPIPlanPtr progress_plan;
+static SPIPlanPtr session_plan;
+static SPIPlanPtr top_plan;
+static SPIPlanPtr queue_head_plan;
+static SPIPlanPtr dequeue_plan;
 static SPIPlanPtr drain_plan;
+static SPIPlanPtr moved_plan;
 static SPIPlanPtr pending_plan;
 
 /*
@@ -68,59 +74,134 @@ MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq)
 }
 
 /*
- * Drain session_id: index the parts of every message past its indexed_seq
- * and of every queued one.  Returns the number of documents written.
- * Inside SPI; the caller has checked the session.
+ * Drain session_id: index the parts of at most max_messages of its waiting
+ * messages, the queued ones (changed since they were indexed) first, then
+ * the oldest past indexed_seq, and move indexed_seq over those.  Returns the
+ * number of documents written.  Inside SPI; the caller has checked the
+ * session.
+ *
+ * Each statement names the one session and none is an INSERT ... SELECT
+ * with a row lock, a CTE or a subquery in its RETURNING, so that Citus
+ * routes each to the session's shard (doc/scale-out.md).
  */
 int64
-MnemoDrainSearch(const char *session_id)
+MnemoDrainSearch(const char *session_id, int32 max_messages)
 {
-	Datum		values[2];
+	Datum		values[5];
+	int64		indexed_seq;
+	int64		last_seq;
+	int64		hi;
+	int64		queued_to = 0;
+	int64		budget = max_messages;
+	ArrayType  *queued;
+	Datum	   *seqs = NULL;
+	int			nseqs = 0;
+	int			maxseqs = 0;
+	uint64		n;
+	uint64		row;
 
 	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoSearchPending(session_id, true) == 0)
+	if (max_messages <= 0 || MnemoSearchPending(session_id, true) == 0)
 		return 0;
 
 	/*
-	 * The progress row, made on the first drain and locked: a concurrent
-	 * drain of the session waits here, then reads what this one wrote.
+	 * The session row FOR KEY SHARE (a purge waits for the drain, and a
+	 * drain after a purge finds no session), then the progress row, made on
+	 * the first drain and locked by its DO UPDATE: a concurrent drain of the
+	 * session waits there, then reads what this one wrote.
 	 */
-	MnemoPrepare(&progress_plan,
-				 "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) "
-				 "SELECT s.id, coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
-				 "WHERE s.id = $1 FOR KEY SHARE "
-				 "ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq "
-				 "RETURNING g.indexed_seq",
+	MnemoPrepare(&session_plan,
+				 "SELECT coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
+				 "WHERE s.id = $1 FOR KEY SHARE",
 				 1, (Oid[]) {TEXTOID});
-	if (MnemoExecute(progress_plan, values, NULL, false, 0) != 1)
+	if (MnemoExecute(session_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
 	values[1] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
+	values[2] = CStringGetTextDatum(MnemoGetText(0, 2, NULL));
+	MnemoPrepare(&progress_plan,
+				 "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) "
+				 "VALUES ($1, $2, $3) "
+				 "ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq "
+				 "RETURNING g.indexed_seq",
+				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
+	MnemoExecute(progress_plan, values, NULL, false, 0);
+	indexed_seq = MnemoGetInt64(0, 1, NULL);
 
-	/* a fresh snapshot, taken after the lock: last_seq and its messages */
+	/* fresh snapshots, taken after the lock: last_seq and its messages */
+	MnemoPrepare(&top_plan, "SELECT s.last_seq FROM mnemo.sessions s WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	MnemoExecute(top_plan, values, NULL, false, 1);
+	last_seq = MnemoGetInt64(0, 1, NULL);
+
+	/*
+	 * The queued messages first, up to the budget: the first ranges by
+	 * seq_from (an append queues one seq per row, and a range is never cut:
+	 * it counts whole).
+	 */
+	values[1] = Int64GetDatum(budget);
+	MnemoPrepare(&queue_head_plan,
+				 "SELECT q.seq_from, q.seq_to FROM mnemo.search_queue q WHERE q.session_id = $1 "
+				 "ORDER BY q.seq_from, q.seq_to LIMIT $2",
+				 2, (Oid[]) {TEXTOID, INT8OID});
+	n = MnemoExecute(queue_head_plan, values, NULL, false, 0);
+	for (row = 0; row < n && budget > 0; row++)
+	{
+		int64		from = MnemoGetInt64(row, 1, NULL);
+		int64		to = MnemoGetInt64(row, 2, NULL);
+		int64		seq;
+
+		for (seq = from; seq <= to; seq++)
+		{
+			if (nseqs == maxseqs)
+			{
+				maxseqs = Max(64, maxseqs * 2);
+				seqs = seqs ? repalloc(seqs, sizeof(Datum) * maxseqs)
+					: palloc(sizeof(Datum) * maxseqs);
+			}
+			seqs[nseqs++] = Int64GetDatum(seq);
+		}
+		budget -= to - from + 1;
+		queued_to = from;
+	}
+	if (nseqs > 0)
+	{
+		values[1] = Int64GetDatum(queued_to);
+		MnemoPrepare(&dequeue_plan,
+					 "DELETE FROM mnemo.search_queue WHERE session_id = $1 AND seq_from <= $2",
+					 2, (Oid[]) {TEXTOID, INT8OID});
+		MnemoExecute(dequeue_plan, values, NULL, false, 0);
+	}
+	queued = construct_array(seqs, nseqs, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
+
+	/* then the oldest messages past indexed_seq, with what is left */
+	hi = Min(last_seq, indexed_seq + Max(budget, 0));
+	values[1] = Int64GetDatum(indexed_seq + 1);
+	values[2] = Int64GetDatum(hi);
+	values[3] = PointerGetDatum(queued);
 	MnemoPrepare(&drain_plan,
-				 "WITH top AS (SELECT s.last_seq FROM mnemo.sessions s WHERE s.id = $1), "
-				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1 "
-				 "      RETURNING seq_from, seq_to), "
-				 "ranges AS (SELECT $2 + 1 AS lo, (SELECT last_seq FROM top) AS hi "
-				 "           UNION ALL SELECT seq_from, seq_to FROM q), "
-				 "r AS (SELECT min(lo) AS lo, max(hi) AS hi FROM ranges WHERE lo <= hi), "
-				 "moved AS (UPDATE mnemo.search_progress SET indexed_seq = (SELECT last_seq FROM top) "
-				 "          WHERE session_id = $1 AND indexed_seq < (SELECT last_seq FROM top)) "
 				 "INSERT INTO mnemo.search_documents AS d "
-				 "(session_id, message_id, part_index, tsv, tenant) "
-				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant "
+				 "(session_id, message_id, part_index, tsv, tenant, seq) "
+				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
 				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
 				 "ON p.session_id = $1 AND p.message_id = m.id "
-				 "WHERE m.session_id = $1 "
-				 "AND m.seq BETWEEN (SELECT lo FROM r) AND (SELECT hi FROM r) "
-				 "AND EXISTS (SELECT 1 FROM ranges WHERE m.seq BETWEEN ranges.lo AND ranges.hi) "
-				 "ON CONFLICT (session_id, message_id, part_index) DO UPDATE SET tsv = excluded.tsv "
+				 "WHERE m.session_id = $1 AND (m.seq BETWEEN $2 AND $3 OR m.seq = ANY ($4)) "
+				 "ON CONFLICT (session_id, seq, part_index) DO UPDATE SET tsv = excluded.tsv "
 				 "WHERE d.tsv IS DISTINCT FROM excluded.tsv",
-				 2, (Oid[]) {TEXTOID, INT8OID});
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8ARRAYOID});
 	MnemoExecute(drain_plan, values, NULL, false, 0);
-	return (int64) SPI_processed;
+	n = SPI_processed;
+	if (hi > indexed_seq)
+	{
+		values[1] = Int64GetDatum(hi);
+		MnemoPrepare(&moved_plan,
+					 "UPDATE mnemo.search_progress SET indexed_seq = $2 "
+					 "WHERE session_id = $1 AND indexed_seq < $2",
+					 2, (Oid[]) {TEXTOID, INT8OID});
+		MnemoExecute(moved_plan, values, NULL, false, 0);
+	}
+	return (int64) n;
 }
 
 /*
@@ -163,12 +244,17 @@ Datum
 mnemo_index_search(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	int32		max_messages = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "max_messages"));
 	MnemoCall	call;
 	int64		indexed;
 
+	if (max_messages < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("max_messages must not be negative")));
 	MnemoConnect(&call);
 	MnemoCheckSessionExists(session_id, NULL, NULL);
-	indexed = MnemoDrainSearch(session_id);
+	indexed = MnemoDrainSearch(session_id, max_messages);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(indexed);
 }

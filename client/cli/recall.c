@@ -18,9 +18,10 @@ const cli_command cli_grep = {
 	"grep",
 	"find what compaction took out of the context, by the summary that covers it",
 	"Usage: mnemo grep SESSION PATTERN [--regex] [--under SUMMARY] [--limit N]\n"
-	"                  [--offset N] [--json]\n"
+	"                  [--before SEQ] [--json]\n"
 	"\n"
-	"Search the session's whole line (mnemo.recall_grep), and group the hits by\n"
+	"Search the session's whole line, newest first (mnemo.recall_search), and\n"
+	"group the hits by\n"
 	"the summary of the context view that now covers each (\"in context\" when\n"
 	"the message is itself in context): the summary to `mnemo expand`.\n"
 	"PATTERN is plain words (as `mnemo search`), or with --regex a PostgreSQL\n"
@@ -31,9 +32,10 @@ const cli_command cli_grep = {
 	"  --regex         PATTERN is a regular expression\n"
 	"  --under SUMMARY search only what SUMMARY covers\n"
 	"  --limit N       at most N hits (1 to 200, default 20)\n"
-	"  --offset N      skip the first N hits (the next page)\n"
+	"  --before SEQ    the hits before message SEQ (the next page: the last\n"
+	"                  hit's seq)\n"
 	"  --json          a JSON array, one object a hit: seq, role, message_id,\n"
-	"                  covered_by (null in context), snippet\n"
+	"                  in_context, covered_by (null in context), snippet\n"
 	"\n"
 	"Exit status 3 when the session or the summary does not exist.\n",
 	run_grep
@@ -79,7 +81,7 @@ put_json_hit(const mnemo_recall_hit *h, bool first)
 	cli_json_string(stdout, h->role);
 	fputs(", \"message_id\": ", stdout);
 	cli_json_string(stdout, h->message_id);
-	fputs(", \"covered_by\": ", stdout);
+	printf(", \"in_context\": %s, \"covered_by\": ", h->in_context ? "true" : "false");
 	if (h->covered_by != NULL)
 		cli_json_string(stdout, h->covered_by);
 	else
@@ -99,28 +101,28 @@ static int
 run_grep(const char *db, int argc, char **argv)
 {
 	const char *limit_text = NULL;
-	const char *offset_text = NULL;
+	const char *before_text = NULL;
 	const char *under = NULL;
 	bool		regex = false;
 	bool		json = false;
 	bool		bold;
-	cli_option	opts[] = {{"limit", &limit_text, NULL}, {"offset", &offset_text, NULL},
+	cli_option	opts[] = {{"limit", &limit_text, NULL}, {"before", &before_text, NULL},
 	{"under", &under, NULL}, {"regex", NULL, &regex}, {"json", NULL, &json}};
 	const char *pos[2];
 	mnemo_recall_hits *hits = NULL;
 	mnemo_store *st;
 	int64_t		limit = 20;
-	int64_t		offset = 0;
+	int64_t		before = 0;
 	int			rc;
 
 	if ((rc = cli_parse(&cli_grep, argc, argv, opts, 5, pos, 2, 2, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
 	if ((limit_text != NULL && !cli_parse_count(&cli_grep, "--limit", limit_text, 1, 200, &limit)) ||
-		(offset_text != NULL && !cli_parse_count(&cli_grep, "--offset", offset_text, 0, INT32_MAX, &offset)))
+		(before_text != NULL && !cli_parse_count(&cli_grep, "--before", before_text, 1, INT64_MAX, &before)))
 		return CLI_USAGE;
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
-	if (mnemo_recall_grep(st, pos[0], pos[1], under, regex, (int) limit, (int) offset, &hits) != MNEMO_OK)
+	if (mnemo_recall_grep(st, pos[0], pos[1], under, regex, (int) limit, before, &hits) != MNEMO_OK)
 	{
 		rc = cli_fail(st);
 		mnemo_store_close(st);
@@ -150,8 +152,10 @@ run_grep(const char *db, int argc, char **argv)
 			cli_put_line(stdout, cover);
 			putchar('\n');
 		}
-		else
+		else if (hits->items[g].in_context)
 			puts("in context");
+		else
+			puts("out of context, under no summary");
 		for (size_t i = g; i < hits->count; i++)
 		{
 			const mnemo_recall_hit *h = &hits->items[i];
@@ -165,9 +169,11 @@ run_grep(const char *db, int argc, char **argv)
 			putchar('\n');
 		}
 	}
-	if (!json)
-		fprintf(stderr, "mnemo: %zu hit%s%s\n", hits->count, cli_s((int64_t) hits->count),
-				hits->count == (size_t) limit ? " (more with --offset)" : "");
+	if (!json && hits->count == (size_t) limit)
+		fprintf(stderr, "mnemo: %zu hits (more with --before %" PRId64 ")\n", hits->count,
+				hits->items[hits->count - 1].seq);
+	else if (!json)
+		fprintf(stderr, "mnemo: %zu hit%s\n", hits->count, cli_s((int64_t) hits->count));
 	mnemo_recall_hits_free(hits);
 	mnemo_store_close(st);
 	return cli_flush_output("the hits");

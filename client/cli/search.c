@@ -12,11 +12,11 @@ static int	run(const char *db, int argc, char **argv);
 
 const cli_command cli_search = {
 	"search",
-	"full-text search over a session's whole log, best first",
+	"full-text search over a session's whole log, newest first",
 	"Usage: mnemo search SESSION QUERY [--limit N] [--json]\n"
 	"\n"
 	"Search every message of the session, compacted or not (mnemo.search):\n"
-	"one line a hit, best first,\n"
+	"one line a hit, newest first,\n"
 	"  #SEQ ROLE MESSAGE_ID [in context | compacted]  SNIPPET\n"
 	"The words of the snippet that matched are bold on a terminal (not when\n"
 	"NO_COLOR is set), plain otherwise.\n"

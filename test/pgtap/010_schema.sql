@@ -42,8 +42,8 @@ SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_
 SELECT col_is_pk('mnemo', 'search_progress', ARRAY['session_id'], 'search_progress: primary key (session_id)');
 SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to'],
                  'search_queue: primary key (session_id, seq_from, seq_to)');
-SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index'],
-                 'search_documents: primary key (session_id, message_id, part_index)');
+SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'seq', 'part_index'],
+                 'search_documents: primary key (session_id, seq, part_index)');
 SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
 SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
 SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
@@ -95,7 +95,7 @@ SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
 SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
-SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant']);
+SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant', 'seq']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
     'tenant']);
 SELECT columns_are('mnemo', 'checkpoints', ARRAY['session_id', 'label', 'seq', 'created_at', 'auto', 'tenant']);
@@ -257,9 +257,10 @@ INSERT INTO fns VALUES
   ('get_file_reference', '{text}', 'mnemo.file_references', 'stable'),
   ('get_file_reference_by_path', '{text}', 'mnemo.file_references', 'stable'),
   ('prune_tool_outputs', '{text,integer,integer,text[]}', 'integer', 'volatile'),
-  ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'volatile'),
-  ('index_search', '{text}', 'bigint', 'volatile'),
+  ('search_history', '{text,text,integer,boolean}', 'setof mnemo.search_hit', 'volatile'),
+  ('index_search', '{text,integer}', 'bigint', 'volatile'),
   ('search_pending', '{text}', 'bigint', 'stable'),
+  ('recall_search', '{text,text,boolean,text,integer,bigint}', 'setof record', 'volatile'),
   ('compaction_block', '{text,text,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),

@@ -134,6 +134,7 @@ INSERT INTO calls VALUES
   ('search_history', $$SELECT * FROM mnemo.search_history('ta_s', 'secret')$$),
   ('index_search', $$SELECT mnemo.index_search('ta_s')$$),
   ('search_pending', $$SELECT mnemo.search_pending('ta_s')$$),
+  ('recall_search', $$SELECT * FROM mnemo.recall_search('ta_s', 'secret')$$),
   ('compaction_block', $$SELECT * FROM mnemo.compaction_block('ta_s', tail_messages => 0)$$),
   ('claim_compaction', $$SELECT mnemo.claim_compaction('ta_s', 'tb_compactor')$$),
   ('release_compaction', $$SELECT mnemo.release_compaction('ta_s', 'tb_compactor')$$),

@@ -20,8 +20,10 @@ typedef struct mnemo_recall_hit
 	int64_t		seq;
 	char	   *role;
 	char	   *snippet;
+	bool		in_context;
 	char	   *covered_by;		/* the summary of the context view that covers
-								 * the message; NULL: it is in context */
+								 * the message; NULL: in context (or covered
+								 * by none) */
 } mnemo_recall_hit;
 
 typedef struct mnemo_recall_hits
@@ -33,15 +35,17 @@ typedef struct mnemo_recall_hits
 MNEMO_API void mnemo_recall_hits_free(mnemo_recall_hits *hits);
 
 /*
- * Search the session's whole line (recall_grep): pattern as full-text words,
- * or with regex a PostgreSQL regular expression over the newest 5,000
- * messages of the scope; summary_id (may be NULL) narrows the scope to what
- * that summary covers.  limit 1 .. 200 (<= 0: 20); offset pages.
+ * Search the session's whole line, newest first (recall_search): pattern as
+ * full-text words, or with regex a PostgreSQL regular expression over the
+ * newest 5,000 messages of the scope; summary_id (may be NULL) narrows the
+ * scope to what that summary covers.  limit <= 0: 20; before_seq > 0 gives
+ * the page before that seq (the last hit's seq: the next page).
  * Errors: SESSION_NOT_FOUND, MESSAGE_NOT_FOUND (no such summary),
- * INVALID_ARGUMENT (also an invalid or too costly regular expression).
+ * INVALID_ARGUMENT (also a regular expression that does not compile),
+ * SERVER with SQLSTATE 54000 (one over 256 bytes or with a back-reference).
  */
 MNEMO_API int mnemo_recall_grep(mnemo_store *st, const char *session_id, const char *pattern,
-								const char *summary_id, bool regex, int limit, int offset,
+								const char *summary_id, bool regex, int limit, int64_t before_seq,
 								mnemo_recall_hits **out);
 
 typedef struct mnemo_recall_item

@@ -51,7 +51,7 @@ typedef struct mnemo_search_hits
 
 MNEMO_API void mnemo_search_hits_free(mnemo_search_hits *hits);
 
-/* Full-text search over the whole log, best first; limit < 0: 50.
+/* Full-text search over the whole log, newest first; limit < 0: 50.
  * Errors: INVALID_ARGUMENT (session_id, query or out NULL). */
 MNEMO_API int mnemo_search(mnemo_store *st, const char *session_id, const char *query,
 						   int limit, mnemo_search_hits **out);

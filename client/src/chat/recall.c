@@ -42,7 +42,8 @@ const char *const mn_recall_tools =
 	"\"summary_id\": {\"type\": \"string\", \"description\": \"search only what this summary covers\"}, "
 	"\"regex\": {\"type\": \"boolean\", \"description\": \"pattern is a regular expression "
 	"(searches the newest 5,000 messages of the scope)\"}, "
-	"\"offset\": {\"type\": \"integer\", \"description\": \"skip this many hits (next page)\"}}, "
+	"\"before_seq\": {\"type\": \"integer\", \"description\": \"the page before this seq "
+	"(the last hit's: the next page)\"}}, "
 	"\"required\": [\"pattern\"]}}, "
 	"{\"name\": \"lcm_describe\", "
 	"\"description\": \"Describe a summary (what it covers, its depth, its text) or a file "
@@ -132,7 +133,7 @@ run_grep(mnemo_store *st, const char *sid, struct json_object *in, mn_buf *out)
 	const char *pattern = arg_str(in, "pattern");
 	struct json_object *v;
 	bool		regex = json_object_object_get_ex(in, "regex", &v) && json_object_get_boolean(v);
-	int			offset = arg_int(in, "offset");
+	int64_t		before = arg_int(in, "before_seq");
 	mnemo_recall_hits *hits = NULL;
 	char		line[96];
 	int			rc;
@@ -141,14 +142,15 @@ run_grep(mnemo_store *st, const char *sid, struct json_object *in, mn_buf *out)
 	if (pattern == NULL)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT, "lcm_grep needs a pattern");
 	rc = mnemo_recall_grep(st, sid, pattern, arg_str(in, "summary_id"), regex,
-						   MN_RECALL_GREP_LIMIT, offset < 0 ? 0 : offset, &hits);
+						   MN_RECALL_GREP_LIMIT, before, &hits);
 	if (rc != MNEMO_OK)
 		return rc;
 	snprintf(line, sizeof(line), "%zu hit%s", hits->count, hits->count == 1 ? "" : "s");
 	mn_buf_puts(out, line);
 	if (hits->count == MN_RECALL_GREP_LIMIT)
 	{
-		snprintf(line, sizeof(line), " (more: offset %d)", (offset < 0 ? 0 : offset) + MN_RECALL_GREP_LIMIT);
+		snprintf(line, sizeof(line), " (more: before_seq %lld)",
+				 (long long) hits->items[hits->count - 1].seq);
 		mn_buf_puts(out, line);
 	}
 	mn_buf_puts(out, "\n");
@@ -169,8 +171,10 @@ run_grep(mnemo_store *st, const char *sid, struct json_object *in, mn_buf *out)
 			mn_buf_puts(out, cover);
 			mn_buf_puts(out, " (lcm_expand it for the full text):\n");
 		}
-		else
+		else if (hits->items[g].in_context)
 			mn_buf_puts(out, "in your context:\n");
+		else
+			mn_buf_puts(out, "out of your context, under no summary:\n");
 		for (i = g; i < hits->count; i++)
 		{
 			const mnemo_recall_hit *h = &hits->items[i];

@@ -1,6 +1,6 @@
 /*
  * recall.c
- *		The recall calls: recall_grep, recall_expand, and a description of a
+ *		The recall calls: recall_search, recall_expand, and a description of a
  *		summary or a file reference, each one statement.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -13,8 +13,8 @@
 
 static const mn_stmt grep_stmt = {
 	"mnemo_recall_grep",
-	"SELECT message_id, seq, role, snippet, covered_by "
-	"FROM mnemo.recall_grep($1::text, $2::text, $3::text, $4::boolean, $5::integer, $6::integer)",
+	"SELECT message_id, seq, role, snippet, in_context, covered_by "
+	"FROM mnemo.recall_search($1::text, $2::text, $4::boolean, $3::text, $5::integer, $6::bigint)",
 	6
 };
 
@@ -78,6 +78,7 @@ hit_from_row(mnemo_store *st, const PGresult *res, int row, void *item)
 		!mn_str_into(res, row, mn_col(res, "covered_by"), &h->covered_by))
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	h->seq = mn_get_i64(res, row, mn_col(res, "seq"));
+	h->in_context = mn_get_bool(res, row, mn_col(res, "in_context"));
 	return MNEMO_OK;
 }
 
@@ -85,11 +86,11 @@ MN_LIST_RESULT(hits_result, mnemo_recall_hits, hit_from_row, mnemo_recall_hits_f
 
 MNEMO_API int
 mnemo_recall_grep(mnemo_store *st, const char *session_id, const char *pattern,
-				  const char *summary_id, bool regex, int limit, int offset,
+				  const char *summary_id, bool regex, int limit, int64_t before_seq,
 				  mnemo_recall_hits **out)
 {
 	char		limit_text[24];
-	char		offset_text[24];
+	char		before_text[24];
 	const char *params[6];
 	int			rc;
 
@@ -101,7 +102,7 @@ mnemo_recall_grep(mnemo_store *st, const char *session_id, const char *pattern,
 	params[2] = summary_id;
 	params[3] = regex ? "true" : "false";
 	params[4] = mn_i64_param(limit_text, limit <= 0 ? 20 : limit);
-	params[5] = mn_i64_param(offset_text, offset);
+	params[5] = before_seq > 0 ? mn_i64_param(before_text, before_seq) : NULL;
 	return hits_result(st, mn_exec(st, &grep_stmt, params), out);
 }
 

@@ -28,6 +28,12 @@ SELECT item_id, seq, role, parts FROM mnemo.expand_summary('c1', 'sum1', recursi
 -- and the whole log is searchable: r1 (in_context false) and the summary
 SELECT message_id, seq, in_context FROM mnemo.search_history('c1', 'passwd');
 
+-- what a model gets back when it asks (the chat turn's lcm_grep, then
+-- lcm_expand): the hit, with the summary of the context that covers it,
+-- then what that summary covers, as text, the tool output whole
+SELECT message_id, in_context, covered_by FROM mnemo.recall_search('c1', 'passwd');
+SELECT ordinal, item_id, content FROM mnemo.recall_expand('c1', 'sum1');
+
 -- the checks
 DO $$
 BEGIN
@@ -40,4 +46,8 @@ BEGIN
 		= ARRAY['q1', 'r1'];
 	ASSERT (SELECT array_agg(message_id || ' ' || in_context ORDER BY seq)
 			FROM mnemo.search_history('c1', 'passwd')) = ARRAY['r1 false', 'sum1 true'];
+	ASSERT (SELECT array_agg(message_id || ' ' || coalesce(covered_by, '-') ORDER BY seq)
+			FROM mnemo.recall_search('c1', 'passwd')) = ARRAY['r1 sum1', 'sum1 -'];
+	ASSERT (SELECT string_agg(content, E'\n' ORDER BY ordinal) FROM mnemo.recall_expand('c1', 'sum1'))
+		LIKE E'[user #1 q1]\nWhich files are in /etc?\n[assistant #2 r1]\n[Tool: ls]%Output: hosts passwd%';
 END $$;

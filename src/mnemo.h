@@ -231,8 +231,8 @@ typedef struct MnemoSwapItem
 
 extern MnemoSwapItem *MnemoFindInContext(const char *session_id, MnemoSessionLock *lock,
 										 ArrayType *ids, int *nitems);
-extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, MnemoSwapItem *items,
-					   int nitems, const char *summary_id, bool node);
+extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
+					   MnemoSwapItem *items, int nitems, const char *summary_id, bool node);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 
 /* append.c */

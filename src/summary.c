@@ -267,7 +267,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, &lock, items, nids, summary_id, true);
+	position = MnemoSwap(session_id, &lock, ids, items, nids, summary_id, true);
 	/* what a follower in another process reports of the compaction */
 	resetStringInfo(&parts);
 	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"tokens\": %d, \"items\": %d",

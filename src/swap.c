@@ -246,14 +246,15 @@ MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *id
 
 /*
  * The swap itself, for swap_context_items and commit_summary.  The caller is
- * inside SPI, holds the session lock and found the items with
- * MnemoFindInContext under that lock.  node: the caller is commit_summary,
+ * inside SPI and holds the session lock; items are the nitems ids as
+ * MnemoFindInContext found them under that lock, or NULL to find them here,
+ * after the summary's checks.  node: the caller is commit_summary,
  * which stored summary_id as a summary node.  Moves lock->context_generation
  * to the new generation.  Returns the summary's position.
  */
 int64
-MnemoSwap(const char *session_id, MnemoSessionLock *lock, MnemoSwapItem *items, int nitems,
-		  const char *summary_id, bool node)
+MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoSwapItem *items,
+		  int nitems, const char *summary_id, bool node)
 {
 	Oid			types[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
 	Datum		values[4];
@@ -326,6 +327,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, MnemoSwapItem *items, 
 				 errmsg("invalid context swap in session \"%s\": \"%s\" is a summary node",
 						session_id, summary_id),
 				 errhint("Only commit_summary puts a summary node in context.")));
+
+	if (items == NULL)
+		items = MnemoFindInContext(session_id, lock, ids, &nitems);
 
 	/*
 	 * The removed rows, the summary's position (the span's smallest) and the
@@ -499,16 +503,13 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	ArrayType  *ids = MnemoTextListArg(fcinfo, 1, "remove_item_ids");
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 2, "summary_id");
 	MnemoSessionLock lock;
-	MnemoSwapItem *items;
 	MnemoCall	call;
 	int64		position;
-	int			n;
 
 	MnemoCheckRemoveList(ids, session_id);
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
-	items = MnemoFindInContext(session_id, &lock, ids, &n);
-	position = MnemoSwap(session_id, &lock, items, n, summary_id, false);
+	position = MnemoSwap(session_id, &lock, ids, NULL, 0, summary_id, false);
 	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(position);

@@ -6,9 +6,11 @@
 # and compact benchmarks (libmnemo and test/provider_server built for them),
 # then the fork benchmark, then the import benchmark (bench/import.sh, with
 # the mnemo CLI), then the map benchmark (LLMMap against the provider server),
+# then the scale benchmarks (one uncompacted session as it grows: its context
+# and commit, bench/scale.c; its search, bench/scale_search.c),
 # stop the cluster and remove it.
 #
-#   bash bench/run.sh [append|context|send|compact|fork|import|map|scale_search|all]   or   BENCH=send make bench
+#   bash bench/run.sh [append|context|send|compact|fork|import|map|scale|scale_search|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
 #   BENCH_ROUNDS   append: runs per measure, median   (default 10)
@@ -36,6 +38,10 @@
 #   BENCH_MAP_ITEMS        map: items per map (default 320)
 #   BENCH_MAP_DELAY        map: the server's delay per reply, ms (default 100)
 #   BENCH_MAP_CONCURRENCY  map: workers (default 16)
+#   BENCH_SCALE_SIZES      scale: one uncompacted session's sizes, messages,
+#                          ascending (default 10000,100000; add 1000000 for
+#                          the largest, about 3 minutes of loading)
+#   BENCH_SCALE_CALLS      scale: timed calls per operation and size (default 20)
 #   BENCH_SCALE_SEARCH_SIZES scale_search: session sizes, messages
 #                  (default 10000,100000; BENCH_SCALE_SEARCH_1M=1 adds 1000000)
 #   BENCH_SCALE_SEARCH_CALLS scale_search: timed searches per figure (default 20)
@@ -44,8 +50,8 @@ cd "$(dirname "$0")/.."
 
 which=${1:-${BENCH:-all}}
 case $which in
-append|context|send|compact|fork|import|map|scale_search|all) ;;
-*) echo "usage: bash bench/run.sh [append|context|send|compact|fork|import|map|scale_search|all]" >&2; exit 2 ;;
+append|context|send|compact|fork|import|map|scale|scale_search|all) ;;
+*) echo "usage: bash bench/run.sh [append|context|send|compact|fork|import|map|scale|scale_search|all]" >&2; exit 2 ;;
 esac
 
 started=$(date +%s)
@@ -60,6 +66,8 @@ cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/cont
 	-L"$PG_LIBDIR" -lpq -o bench/context
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/fork.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/fork
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/scale.c bench/common.c \
+	-L"$PG_LIBDIR" -lpq -o bench/scale
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/scale_search.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/scale_search
 if [ "$which" = send ] || [ "$which" = compact ] || [ "$which" = import ] || [ "$which" = map ] || [ "$which" = all ]; then
@@ -136,6 +144,12 @@ if [ "$which" = map ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
 	cmd=(bench/map --server test/provider_server/provider-server --items "${BENCH_MAP_ITEMS:-320}"
 		--delay-ms "${BENCH_MAP_DELAY:-100}" --concurrency "${BENCH_MAP_CONCURRENCY:-16}")
+	echo "make bench: ${cmd[*]}"
+	"${cmd[@]}"
+fi
+if [ "$which" = scale ] || [ "$which" = all ]; then
+	[ "$which" = all ] && echo
+	cmd=(bench/scale --sizes "${BENCH_SCALE_SIZES:-10000,100000}" --calls "${BENCH_SCALE_CALLS:-20}")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

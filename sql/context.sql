@@ -65,3 +65,45 @@ SELECT * FROM mnemo.build_context('cx', -1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mnemo.context_report(NULL, 10);
 \echo :LAST_ERROR_SQLSTATE
+
+-- Flat at any size (issue 36): on an uncompacted session, assembly reads
+-- what its budget holds, not the session.  Two sessions whose newest
+-- messages are alike, one ten times the other: build_context and
+-- context_report read the same number of rows of mnemo's tables on both
+-- (the current transaction's counters, summed over every mnemo table and
+-- partition), and far fewer than the sessions hold.
+CREATE FUNCTION pg_temp.fill(s text, n integer) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM mnemo.append_messages(s, (SELECT jsonb_agg(jsonb_build_object(
+    'role', CASE WHEN g % 2 = 1 THEN 'user' ELSE 'assistant' END,
+    'parts', jsonb_build_array(jsonb_build_object('type', 'text',
+      'text', 'message ' || (n - g) % 2 || ' of the newest, about twelve tokens long'))) ORDER BY g)
+    FROM generate_series(1, n) g))
+$$;
+CREATE FUNCTION pg_temp.rows_read() RETURNS bigint LANGUAGE sql AS $$
+  SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
+    FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo'
+$$;
+CREATE FUNCTION pg_temp.read_by(sql text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE before bigint := pg_temp.rows_read();
+BEGIN
+  EXECUTE sql;
+  RETURN pg_temp.rows_read() - before;
+END $$;
+SELECT id FROM mnemo.create_session('cx_small');
+SELECT id FROM mnemo.create_session('cx_large');
+SELECT pg_temp.fill('cx_small', 1000), pg_temp.fill('cx_large', 10000);
+BEGIN;
+SELECT count(*), sum(tokens) FROM mnemo.build_context('cx_small', 1000);
+SELECT count(*), sum(tokens) FROM mnemo.build_context('cx_large', 1000);
+SELECT pg_temp.read_by($$SELECT count(*) FROM mnemo.build_context('cx_small', 1000)$$) AS small,
+       pg_temp.read_by($$SELECT count(*) FROM mnemo.build_context('cx_large', 1000)$$) AS large
+\gset
+SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
+SELECT pg_temp.read_by($$SELECT * FROM mnemo.context_report('cx_small', 1000)$$) AS small,
+       pg_temp.read_by($$SELECT * FROM mnemo.context_report('cx_large', 1000)$$) AS large
+\gset
+SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
+-- and what is left out is still counted, every item exactly
+SELECT budget_tokens, included_items, omitted_items, included_items + omitted_items AS items
+  FROM mnemo.context_report('cx_large', 1000);
+COMMIT;

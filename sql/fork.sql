@@ -361,9 +361,9 @@ SELECT item_type, item_id, position FROM mnemo.get_context_items('bs');
 SELECT id, seq FROM mnemo.append_messages('bs', '[{"role": "user", "id": "bs_6", "parts": [{"type": "text", "text": "6"}]},
   {"role": "assistant", "id": "bs_k2", "is_summary": true, "parts": [{"type": "text", "text": "K2: 1, 2"}]},
   {"role": "user", "id": "bs_8", "parts": [{"type": "text", "text": "8"}]},
-  {"role": "assistant", "id": "bs_d", "is_summary": true, "parts": [{"type": "text", "text": "D: 3, 8"}]}]');
+  {"role": "assistant", "id": "bs_d", "is_summary": true, "parts": [{"type": "text", "text": "D: 3, 6, 8"}]}]');
 SELECT mnemo.swap_context_items('bs', ARRAY['bs_1', 'bs_2'], 'bs_k2');
-SELECT mnemo.swap_context_items('bs', ARRAY['bs_3', 'bs_8'], 'bs_d');
+SELECT mnemo.swap_context_items('bs', ARRAY['bs_3', 'bs_6', 'bs_8'], 'bs_d');
 SELECT item_type, item_id, position FROM mnemo.get_context_items('bs');
 -- before both: each message of the line back, in order
 SELECT fork_seq FROM mnemo.fork_session('bs', '5', 'bs_f5');

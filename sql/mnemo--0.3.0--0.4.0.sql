@@ -70,3 +70,7 @@ CREATE FUNCTION mnemo.recall_expand(session_id text, summary_id text, "offset" i
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_recall_expand';
 COMMENT ON FUNCTION mnemo.recall_expand(text, text, integer, integer) IS 'the model''s lcm_expand: the items a summary covers (messages, or the summaries it condensed), after offset, rendered as build_context renders them but with tombstoned outputs whole, while their tokens stay within max_tokens (the first item cut to it)';
+
+-- Flat context and swaps (issue 36): a swap finds the items it names by id,
+-- so that it costs its block, not the view (src/swap.c).
+CREATE INDEX context_items_item_idx ON mnemo.context_items (session_id, generation, item_id);

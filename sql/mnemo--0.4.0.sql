@@ -137,13 +137,15 @@ CREATE TABLE mnemo.context_items (
     -- view as the next generation, so that a read, an index range scan over
     -- (session_id, generation), never steps over swapped-out rows
     generation  bigint NOT NULL,
-    -- the one index: reads scan a generation's range in position order.  A
-    -- swap finds the items it names in one such scan (src/swap.c), so no
-    -- index by item_id costs every append a btree entry per message; the
-    -- functions keep an item in a view at most once
+    -- reads scan a generation's range in position order; the functions
+    -- keep an item in a view at most once
     PRIMARY KEY (session_id, generation, position)
 );
 COMMENT ON TABLE mnemo.context_items IS 'the explicit rows of the ordered view of what is in context now, as of its session''s context_generation; the view continues with the session''s messages after its context_tail_seq; a swap replaces a span with one summary row at its smallest position';
+-- A swap finds the items it names by id (src/swap.c), so that it costs its
+-- block, not the view.  Appends write no context row (the implicit tail),
+-- so this index costs a btree entry per row a swap writes, not per message.
+CREATE INDEX context_items_item_idx ON mnemo.context_items (session_id, generation, item_id);
 
 CREATE TABLE mnemo.summary_nodes (
     session_id      text NOT NULL,

@@ -112,3 +112,23 @@ SELECT mnemo.commit_summary('sm2', 'sm2_x', 'x', 1, ARRAY['sm2_b', NULL]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mnemo.commit_summary('sm2', 'sm2_s', 'a and b', 2, ARRAY['sm2_b', 'sm2_a']);
 SELECT item_id, seq FROM mnemo.expand_summary('sm2', 'sm2_s');
+
+-- a summary covers a contiguous run of the view (issue 32, invariant 9):
+-- am4 lies between am3 and am5, so MN006, and nothing is written: no
+-- summary message, no node, no edge, the view as it was
+SELECT id FROM mnemo.create_session('nc');
+SELECT count(*) FROM mnemo.append_messages('nc', (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'id', 'am' || g,
+  'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'm' || g))) ORDER BY g) FROM generate_series(1, 6) g));
+SELECT mnemo.commit_summary('nc', 'nc_s1', 'three and five', 5, ARRAY['am3', 'am5']);
+SELECT (SELECT count(*) FROM mnemo.messages WHERE session_id = 'nc') AS messages,
+       (SELECT count(*) FROM mnemo.summary_nodes WHERE session_id = 'nc') AS nodes,
+       (SELECT count(*) FROM mnemo.summary_edges WHERE session_id = 'nc') AS edges,
+       (SELECT string_agg(item_id, ',' ORDER BY position) FROM mnemo.get_context_items('nc')) AS view;
+-- once am3 to am5 are summarised, a condensation must be contiguous too:
+-- am1 and nc_s2 are not (am2 lies between); am2 and nc_s2 are, but a
+-- leaf covers messages only
+SELECT mnemo.commit_summary('nc', 'nc_s2', 'three to five', 5, ARRAY['am5', 'am3', 'am4']);
+SELECT mnemo.commit_summary('nc', 'nc_s3', 'one and three to five', 5, ARRAY['am1', 'nc_s2']);
+SELECT mnemo.commit_summary('nc', 'nc_s3', 'two to five', 5, ARRAY['am2', 'nc_s2'], 'leaf');
+\echo :LAST_ERROR_SQLSTATE
+SELECT string_agg(item_id || '@' || position, ',' ORDER BY position) FROM mnemo.get_context_items('nc');

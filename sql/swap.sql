@@ -35,8 +35,16 @@ SELECT * FROM mnemo.get_context_items('sw');
 --
 SELECT mnemo.swap_context_items('sw', ARRAY['sw_4', 'sw_2', 'sw_3'], 'sw_s1');
 SELECT * FROM mnemo.get_context_items('sw');
--- the removed items need not be adjacent
+-- the removed items must be one contiguous run of the view, in any order:
+-- sw_s1 lies between sw_1 and sw_5, so MN006, and nothing changes
+-- (issue 32: the summary would sit before sw_s1 and claim it)
+SELECT pg_temp.ctx('sw') AS before \gset
 SELECT mnemo.swap_context_items('sw', ARRAY['sw_5', 'sw_1'], 'sw_s2');
+SELECT pg_temp.ctx('sw') = :'before' AS unchanged;
+\set VERBOSITY default
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_1', 'sw_5'], 'sw_s2');
+\set VERBOSITY sqlstate
+SELECT mnemo.swap_context_items('sw', ARRAY['sw_1'], 'sw_s2');
 SELECT pg_temp.ctx('sw');
 -- condensation: summaries are replaced by a summary
 SELECT mnemo.swap_context_items('sw', ARRAY['sw_s2', 'sw_s1'], 'sw_s3');
@@ -167,8 +175,10 @@ SELECT mnemo.swap_context_items('sw_tail', ARRAY['t4', 't3'], 'ts1');
 SELECT pg_temp.ctx('sw_tail');
 SELECT pg_temp.rows('sw_tail');
 SELECT context_tail_seq FROM mnemo.get_session('sw_tail');
--- a span partly explicit (t2, a row) and partly tail (t5, t6)
+-- a span partly explicit (ts1, a row) and partly tail (t5, t6); t2 and
+-- t5 are not contiguous (ts1 lies between them)
 SELECT mnemo.swap_context_items('sw_tail', ARRAY['t6', 't2', 't5'], 'ts2');
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t6', 'ts1', 't5'], 'ts2');
 SELECT pg_temp.ctx('sw_tail');
 SELECT pg_temp.rows('sw_tail');
 SELECT context_tail_seq FROM mnemo.get_session('sw_tail');
@@ -181,6 +191,11 @@ SELECT pg_temp.ctx('sw_tail') = :'before' AS unchanged, pg_temp.rows('sw_tail'),
 -- an append after it joins the tail at its seq, after the summaries' seqs
 SELECT seq FROM mnemo.append_message('sw_tail', 'user', '[]', id => 't9');
 SELECT pg_temp.ctx('sw_tail');
+-- tail items that are not contiguous: t8 lies between t7 and t9
+SELECT pg_temp.ctx('sw_tail') AS before \gset
+SELECT mnemo.swap_context_items('sw_tail', ARRAY['t9', 't7'], 'ts3');
+SELECT pg_temp.ctx('sw_tail') = :'before' AS unchanged, pg_temp.rows('sw_tail'),
+       context_tail_seq FROM mnemo.get_session('sw_tail');
 -- build_context and get_context_items agree on the whole view
 SELECT string_agg(item_id || '@' || position, ', ' ORDER BY position) FROM mnemo.build_context('sw_tail', 100000);
 -- a condensation of rows and the last tail items: the whole view

@@ -53,6 +53,11 @@
 #define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
 #define CONTEXT_HELD_MAX (256 * 1024 * 1024)
 
+/* see AssembleNewestFirst: the fewest messages left out to count, and batches */
+#define CONTEXT_COUNT_MIN 64
+#define CONTEXT_BATCH_MIN 16
+#define CONTEXT_BATCH_MAX 1024
+
 /*
  * Receives the statement's rows one at a time and folds them into entries:
  * the SPI tuple table would copy every row, part contents included, only
@@ -79,11 +84,30 @@ typedef struct ContextReceiver
 	const char *session_id;
 	bool		inherited;		/* saw an item of a fork's ancestor */
 	bool		feeding_inherited;	/* ReadForkContext: the rows are an ancestor's */
+
+	/*
+	 * The newest-first walk (AssembleNewestFirst): messages come newest
+	 * first and each is taken or left out as it is finished.
+	 */
+	bool		open;			/* the last entry is not finished yet */
+	bool		newest_first;
+	bool		cut;			/* a message did not fit: the rest are left out */
+	bool		stop;			/* the walk has seen all it needs */
+	bool		count_omitted;	/* keep rendering after the cut, to count */
+	int64		remaining;		/* of the budget, after the summaries and those taken */
+	int64		last_position;	/* of the last message finished */
+	int64		omitted_items;	/* messages rendered and left out */
+	int64		omitted_tokens;
 } ContextReceiver;
 
 static SPIPlanPtr context_plan;
 static SPIPlanPtr items_plan;
 static SPIPlanPtr held_plan;
+static SPIPlanPtr session_plan;
+static SPIPlanPtr summaries_plan;
+static SPIPlanPtr tail_plan;
+static SPIPlanPtr rows_plan;
+static SPIPlanPtr count_plan;
 
 /*
  * The one statement of assembly: the items of the view in position order,
@@ -119,8 +143,10 @@ static SPIPlanPtr held_plan;
 	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m ON true " \
 	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
 	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.message_id = c.item_id OFFSET 0) p ON true " \
-	"ORDER BY c.position, p.part_index"
+	"         WHERE p.session_id = $1 AND p.message_id = c.item_id OFFSET 0) p ON true "
+#define CONTEXT_ORDER "ORDER BY c.position, p.part_index"
+/* the newest-first walk: items newest first, each one's parts in order */
+#define CONTEXT_ORDER_DESC "ORDER BY c.position DESC, p.part_index"
 
 /*
  * The items of a fork's view that session $1 holds (its own, or those it
@@ -130,7 +156,7 @@ static SPIPlanPtr held_plan;
 	CONTEXT_COLUMNS("$6") \
 	"FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) " \
 	"AS c(position, item_type, item_id, seq) " \
-	CONTEXT_LOOKUPS("JOIN")
+	CONTEXT_LOOKUPS("JOIN") CONTEXT_ORDER
 
 /*
  * An item of a fork's view inherited from an ancestor is not in the fork's
@@ -143,7 +169,50 @@ static SPIPlanPtr held_plan;
 	CONTEXT_COLUMNS("c.tenant") \
 	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
 	"      FROM " MNEMO_CONTEXT_VIEW " c ORDER BY c.position OFFSET 0) c " \
-	CONTEXT_LOOKUPS("LEFT JOIN")
+	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER
+
+/*
+ * The newest-first walk's statements (AssembleNewestFirst), each looked up
+ * as above.  $1 the session, $2 the live generation.  The summaries of the
+ * view: explicit rows (the tail holds no summary), in position order.
+ */
+#define CONTEXT_SUMMARIES_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
+	"      AND c.item_type = 'summary' ORDER BY c.position OFFSET 0) c " \
+	CONTEXT_LOOKUPS("JOIN") CONTEXT_ORDER
+
+/*
+ * A batch of the tail, newest first: the messages that are not summaries
+ * among seqs $3 down to $4, each looked up by (session_id, seq).  Seq by seq
+ * over generate_series, as MNEMO_CONTEXT_VIEW reads the tail and for the
+ * same reason, and a batch at a time: the budget decides how far back the
+ * walk goes, and a range "seq > the tail start" would be planned as a third
+ * of the session's messages.
+ */
+#define CONTEXT_TAIL_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT t.seq AS position, 'message'::text AS item_type, t.id AS item_id, " \
+	"             t.seq, t.tenant " \
+	"      FROM generate_series($3::bigint, $4::bigint, -1) g(seq), " \
+	"      LATERAL (SELECT t.seq, t.id, t.tenant FROM mnemo.messages t " \
+	"               WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary " \
+	"               OFFSET 0) t) c " \
+	CONTEXT_LOOKUPS("JOIN") CONTEXT_ORDER_DESC
+
+/*
+ * A batch of the explicit message rows, newest first: at most $4 of them
+ * before position $3, by the generation's (session_id, generation,
+ * position) range read backwards.
+ */
+#define CONTEXT_ROWS_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
+	"      AND c.position < $3 AND c.item_type = 'message' " \
+	"      ORDER BY c.position DESC LIMIT $4) c " \
+	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER_DESC
 
 /*
  * Move the contents still held to the front of the buffer, once the ones let
@@ -181,8 +250,9 @@ FinishEntry(ContextReceiver *r)
 {
 	MnemoContextEntry *e;
 
-	if (r->nentries == 0)
+	if (r->nentries == 0 || !r->open)
 		return;
+	r->open = false;
 	e = &r->entries[r->nentries - 1];
 	e->content_len = r->contents.len - r->content_start;
 	if (e->tokens < 0)
@@ -191,6 +261,28 @@ FinishEntry(ContextReceiver *r)
 	appendStringInfoChar(&r->contents, '\0');
 	if (e->is_summary)
 		return;
+
+	if (r->newest_first)
+	{
+		r->last_position = e->position;
+		/* the newest messages that fit, up to the first that does not */
+		if (!r->cut && !e->oversize && e->tokens <= r->remaining)
+		{
+			e->included = true;
+			r->remaining -= e->tokens;
+			return;
+		}
+		r->cut = true;
+		r->omitted_items++;
+		r->omitted_tokens += e->tokens;
+		r->contents.len = e->content_off;
+		r->contents.data[r->contents.len] = '\0';
+		r->nentries--;
+		if (!r->count_omitted ||
+			(r->omitted_tokens > r->budget && r->omitted_items >= CONTEXT_COUNT_MIN))
+			r->stop = true;
+		return;
+	}
 
 	r->held_tokens += e->tokens;
 	while (r->first_held < r->nentries &&
@@ -258,6 +350,8 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	}
 	oldcxt = MemoryContextSwitchTo(r->callcxt);
 
+	if (r->stop)
+		return false;
 	if (r->nentries == 0 || r->entries[r->nentries - 1].position != position)
 	{
 		MnemoContextEntry *e;
@@ -265,6 +359,11 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		bool		no_node;
 
 		FinishEntry(r);
+		if (r->stop)
+		{
+			MemoryContextSwitchTo(oldcxt);
+			return false;
+		}
 		if (r->nentries == r->maxentries)
 		{
 			r->maxentries *= 2;
@@ -272,6 +371,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		}
 		e = &r->entries[r->nentries++];
 		memset(e, 0, sizeof(*e));
+		r->open = true;
 		e->position = position;
 		e->inherited = r->feeding_inherited;
 		e->content_off = r->contents.len;
@@ -550,19 +650,213 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 	return entries;
 }
 
+/* Run one statement of the walk into the receiver, finishing its last entry. */
+static void
+WalkStatement(ContextReceiver *r, SPIPlanPtr plan, Datum *values)
+{
+	MnemoExecuteTo(plan, values, NULL, true, &r->pub);
+	FinishEntry(r);
+}
+
+static int
+ComparePositions(const void *a, const void *b)
+{
+	int64		pa = ((const MnemoContextEntry *) a)->position;
+	int64		pb = ((const MnemoContextEntry *) b)->position;
+
+	return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/*
+ * Assembly that costs what the budget holds (issue 36), for a session that
+ * is not a fork: the summaries of the view are read and reserved first,
+ * then the messages newest first, the implicit tail through (session_id,
+ * seq) and then the explicit rows backwards by position, a batch at a time,
+ * each message taken as it is rendered while it fits; the walk stops at the
+ * first that does not.  Only the items taken are returned (in position
+ * order), each included.  *found: whether the session is not a fork (else
+ * nothing is done: ReadForkContext's path assembles it).
+ *
+ * count_omitted (context_report and turn_context's budget row): the walk
+ * goes on past the cut, rendering messages only to count them, until it has
+ * counted CONTEXT_COUNT_MIN of them and more tokens than the budget; the
+ * items it did not reach are counted exactly (the explicit rows by their
+ * key range, the tail as its seqs less the summaries among them, by the
+ * partial index of summary messages) and their tokens estimated at the mean
+ * of the messages counted.  So the size a caller compares with its
+ * thresholds is exact up to more than the budget, and past that an
+ * estimate that stays over it, without rendering the session.
+ */
+static MnemoContextEntry *
+AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
+					MemoryContext callcxt, int *nentries, ContextTotals *totals, bool *found)
+{
+	ContextReceiver r;
+	MnemoContextEntry *entries;
+	Datum		values[4];
+	int64		generation;
+	int64		tail_seq;
+	int64		last_seq;
+	int64		hi;
+	int64		before;
+	int64		batch;
+	int64		summaries_omitted = 0;
+	int			nestlevel;
+	int			n;
+	int			i;
+	MnemoCall	call;
+
+	MnemoConnect(&call);
+	MnemoPrepare(&session_plan,
+				 "SELECT tenant, context_generation, context_tail_seq, last_seq, "
+				 "fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
+				 1, (Oid[]) {TEXTOID});
+	values[0] = CStringGetTextDatum(session_id);
+	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 1) == 1,
+						 1, 0, false);
+	if (MnemoGetBool(0, 5))
+	{
+		MnemoFinish(&call);
+		*found = false;
+		return NULL;
+	}
+	*found = true;
+	generation = MnemoGetInt64(0, 2, NULL);
+	tail_seq = MnemoGetInt64(0, 3, NULL);
+	last_seq = MnemoGetInt64(0, 4, NULL);
+
+	memset(&r, 0, sizeof(r));
+	r.pub.receiveSlot = ContextReceiveSlot;
+	r.pub.rStartup = ContextStartup;
+	r.pub.rShutdown = ContextShutdown;
+	r.pub.rDestroy = ContextDestroy;
+	r.pub.mydest = DestNone;
+	r.callcxt = callcxt;
+	r.session_id = session_id;
+	r.rowcxt = AllocSetContextCreate(callcxt, "mnemo context part", ALLOCSET_DEFAULT_SIZES);
+	r.budget = budget;
+	r.count_omitted = count_omitted;
+	r.maxentries = 64;
+	{
+		MemoryContext oldcxt = MemoryContextSwitchTo(callcxt);
+
+		r.entries = palloc(sizeof(MnemoContextEntry) * r.maxentries);
+		initStringInfo(&r.contents);
+		MemoryContextSwitchTo(oldcxt);
+	}
+
+	/* as MnemoReadContext, and no JIT: a batch is planned as ~1,000 rows */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+
+	/* the summaries, all kept unless oversize, reserved first */
+	values[1] = Int64GetDatum(generation);
+	MnemoPrepare(&summaries_plan, CONTEXT_SUMMARIES_SQL, 2, (Oid[]) {TEXTOID, INT8OID});
+	WalkStatement(&r, summaries_plan, values);
+	memset(totals, 0, sizeof(*totals));
+	for (i = 0; i < r.nentries; i++)
+	{
+		if (r.entries[i].oversize)
+		{
+			summaries_omitted++;
+			totals->omitted_tokens += r.entries[i].tokens;
+			continue;
+		}
+		r.entries[i].included = true;
+		totals->summary_tokens += r.entries[i].tokens;
+	}
+	r.remaining = (int64) budget - totals->summary_tokens;
+	r.newest_first = true;
+
+	/* the tail, newest first, then the explicit rows before it */
+	MnemoPrepare(&tail_plan, CONTEXT_TAIL_SQL, 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+	batch = CONTEXT_BATCH_MIN;
+	for (hi = last_seq; hi > tail_seq && !r.stop; hi -= batch, batch = Min(batch * 2, CONTEXT_BATCH_MAX))
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[2] = Int64GetDatum(hi);
+		values[3] = Int64GetDatum(Max(hi - batch + 1, tail_seq + 1));
+		WalkStatement(&r, tail_plan, values);
+	}
+	MnemoPrepare(&rows_plan, CONTEXT_ROWS_SQL, 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+	before = PG_INT64_MAX;
+	batch = CONTEXT_BATCH_MIN;
+	while (!r.stop)
+	{
+		CHECK_FOR_INTERRUPTS();
+		values[2] = Int64GetDatum(before);
+		values[3] = Int64GetDatum(batch);
+		if (MnemoExecuteTo(rows_plan, values, NULL, true, &r.pub) == 0)
+			break;
+		FinishEntry(&r);
+		/* the next batch starts before the oldest message this one gave */
+		before = r.last_position;
+		batch = Min(batch * 2, CONTEXT_BATCH_MAX);
+	}
+
+	if (count_omitted && r.stop)
+	{
+		int64		total;
+		int64		rest;
+
+		MnemoPrepare(&count_plan,
+					 "SELECT (SELECT count(*) FROM mnemo.context_items c "
+					 "        WHERE c.session_id = $1 AND c.generation = $2) "
+					 "     + ($4 - $3) "
+					 "     - (SELECT count(*) FROM mnemo.messages m "
+					 "        WHERE m.session_id = $1 AND m.seq > $3 AND m.is_summary)",
+					 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+		values[2] = Int64GetDatum(tail_seq);
+		values[3] = Int64GetDatum(last_seq);
+		MnemoExecute(count_plan, values, NULL, true, 1);
+		total = MnemoGetInt64(0, 1, NULL);
+		rest = total - r.nentries - summaries_omitted - r.omitted_items;
+		if (rest > 0)
+		{
+			r.omitted_tokens += (int64) ((double) r.omitted_tokens / r.omitted_items * rest + 0.5);
+			r.omitted_items += rest;
+		}
+	}
+	AtEOXact_GUC(true, nestlevel);
+	MnemoFinish(&call);
+	MemoryContextDelete(r.rowcxt);
+
+	entries = r.entries;
+	n = r.nentries;
+	qsort(entries, n, sizeof(MnemoContextEntry), ComparePositions);
+	for (i = 0; i < n; i++)
+	{
+		entries[i].content = r.contents.data + entries[i].content_off;
+		if (entries[i].included)
+		{
+			totals->included_items++;
+			totals->included_tokens += entries[i].tokens;
+		}
+	}
+	totals->omitted_items = summaries_omitted + r.omitted_items;
+	totals->omitted_tokens += r.omitted_tokens;
+	*nentries = n;
+	return entries;
+}
+
 /*
  * The context view of the function's session and what of it fits in the
  * budget.  Entries and totals are allocated in callcxt.  22004/22023 for a
- * NULL or negative budget.
+ * NULL or negative budget.  count_omitted: the totals of what is left out
+ * are wanted (see AssembleNewestFirst).
  */
 ContextEntry *
-AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
-				ContextTotals *totals)
+AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, bool count_omitted,
+				int *nentries, ContextTotals *totals)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
 	MnemoContextEntry *entries;
 	int64		remaining;
+	bool		found;
 	int			n;
 	int			i;
 
@@ -570,6 +864,12 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, int *nentries,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("budget_tokens must not be negative")));
+	entries = AssembleNewestFirst(session_id, budget, count_omitted, callcxt, nentries, totals,
+								  &found);
+	if (found)
+		return entries;
+
+	/* a fork: its view read whole, owner by owner, and chosen from */
 	memset(totals, 0, sizeof(*totals));
 	entries = MnemoReadContext(session_id, budget, callcxt, &n);
 	for (i = 0; i < n; i++)
@@ -623,7 +923,7 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
-	entries = AssembleContext(fcinfo, CurrentMemoryContext, &n, &totals);
+	entries = AssembleContext(fcinfo, CurrentMemoryContext, false, &n, &totals);
 	InitMaterializedSRF(fcinfo, 0);
 
 	/* the tuplestore copies each row: its text values are garbage after */
@@ -662,7 +962,7 @@ mnemo_context_report(PG_FUNCTION_ARGS)
 	bool		nulls[6] = {false, false, false, false, false, false};
 	int			n;
 
-	(void) AssembleContext(fcinfo, CurrentMemoryContext, &n, &totals);
+	(void) AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "function returning a row called in a context that cannot accept one");
 	desc = BlessTupleDesc(desc);

@@ -27,6 +27,6 @@ typedef struct ContextTotals
  * choose what fits in the budget of argument 1; see context.c.
  */
 extern ContextEntry *AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt,
-									 int *nentries, ContextTotals *totals);
+									 bool count_omitted, int *nentries, ContextTotals *totals);
 
 #endif

@@ -218,11 +218,21 @@ extern void MnemoClipLine(MnemoLine *line, int64 upto, int64 *excluded, int nexc
 extern bool MnemoFindRun(const char *session_id, const char *run_id, bool fresh,
 						 int64 *completion_seq);
 
-/* swap.c */
+/* swap.c: an item a swap names, as found in the live view */
+typedef struct MnemoSwapItem
+{
+	char	   *id;
+	Datum		type;			/* text: message or summary */
+	int64		seq;
+	int64		position;
+	bool		tail;			/* in the implicit tail: no row */
+	ItemPointerData row;		/* else its context_items row */
+} MnemoSwapItem;
+
+extern MnemoSwapItem *MnemoFindInContext(const char *session_id, MnemoSessionLock *lock,
+										 ArrayType *ids, int *nitems);
 extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
-					   const char *summary_id, bool items_checked);
-extern void MnemoFindInContext(const char *session_id, ArrayType *ids,
-							   Datum *types, Datum *seqs);
+					   MnemoSwapItem *items, int nitems, const char *summary_id, bool node);
 extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
 
 /* append.c */

@@ -99,6 +99,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	Datum		values[9];
 	Datum	   *item_types;
 	Datum	   *item_seqs;
+	MnemoSwapItem *items;
+	int			i;
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	StringInfoData parts;
@@ -155,9 +157,14 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoCheckClaim(session_id, holder);
 	}
 	MnemoLockSession(session_id, 1, 0, true, &lock);
+	items = MnemoFindInContext(session_id, &lock, ids, &nids);
 	item_types = palloc(sizeof(Datum) * Max(nids, 1));
 	item_seqs = palloc(sizeof(Datum) * Max(nids, 1));
-	MnemoFindInContext(session_id, ids, item_types, item_seqs);
+	for (i = 0; i < nids; i++)
+	{
+		item_types[i] = items[i].type;
+		item_seqs[i] = Int64GetDatum(items[i].seq);
+	}
 	values[7] = PointerGetDatum(construct_array(item_types, nids, TEXTOID, -1, false, TYPALIGN_INT));
 	values[8] = PointerGetDatum(construct_array(item_seqs, nids, INT8OID, 8, FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
@@ -260,7 +267,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
-	position = MnemoSwap(session_id, &lock, ids, summary_id, true);
+	position = MnemoSwap(session_id, &lock, ids, items, nids, summary_id, true);
 	/* what a follower in another process reports of the compaction */
 	resetStringInfo(&parts);
 	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"tokens\": %d, \"items\": %d",

@@ -28,13 +28,16 @@
  * than the view has live ones, vacuumed or not, whatever snapshot is open:
  * assembly right after a swap of 49,800 items of 50,000 costs what it costs
  * on a session that never had them (doc/benchmarks.md).  The rewrites
- * cost O(1) rows per removed item over time; every swap reads the view
- * once.
+ * cost O(1) rows per removed item over time.  Otherwise a swap costs its
+ * block: it finds the items it names by key and checks them against their
+ * neighbours in the view (MnemoFindInContext), and reads no other item of
+ * the view, explicit or tail (issue 36).
  *
  * Invariant 3: the swap happens entirely or not at all.  Every check runs
  * before the first row changes, and any failure is MN006 with nothing
  * changed: an empty or duplicated list, an id not in the context view now
- * (another compactor won the race), or a summary id that is not a summary
+ * (another compactor won the race), items that are not one contiguous run
+ * of the view (invariant 9), or a summary id that is not a summary
  * message of this session, is already in its context, is a summary node
  * (those enter the view through commit_summary alone), or was discarded by
  * a resume (off the line, it may not re-enter the view).  The checks run
@@ -51,9 +54,12 @@
 #include "mnemo.h"
 
 static SPIPlanPtr summary_plan;
-static SPIPlanPtr missing_plan;
+static SPIPlanPtr find_plan;
+static SPIPlanPtr span_plan;
+static SPIPlanPtr before_plan;
+static SPIPlanPtr count_plan;
+static SPIPlanPtr rows_plan;
 static SPIPlanPtr generation_plan;
-static SPIPlanPtr view_plan;
 static SPIPlanPtr drop_plan;
 static SPIPlanPtr remove_plan;
 static SPIPlanPtr insert_plan;
@@ -102,51 +108,188 @@ MnemoCheckRemoveList(ArrayType *ids, const char *session_id)
 							session_id, sorted[i])));
 }
 
-/*
- * The swap itself, for swap_context_items and commit_summary.  The caller is
- * inside SPI and holds the session lock; items_checked says it has already
- * run MnemoCheckRemoveList and MnemoFindInContext under that lock.  Moves
- * lock->context_generation to the new generation.  Returns the summary's
- * position.
- */
-int64
-MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const char *summary_id,
-		  bool items_checked)
+static int
+CompareItemPositions(const void *a, const void *b)
 {
-	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
-	Datum		values[3];
-	int64		position;
-	int64		removed;
-	int64		summary_seq;
-	int64		generation;
-	int			nids;
+	int64		pa = (*(MnemoSwapItem *const *) a)->position;
+	int64		pb = (*(MnemoSwapItem *const *) b)->position;
+
+	return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+static int
+CompareInt64(const void *a, const void *b)
+{
+	int64		pa = *(const int64 *) a;
+	int64		pb = *(const int64 *) b;
+
+	return pa < pb ? -1 : pa > pb ? 1 : 0;
+}
+
+/*
+ * For each of ids, in the order given, the item of session_id's live view
+ * (explicit rows and tail) it names: its type, seq, position and, for an
+ * explicit row, that row; *nitems gets their number.  MN006 naming the
+ * first one that is not in the view now, and MN006 unless they are one
+ * contiguous run of the view (invariant 9): a summary takes the smallest
+ * position of its span, so an item left between named ones would sit after
+ * a summary that claims it.  Inside SPI, under the session lock (lock holds
+ * the live generation and tail start).
+ *
+ * Each id is looked up by key: an explicit row by (session_id, generation,
+ * item_id), a tail item as the session's message by (session_id, id) with
+ * a seq past the tail start; then the view's items from the span's first
+ * position to its last are read by position, no more of them than were
+ * named plus one.  So a swap costs its block, not the view (issue 36; it
+ * read the whole view twice, 17 s at 900,000 uncompacted messages).
+ */
+MnemoSwapItem *
+MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, int *nitems)
+{
+	MnemoSwapItem *items;
+	MnemoSwapItem **sorted;
+	Datum		values[6];
 	Datum	   *elems;
-	char	  **sorted;
-	Datum	   *cols;
-	Datum	   *gone;
-	int64		dead;
-	int64		tail_seq;
-	bool	   *fresh;
-	bool		rewrite;
-	int			ngone;
-	int			n;
-	uint64		nrows;
+	int			nids;
+	uint64		n;
 	uint64		row;
-	int			kept;
 	int			i;
 
-	if (!items_checked)
-		MnemoCheckRemoveList(ids, session_id);
-	nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
-	values[2] = CStringGetTextDatum(summary_id);
+	values[2] = Int64GetDatum(lock->context_generation);
+	values[3] = Int64GetDatum(lock->context_tail_seq);
+	MnemoPrepare(&find_plan,
+				 "SELECT u.ord, c.item_type, coalesce(c.seq, t.seq), coalesce(c.position, t.seq), "
+				 "c.ctid FROM unnest($2::text[]) WITH ORDINALITY AS u(id, ord) "
+				 "LEFT JOIN LATERAL (SELECT c.item_type, c.seq, c.position, c.ctid "
+				 "         FROM mnemo.context_items c WHERE c.session_id = $1 "
+				 "         AND c.generation = $3 AND c.item_id = u.id OFFSET 0) c ON true "
+				 "LEFT JOIN LATERAL (SELECT t.seq FROM mnemo.messages t "
+				 "         WHERE t.session_id = $1 AND t.id = u.id AND t.seq > $4 "
+				 "         AND NOT t.is_summary OFFSET 0) t ON true "
+				 "ORDER BY u.ord",
+				 4, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID});
+	n = MnemoExecute(find_plan, values, NULL, false, 0);
+	if (n != (uint64) nids)
+		elog(ERROR, "context swap found " UINT64_FORMAT " rows for %d items", n, nids);
+	items = palloc0(sizeof(MnemoSwapItem) * Max(nids, 1));
+	sorted = palloc(sizeof(MnemoSwapItem *) * Max(nids, 1));
+	for (row = 0; row < n; row++)
+	{
+		MnemoSwapItem *item = &items[row];
+		bool		isnull;
+		Datum		ctid;
 
-	/* the statements below run read-write: they must see what committed while we waited */
+		CHECK_FOR_INTERRUPTS();
+		item->id = TextDatumGetCString(elems[row]);
+		item->seq = MnemoGetInt64(row, 3, &isnull);
+		if (isnull)
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+					 errmsg("invalid context swap in session \"%s\": item \"%s\" is not in context",
+							session_id, item->id),
+					 errhint("Another compaction may have replaced it; rebuild the span and retry.")));
+		item->position = MnemoGetInt64(row, 4, NULL);
+		ctid = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 5, &item->tail);
+		if (!item->tail)
+			ItemPointerCopy((ItemPointer) DatumGetPointer(ctid), &item->row);
+		item->type = CStringGetTextDatum(item->tail ? "message" : MnemoGetText(row, 2, NULL));
+		sorted[row] = item;
+	}
+	qsort(sorted, nids, sizeof(MnemoSwapItem *), CompareItemPositions);
+
+	/*
+	 * The view from the first named position on, explicit rows then tail
+	 * (all explicit positions are below the tail's), as many items as were
+	 * named and one more: the named ones are contiguous if and only if these
+	 * are them.  Both branches come in position order, an index range and
+	 * seq by seq; the LIMIT stops the read at the first item that is not
+	 * one of them.
+	 */
+	values[1] = Int64GetDatum(sorted[0]->position);
+	values[4] = Int64GetDatum(sorted[nids - 1]->position);
+	values[5] = Int64GetDatum(nids);
+	MnemoPrepare(&span_plan,
+				 "SELECT v.position, v.item_id FROM ("
+				 " (SELECT c.position, c.item_id FROM mnemo.context_items c "
+				 "  WHERE c.session_id = $1 AND c.generation = $3 "
+				 "  AND c.position BETWEEN $2 AND $5 ORDER BY c.position) "
+				 " UNION ALL "
+				 " SELECT t.seq, t.id FROM generate_series(greatest($2, $4 + 1), $5) g(seq), "
+				 " LATERAL (SELECT t.seq, t.id FROM mnemo.messages t WHERE t.session_id = $1 "
+				 "          AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t"
+				 ") v LIMIT $6",
+				 6, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID});
+	n = MnemoExecute(span_plan, values, NULL, false, 0);
+	for (i = 0; i < nids; i++)
+	{
+		int64		pos;
+
+		if ((uint64) i >= n)
+			elog(ERROR, "context swap read %d of the %d items it names", i, nids);
+		pos = MnemoGetInt64(i, 1, NULL);
+		if (i > 0 && pos <= MnemoGetInt64(i - 1, 1, NULL))
+			elog(ERROR, "context swap read its span out of position order");
+		if (pos != sorted[i]->position)
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_INVALID_SWAP),
+					 errmsg("invalid context swap in session \"%s\": the items are not a contiguous run of the context view: \"%s\" lies between \"%s\" and \"%s\"",
+							session_id, MnemoGetText(i, 2, NULL), sorted[i - 1]->id,
+							sorted[i]->id),
+					 errhint("A summary replaces one contiguous run of items.")));
+	}
+	*nitems = nids;
+	return items;
+}
+
+/*
+ * The swap itself, for swap_context_items and commit_summary.  The caller is
+ * inside SPI and holds the session lock; items are the nitems ids as
+ * MnemoFindInContext found them under that lock, or NULL to find them here,
+ * after the summary's checks.  node: the caller is commit_summary,
+ * which stored summary_id as a summary node.  Moves lock->context_generation
+ * to the new generation.  Returns the summary's position.
+ */
+int64
+MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoSwapItem *items,
+		  int nitems, const char *summary_id, bool node)
+{
+	Oid			types[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
+	Datum		values[4];
+	int64		position;
+	int64		summary_seq;
+	int64		generation;
+	int64		dead;
+	int64		tail_seq;
+	int64		first_tail = PG_INT64_MAX;
+	int64		live;
+	int64	   *gone_positions;
+	Datum	   *gone;
+	Datum	   *cols;
+	int			ngone;
+	int			ncols;
+	int			kept;
+	uint64		nrows;
+	uint64		row;
+	bool		rewrite;
+	int			i;
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = Int64GetDatum(lock->context_generation);
+	values[2] = CStringGetTextDatum(summary_id);
+	values[3] = Int64GetDatum(lock->context_tail_seq);
+
+	/*
+	 * The statements below run read-write: they must see what committed while
+	 * we waited.  A summary message is never in the tail (it holds messages
+	 * that are not summaries), so it is in context if it has a row.
+	 */
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, "
-				 "EXISTS (SELECT 1 FROM " MNEMO_CONTEXT_VIEW " c "
-				 "        WHERE c.item_id = $3), m.seq, "
+				 "EXISTS (SELECT 1 FROM mnemo.context_items c WHERE c.session_id = $1 "
+				 "        AND c.generation = $2 AND c.item_id = $3), m.seq, "
 				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
 				 "        WHERE n.session_id = $1 AND n.id = $3), "
 				 "EXISTS (SELECT 1 FROM mnemo.discarded d WHERE d.session_id = $1 "
@@ -173,98 +316,43 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 						session_id, summary_id)));
 
 	/*
-	 * A node's message enters the view only through commit_summary, the one
-	 * caller that passes items_checked: a bare swap could reinstate a node a
-	 * condensation superseded, which summary_nodes() no longer lists and a
-	 * later condensation would give a second parent.
+	 * A node's message enters the view only through commit_summary: a bare
+	 * swap could reinstate a node a condensation superseded, which
+	 * summary_nodes() no longer lists and a later condensation would give a
+	 * second parent.
 	 */
-	if (!items_checked && MnemoGetBool(0, 4))
+	if (!node && MnemoGetBool(0, 4))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
 				 errmsg("invalid context swap in session \"%s\": \"%s\" is a summary node",
 						session_id, summary_id),
 				 errhint("Only commit_summary puts a summary node in context.")));
 
-	if (!items_checked)
-		MnemoFindInContext(session_id, ids, NULL, NULL);
+	if (items == NULL)
+		items = MnemoFindInContext(session_id, lock, ids, &nitems);
 
 	/*
-	 * The view as it is, explicit rows and tail: which rows go, which stay.
-	 * The removed items are told from the others in C, by binary search in
-	 * the sorted list: in SQL, a plan made while the session was small
-	 * compared every row of the view with every id (minutes for a view of
-	 * 50,000).
+	 * The removed rows, the summary's position (the span's smallest) and the
+	 * new tail start: past every tail item the span takes.
 	 */
-	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
-	sorted = palloc(sizeof(char *) * nids);
-	for (i = 0; i < nids; i++)
-		sorted[i] = TextDatumGetCString(elems[i]);
-	qsort(sorted, nids, sizeof(char *), CompareStrings);
-	MnemoPrepare(&view_plan,
-				 "SELECT c.row_id, c.position, c.item_type, c.item_id, c.seq, c.created_at "
-				 "FROM " MNEMO_CONTEXT_VIEW " c ORDER BY c.position",
-				 1, (Oid[]) {TEXTOID});
-	nrows = MnemoExecute(view_plan, values, NULL, false, 0);
-
-	/* the new tail start: past every tail item the span takes */
-	tail_seq = lock->context_tail_seq;
-	for (row = 0; row < nrows; row++)
-	{
-		char	   *item_id;
-		bool		tail;
-
-		/* a tail item has no row id */
-		SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &tail);
-		if (!tail)
-			continue;
-		item_id = MnemoGetText(row, 4, NULL);
-		if (bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
-			tail_seq = Max(tail_seq, MnemoGetInt64(row, 5, NULL));
-	}
-
-	gone = palloc(sizeof(Datum) * Max(nids, 1));
-	cols = palloc(sizeof(Datum) * 5 * (nrows + 1));
-	fresh = palloc(sizeof(bool) * (nrows + 1));
-	kept = 0;
-	removed = 0;
+	gone = palloc(sizeof(Datum) * nitems);
+	gone_positions = palloc(sizeof(int64) * nitems);
 	ngone = 0;
 	position = PG_INT64_MAX;
-	for (row = 0; row < nrows; row++)
+	tail_seq = lock->context_tail_seq;
+	for (i = 0; i < nitems; i++)
 	{
-		char	   *item_id = MnemoGetText(row, 4, NULL);
-		int64		pos = MnemoGetInt64(row, 2, NULL);
-		int64		seq = MnemoGetInt64(row, 5, NULL);
-		bool		tail;
-		Datum		row_id = SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, 1, &tail);
-
-		if (bsearch(&item_id, sorted, nids, sizeof(char *), CompareStrings))
+		position = Min(position, items[i].position);
+		if (items[i].tail)
 		{
-			if (!tail && ngone < nids)
-				gone[ngone++] = row_id;
-			removed++;
-			position = Min(position, pos);
+			tail_seq = Max(tail_seq, items[i].seq);
+			first_tail = Min(first_tail, items[i].seq);
 			continue;
 		}
-		/* tail items after the span stay implicit; those before it become rows */
-		if (tail && seq > tail_seq)
-			continue;
-		cols[kept] = Int64GetDatum(pos);
-		cols[(nrows + 1) + kept] = CStringGetTextDatum(MnemoGetText(row, 3, NULL));
-		cols[2 * (nrows + 1) + kept] = CStringGetTextDatum(item_id);
-		cols[3 * (nrows + 1) + kept] = Int64GetDatum(seq);
-		cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoGetInt64(row, 6, NULL));
-		fresh[kept] = tail;
-		kept++;
+		gone[ngone] = PointerGetDatum(&items[i].row);
+		gone_positions[ngone++] = items[i].position;
 	}
-	if (removed != nids)
-		elog(ERROR, "context swap removed " INT64_FORMAT " items of %d", removed, nids);
-	cols[kept] = Int64GetDatum(position);
-	cols[(nrows + 1) + kept] = CStringGetTextDatum("summary");
-	cols[2 * (nrows + 1) + kept] = values[2];
-	cols[3 * (nrows + 1) + kept] = Int64GetDatum(summary_seq);
-	cols[4 * (nrows + 1) + kept] = Int64GetDatum(MnemoNowMs());
-	fresh[kept] = true;
-	kept++;
+	qsort(gone_positions, ngone, sizeof(int64), CompareInt64);
 
 	/*
 	 * Rows deleted in place stay in the live generation's index range, dead,
@@ -274,19 +362,90 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	 * never steps over more dead rows than the view has live ones, and the
 	 * rewrites cost O(1) rows per removed item over time (a swap of most of
 	 * the view rewrites at once; a run of small swaps rewrites once in a
-	 * while).  Removed tail items leave no dead row.
+	 * while).  Removed tail items leave no dead row.  The live rows are
+	 * counted by the generation's key range: the explicit view, which
+	 * compaction keeps near its budget, never the tail.
 	 */
+	MnemoPrepare(&count_plan,
+				 "SELECT count(*) FROM mnemo.context_items "
+				 "WHERE session_id = $1 AND generation = $2",
+				 2, (Oid[]) {TEXTOID, INT8OID});
+	MnemoExecute(count_plan, values, NULL, false, 0);
+	live = MnemoGetInt64(0, 1, NULL);
+
+	/*
+	 * The new rows: the tail items between the tail start and the span,
+	 * which the tail no longer holds (the span is contiguous, so these are
+	 * all the tail items it passes over), then the summary.  A compaction
+	 * takes the oldest block, so there are none; a span late in a long tail
+	 * writes the items before it as rows, once.
+	 */
+	MnemoPrepare(&before_plan,
+				 "SELECT t.seq, t.id, t.created_at "
+				 "FROM generate_series($2 + 1, $3 - 1) g(seq), "
+				 "LATERAL (SELECT t.seq, t.id, t.created_at FROM mnemo.messages t "
+				 "         WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary "
+				 "         OFFSET 0) t",
+				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	nrows = first_tail == PG_INT64_MAX ? 0 :
+		MnemoExecute(before_plan,
+					 (Datum[]) {values[0], Int64GetDatum(lock->context_tail_seq),
+					 Int64GetDatum(first_tail)},
+					 NULL, false, 0);
+
+	kept = live - ngone + nrows + 1;
 	dead = lock->context_dead + ngone;
 	rewrite = dead > kept;
+
+	ncols = kept;
+	cols = palloc(sizeof(Datum) * 5 * ncols);
+	kept = 0;
+#define COL(c, k) cols[(c) * ncols + (k)]
+	for (row = 0; row < nrows; row++)
+	{
+		COL(0, kept) = Int64GetDatum(MnemoGetInt64(row, 1, NULL));
+		COL(1, kept) = CStringGetTextDatum("message");
+		COL(2, kept) = CStringGetTextDatum(MnemoGetText(row, 2, NULL));
+		COL(3, kept) = COL(0, kept);
+		COL(4, kept) = Int64GetDatum(MnemoGetInt64(row, 3, NULL));
+		kept++;
+	}
+	COL(0, kept) = Int64GetDatum(position);
+	COL(1, kept) = CStringGetTextDatum("summary");
+	COL(2, kept) = values[2];
+	COL(3, kept) = Int64GetDatum(summary_seq);
+	COL(4, kept) = Int64GetDatum(MnemoNowMs());
+	kept++;
+
 	if (rewrite)
 	{
+		/* the survivors of the explicit rows join the new rows */
 		generation = lock->context_generation + 1;
 		dead = 0;
+		MnemoPrepare(&rows_plan,
+					 "SELECT c.position, c.item_type, c.item_id, c.seq, c.created_at "
+					 "FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2",
+					 2, (Oid[]) {TEXTOID, INT8OID});
+		nrows = MnemoExecute(rows_plan, values, NULL, false, 0);
+		for (row = 0; row < nrows; row++)
+		{
+			int64		pos = MnemoGetInt64(row, 1, NULL);
+
+			if (bsearch(&pos, gone_positions, ngone, sizeof(int64), CompareInt64))
+				continue;
+			if (kept >= ncols)
+				elog(ERROR, "context swap counted fewer rows than it read");
+			COL(0, kept) = Int64GetDatum(pos);
+			COL(1, kept) = CStringGetTextDatum(MnemoGetText(row, 2, NULL));
+			COL(2, kept) = CStringGetTextDatum(MnemoGetText(row, 3, NULL));
+			COL(3, kept) = Int64GetDatum(MnemoGetInt64(row, 4, NULL));
+			COL(4, kept) = Int64GetDatum(MnemoGetInt64(row, 5, NULL));
+			kept++;
+		}
 		MnemoPrepare(&drop_plan,
 					 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND generation = $2",
 					 2, (Oid[]) {TEXTOID, INT8OID});
-		MnemoExecute(drop_plan, (Datum[]) {values[0], Int64GetDatum(lock->context_generation)},
-					 NULL, false, 0);
+		MnemoExecute(drop_plan, values, NULL, false, 0);
 	}
 	else
 	{
@@ -301,22 +460,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 						 PointerGetDatum(construct_array(gone, ngone, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT))},
 						 NULL, false, 0);
 		}
-		/* only the new rows: the summary and the tail items before it */
-		n = 0;
-		for (i = 0; i < kept; i++)
-		{
-			int			c;
-
-			if (!fresh[i])
-				continue;
-			for (c = 0; c < 5; c++)
-				cols[c * (nrows + 1) + n] = cols[c * (nrows + 1) + i];
-			n++;
-		}
-		kept = n;
 	}
 
-	/* the survivors, when rewritten, the new rows, in position order */
+	/* the survivors, when rewritten, and the new rows, in position order */
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, "
 				 "seq, created_at, tenant, generation) "
@@ -326,14 +472,15 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 				 INT8ARRAYOID, TEXTOID, INT8OID});
 	MnemoExecute(insert_plan,
 				 (Datum[]) {values[0],
-					 PointerGetDatum(construct_array(cols, kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 2 * (nrows + 1), kept, TEXTOID, -1, false, TYPALIGN_INT)),
-					 PointerGetDatum(construct_array(cols + 3 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 PointerGetDatum(construct_array(cols + 4 * (nrows + 1), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(&COL(0, 0), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(&COL(1, 0), kept, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(&COL(2, 0), kept, TEXTOID, -1, false, TYPALIGN_INT)),
+					 PointerGetDatum(construct_array(&COL(3, 0), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+					 PointerGetDatum(construct_array(&COL(4, 0), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 					 CStringGetTextDatum(lock->tenant),
 				 Int64GetDatum(generation)},
 				 NULL, false, 0);
+#undef COL
 	MnemoPrepare(&generation_plan,
 				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = $3, "
 				 "context_tail_seq = $4 WHERE id = $1",
@@ -348,77 +495,6 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, const 
 	return position;
 }
 
-/* an item of a view, for look-ups by id (MnemoFindInContext) */
-typedef struct ViewItem
-{
-	char	   *id;
-	Datum		type;			/* text */
-	int64		seq;
-} ViewItem;
-
-static int
-CompareViewItems(const void *a, const void *b)
-{
-	CHECK_FOR_INTERRUPTS();
-	return strcmp(((const ViewItem *) a)->id, ((const ViewItem *) b)->id);
-}
-
-/*
- * For each of ids, in the order given, its item type and seq in session_id's
- * live view (explicit rows and tail) into types[i] and
- * seqs[i] (unless NULL); MN006 naming the first one that is not in the view
- * now.  Inside SPI, under the session lock.
- *
- * The view is read once, by its key's range, and the ids are found in it by
- * binary search in C.  Look-ups by id in SQL would need an index on the
- * view's item ids, one more btree entry for every message appended, to save
- * a compaction (which reads the whole view anyway) a scan; and a join of
- * the list against the view, planned while the session was small, compared
- * every id with every item (20 s for 20,000 items).
- */
-void
-MnemoFindInContext(const char *session_id, ArrayType *ids, Datum *types, Datum *seqs)
-{
-	ViewItem   *view;
-	ViewItem	key;
-	ViewItem   *found;
-	Datum	   *elems;
-	int			nids;
-	uint64		n;
-	uint64		row;
-	int			i;
-
-	MnemoPrepare(&missing_plan,
-				 "SELECT c.item_id, c.item_type, c.seq FROM " MNEMO_CONTEXT_VIEW " c",
-				 1, (Oid[]) {TEXTOID});
-	n = MnemoExecute(missing_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, false, 0);
-	view = palloc(sizeof(ViewItem) * Max(n, 1));
-	for (row = 0; row < n; row++)
-	{
-		view[row].id = MnemoGetText(row, 1, NULL);
-		view[row].type = CStringGetTextDatum(MnemoGetText(row, 2, NULL));
-		view[row].seq = MnemoGetInt64(row, 3, NULL);
-	}
-	qsort(view, n, sizeof(ViewItem), CompareViewItems);
-
-	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
-	for (i = 0; i < nids; i++)
-	{
-		key.id = TextDatumGetCString(elems[i]);
-		found = n > 0 ? bsearch(&key, view, n, sizeof(ViewItem), CompareViewItems) : NULL;
-		if (found == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_MNEMO_INVALID_SWAP),
-					 errmsg("invalid context swap in session \"%s\": item \"%s\" is not in context",
-							session_id, key.id),
-					 errhint("Another compaction may have replaced it; rebuild the span and retry.")));
-		if (types)
-			types[i] = found->type;
-		if (seqs)
-			seqs[i] = Int64GetDatum(found->seq);
-	}
-}
-
 PG_FUNCTION_INFO_V1(mnemo_swap_context_items);
 Datum
 mnemo_swap_context_items(PG_FUNCTION_ARGS)
@@ -430,9 +506,10 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	int64		position;
 
+	MnemoCheckRemoveList(ids, session_id);
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, 0, true, &lock);
-	position = MnemoSwap(session_id, &lock, ids, summary_id, false);
+	position = MnemoSwap(session_id, &lock, ids, NULL, 0, summary_id, false);
 	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(position);

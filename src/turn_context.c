@@ -156,7 +156,7 @@ mnemo_turn_context(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
-	entries = AssembleContext(fcinfo, CurrentMemoryContext, &n, &totals);
+	entries = AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals);
 	parts = AssistantParts(text_to_cstring(PG_GETARG_TEXT_PP(0)), entries, n);
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != TURN_CONTEXT_COLUMNS)

@@ -3,7 +3,7 @@
 -- is exact: the named items go, one summary item takes the smallest
 -- position they held, every other item keeps its position.
 BEGIN;
-SELECT plan(36);
+SELECT plan(37);
 
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_w'); SELECT mnemo.create_session('tap_w2') $$, 'sessions');
 SELECT lives_ok($$ SELECT mnemo.append_messages('tap_w', (
@@ -85,22 +85,27 @@ SELECT throws_ok($$ SELECT mnemo.swap_context_items('tap_w', ARRAY['tap_w6'], 't
 SELECT results_eq($$ SELECT * FROM mnemo.get_context_items('tap_w') $$, $$ SELECT * FROM ctx1 $$,
                   'the failed swaps changed nothing');
 
--- items need not be adjacent; summaries can be swapped out (condensation)
-SELECT is(mnemo.swap_context_items('tap_w', ARRAY['tap_w8', 'tap_w1'], 'tap_ws2'), 1::bigint, 'a non-adjacent swap');
+-- items must be one contiguous run of the view (issue 32): tap_w2 to tap_w7
+-- lie between tap_w1 and tap_w8; summaries can be swapped out (condensation)
+SELECT throws_ok($$ SELECT mnemo.swap_context_items('tap_w', ARRAY['tap_w8', 'tap_w1'], 'tap_ws2') $$, 'MN006',
+                 'invalid context swap in session "tap_w": the items are not a contiguous run of the context view: "tap_w2" lies between "tap_w1" and "tap_w8"',
+                 'a non-contiguous swap');
+SELECT is(mnemo.swap_context_items('tap_w', ARRAY['tap_w1'], 'tap_ws2'), 1::bigint, 'a swap of one item');
 SELECT results_eq($$ SELECT item_type, item_id, position FROM mnemo.get_context_items('tap_w') $$,
                   $$ VALUES ('summary', 'tap_ws2', 1::bigint), ('message', 'tap_w2', 2), ('summary', 'tap_ws1', 3),
-                            ('message', 'tap_w6', 6), ('message', 'tap_w7', 7) $$,
-                  'exact after the non-adjacent swap');
+                            ('message', 'tap_w6', 6), ('message', 'tap_w7', 7), ('message', 'tap_w8', 8) $$,
+                  'exact after the swap');
 SELECT is(mnemo.swap_context_items('tap_w', ARRAY['tap_ws1', 'tap_ws2', 'tap_w2'], 'tap_ws3'), 1::bigint, 'a condensation');
 SELECT results_eq($$ SELECT item_type, item_id, position FROM mnemo.get_context_items('tap_w') $$,
-                  $$ VALUES ('summary', 'tap_ws3', 1::bigint), ('message', 'tap_w6', 6), ('message', 'tap_w7', 7) $$,
+                  $$ VALUES ('summary', 'tap_ws3', 1::bigint), ('message', 'tap_w6', 6), ('message', 'tap_w7', 7),
+                            ('message', 'tap_w8', 8) $$,
                   'exact after the condensation');
 SELECT is((SELECT count(*) FROM mnemo.context_items WHERE session_id = 'tap_w' AND item_type = 'summary'), 1::bigint,
           'one summary item');
 -- a new message joins the end of the view at position = its seq (past every position used)
 SELECT is((mnemo.append_message('tap_w', 'user', '[]', id => 'tap_w9')).seq, 12::bigint, 'an append after the swaps');
 SELECT results_eq($$ SELECT item_id, position FROM mnemo.get_context_items('tap_w') $$,
-                  $$ VALUES ('tap_ws3', 1::bigint), ('tap_w6', 6), ('tap_w7', 7), ('tap_w9', 12) $$,
+                  $$ VALUES ('tap_ws3', 1::bigint), ('tap_w6', 6), ('tap_w7', 7), ('tap_w8', 8), ('tap_w9', 12) $$,
                   'it joins the end of the view');
 -- every message is still readable, unchanged
 SELECT results_eq($$ SELECT id, parts->0->>'text' FROM mnemo.get_messages_with_parts('tap_w') WHERE seq <= 8 $$,

@@ -260,7 +260,7 @@ INSERT INTO fns VALUES
   ('search_history', '{text,text,integer}', 'setof mnemo.search_hit', 'volatile'),
   ('index_search', '{text}', 'bigint', 'volatile'),
   ('search_pending', '{text}', 'bigint', 'stable'),
-  ('compaction_block', '{text,text,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
+  ('compaction_block', '{text,text,integer,integer,integer,integer,integer,integer}', 'setof mnemo.compaction_block', 'stable'),
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),

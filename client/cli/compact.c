@@ -13,7 +13,7 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_compact = {
 	"compact",
 	"compact a session under a budget: summarise its oldest context, level 1, 2 or 3",
-	"Usage: mnemo compact SESSION [--budget N] [--level N] [--tail N] [--ttl MS] [--dry-run]\n"
+	"Usage: mnemo compact SESSION [--budget N] [--level N] [--ttl MS] [--dry-run]\n"
 	"       mnemo compact SESSION --release\n"
 	"\n"
 	"Run the compaction engine on the session (see doc/compaction.md): take\n"
@@ -41,8 +41,7 @@ const cli_command cli_compact = {
 	"  --budget N  compact until the context is at most N tokens\n"
 	"              (default: half its size now)\n"
 	"  --level N   the level to start at: 1 (default), 2, or 3 (no model)\n"
-	"  --tail N    with --dry-run only: keep N messages uncompacted besides the\n"
-	"              two latest user turns (default 8)\n"
+
 	"  --ttl MS    the claim's lease, renewed every round (default 300000): a\n"
 	"              compaction killed mid-way blocks others for at most MS\n"
 	"  --release   end the session's claim, whoever holds it (a compactor that\n"
@@ -95,14 +94,12 @@ run(const char *db, int argc, char **argv)
 {
 	const char *level_text = NULL;
 	const char *budget_text = NULL;
-	const char *tail_text = NULL;
 	const char *ttl_text = NULL;
 	bool		dry = false;
 	bool		drop = false;
 	cli_option	opts[] = {
 		{"level", &level_text, NULL},
 		{"budget", &budget_text, NULL},
-		{"tail", &tail_text, NULL},
 		{"ttl", &ttl_text, NULL},
 		{"release", NULL, &drop},
 		{"dry-run", NULL, &dry}
@@ -115,9 +112,9 @@ run(const char *db, int argc, char **argv)
 	int			rc;
 	int			err;
 
-	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 6, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
-	if (drop && (level_text || budget_text || tail_text || ttl_text || dry))
+	if (drop && (level_text || budget_text || ttl_text || dry))
 		return cli_usage_error(&cli_compact, "--release takes no other option");
 	if (level_text != NULL)
 	{
@@ -130,13 +127,6 @@ run(const char *db, int argc, char **argv)
 		if (!cli_parse_count(&cli_compact, "--budget", budget_text, 1, INT32_MAX, &n))
 			return CLI_USAGE;
 		o.budget_tokens = (int) n;
-	}
-	if (tail_text != NULL)
-	{
-		if (!cli_parse_count(&cli_compact, "--tail", tail_text, 0, INT32_MAX, &n))
-			return CLI_USAGE;
-		/* the options' 0 is the default; none is < 0 */
-		o.tail_messages = n == 0 ? -1 : (int) n;
 	}
 	if (ttl_text != NULL)
 	{
@@ -162,10 +152,10 @@ run(const char *db, int argc, char **argv)
 	mnemo_event_subscribe(st, MNEMO_EVENT_COMPACTION_STARTED, started, NULL);
 	o.progress = progress;
 	err = MNEMO_OK;
-	if (!dry && o.budget_tokens == 0)
+	if (o.budget_tokens == 0)
 	{
 		/* no budget: half the context's size now */
-		mnemo_compact_options d = o;
+		mnemo_compact_options d = MNEMO_COMPACT_OPTIONS_INIT;
 
 		d.dry_run = true;
 		if ((err = mnemo_compact(st, pos[0], &d, &r)) == MNEMO_OK)

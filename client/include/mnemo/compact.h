@@ -115,10 +115,9 @@ typedef struct mnemo_compact_result
 	char		block_kind[16];	/* "leaf" or "condensed" */
 	int			block_items;
 	int			block_tokens;
-	/* budget_tokens: rounds run, and when the budget was not reached
-	 * (OVER_BUDGET), the least the context could be brought to: what
-	 * cannot be summarised (the latest user message, ...) and summaries
-	 * at their least; 0 when max_rounds ended first */
+	/* the rounds run; and OVER_BUDGET: the session's floor, the least the
+	 * context can be brought to (the latest user message, summaries at
+	 * their least, what cannot be summarised), else 0 */
 	int			rounds;
 	int64_t		floor_tokens;
 } mnemo_compact_result;
@@ -126,8 +125,9 @@ typedef struct mnemo_compact_result
 /*
  * Compact session_id (opts may be NULL; out may be NULL).  A provider that
  * cannot be set up or reached is not an error: Level 3 runs.  Errors:
- * OVER_BUDGET (budget_tokens is below the session's floor, or max_rounds
- * ended first: out says how far it got; the summaries committed stay),
+ * OVER_BUDGET (budget_tokens is below the session's floor: out says the
+ * floor and how far it got; the summaries committed stay; max_rounds
+ * ending first is no error),
  * SESSION_NOT_FOUND, INVALID_ARGUMENT, CONNECTION and the other database
  * errors (the claim is released if the connection still works).
  */

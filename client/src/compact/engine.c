@@ -14,8 +14,8 @@
  *
  * With a budget, what is protected is a share of it, so that every budget
  * over the session's floor is reached (doc/compaction.md): the fresh tail
- * and the task each at most a quarter, Level 3 at most an eighth (and a
- * model's summary at most a quarter).  When that leaves the context over
+ * and the task each at most a quarter, Level 3 at most an eighth, a
+ * model's summary at most a quarter.  When that leaves the context over
  * the budget, the engine squeezes: only the latest user message stays
  * protected, a short run or a lone item goes too, and Level 3's size halves
  * down to its least.  What is left then is the floor: OVER_BUDGET.
@@ -190,8 +190,9 @@ round_once(compaction *c, bool *progress)
 	mn_block	b;
 	bool		found;
 	char	   *summary = NULL;
-	/* with a budget, a model's summary may be at most twice Level 3's */
-	int			model_max = c->o.budget_tokens > 0 ? 2 * c->l3_cap : 0;
+	/* with a budget, a model's summary may be at most a quarter of it */
+	int			model_max = c->o.budget_tokens / 4;
+	bool		lone;
 	int			level;
 	int			rc;
 
@@ -200,7 +201,10 @@ round_once(compaction *c, bool *progress)
 	if (rc != MNEMO_OK || !found)
 		return rc;
 
-	for (level = c->o.first_level; level <= 2 && summary == NULL && rc == MNEMO_OK; level++)
+	/* a lone summary squeezed: its model wrote it; Level 3 shrinks it */
+	lone = b.condensed && json_object_array_length(b.item_ids) == 1;
+	for (level = lone ? 3 : c->o.first_level; level <= 2 && summary == NULL && rc == MNEMO_OK;
+		 level++)
 	{
 		mn_block	cut;
 		bool		have = true;
@@ -233,8 +237,7 @@ round_once(compaction *c, bool *progress)
 	else
 		level--;
 
-	if (rc == MNEMO_OK && b.condensed && json_object_array_length(b.item_ids) == 1 &&
-		mnemo_estimate_tokens(summary) >= b.tokens)
+	if (rc == MNEMO_OK && lone && mnemo_estimate_tokens(summary) >= b.tokens)
 	{
 		/* a lone summary this cap cannot shrink: leave lone ones be */
 		c->lone_spent = true;
@@ -319,11 +322,6 @@ run(compaction *c)
 	bool		progress = true;
 	int			rc;
 
-	c->l3_cap = c->o.l3_tokens > 0 ? c->o.l3_tokens : 512;
-	if (c->o.budget_tokens > 0 && c->o.budget_tokens / 8 < c->l3_cap)
-		c->l3_cap = c->o.budget_tokens / 8;
-	if (c->l3_cap < L3_MIN_TOKENS)
-		c->l3_cap = L3_MIN_TOKENS;
 	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK)
 		return rc;
 	if (!c->o.no_prune &&
@@ -369,13 +367,13 @@ run(compaction *c)
 	}
 	c->r.lost = c->r.lost || !held;
 	c->r.tokens_after = size;
-	if (rc == MNEMO_OK && !c->r.lost && c->o.budget_tokens > 0 && size > c->o.budget_tokens)
+	/*
+	 * Nothing left to pick and still over: the budget is below the floor.
+	 * (max_rounds ending first is what the caller asked for.)
+	 */
+	if (rc == MNEMO_OK && !c->r.lost && !progress && c->o.budget_tokens > 0 &&
+		size > c->o.budget_tokens)
 	{
-		if (progress)
-			return mn_fail(c->st, MNEMO_ERR_OVER_BUDGET,
-						   "mnemo_compact: %d rounds ended with the context at %lld tokens, "
-						   "over the budget of %d", c->r.rounds, (long long) size,
-						   c->o.budget_tokens);
 		c->r.floor_tokens = size;
 		return mn_fail(c->st, MNEMO_ERR_OVER_BUDGET,
 					   "mnemo_compact: the budget of %d tokens is below the session's floor: "
@@ -434,6 +432,13 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 		snprintf(c.holder, sizeof(c.holder), "%s", c.o.holder);
 	else
 		snprintf(c.holder, sizeof(c.holder), "%s", mn_compact_holder(st));
+
+	/* Level 3's size: with a budget, at most an eighth of it */
+	c.l3_cap = c.o.l3_tokens > 0 ? c.o.l3_tokens : 512;
+	if (c.o.budget_tokens > 0 && c.o.budget_tokens / 8 < c.l3_cap)
+		c.l3_cap = c.o.budget_tokens / 8;
+	if (c.l3_cap < L3_MIN_TOKENS)
+		c.l3_cap = L3_MIN_TOKENS;
 
 	if (c.o.dry_run)
 	{

@@ -1206,12 +1206,14 @@ CREATE FUNCTION mnemo.compaction_block(
     tail_messages integer DEFAULT 8,
     max_tokens integer DEFAULT 20000,
     min_items integer DEFAULT 3,
-    item_chars integer DEFAULT NULL)
+    item_chars integer DEFAULT NULL,
+    protect_tokens integer DEFAULT NULL,
+    lone_tokens integer DEFAULT NULL)
     RETURNS SETOF mnemo.compaction_block
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_compaction_block';
-COMMENT ON FUNCTION mnemo.compaction_block(text, text, integer, integer, integer, integer) IS 'the oldest contiguous block of the context view outside the fresh tail (the two latest user turns and the last tail_messages messages): messages for kind leaf, summary nodes of one depth for kind condensed; at least min_items, no more than max_tokens beyond them; no row when there is none; item_chars cuts each item in the transcript';
+COMMENT ON FUNCTION mnemo.compaction_block(text, text, integer, integer, integer, integer, integer, integer) IS 'the oldest contiguous block of the context view outside the fresh tail (the two latest user turns and the last tail_messages messages; or, with protect_tokens, the newest messages within protect_tokens, the latest user message and the task while it fits): messages for kind leaf, summary nodes of one depth (of any, with protect_tokens, when none is left) for kind condensed; at least min_items, or fewer over lone_tokens, no more than max_tokens beyond them; no row when there is none; item_chars cuts each item in the transcript';
 
 CREATE FUNCTION mnemo.file_id_footer(content text, file_ids text[] DEFAULT '{}')
     RETURNS text

@@ -23,6 +23,7 @@
 #define CLI_USAGE 2
 #define CLI_NOT_FOUND 3
 #define CLI_CONNECTION 4
+#define CLI_OVER_BUDGET 5
 
 /* cli_parse's answer when --help was asked for and printed: exit 0. */
 #define CLI_HELP_SHOWN (-1)

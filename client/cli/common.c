@@ -176,6 +176,8 @@ cli_exit_code(int err)
 		case MNEMO_ERR_UNINITIALIZED:
 		case MNEMO_ERR_VERSION_MISMATCH:
 			return CLI_CONNECTION;
+		case MNEMO_ERR_OVER_BUDGET:
+			return CLI_OVER_BUDGET;
 		default:
 			return CLI_ERROR;
 	}

@@ -12,32 +12,45 @@ static int	run(const char *db, int argc, char **argv);
 
 const cli_command cli_compact = {
 	"compact",
-	"compact a session: summarise its oldest context, level 1, 2 or 3",
-	"Usage: mnemo compact SESSION [--level N] [--budget N] [--tail N] [--dry-run]\n"
+	"compact a session under a budget: summarise its oldest context, level 1, 2 or 3",
+	"Usage: mnemo compact SESSION [--budget N] [--level N] [--ttl MS] [--dry-run]\n"
+	"       mnemo compact SESSION --release\n"
 	"\n"
 	"Run the compaction engine on the session (see doc/compaction.md): take\n"
-	"its compaction claim, prune tool outputs, then summarise the oldest block\n"
-	"of its context outside the fresh tail (messages, else summaries of one\n"
-	"depth) by Level 1, else 2, else 3, and commit it; with --budget, round\n"
-	"after round while the context is over N tokens.  The compaction model is\n"
-	"the session's provider and model, or what the environment names\n"
-	"(OPENAI_API_KEY, ANTHROPIC_API_KEY, *_BASE_URL); without one, Level 3.\n"
+	"its compaction claim, prune tool outputs, then, round after round while\n"
+	"the context is over the budget, summarise the oldest block of its context\n"
+	"outside what the budget protects (messages, else summaries) by Level 1,\n"
+	"else 2, else 3, and commit it.  Without --budget the budget is half the\n"
+	"context's size now: \"compact this session\" halves it.  At a budget B,\n"
+	"the newest messages within B/4 and the task (the first user message,\n"
+	"while it is at most B/4) stay verbatim, then only the latest user\n"
+	"message, as far as B needs.  The compaction model is the session's\n"
+	"provider and model, or what the environment names (OPENAI_API_KEY,\n"
+	"ANTHROPIC_API_KEY, *_BASE_URL); without one, Level 3.\n"
 	"Prints a line as the compaction starts, one per summary committed\n"
 	"  ID: KIND summary of I items at level L; context now T tokens\n"
 	"and last\n"
 	"  compact: S summaries (L1 a, L2 b, L3 c), T1 -> T2 tokens, P tool outputs pruned\n"
 	"or, when another process holds the session's claim,\n"
 	"  compact: another compactor holds the claim; nothing done\n"
+	"When the budget is below the session's floor (the latest user message,\n"
+	"summaries at their least, what cannot be summarised), it compacts as far\n"
+	"as it can, says the floor on stderr and exits 5.\n"
 	"\n"
 	"Options:\n"
+	"  --budget N  compact until the context is at most N tokens\n"
+	"              (default: half its size now)\n"
 	"  --level N   the level to start at: 1 (default), 2, or 3 (no model)\n"
-	"  --budget N  compact until the context is at most N tokens (default: one round)\n"
-	"  --tail N    keep N messages uncompacted besides the two latest user turns\n"
-	"              (default 8)\n"
+
+	"  --ttl MS    the claim's lease, renewed every round (default 300000): a\n"
+	"              compaction killed mid-way blocks others for at most MS\n"
+	"  --release   end the session's claim, whoever holds it (a compactor that\n"
+	"              was killed), and print its holder; nothing else\n"
 	"  --dry-run   only print the block the first round would summarise:\n"
 	"                would summarise: KIND, I items, T tokens (context T0 tokens)\n"
 	"\n"
-	"Exit status 3 when the session does not exist.\n",
+	"Exit status 3 when the session does not exist, 4 when the connection is\n"
+	"lost (its backend killed), 5 when the budget is below the floor.\n",
 	run
 };
 
@@ -61,17 +74,34 @@ progress(const char *summary_id, const char *kind, int level, int items, int64_t
 	fflush(stdout);
 }
 
+/* mnemo compact SESSION --release */
+static int
+release(mnemo_store *st, const char *sid)
+{
+	char		holder[MNEMO_ID_MAX + 1];
+
+	if (mnemo_compact_release(st, sid, holder) != MNEMO_OK)
+		return cli_fail(st);
+	if (holder[0] == '\0')
+		printf("compact: no claim on %s\n", sid);
+	else
+		printf("compact: released the claim of %s\n", holder);
+	return cli_flush_output("the release");
+}
+
 static int
 run(const char *db, int argc, char **argv)
 {
 	const char *level_text = NULL;
 	const char *budget_text = NULL;
-	const char *tail_text = NULL;
+	const char *ttl_text = NULL;
 	bool		dry = false;
+	bool		drop = false;
 	cli_option	opts[] = {
 		{"level", &level_text, NULL},
 		{"budget", &budget_text, NULL},
-		{"tail", &tail_text, NULL},
+		{"ttl", &ttl_text, NULL},
+		{"release", NULL, &drop},
 		{"dry-run", NULL, &dry}
 	};
 	const char *pos[1];
@@ -80,9 +110,12 @@ run(const char *db, int argc, char **argv)
 	mnemo_store *st;
 	int64_t		n;
 	int			rc;
+	int			err;
 
-	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 4, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if (drop && (level_text || budget_text || ttl_text || dry))
+		return cli_usage_error(&cli_compact, "--release takes no other option");
 	if (level_text != NULL)
 	{
 		if (!cli_parse_count(&cli_compact, "--level", level_text, 1, 3, &n))
@@ -95,16 +128,21 @@ run(const char *db, int argc, char **argv)
 			return CLI_USAGE;
 		o.budget_tokens = (int) n;
 	}
-	if (tail_text != NULL)
+	if (ttl_text != NULL)
 	{
-		if (!cli_parse_count(&cli_compact, "--tail", tail_text, 0, INT32_MAX, &n))
+		if (!cli_parse_count(&cli_compact, "--ttl", ttl_text, 1, INT32_MAX, &n))
 			return CLI_USAGE;
-		/* the options' 0 is the default; none is < 0 */
-		o.tail_messages = n == 0 ? -1 : (int) n;
+		o.claim_ttl_ms = (int) n;
 	}
 	o.dry_run = dry;
 	if ((st = cli_open(db, &rc)) == NULL)
 		return rc;
+	if (drop)
+	{
+		rc = release(st, pos[0]);
+		mnemo_store_close(st);
+		return rc;
+	}
 	if (mnemo_global_init() != MNEMO_OK)
 	{
 		fputs("mnemo: libcurl could not initialise\n", stderr);
@@ -113,7 +151,19 @@ run(const char *db, int argc, char **argv)
 	}
 	mnemo_event_subscribe(st, MNEMO_EVENT_COMPACTION_STARTED, started, NULL);
 	o.progress = progress;
-	if (mnemo_compact(st, pos[0], &o, &r) != MNEMO_OK)
+	err = MNEMO_OK;
+	if (o.budget_tokens == 0)
+	{
+		/* no budget: half the context's size now */
+		mnemo_compact_options d = MNEMO_COMPACT_OPTIONS_INIT;
+
+		d.dry_run = true;
+		if ((err = mnemo_compact(st, pos[0], &d, &r)) == MNEMO_OK)
+			o.budget_tokens = r.tokens_before / 2 > 0 ? (int) (r.tokens_before / 2) : 1;
+	}
+	if (err == MNEMO_OK)
+		err = mnemo_compact(st, pos[0], &o, &r);
+	if (err != MNEMO_OK && err != MNEMO_ERR_OVER_BUDGET)
 		rc = cli_fail(st);
 	else if (dry && r.block_items == 0)
 		printf("would summarise: nothing (context %" PRId64 " tokens)\n", r.tokens_before);
@@ -129,6 +179,11 @@ run(const char *db, int argc, char **argv)
 			   r.summaries == 1 ? "summary" : "summaries", r.levels[1], r.levels[2],
 			   r.levels[3], r.tokens_before, r.tokens_after, cli_s(r.tokens_after), r.pruned,
 			   cli_s(r.pruned));
+	if (err == MNEMO_ERR_OVER_BUDGET)
+	{
+		fflush(stdout);
+		rc = cli_fail(st);
+	}
 	mnemo_store_close(st);
 	mnemo_global_cleanup();
 	return rc;

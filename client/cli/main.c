@@ -51,7 +51,8 @@ usage(FILE *out)
 		  "  --version      the version of mnemo\n"
 		  "\n"
 		  "Exit status: 0 success, 1 error, 2 usage error, 3 session or message not\n"
-		  "found, 4 cannot connect or no usable mnemo extension in the database.\n", out);
+		  "found, 4 cannot connect or no usable mnemo extension in the database,\n"
+		  "5 compact: the budget is below the session's floor.\n", out);
 }
 
 static const cli_command *

@@ -296,7 +296,9 @@ test_four_processes(mnemo_store *st)
 				rc = mnemo_compact(mine, "cmp-four", &o, &r);
 			while (rc == MNEMO_OK && r.lost);
 			mnemo_store_close(mine);
-			_exit(rc == MNEMO_OK ? 0 : 1);
+			/* a budget of 1 is below any session's floor: compacting as
+			 * far as it goes ends in OVER_BUDGET, which is no race's error */
+			_exit(rc == MNEMO_OK || rc == MNEMO_ERR_OVER_BUDGET ? 0 : 1);
 		}
 	}
 	for (i = 0; i < 4; i++)
@@ -450,8 +452,10 @@ test_thresholds(mnemo_store *st)
 	ok(msgs != NULL && chars / 4 <= 1000,
 	   "hard threshold: the request the provider received is under the limit (%zu tokens)",
 	   chars / 4);
-	ok(msgs != NULL && strstr(json_object_to_json_string(msgs), "[LCM File IDs: " CONTENT_ID "]") != NULL,
-	   "hard threshold: it carries the summary");
+	/* the task, with the file reference, stays verbatim at this budget;
+	 * the summary of the rest carries what it covered */
+	ok(msgs != NULL && strstr(json_object_to_json_string(msgs), "Content-ID: " CONTENT_ID) != NULL,
+	   "hard threshold: it carries the task's file reference");
 	log_free(log, n);
 	server_stop(&s);
 }

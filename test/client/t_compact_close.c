@@ -29,6 +29,7 @@ test_close_stops_compaction(void)
 	mnemo_store *other;
 	mnemo_summary_nodes *nodes = NULL;
 	mnemo_compact_result r;
+	int			rc;
 	json_object **log;
 	int			n = 0;
 	int64_t		until,
@@ -70,8 +71,11 @@ test_close_stops_compaction(void)
 
 	/* the next compactor claims and compacts at once */
 	o.first_level = 3;
-	is_int(mnemo_compact(other, "cmp-close", &o, &r), MNEMO_OK, "the next compaction runs (%s)",
-		   mnemo_errmsg(other));
+	/* (a budget of 100 is below this session's floor: OVER_BUDGET, once
+	 * it compacted as far as it goes) */
+	rc = mnemo_compact(other, "cmp-close", &o, &r);
+	ok(rc == MNEMO_OK || rc == MNEMO_ERR_OVER_BUDGET, "the next compaction runs (%s)",
+	   mnemo_errmsg(other));
 	ok(!r.lost && r.summaries > 0, "and commits (lost %d, %d summaries)", r.lost, r.summaries);
 	mnemo_store_close(other);
 	server_stop(&s);

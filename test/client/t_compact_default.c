@@ -222,9 +222,14 @@ test_default_hard(mnemo_store *st)
 	ok(total > 0 && total <= 1500,
 	   "default hard: the request the provider received is under the limit (%d of 1500 tokens, "
 	   "system prompt and tools included)", total);
+	/* the prompt, which holds the file reference, is the task: it stays
+	 * verbatim (a quarter of the budget holds it); the rest is summarised */
 	ok(n > 0 && strstr(json_object_to_json_string(jpath(log[n - 1], "body.messages")),
-					   "continue\\n\\n[LCM File IDs: " CONTENT_ID "]") != NULL,
+					   "\"## Goal\\ncontinue\"") != NULL,
 	   "default hard: it carries the summary");
+	ok(n > 0 && strstr(json_object_to_json_string(jpath(log[n - 1], "body.messages")),
+					   "Content-ID: " CONTENT_ID) != NULL,
+	   "default hard: and the task, with its file reference, verbatim");
 	log_free(log, n);
 	/* the blocking compaction's (and maybe, after the turn, a background
 	 * one's: under the budget may still be over the soft threshold) */
@@ -439,9 +444,10 @@ test_transcript(mnemo_store *st)
 
 	server_start(&s, "reply repeat=5000\n  text \"## Goal\\nContinue the kimi-cli work.\"\n");
 	options(&o, &s, url, sizeof(url));
-	/* its last two user turns alone hold 6,919 tokens (the fresh tail): the
-	 * leaves' summaries must be condensed to fit what is left */
-	o.budget_tokens = 6960;
+	/* its last two user turns alone hold 6,919 tokens; at 80 the fresh
+	 * tail is a quarter of that, and the leaves' summaries (one per 3,000
+	 * tokens) must be condensed to fit what is left */
+	o.budget_tokens = 80;
 	o.block_tokens = 3000;
 	o.max_rounds = 1000;
 	o.tail_messages = 4;

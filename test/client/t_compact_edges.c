@@ -69,7 +69,8 @@ test_big_after_short(mnemo_store *st)
  * tool results with no user message, so the session has one user message
  * and then only steps.  The user-turn rule protected all of it: nothing was
  * ever compacted, and build_context cut the oldest messages, the prompt
- * first, out of the context instead.
+ * first, out of the context instead.  Now the steps are summarised and the
+ * prompt stays.
  */
 static void
 test_agent_loop(mnemo_store *st)
@@ -98,10 +99,12 @@ test_agent_loop(mnemo_store *st)
 	ok(r.summaries > 0 && r.tokens_after <= o.budget_tokens,
 	   "the loop's older steps are summarised, under the budget (%lld -> %lld, %d summaries)",
 	   (long long) r.tokens_before, (long long) r.tokens_after, r.summaries);
-	covered = sql_value("SELECT count(*) FROM mnemo.summary_nodes('ca_edge_loop') n, "
-						"mnemo.expand_summary('ca_edge_loop', n.id, true) e "
-						"WHERE e.item_type = 'message' AND e.seq = 1", NULL);
-	is_str(covered, "1", "the prompt is in a summary, and expands back");
+	/* the task (and latest user message) is protected while it fits in a
+	 * quarter of the budget: verbatim in context, not summarised */
+	covered = sql_value("SELECT count(*) FROM mnemo.get_context_items('ca_edge_loop') c "
+						"JOIN mnemo.messages m ON m.session_id = 'ca_edge_loop' AND m.id = c.item_id "
+						"WHERE m.seq = 1", NULL);
+	is_str(covered, "1", "the prompt stays verbatim in context");
 	free(covered);
 }
 

@@ -67,12 +67,14 @@ typedef struct mnemo_compact_options
 	int			max_output_tokens;	/* Level 1; 0: 8192 (Level 2: at most
 									 * 4000) */
 
-	int			budget_tokens;	/* compact while the context is over this;
-								 * 0: one round */
+	int			budget_tokens;	/* compact while the context is over this,
+								 * protecting shares of it (doc/compaction.md);
+								 * OVER_BUDGET when it cannot; 0: one round */
 	int			first_level;	/* 1, 2 or 3: the level to start at; 0: 1 */
-	int			max_rounds;		/* 0: 10 */
+	int			max_rounds;		/* 0: 10, with budget_tokens no limit */
 	int			tail_messages;	/* messages of the fresh tail besides the
-								 * two latest user turns; 0: 8, < 0: none */
+								 * two latest user turns; 0: 8, < 0: none;
+								 * not with budget_tokens */
 	int			block_tokens;	/* cap of one block's input; 0: 20000 */
 	int			l3_tokens;		/* Level 3's size; 0: 512; at least 24 */
 	bool		no_prune;		/* skip prune_tool_outputs */
@@ -113,16 +115,34 @@ typedef struct mnemo_compact_result
 	char		block_kind[16];	/* "leaf" or "condensed" */
 	int			block_items;
 	int			block_tokens;
+	/* the rounds run; and OVER_BUDGET: the session's floor, the least the
+	 * context can be brought to (the latest user message, summaries at
+	 * their least, what cannot be summarised), else 0 */
+	int			rounds;
+	int64_t		floor_tokens;
 } mnemo_compact_result;
 
 /*
  * Compact session_id (opts may be NULL; out may be NULL).  A provider that
  * cannot be set up or reached is not an error: Level 3 runs.  Errors:
+ * OVER_BUDGET (budget_tokens is below the session's floor: out says the
+ * floor and how far it got; the summaries committed stay; max_rounds
+ * ending first is no error),
  * SESSION_NOT_FOUND, INVALID_ARGUMENT, CONNECTION and the other database
  * errors (the claim is released if the connection still works).
  */
 MNEMO_API int mnemo_compact(mnemo_store *st, const char *session_id,
 							const mnemo_compact_options *opts, mnemo_compact_result *out);
+
+/*
+ * End the session's compaction claim, whoever holds it (a compactor that
+ * was killed leaves its claim until it expires); *holder_out (may be
+ * NULL, MNEMO_ID_MAX + 1 bytes) gets the holder, "" when there was none.
+ * Only for a claim whose compactor is known to be gone: a live one loses
+ * its next commit (INVALID_SWAP, reported as lost).  Errors:
+ * SESSION_NOT_FOUND.
+ */
+MNEMO_API int mnemo_compact_release(mnemo_store *st, const char *session_id, char *holder_out);
 
 /*
  * The engine as a turn's compaction hook (mnemo_turn_options.compact =

@@ -72,8 +72,13 @@ typedef enum mnemo_err
 	MNEMO_ERR_STREAM = -56,				/* an error event mid-stream, or a
 										 * stream ended without its last
 										 * event: what streamed is kept */
-	MNEMO_ERR_CANCELLED = -57			/* mnemo_turn_cancel() or the part
+	MNEMO_ERR_CANCELLED = -57,			/* mnemo_turn_cancel() or the part
 										 * callback stopped the turn */
+
+	/* compaction */
+	MNEMO_ERR_OVER_BUDGET = -60			/* the context could not be brought
+										 * under the budget: below its floor
+										 * (doc/compaction.md) */
 } mnemo_err;
 
 /* A short constant description of a code ("session not found"). */

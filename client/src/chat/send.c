@@ -165,6 +165,12 @@ begin_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const 
 						  "the connection to the server was lost during the compaction");
 			goto done;
 		}
+		if (hook == MNEMO_ERR_OVER_BUDGET)
+		{
+			/* the engine's own words: the floor and how far it got */
+			rc = hook;
+			goto done;
+		}
 		if (hook != 0)
 		{
 			rc = mn_fail(st, MNEMO_ERR_CANCELLED,

@@ -20,9 +20,20 @@
 
 /* ---- the server's half (server.c) ---- */
 
+/* How to pick a block: compaction_block's arguments besides the options'
+ * tail_messages and block_tokens. */
+typedef struct mn_pick
+{
+	bool		condensed;
+	int			min_items;
+	int			protect_tokens; /* by budget; -1: by turns */
+	int			lone_tokens;	/* -1: none */
+} mn_pick;
+
 /* What mnemo.compaction_block picked. */
 typedef struct mn_block
 {
+	mn_pick		pick;			/* how */
 	bool		condensed;
 	char	   *content;		/* the transcript */
 	int			tokens;
@@ -30,10 +41,10 @@ typedef struct mn_block
 	json_object *file_ids;		/* array of strings */
 } mn_block;
 
-/* The next block of kind (leaf / condensed), each item cut to item_chars
- * (0: whole).  *found is false when there is none. */
-int			mn_compact_block(mnemo_store *st, const char *sid, bool condensed,
-							 const mnemo_compact_options *o, int min_items, int item_chars,
+/* The next block picked by p, each item cut to item_chars (0: whole).
+ * *found is false when there is none. */
+int			mn_compact_block(mnemo_store *st, const char *sid, const mn_pick *p,
+							 const mnemo_compact_options *o, int item_chars,
 							 mn_block *b, bool *found);
 void		mn_block_clear(mn_block *b);
 
@@ -56,6 +67,10 @@ int			mn_compact_claim(mnemo_store *st, const char *sid, const char *holder, int
 int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
 							   const mnemo_compact_result *r, const char *error);
 
+/* End sid's claim, whoever holds it; holder (MNEMO_ID_MAX + 1 bytes) gets
+ * its holder, "" when none. */
+int			mn_compact_release_any(mnemo_store *st, const char *sid, char *holder);
+
 /* The assembled context's size, summaries included. */
 int			mn_compact_size(mnemo_store *st, const char *sid, int64_t *size);
 
@@ -76,14 +91,14 @@ void		mn_compact_model_free(mn_compact_model *m);
 /*
  * Level 1 or 2 of block b: the model's summary with its footer in *out
  * (malloc'd), or *out NULL when the level failed (the model could not be
- * called or answered badly, the answer is empty, or not smaller than the
- * input).  Errors only for the database (the footer), memory, and
+ * called or answered badly, the answer is empty, not smaller than the
+ * input, or over max_tokens when that is > 0).  Errors only for the database (the footer), memory, and
  * CANCELLED: the model's request was stopped (the store's stop flag, or
  * mnemo_turn_cancel), and the compaction with it.
  */
 int			mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
 								 const mnemo_compact_options *o, int level, const mn_block *b,
-								 char **out);
+								 int max_tokens, char **out);
 
 /* ---- the outcome (engine.c) ---- */
 

@@ -11,8 +11,17 @@
  * context is still over budget.  Levels fall through 1 -> 2 -> 3, and the
  * loop stops at the budget, at max_rounds, or at a round that committed no
  * summary (no block left, or another compactor won).
+ *
+ * With a budget, what is protected is a share of it, so that every budget
+ * over the session's floor is reached (doc/compaction.md): the fresh tail
+ * and the task each at most a quarter, Level 3 at most an eighth, a
+ * model's summary at most a quarter.  When that leaves the context over
+ * the budget, the engine squeezes: only the latest user message stays
+ * protected, a short run or a lone item goes too, and Level 3's size halves
+ * down to its least.  What is left then is the floor: OVER_BUDGET.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,7 +44,35 @@ typedef struct compaction
 	mnemo_compact_result r;
 	const char *kind;			/* of the last summary committed */
 	int			items;			/* it replaced */
+	int			l3_cap;			/* Level 3's size now */
+	bool		lone_spent;		/* a lone summary that Level 3 cannot shrink */
 } compaction;
+
+/* The picks of a budgeted round, in order: by the budget's shares, then
+ * squeezed (nothing protected but the latest user message). */
+enum
+{
+	PICK_LEAF,
+	PICK_CONDENSED,
+	PICK_SQUEEZE_LEAF,
+	PICK_SQUEEZE_CONDENSED,
+	PICK_COUNT
+};
+
+static void
+budget_pick(const compaction *c, int which, mn_pick *p)
+{
+	int			quarter = c->o.budget_tokens / 4;
+
+	p->condensed = which == PICK_CONDENSED || which == PICK_SQUEEZE_CONDENSED;
+	p->min_items = p->condensed ? 2 : 3;
+	p->protect_tokens = which < PICK_SQUEEZE_LEAF ? quarter : 0;
+	/* a message over twice Level 3's size is worth a summary of its own;
+	 * squeezed, any run of messages is; a summary, while Level 3 shrinks it */
+	p->lone_tokens = which == PICK_LEAF ? 2 * c->l3_cap :
+		which == PICK_SQUEEZE_LEAF ? 0 :
+		which == PICK_SQUEEZE_CONDENSED && !c->lone_spent ? 2 * c->l3_cap : -1;
+}
 
 /* b's item ids as a C array borrowing b's strings; NULL when out of memory. */
 static const char **
@@ -60,8 +97,8 @@ item_ids(const mn_block *b, size_t *n)
 static int
 cut_block(compaction *c, const mn_block *b, mn_block *cut, bool *found)
 {
-	int			rc = mn_compact_block(c->st, c->sid, b->condensed, &c->o, b->condensed ? 2 : 3,
-									  b->condensed ? 800 : 500, cut, found);
+	int			rc = mn_compact_block(c->st, c->sid, &b->pick, &c->o, b->condensed ? 800 : 500,
+									  cut, found);
 
 	if (rc == MNEMO_OK && *found &&
 		strcmp(json_object_to_json_string(cut->item_ids), json_object_to_json_string(b->item_ids)) != 0)
@@ -74,14 +111,31 @@ cut_block(compaction *c, const mn_block *b, mn_block *cut, bool *found)
 	return rc;
 }
 
-/* The next block, messages first, then summary nodes of one depth. */
+/* The next block, messages first, then summary nodes of one depth; with a
+ * budget, by its shares, then squeezed. */
 static int
 next_block(compaction *c, mn_block *b, bool *found)
 {
-	int			rc = mn_compact_block(c->st, c->sid, false, &c->o, 3, 0, b, found);
+	mn_pick		p = {false, 3, -1, -1};
+	int			rc;
+	int			which;
 
-	if (rc == MNEMO_OK && !*found)
-		rc = mn_compact_block(c->st, c->sid, true, &c->o, 2, 0, b, found);
+	if (c->o.budget_tokens <= 0)
+	{
+		rc = mn_compact_block(c->st, c->sid, &p, &c->o, 0, b, found);
+		p.condensed = true;
+		p.min_items = 2;
+		if (rc == MNEMO_OK && !*found)
+			rc = mn_compact_block(c->st, c->sid, &p, &c->o, 0, b, found);
+		return rc;
+	}
+	*found = false;
+	rc = MNEMO_OK;
+	for (which = 0; which < PICK_COUNT && rc == MNEMO_OK && !*found; which++)
+	{
+		budget_pick(c, which, &p);
+		rc = mn_compact_block(c->st, c->sid, &p, &c->o, 0, b, found);
+	}
 	return rc;
 }
 
@@ -136,6 +190,9 @@ round_once(compaction *c, bool *progress)
 	mn_block	b;
 	bool		found;
 	char	   *summary = NULL;
+	/* with a budget, a model's summary may be at most a quarter of it */
+	int			model_max = c->o.budget_tokens / 4;
+	bool		lone;
 	int			level;
 	int			rc;
 
@@ -144,16 +201,19 @@ round_once(compaction *c, bool *progress)
 	if (rc != MNEMO_OK || !found)
 		return rc;
 
-	for (level = c->o.first_level; level <= 2 && summary == NULL && rc == MNEMO_OK; level++)
+	/* a lone summary squeezed: its model wrote it; Level 3 shrinks it */
+	lone = b.condensed && json_object_array_length(b.item_ids) == 1;
+	for (level = lone ? 3 : c->o.first_level; level <= 2 && summary == NULL && rc == MNEMO_OK;
+		 level++)
 	{
 		mn_block	cut;
 		bool		have = true;
 
 		if (level == 1)
-			rc = mn_compact_summarise(c->st, &c->model, &c->o, 1, &b, &summary);
+			rc = mn_compact_summarise(c->st, &c->model, &c->o, 1, &b, model_max, &summary);
 		else if ((rc = cut_block(c, &b, &cut, &have)) == MNEMO_OK && have)
 		{
-			rc = mn_compact_summarise(c->st, &c->model, &c->o, 2, &cut, &summary);
+			rc = mn_compact_summarise(c->st, &c->model, &c->o, 2, &cut, model_max, &summary);
 			mn_block_clear(&cut);
 		}
 	}
@@ -165,7 +225,7 @@ round_once(compaction *c, bool *progress)
 		 * truncate_summary keeps no text at all, and an empty summary is an
 		 * empty assistant message in every later context.
 		 */
-		int			cap = c->o.l3_tokens > 0 ? c->o.l3_tokens : 512;
+		int			cap = c->l3_cap;
 
 		if (b.tokens / 2 < cap)
 			cap = b.tokens / 2 + 1;
@@ -177,6 +237,15 @@ round_once(compaction *c, bool *progress)
 	else
 		level--;
 
+	if (rc == MNEMO_OK && lone && mnemo_estimate_tokens(summary) >= b.tokens)
+	{
+		/* a lone summary this cap cannot shrink: leave lone ones be */
+		c->lone_spent = true;
+		free(summary);
+		mn_block_clear(&b);
+		*progress = true;
+		return MNEMO_OK;
+	}
 	if (rc == MNEMO_OK)
 	{
 		mnemo_new_summary s = MNEMO_NEW_SUMMARY_INIT;
@@ -225,7 +294,11 @@ mn_compact_publish(mnemo_store *st, const char *sid, int rc, const mnemo_compact
 
 	if (rc != MNEMO_OK)
 	{
-		snprintf(data, sizeof(data), "{\"error\": %d, \"summaries\": %d}", rc, r->summaries);
+		snprintf(data, sizeof(data),
+				 "{\"error\": %d, \"summaries\": %d, \"tokens_before\": %lld, "
+				 "\"tokens_after\": %lld, \"floor_tokens\": %lld}", rc, r->summaries,
+				 (long long) r->tokens_before, (long long) r->tokens_after,
+				 (long long) r->floor_tokens);
 		mn_emit(st, MNEMO_EVENT_COMPACTION_FAILED, sid, NULL, 0, data, false);
 		return;
 	}
@@ -241,12 +314,12 @@ mn_compact_publish(mnemo_store *st, const char *sid, int rc, const mnemo_compact
 static int
 run(compaction *c)
 {
-	int			rounds = c->o.max_rounds > 0 ? c->o.max_rounds : 10;
+	int			rounds = c->o.max_rounds > 0 ? c->o.max_rounds :
+		c->o.budget_tokens > 0 ? INT_MAX : 10;
 	int			ttl = c->o.claim_ttl_ms > 0 ? c->o.claim_ttl_ms : 300000;
 	int64_t		size;
 	bool		held = true;
 	bool		progress = true;
-	int			round;
 	int			rc;
 
 	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK)
@@ -265,23 +338,51 @@ run(compaction *c)
 	 * shrink (Level 3's marker alone is 9 tokens), yet the block after it may
 	 * hold the message that puts the context over budget; and appends of
 	 * other processes may outgrow a round that did shrink it.  Every summary
-	 * replaces two items or more with one, so the rounds end with the blocks
-	 * even without max_rounds.
+	 * replaces two items or more with one, or a message with a summary, so
+	 * the rounds end with the blocks even without max_rounds.  With a budget
+	 * still out of reach when no block is left, Level 3's size halves down
+	 * to its least and the lone summaries over it go round again.
 	 */
-	for (round = 0; round < rounds && progress && held && !c->r.lost; round++)
+	while (c->r.rounds < rounds && held && !c->r.lost)
 	{
-		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : round > 0)
+		int			before = c->r.summaries;
+
+		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : c->r.rounds > 0)
 			break;
+		if (!progress)
+		{
+			if (c->o.budget_tokens <= 0 || c->l3_cap <= L3_MIN_TOKENS)
+				break;
+			c->l3_cap = c->l3_cap / 2 < L3_MIN_TOKENS ? L3_MIN_TOKENS : c->l3_cap / 2;
+			c->lone_spent = false;
+		}
+		c->r.rounds++;
 		if ((rc = round_once(c, &progress)) != MNEMO_OK ||
 			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
 			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
 			break;
-		if (progress && c->o.progress != NULL)
+		if (c->r.summaries > before && c->o.progress != NULL)
 			c->o.progress(c->r.summary_id, c->kind, c->r.level, c->items, size,
 						  c->o.progress_arg);
 	}
 	c->r.lost = c->r.lost || !held;
 	c->r.tokens_after = size;
+	/*
+	 * Nothing left to pick and still over: the budget is below the floor.
+	 * (max_rounds ending first is what the caller asked for.)
+	 */
+	if (rc == MNEMO_OK && !c->r.lost && !progress && c->o.budget_tokens > 0 &&
+		size > c->o.budget_tokens)
+	{
+		c->r.floor_tokens = size;
+		return mn_fail(c->st, MNEMO_ERR_OVER_BUDGET,
+					   "mnemo_compact: the budget of %d tokens is below the session's floor: "
+					   "the context cannot be compacted under %lld tokens (the latest user "
+					   "message, summaries at their least and what cannot be summarised); "
+					   "reached %lld from %lld",
+					   c->o.budget_tokens, (long long) size, (long long) size,
+					   (long long) c->r.tokens_before);
+	}
 	return rc;
 }
 
@@ -332,6 +433,13 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 	else
 		snprintf(c.holder, sizeof(c.holder), "%s", mn_compact_holder(st));
 
+	/* Level 3's size: with a budget, at most an eighth of it */
+	c.l3_cap = c.o.l3_tokens > 0 ? c.o.l3_tokens : 512;
+	if (c.o.budget_tokens > 0 && c.o.budget_tokens / 8 < c.l3_cap)
+		c.l3_cap = c.o.budget_tokens / 8;
+	if (c.l3_cap < L3_MIN_TOKENS)
+		c.l3_cap = L3_MIN_TOKENS;
+
 	if (c.o.dry_run)
 	{
 		rc = dry_run(&c);
@@ -346,19 +454,38 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 	else if (rc == MNEMO_OK)
 	{
 		mn_emit(st, MNEMO_EVENT_COMPACTION_STARTED, session_id, NULL, 0, NULL, false);
+		mn_saved_error e;
+
 		rc = run(&c);
 		mn_compact_model_free(&c.model);
+
+		/*
+		 * The event's subscribers and the release make calls of their own:
+		 * the error is the compaction's, whatever they leave (a killed
+		 * backend's CONNECTION was cleared here, and mnemo compact said "no
+		 * error" and exited 0)
+		 */
+		mn_error_save(st, rc, &e);
 		mn_compact_publish(st, session_id, rc, &c.r);
 		if (rc != MNEMO_ERR_CONNECTION)
-		{
-			mn_saved_error e;
-
-			mn_error_save(st, rc, &e);
 			(void) mn_compact_release(st, session_id, c.holder, rc, &c.r, e.msg);
-			rc = mn_error_restore(st, &e);
-		}
+		rc = mn_error_restore(st, &e);
 	}
 	if (out != NULL)
 		*out = c.r;
+	return rc;
+}
+
+MNEMO_API int
+mnemo_compact_release(mnemo_store *st, const char *session_id, char *holder_out)
+{
+	char		holder[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	if ((rc = mn_begin(st, session_id != NULL, "mnemo_compact_release: session_id is required")) != MNEMO_OK)
+		return rc;
+	rc = mn_compact_release_any(st, session_id, holder);
+	if (holder_out != NULL)
+		memcpy(holder_out, holder, strlen(holder) + 1);
 	return rc;
 }

@@ -243,8 +243,8 @@ mn_compact_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *t,
 	o.idle_timeout_ms = t->idle_timeout_ms;
 	/* the background one brings the context back under the soft threshold,
 	 * so that the next turns do not start another at once; the blocking
-	 * one under the turn's budget, however many rounds that takes */
+	 * one under the turn's budget, however many rounds that takes (with a
+	 * budget the engine has no round limit) */
 	o.budget_tokens = blocking ? c->available : (int) (c->soft * c->available);
-	o.max_rounds = blocking ? 100 : 0;
 	return mnemo_compact_hook(st, sid, blocking, &o);
 }

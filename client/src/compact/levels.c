@@ -104,7 +104,8 @@ ask(mnemo_store *st, mn_compact_model *m, const char *prompt, int max_output, mn
 
 int
 mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
-					 const mnemo_compact_options *o, int level, const mn_block *b, char **out)
+					 const mnemo_compact_options *o, int level, const mn_block *b, int max_tokens,
+					 char **out)
 {
 	const char *instructions;
 	const char *tag = b->condensed ? "summaries" : "conversation";
@@ -144,7 +145,8 @@ mn_compact_summarise(mnemo_store *st, mn_compact_model *m,
 			;
 		if (i < reply.len &&
 			(rc = mn_compact_footer(st, reply.data, b->file_ids, out)) == MNEMO_OK &&
-			mnemo_estimate_tokens(*out) >= b->tokens)
+			(mnemo_estimate_tokens(*out) >= b->tokens ||
+			 (max_tokens > 0 && mnemo_estimate_tokens(*out) > max_tokens)))
 		{
 			free(*out);
 			*out = NULL;

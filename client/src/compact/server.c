@@ -9,6 +9,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,8 +20,17 @@ static const mn_stmt block_stmt = {
 	"SELECT kind, to_json(item_ids)::text AS item_ids, content, tokens, "
 	"to_json(file_ids)::text AS file_ids "
 	"FROM mnemo.compaction_block($1::text, $2::text, $3::integer, $4::integer, $5::integer, "
-	"$6::integer)",
-	6
+	"$6::integer, $7::integer, $8::integer)",
+	8
+};
+
+static const mn_stmt release_any_stmt = {
+	"mnemo_release_any_compaction",
+	"SELECT c.holder, CASE WHEN c.holder IS NOT NULL "
+	"THEN mnemo.release_compaction($1::text, c.holder) END "
+	"FROM mnemo.sessions s LEFT JOIN mnemo.compaction_claims c ON c.session_id = s.id "
+	"WHERE s.id = $1::text",
+	1
 };
 
 static const mn_stmt footer_stmt = {
@@ -72,30 +82,35 @@ id_array(const char *text)
 }
 
 int
-mn_compact_block(mnemo_store *st, const char *sid, bool condensed, const mnemo_compact_options *o,
-				 int min_items, int item_chars, mn_block *b, bool *found)
+mn_compact_block(mnemo_store *st, const char *sid, const mn_pick *p,
+				 const mnemo_compact_options *o, int item_chars, mn_block *b, bool *found)
 {
 	char		tail[24],
 				cap[24],
 				min[24],
-				chars[24];
-	const char *params[6];
+				chars[24],
+				protect[24],
+				lone[24];
+	const char *params[8];
 	PGresult   *res;
 
 	memset(b, 0, sizeof(*b));
 	*found = false;
 	params[0] = sid;
-	params[1] = condensed ? "condensed" : "leaf";
+	params[1] = p->condensed ? "condensed" : "leaf";
 	params[2] = mn_i64_param(tail, o->tail_messages > 0 ? o->tail_messages :
 							 o->tail_messages < 0 ? 0 : 8);
 	params[3] = mn_i64_param(cap, o->block_tokens > 0 ? o->block_tokens : 20000);
-	params[4] = mn_i64_param(min, min_items);
+	params[4] = mn_i64_param(min, p->min_items);
 	params[5] = item_chars > 0 ? mn_i64_param(chars, item_chars) : NULL;
+	params[6] = p->protect_tokens >= 0 ? mn_i64_param(protect, p->protect_tokens) : NULL;
+	params[7] = p->lone_tokens >= 0 ? mn_i64_param(lone, p->lone_tokens) : NULL;
 	if ((res = mn_exec(st, &block_stmt, params)) == NULL)
 		return st->errcode;
 	if (PQntuples(res) == 1)
 	{
-		b->condensed = condensed;
+		b->pick = *p;
+		b->condensed = p->condensed;
 		b->content = strdup(PQgetvalue(res, 0, mn_col(res, "content")));
 		b->tokens = (int) mn_get_i64(res, 0, mn_col(res, "tokens"));
 		b->item_ids = id_array(PQgetvalue(res, 0, mn_col(res, "item_ids")));
@@ -189,6 +204,27 @@ mn_compact_release(mnemo_store *st, const char *sid, const char *holder, int rc,
 	params[7] = rc == MNEMO_OK ? NULL : error;
 	if ((res = mn_exec(st, &release_stmt, params)) == NULL)
 		return st->errcode;
+	PQclear(res);
+	return MNEMO_OK;
+}
+
+int
+mn_compact_release_any(mnemo_store *st, const char *sid, char *holder)
+{
+	const char *params[1];
+	PGresult   *res;
+
+	params[0] = sid;
+	holder[0] = '\0';
+	if ((res = mn_exec(st, &release_any_stmt, params)) == NULL)
+		return st->errcode;
+	if (PQntuples(res) == 0)
+	{
+		PQclear(res);
+		return mn_fail(st, MNEMO_ERR_SESSION_NOT_FOUND, "session \"%s\" does not exist", sid);
+	}
+	if (!PQgetisnull(res, 0, 0))
+		snprintf(holder, MNEMO_ID_MAX + 1, "%s", PQgetvalue(res, 0, 0));
 	PQclear(res);
 	return MNEMO_OK;
 }

@@ -89,6 +89,8 @@ mnemo_strerror(int code)
 			return "the reply stream failed";
 		case MNEMO_ERR_CANCELLED:
 			return "cancelled";
+		case MNEMO_ERR_OVER_BUDGET:
+			return "the context cannot be compacted under the budget";
 	}
 	return "unknown error";
 }

@@ -173,9 +173,11 @@ extern const char *const mn_recall_tools;
 /* Whether name is one of the recall tools. */
 bool		mn_recall_is_tool(const char *name);
 
-/* Whether the turn offers the recall tools: the option, else whether the
- * context it sends holds a summary or a file reference. */
-bool		mn_recall_wanted(const mnemo_turn_options *o, const turn_context *tc);
+/* Whether the turn offers the recall tools: the option (> 0: always, their
+ * definitions reserved in c->available), else whether the context it sends
+ * holds a summary or a file reference and they fit beside it. */
+bool		mn_recall_wanted(const mnemo_turn_options *o, const turn_cfg *c,
+							 const turn_context *tc);
 
 /* The caller's tools (NULL: none) with the recall tools after them, in a
  * malloc'd *out.  MNEMO_OK or NOMEM. */

@@ -67,19 +67,20 @@ mn_recall_is_tool(const char *name)
 }
 
 bool
-mn_recall_wanted(const mnemo_turn_options *o, const turn_context *tc)
+mn_recall_wanted(const mnemo_turn_options *o, const turn_cfg *c, const turn_context *tc)
 {
+	bool		something = tc->report.summary_tokens > 0;
 	size_t		i;
 
 	if (o->recall != 0)
 		return o->recall > 0;
-	if (tc->report.summary_tokens > 0)
-		return true;
-	for (i = 0; tc->ctx != NULL && i < tc->ctx->count; i++)
-		if (strcmp(tc->ctx->items[i].item_type, "summary") == 0 ||
-			(tc->ctx->items[i].content != NULL && strstr(tc->ctx->items[i].content, "[FILE: ") != NULL))
-			return true;
-	return false;
+	for (i = 0; !something && tc->ctx != NULL && i < tc->ctx->count; i++)
+		something = strcmp(tc->ctx->items[i].item_type, "summary") == 0 ||
+			(tc->ctx->items[i].content != NULL && strstr(tc->ctx->items[i].content, "[FILE: ") != NULL);
+	/* by default their definitions are not reserved in the budget (settings.c):
+	 * offered only where they fit beside the context, so no request is over */
+	return something &&
+		mn_turn_context_size(tc) + mnemo_estimate_tokens(mn_recall_tools) <= c->available;
 }
 
 int

@@ -374,7 +374,7 @@ run_turn(mnemo_store *st, const char *sid, const mnemo_turn_options *o, const tu
 							 ts, &tc)) != MNEMO_OK)
 			goto done;
 		ts->tools = o->tools;
-		if (mn_recall_wanted(o, &tc))
+		if (mn_recall_wanted(o, c, &tc))
 		{
 			if (with_recall == NULL &&
 				(rc = mn_recall_tools_with(st, o->tools, &with_recall)) != MNEMO_OK)

@@ -168,8 +168,8 @@ mn_turn_settings(mnemo_store *st, const mnemo_turn_options *o, const mnemo_sessi
 	c->retries = o->max_retries > 0 ? o->max_retries : o->max_retries < 0 ? 0 : 3;
 	c->doom = o->doom_loop_threshold > 0 ? o->doom_loop_threshold : 3;
 	sys = mnemo_estimate_tokens(s->system_prompt) + mnemo_estimate_tokens(o->tools);
-	/* the recall tools, when they may be offered (chat/recall.c) */
-	if (o->recall >= 0)
+	/* the recall tools, when always offered (chat/recall.c) */
+	if (o->recall > 0)
 		sys += mnemo_estimate_tokens(mn_recall_tools);
 	/* the seed's budget: usable = limit - output - compaction; minus what
 	 * every request carries besides the context: the system prompt, the

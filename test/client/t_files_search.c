@@ -295,6 +295,25 @@ test_search(mnemo_store *st)
 	rc = mnemo_search(st, NULL, "x", 10, &untouched);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL session");
 	ok(untouched == NULL, "*out untouched");
+
+	/* the backlog: a summary just committed waits, a search indexes it */
+	{
+		int64_t		pending = -1;
+
+		rc = mnemo_search_pending(st, "f1", &pending);
+		is_int(rc, MNEMO_OK, "search_pending");
+		is_int(pending, 0, "nothing waits after a search");
+		rc = mnemo_summary_commit(st, "f1", &(mnemo_new_summary) {
+			.summary_id = "f1-sum2", .content = "More.", .token_count = 2,
+			.remove_item_ids = (const char *const[]) {"f1-sum"}, .n_remove = 1}, NULL, NULL);
+		is_int(rc, MNEMO_OK, "a second summary");
+		rc = mnemo_search_pending(st, "f1", &pending);
+		is_int(pending, 1, "its message waits to be indexed");
+		rc = mnemo_search_pending(st, "nope", &pending);
+		is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "search_pending of a missing session");
+		rc = mnemo_search_pending(st, "f1", NULL);
+		is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "search_pending without out");
+	}
 }
 
 int

@@ -27,6 +27,8 @@ SELECT * FROM mnemo.context_report('c1', 12);        -- what a 12-token budget l
 SELECT item_id, seq, role, parts FROM mnemo.expand_summary('c1', 'sum1', recursive => true);
 -- and the whole log is searchable: r1 (in_context false) and the summary
 SELECT message_id, seq, in_context FROM mnemo.search_history('c1', 'passwd');
+-- and recall names the summary of the context that now covers r1
+SELECT message_id, snippet, covered_by FROM mnemo.recall_search('c1', 'passwd');
 
 -- the checks
 DO $$
@@ -40,4 +42,6 @@ BEGIN
 		= ARRAY['q1', 'r1'];
 	ASSERT (SELECT array_agg(message_id || ' ' || in_context ORDER BY seq)
 			FROM mnemo.search_history('c1', 'passwd')) = ARRAY['r1 false', 'sum1 true'];
+	ASSERT (SELECT array_agg(message_id || ' ' || coalesce(covered_by, '-') ORDER BY seq)
+			FROM mnemo.recall_search('c1', 'passwd')) = ARRAY['r1 sum1', 'sum1 -'];
 END $$;

@@ -88,7 +88,7 @@ static SPIPlanPtr hit_plan;
 	"FROM (SELECT DISTINCT ON (m.seq) m.id, m.seq, p.part_index FROM mnemo.messages m " \
 	"      JOIN mnemo.message_parts p ON p.session_id = $1 AND p.message_id = m.id " \
 	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 AND " SEARCH_DOC " ~ $2 " \
-	"      ORDER BY m.seq DESC, p.part_index LIMIT $3) c " \
+	"      ORDER BY m.seq DESC LIMIT $3) c " \
 	"ORDER BY c.seq DESC"
 
 static int

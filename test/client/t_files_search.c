@@ -296,19 +296,25 @@ test_search(mnemo_store *st)
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL session");
 	ok(untouched == NULL, "*out untouched");
 
-	/* the backlog: a summary just committed waits, a search indexes it */
+	/* the backlog: messages just appended wait until indexed */
 	{
 		int64_t		pending = -1;
+		mnemo_new_part text = MNEMO_NEW_PART_INIT;
+		mnemo_new_message more[2] = {{0}};
 
 		rc = mnemo_search_pending(st, "f1", &pending);
 		is_int(rc, MNEMO_OK, "search_pending");
 		is_int(pending, 0, "nothing waits after a search");
-		rc = mnemo_summary_commit(st, "f1", &(mnemo_new_summary) {
-			.summary_id = "f1-sum2", .content = "More.", .token_count = 2,
-			.remove_item_ids = (const char *const[]) {"f1-sum"}, .n_remove = 1}, NULL, NULL);
-		is_int(rc, MNEMO_OK, "a second summary");
+		text.type = "text";
+		text.text = "more";
+		more[0].role = "user";
+		more[0].n_parts = 1;
+		more[0].parts = &text;
+		more[1] = more[0];
+		rc = mnemo_messages_append(st, "f1", more, 2, NULL);
+		is_int(rc, MNEMO_OK, "two more messages");
 		rc = mnemo_search_pending(st, "f1", &pending);
-		is_int(pending, 1, "its message waits to be indexed");
+		is_int(pending, 2, "they wait to be indexed");
 		rc = mnemo_search_pending(st, "nope", &pending);
 		is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "search_pending of a missing session");
 		rc = mnemo_search_pending(st, "f1", NULL);

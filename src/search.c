@@ -390,13 +390,13 @@ MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn)
 	int			nowners;
 	int			i;
 
+	/* a regular expression reads the messages themselves: no index to feed */
 	owners = LineOwners(line, &nowners);
-	for (i = 0; i < nowners; i++)
+	for (i = 0; i < nowners && !run->regex; i++)
 	{
 		if (drain)
 			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
-		if (!run->regex)
-			run->queued += QueuedMessages(owners[i]);
+		run->queued += QueuedMessages(owners[i]);
 	}
 	run->direct_left = run->regex ? MNEMO_REGEX_SCAN : MNEMO_SEARCH_DIRECT;
 	for (i = line->nsegs - 1; i >= 0 && run->nhits < run->want; i--)

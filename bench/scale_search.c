@@ -9,7 +9,7 @@
  *
  *   first      the first search_history after the appends: the whole
  *              session is a backlog
- *   backlog    the median of the next searches, each still facing a
+ *   backlog    the median of the next 10 searches, each still facing a
  *              backlog (every search indexes at most 500 of it)
  *   index      mnemo.index_search until search_pending is 0: the messages
  *              still waiting after those searches, per second
@@ -133,6 +133,11 @@ main(int argc, char **argv)
 	int			calls = 20;
 	double		med[MAX_SIZES][NOPS];
 	double		index_rate[MAX_SIZES];
+	long long	pending[MAX_SIZES];
+	char		session[MAX_SIZES][64];
+	char		plain[MAX_SIZES][64];
+	double	   *v[MAX_SIZES];
+	int			backlog_calls;
 	const char *list = "10000,100000";
 	PGconn	   *conn;
 	int			s;
@@ -158,6 +163,8 @@ main(int argc, char **argv)
 	}
 	if (calls < 1)
 		die("--calls must be at least 1");
+	for (s = 0; s < nsizes; s++)
+		v[s] = malloc(sizeof(double) * calls);
 
 	conn = connect_db();
 	PQsetNoticeProcessor(conn, quiet, NULL);
@@ -168,76 +175,94 @@ main(int argc, char **argv)
 	prepare(conn, "recall", "SELECT * FROM mnemo.recall_search($1, '" QUERY "', \"limit\" => 20)");
 	prepare(conn, "regex", "SELECT * FROM mnemo.recall_search($1, '" QUERY " is [a-z]+', regex => true, \"limit\" => 20)");
 
+	/*
+	 * Every size is loaded first, and then each figure is taken at every
+	 * size in turn, call by call: the host's load drifts (other work on a
+	 * shared machine), and interleaving puts the same drift in each size's
+	 * median, so the ratios across sizes hold.
+	 */
 	for (s = 0; s < nsizes; s++)
 	{
-		char		session[64];
-		char		plain[64];
-		char		sql[512];
-		char		plain_stmt[64];
-		const char *params[1] = {session};
-		double	   *v = malloc(sizeof(double) * calls);
-		double		t0;
-		long long	indexed = 0;
-		long long	pending;
+		snprintf(session[s], sizeof(session[s]), "scale_search_%ld", sizes[s]);
+		snprintf(plain[s], sizeof(plain[s]), "plain_search_%ld", sizes[s]);
+		load(conn, session[s], plain[s], sizes[s]);
+		printf("loaded %ld messages\n", sizes[s]);
+		fflush(stdout);
+	}
+	exec_cmd(conn, "ANALYZE mnemo.messages; ANALYZE mnemo.message_parts");
+	for (s = 0; s < nsizes; s++)
+	{
+		const char *params[1] = {session[s]};
 		int			rows;
-
-		snprintf(session, sizeof(session), "scale_search_%ld", sizes[s]);
-		snprintf(plain, sizeof(plain), "plain_search_%ld", sizes[s]);
-		load(conn, session, plain, sizes[s]);
-		exec_cmd(conn, "ANALYZE mnemo.messages; ANALYZE mnemo.message_parts");
 
 		med[s][OP_FIRST] = timed(conn, "search", 1, params, &rows);
 		if (rows != 50 && sizes[s] >= 500)
-			die("the first search of %s found %d rows", session, rows);
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, "search", 1, params, NULL);
-		med[s][OP_BACKLOG] = median(v, calls);
+			die("the first search of %s found %d rows", session[s], rows);
+	}
+	/* at most 10: each indexes 500, and a backlog must be left at 10,000 */
+	backlog_calls = calls < 10 ? calls : 10;
+	for (int c = 0; c < backlog_calls; c++)
+		for (s = 0; s < nsizes; s++)
+			v[s][c] = timed(conn, "search", 1, (const char *const[]) {session[s]}, NULL);
+	for (s = 0; s < nsizes; s++)
+		med[s][OP_BACKLOG] = median(v[s], backlog_calls);
 
-		snprintf(sql, sizeof(sql), "SELECT mnemo.search_pending('%s')", session);
-		pending = value(conn, sql);
+	for (s = 0; s < nsizes; s++)
+	{
+		char		sql[256];
+		char		index_sql[256];
+		double		t0;
+
+		snprintf(sql, sizeof(sql), "SELECT mnemo.search_pending('%s')", session[s]);
+		snprintf(index_sql, sizeof(index_sql), "SELECT mnemo.index_search('%s', 100000)", session[s]);
+		pending[s] = value(conn, sql);
 		t0 = now_s();
 		while (value(conn, sql) > 0)
-		{
-			char		index_sql[256];
+			(void) value(conn, index_sql);
+		index_rate[s] = pending[s] > 0 ? (double) pending[s] / (now_s() - t0) : 0;
+	}
+	exec_cmd(conn, "VACUUM ANALYZE mnemo.search_documents");
 
-			snprintf(index_sql, sizeof(index_sql), "SELECT mnemo.index_search('%s', 100000)", session);
-			indexed += value(conn, index_sql);
-		}
-		index_rate[s] = pending > 0 ? (double) pending / (now_s() - t0) : 0;
-		exec_cmd(conn, "VACUUM ANALYZE mnemo.search_documents");
-		(void) indexed;
+	for (s = 0; s < nsizes; s++)
+	{
+		char		sql[1024];
+		char		name[32];
 
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, "search", 1, params, NULL);
-		med[s][OP_PAGE] = median(v, calls);
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, "ranked", 1, params, NULL);
-		med[s][OP_RANKED] = median(v, calls);
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, "recall", 1, params, NULL);
-		med[s][OP_RECALL] = median(v, calls);
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, "regex", 1, params, NULL);
-		med[s][OP_REGEX] = median(v, calls);
-
-		snprintf(plain_stmt, sizeof(plain_stmt), "plain_%d", s);
+		snprintf(name, sizeof(name), "plain_%d", s);
 		snprintf(sql, sizeof(sql),
 				 "SELECT seq, ts_headline('simple', body, q, 'MaxWords=20, MinWords=5, MaxFragments=2') "
 				 "FROM %s, websearch_to_tsquery('simple', '" QUERY "') q "
-				 "WHERE tsv @@ q ORDER BY seq DESC LIMIT " LIMIT, plain);
-		prepare(conn, plain_stmt, sql);
-		for (int c = 0; c < calls; c++)
-			v[c] = timed(conn, plain_stmt, 0, NULL, NULL);
-		med[s][OP_PLAIN] = median(v, calls);
-		free(v);
+				 "WHERE tsv @@ q ORDER BY seq DESC LIMIT " LIMIT, plain[s]);
+		prepare(conn, name, sql);
+	}
+	for (op = OP_PAGE; op < NOPS; op++)
+	{
+		static const char *const stmt[NOPS] = {
+			[OP_PAGE] = "search", [OP_RANKED] = "ranked", [OP_RECALL] = "recall", [OP_REGEX] = "regex"
+		};
 
+		for (int c = 0; c < calls; c++)
+			for (s = 0; s < nsizes; s++)
+			{
+				char		name[32];
+
+				if (op == OP_PLAIN)
+				{
+					snprintf(name, sizeof(name), "plain_%d", s);
+					v[s][c] = timed(conn, name, 0, NULL, NULL);
+				}
+				else
+					v[s][c] = timed(conn, stmt[op], 1, (const char *const[]) {session[s]}, NULL);
+			}
+		for (s = 0; s < nsizes; s++)
+			med[s][op] = median(v[s], calls);
+	}
+	for (s = 0; s < nsizes; s++)
 		printf("%9ld messages: first %.2f ms, backlog %.2f ms, index %.0f msgs/s (of %lld left), "
 			   "page %.2f ms, ranked %.2f ms, recall %.2f ms, regex %.2f ms, plain %.2f ms\n",
-			   sizes[s], med[s][OP_FIRST], med[s][OP_BACKLOG], index_rate[s], pending,
+			   sizes[s], med[s][OP_FIRST], med[s][OP_BACKLOG], index_rate[s], pending[s],
 			   med[s][OP_PAGE], med[s][OP_RANKED], med[s][OP_RECALL], med[s][OP_REGEX],
 			   med[s][OP_PLAIN]);
-		fflush(stdout);
-	}
 
 	printf("\n| messages |");
 	for (op = 0; op < NOPS; op++)
@@ -266,6 +291,11 @@ main(int argc, char **argv)
 		}
 		printf(" %s %.2f%s", op_names[op], hi / lo, op + 1 < NOPS ? "," : "\n");
 	}
+	printf("largest size / smallest size (1M/10k with the 1M knob):");
+	for (op = 0; op < NOPS; op++)
+		printf(" %s %.2f%s", op_names[op], med[nsizes - 1][op] / med[0][op], op + 1 < NOPS ? "," : "\n");
+	for (s = 0; s < nsizes; s++)
+		free(v[s]);
 	PQfinish(conn);
 	return 0;
 }

@@ -9,19 +9,23 @@
  * anyway), plus the seq ranges in mnemo.search_queue: messages indexed
  * already whose parts changed since (append_part, and update_part_status
  * merging an output or an error).  Draining a session -- index_search(),
- * which search_history() runs first unless the transaction is read-only --
- * turns the parts of those messages into mnemo.search_documents rows (one
- * tsvector per part) under the GIN index that search reads, and moves
- * indexed_seq.  So an append pays nothing for search, not even a queue row,
- * and never for a flush of the GIN's pending list: that work happens on the
- * drain, in the searcher's or a scheduled job's time (doc/benchmarks.md,
- * "Search without the tax").
+ * and a slice of MNEMO_SEARCH_SLICE messages before each search_history()
+ * unless the transaction is read-only -- turns the parts of at most a given
+ * number of those messages, the queued ones first and then the oldest, into
+ * mnemo.search_documents rows (one tsvector per part, keyed by the
+ * message's seq) under the GIN index that search reads, and moves
+ * indexed_seq over them.  No call indexes an unbounded backlog (issue 36:
+ * the first search after 900,000 appends took 115 s); what a search sees
+ * of the rest is src/search.c's.  So an append pays nothing for search, not
+ * even a queue row, and never for a flush of the GIN's pending list: that
+ * work happens on the drain, in the searcher's or a scheduled job's time
+ * (doc/benchmarks.md, "Search without the tax").
  *
- * Correctness of the drain: it first locks the session's progress row, so
- * drains of one session take turns, and the session row FOR KEY SHARE,
+ * Correctness of the drain: it first locks the session row FOR KEY SHARE,
  * which an append's update of the row does not wait for but a purge's
  * delete does (so a purge removes what a drain wrote, and a drain after a
- * purge finds no session); then, with a snapshot taken after that lock, it
+ * purge finds no session), then the session's progress row, so drains of
+ * one session take turns; then, with a snapshot taken after that lock, it
  * reads the session's last_seq.  An append moves last_seq and inserts its messages in
  * one transaction, so every message up to the last_seq the drain sees is
  * visible to it; one that commits later is past the new indexed_seq and

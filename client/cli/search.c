@@ -8,6 +8,9 @@
 
 #include "cli.h"
 
+/* the newest messages not yet indexed that a search reads (mnemo.search_history) */
+#define SEARCH_DIRECT 2000
+
 static int	run(const char *db, int argc, char **argv);
 
 const cli_command cli_search = {
@@ -19,7 +22,9 @@ const cli_command cli_search = {
 	"one line a hit, newest first,\n"
 	"  #SEQ ROLE MESSAGE_ID [in context | compacted]  SNIPPET\n"
 	"The words of the snippet that matched are bold on a terminal (not when\n"
-	"NO_COLOR is set), plain otherwise.\n"
+	"NO_COLOR is set), plain otherwise.  Of messages not yet indexed (an\n"
+	"import), a search reads the newest 2,000; a line on stderr says when\n"
+	"there are more.\n"
 	"QUERY is plain words (websearch syntax: \"a phrase\", -not, or).\n"
 	"\n"
 	"Options:\n"
@@ -44,6 +49,7 @@ run(const char *db, int argc, char **argv)
 	mnemo_session *s = NULL;
 	mnemo_store *st;
 	int64_t		limit = 50;
+	int64_t		pending;
 	int			rc;
 
 	if ((rc = cli_parse(&cli_search, argc, argv, opts, 2, pos, 2, 2, NULL)) != CLI_OK)
@@ -92,6 +98,16 @@ run(const char *db, int argc, char **argv)
 	else
 		fprintf(stderr, "mnemo: %zu hit%s\n", hits->count, cli_s((int64_t) hits->count));
 	mnemo_search_hits_free(hits);
+
+	/*
+	 * The server says with a NOTICE what a search could not read of a
+	 * backlog; the library drops notices, so ask how large it is.
+	 */
+	if (mnemo_search_pending(st, pos[0], &pending) == MNEMO_OK && pending > SEARCH_DIRECT)
+		fprintf(stderr, "mnemo: %" PRId64 " messages are not yet indexed: a search reads the newest %d "
+				"of them directly and the others once indexed "
+				"(SELECT mnemo.index_search(session) until mnemo.search_pending(session) is 0)\n",
+				pending, SEARCH_DIRECT);
 	mnemo_store_close(st);
 	return cli_flush_output("the hits");
 }

@@ -105,6 +105,16 @@ expect_rc 3 "search of a missing session"
 run_m search manners
 expect_rc 2 "search without a query"
 
+# a backlog larger than a search reads directly is said, on stderr
+psql_q -c "SELECT mnemo.create_session('manners-log')" \
+	-c "SELECT count(*) FROM mnemo.append_messages('manners-log', (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'line ' || i)))) FROM generate_series(1, 3000) i))" >/dev/null
+run_m search manners-log line --limit 2
+expect_rc 0 "mnemo search on a backlog of 3,000 messages"
+check "gives the newest at once" grep -q "^#3000 user " "$work/out"
+check "and says how many are not yet indexed" grep -q "^mnemo: 2500 messages are not yet indexed" "$work/err"
+run_m search manners "lazy dog"
+check "a session indexed says nothing of it" bash -c "! grep -q 'not yet indexed' '$work/err'"
+
 # ---- plurals and ranges -------------------------------------------------------
 
 run_m context manners --budget 6

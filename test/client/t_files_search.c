@@ -295,6 +295,31 @@ test_search(mnemo_store *st)
 	rc = mnemo_search(st, NULL, "x", 10, &untouched);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL session");
 	ok(untouched == NULL, "*out untouched");
+
+	/* the backlog: messages just appended wait until indexed */
+	{
+		int64_t		pending = -1;
+		mnemo_new_part text = MNEMO_NEW_PART_INIT;
+		mnemo_new_message more[2] = {{0}};
+
+		rc = mnemo_search_pending(st, "f1", &pending);
+		is_int(rc, MNEMO_OK, "search_pending");
+		is_int(pending, 0, "nothing waits after a search");
+		text.type = "text";
+		text.text = "more";
+		more[0].role = "user";
+		more[0].n_parts = 1;
+		more[0].parts = &text;
+		more[1] = more[0];
+		rc = mnemo_messages_append(st, "f1", more, 2, NULL);
+		is_int(rc, MNEMO_OK, "two more messages");
+		rc = mnemo_search_pending(st, "f1", &pending);
+		is_int(pending, 2, "they wait to be indexed");
+		rc = mnemo_search_pending(st, "nope", &pending);
+		is_err(st, rc, MNEMO_ERR_SESSION_NOT_FOUND, "MN001", "search_pending of a missing session");
+		rc = mnemo_search_pending(st, "f1", NULL);
+		is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "search_pending without out");
+	}
 }
 
 int

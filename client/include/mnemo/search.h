@@ -56,6 +56,12 @@ MNEMO_API void mnemo_search_hits_free(mnemo_search_hits *hits);
 MNEMO_API int mnemo_search(mnemo_store *st, const char *session_id, const char *query,
 						   int limit, mnemo_search_hits **out);
 
+/* How many of the session's messages wait to be indexed for search
+ * (search_pending): a search reads the newest 2,000 of them directly and
+ * the rest only once indexed.  Errors: SESSION_NOT_FOUND,
+ * INVALID_ARGUMENT (session_id or pending NULL). */
+MNEMO_API int mnemo_search_pending(mnemo_store *st, const char *session_id, int64_t *pending);
+
 /* ------------------------------------------------------------------------
  * File references
  * ------------------------------------------------------------------------ */

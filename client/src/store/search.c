@@ -23,6 +23,12 @@ static const mn_stmt search_stmt = {
 	3
 };
 
+static const mn_stmt pending_stmt = {
+	"mnemo_search_pending",
+	"SELECT mnemo.search_pending($1::text) AS pending",
+	1
+};
+
 MNEMO_API int
 mnemo_prune_tool_outputs(mnemo_store *st, const char *session_id,
 						 const mnemo_prune_options *opts, int *pruned)
@@ -111,4 +117,18 @@ mnemo_search(mnemo_store *st, const char *session_id, const char *query, int lim
 	params[1] = query;
 	params[2] = mn_i64_param(limit_text, limit < 0 ? 50 : limit);
 	return hits_result(st, mn_exec(st, &search_stmt, params), out);
+}
+
+MNEMO_API int
+mnemo_search_pending(mnemo_store *st, const char *session_id, int64_t *pending)
+{
+	const char *params[1];
+	int			rc;
+
+	if ((rc = mn_begin(st, session_id != NULL && pending != NULL,
+					   "session id and pending are required")) != MNEMO_OK)
+		return rc;
+	params[0] = session_id;
+	return mn_i64_result(st, mn_exec(st, &pending_stmt, params), "pending",
+						 "search_pending returned no count", pending);
 }

@@ -265,8 +265,13 @@ FinishEntry(ContextReceiver *r)
 	if (r->newest_first)
 	{
 		r->last_position = e->position;
-		/* the newest messages that fit, up to the first that does not */
-		if (!r->cut && !e->oversize && e->tokens <= r->remaining)
+		/*
+		 * The newest messages that fit, up to the first that does not; as
+		 * the other path lets go of renderings past CONTEXT_HELD_MAX, a
+		 * budget that would hold more stops there.
+		 */
+		if (!r->cut && !e->oversize && e->tokens <= r->remaining &&
+			r->contents.len <= CONTEXT_HELD_MAX)
 		{
 			e->included = true;
 			r->remaining -= e->tokens;
@@ -813,7 +818,8 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 		values[3] = Int64GetDatum(last_seq);
 		MnemoExecute(count_plan, values, NULL, true, 1);
 		total = MnemoGetInt64(0, 1, NULL);
-		rest = total - r.nentries - summaries_omitted - r.omitted_items;
+		/* entries: the summaries (oversize ones too) and the messages taken */
+		rest = total - r.nentries - r.omitted_items;
 		if (rest > 0)
 		{
 			r.omitted_tokens += (int64) ((double) r.omitted_tokens / r.omitted_items * rest + 0.5);

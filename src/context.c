@@ -5,11 +5,18 @@
  *
  * Invariant 5: assembly reads the context view and only the items in it, so
  * its cost grows with the context, not with the session's history, nor with
- * the other sessions sharing the tables.  One statement reads the items of
- * the view and, for each, its message row (by primary key, through the seq
- * the item carries), its parts and a summary's DAG node, every access by an
- * index whose key leads with the session; its rows are rendered as the
- * executor produces them, and selection is done here in C.  The raw parts
+ * the other sessions sharing the tables.  And of the view it reads what the
+ * budget holds (issue 36: a session never compacted is all tail, and
+ * rendering all of it before the budget cut cost 17 s at 900,000 messages):
+ * the summaries, then the messages newest first, a batch of items at a time,
+ * up to the first that does not fit (AssembleNewestFirst).  Each statement
+ * reads items of the view and, for each, its message row (by primary key,
+ * through the seq the item carries), its parts and a summary's DAG node,
+ * every access by an index whose key leads with the session; its rows are
+ * rendered as the executor produces them, and selection is done here in C.
+ * A fork's view, whose items its ancestors hold, is read whole, owner by
+ * owner (ReadForkContext), and chosen from after; so is the view
+ * compaction_block reads (MnemoReadContext).  The raw parts
  * are not returned: a client that wants structured tool calls passes the
  * item ids to get_messages_with_parts_by_ids.
  *

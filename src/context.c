@@ -5,11 +5,18 @@
  *
  * Invariant 5: assembly reads the context view and only the items in it, so
  * its cost grows with the context, not with the session's history, nor with
- * the other sessions sharing the tables.  One statement reads the items of
- * the view and, for each, its message row (by primary key, through the seq
- * the item carries), its parts and a summary's DAG node, every access by an
- * index whose key leads with the session; its rows are rendered as the
- * executor produces them, and selection is done here in C.  The raw parts
+ * the other sessions sharing the tables.  And of the view it reads what the
+ * budget holds (issue 36: a session never compacted is all tail, and
+ * rendering all of it before the budget cut cost 17 s at 900,000 messages):
+ * the summaries, then the messages newest first, a batch of items at a time,
+ * up to the first that does not fit (AssembleNewestFirst).  Each statement
+ * reads items of the view and, for each, its message row (by primary key,
+ * through the seq the item carries), its parts and a summary's DAG node,
+ * every access by an index whose key leads with the session; its rows are
+ * rendered as the executor produces them, and selection is done here in C.
+ * A fork's view, whose items its ancestors hold, is read whole, owner by
+ * owner (ReadForkContext), and chosen from after; so is the view
+ * compaction_block reads (MnemoReadContext).  The raw parts
  * are not returned: a client that wants structured tool calls passes the
  * item ids to get_messages_with_parts_by_ids.
  *
@@ -265,8 +272,13 @@ FinishEntry(ContextReceiver *r)
 	if (r->newest_first)
 	{
 		r->last_position = e->position;
-		/* the newest messages that fit, up to the first that does not */
-		if (!r->cut && !e->oversize && e->tokens <= r->remaining)
+		/*
+		 * The newest messages that fit, up to the first that does not; as
+		 * the other path lets go of renderings past CONTEXT_HELD_MAX, a
+		 * budget that would hold more stops there.
+		 */
+		if (!r->cut && !e->oversize && e->tokens <= r->remaining &&
+			r->contents.len <= CONTEXT_HELD_MAX)
 		{
 			e->included = true;
 			r->remaining -= e->tokens;
@@ -813,7 +825,8 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 		values[3] = Int64GetDatum(last_seq);
 		MnemoExecute(count_plan, values, NULL, true, 1);
 		total = MnemoGetInt64(0, 1, NULL);
-		rest = total - r.nentries - summaries_omitted - r.omitted_items;
+		/* entries: the summaries (oversize ones too) and the messages taken */
+		rest = total - r.nentries - r.omitted_items;
 		if (rest > 0)
 		{
 			r.omitted_tokens += (int64) ((double) r.omitted_tokens / r.omitted_items * rest + 0.5);

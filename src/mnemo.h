@@ -144,7 +144,11 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  * function is estimated at 1,000 rows, each a look-up by (session_id, seq)
  * in a LATERAL subquery kept apart (OFFSET 0), never a hash of the
  * session's messages.  row_id is the explicit row's
- * ctid, NULL for a tail item.  Every read of the view goes through this.
+ * ctid, NULL for a tail item.  A read of the whole view goes through this;
+ * the reads that must cost less than the view read its two parts by key
+ * themselves, in the same way: context assembly newest first, a batch of
+ * seqs at a time, up to what the budget holds (context.c), and a swap, the
+ * items it names and their span (swap.c).
  */
 #define MNEMO_CONTEXT_VIEW \
 	"(SELECT c.session_id, c.position, c.item_type, c.item_id, c.seq, c.created_at, c.tenant, " \

@@ -230,7 +230,8 @@ SELECT format('the call touches %s, not only the partitions of its session %s, a
               'delegated with force_delegation', string_agg(DISTINCT t.partition, ', '),
               split_part(:'sessions', ',', 1), :'function')
   FROM touched t, regexp_match(t.bound, 'modulus (\d+), remainder (\d+)') AS b
- WHERE coalesce(nullif(:'forced', '')::boolean,
+ WHERE t.bound IS NOT NULL
+   AND coalesce(nullif(:'forced', '')::boolean,
                 (SELECT f.force_delegation FROM mnemo._session_functions() f
                   WHERE f.fn::oid::regproc::text = 'mnemo.' || :'function'), false)
    AND NOT satisfies_hash_partition('mnemo.sessions'::regclass, b[1]::integer, b[2]::integer,

@@ -188,7 +188,7 @@ is "$(val "SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'cs_cc_co
 	2/1 "mnemo import of a Claude Code log that compacted: 2 tool parts tombstoned, 1 summary"
 check "mnemo compact --level 3 takes the claim, compacts and releases it" \
 	"$M" compact cs_imported --level 3 --budget 2000
-grep '^compact:' "$tmp/check.out" | sed 's/^/# /' 
+sed -n 's/^compact:/# compact:/p' "$tmp/check.out"
 is "$(val "SELECT count(*) > 0 FROM mnemo.summary_nodes('cs_imported')") $(val "SELECT count(*) FROM mnemo.compaction_claims WHERE session_id = 'cs_imported'")" \
 	"t 0" "the compaction stored its summaries and released its claim"
 "$M" export "$f2" >"$tmp/f2.jsonl" 2>"$tmp/export.err" || true

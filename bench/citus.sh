@@ -5,7 +5,9 @@
 # prepared statements, in the same run:
 #
 #   - per-call latency, one client: append_message (one message, one part)
-#     and build_context (a session of BENCH_CITUS_MESSAGES messages);
+#     and build_context (a session of BENCH_CITUS_MESSAGES messages), and
+#     build_context of a fork of such a session at its end (on the cluster
+#     its source may be on the other worker: the fork's node reads it);
 #   - append throughput, 8 clients on 64 sessions.
 #
 #   bash bench/citus.sh
@@ -51,6 +53,10 @@ cat >"$top/context.sql" <<'SQL'
 \set s random(1, 64)
 SELECT * FROM mnemo.build_context(:s::text, 1000000);
 SQL
+cat >"$top/fork.sql" <<'SQL'
+\set s random(1001, 1016)
+SELECT * FROM mnemo.build_context(:s::text, 1000000);
+SQL
 
 # measure LAYOUT: the figures of one layout, as "name value" lines
 measure() {
@@ -62,6 +68,11 @@ measure() {
 		          jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'message ' || m))))
 		     FROM generate_series(1, $msgs) m))" >/dev/null
 	done
+	for g in $(seq 1 16); do
+		psql -X -q -v ON_ERROR_STOP=1 -c "SELECT mnemo.fork_session('$g', '$msgs', '$((1000 + g))')" >/dev/null
+	done
+	pgbench -n -M prepared -c 1 -T "$secs" -f "$top/fork.sql" 2>/dev/null |
+		awk -v l="$1" '/^latency average/ { print l " fork_build_context latency_ms " $4 }'
 	pgbench -n -M prepared -c 1 -T "$secs" -f "$top/append.sql" 2>/dev/null |
 		awk -v l="$1" '/^latency average/ { print l " append_message latency_ms " $4 }'
 	pgbench -n -M prepared -c 1 -T "$secs" -f "$top/context.sql" 2>/dev/null |
@@ -78,8 +89,9 @@ measure() {
 
 awk '{ v[$1 " " $2] = $4 }
      END {
-       printf "citus/single: append_message latency %.2fx, build_context latency %.2fx, 8-client append throughput %.2fx\n",
+       printf "citus/single: append_message latency %.2fx, build_context latency %.2fx, on a fork %.2fx, 8-client append throughput %.2fx\n",
          v["citus append_message"] / v["single append_message"],
          v["citus build_context"] / v["single build_context"],
+         v["citus fork_build_context"] / v["single fork_build_context"],
          v["citus append_8_clients"] / v["single append_8_clients"]
      }' "$top/figures"

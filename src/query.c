@@ -31,6 +31,7 @@
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/params.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
@@ -137,6 +138,7 @@ MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant
 		int			r;
 		int			c;
 
+		CHECK_FOR_INTERRUPTS();
 		while ((1 << k) > n - done)
 			k--;
 		PrepareRows(ins, k);

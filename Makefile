@@ -40,12 +40,17 @@ client-clean:
 # make test: every test the project has: private cluster, pg_regress,
 # isolation, pgTAP, client, concurrency, crash, backup and a tiny bench run;
 # ends with "N passed, N failed".
-.PHONY: test bench demo
+.PHONY: test test-citus bench demo
 demo:
 	bash test/demo.sh
 
 test:
 	bash test/run.sh
+
+# make test-citus: mnemo on a real Citus cluster, a coordinator and two
+# workers (test/citus/run.sh); one line saying it was skipped without Citus.
+test-citus:
+	bash test/citus/run.sh
 
 bench:
 	bash bench/run.sh

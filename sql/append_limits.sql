@@ -109,14 +109,15 @@ SELECT last_seq FROM mnemo.sessions WHERE id = 'rv_int';
 SELECT mnemo.purge_session('rv_int');
 
 -- Memory: a batch's parts are validated in a scratch context and only what
--- is stored is kept, its statement's arrays are built a column at a time,
--- and its INSERTs have generic plans (a custom plan folds every array into
--- itself as a constant, twice).  Measured in a fresh backend, by its peak
+-- is stored is kept, and its INSERTs are generic-plan multi-row VALUES
+-- statements of at most 128 rows, whose values exist one statement at a
+-- time (a custom plan of one INSERT ... SELECT unnest($k) would fold every
+-- array into itself as a constant, twice).  Measured in a fresh backend, by its peak
 -- resident memory (Linux), up to the INSERT of the parts: the first part's
 -- id is taken, so that statement fails at its first row (MN004) and the
 -- shared buffers it would have filled do not count.  It used to hold about
--- 1,300 bytes per small part (a batch of 256 MB could take 7 GB), now
--- about 550.
+-- 1,300 bytes per small part (a batch of 256 MB could take 7 GB), then
+-- about 520 with the arrays of one INSERT ... SELECT, now about 360.
 SELECT id FROM mnemo.create_session('rv_mem');
 SELECT seq FROM mnemo.append_message('rv_mem', 'user',
   '[{"type": "text", "text": "taken", "id": "rv_mem_taken"}]');

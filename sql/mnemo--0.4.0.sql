@@ -455,12 +455,17 @@ COMMENT ON FUNCTION mnemo._session_column(regclass) IS 'the column a table is pa
 -- session_id, or the id of a *_session function.  One with a parent_id
 -- reads a second session (the parent) and is left out.  mnemo.distribute()
 -- delegates these to the session's node; test/partitioned/pruning.sh proves
--- each stays in its session's partitions.
-CREATE FUNCTION mnemo._session_functions() RETURNS TABLE (fn regprocedure, session_arg name)
+-- each stays in its session's partitions, its ancestors' too on a fork.
+-- force_delegation (delegated inside transaction blocks too, and then
+-- confined to the session's own shards) is false for all of them: any of
+-- them may read a fork's inherited messages in its ancestors' sessions,
+-- which Citus then refuses (doc/scale-out.md, "Forks").
+CREATE FUNCTION mnemo._session_functions()
+    RETURNS TABLE (fn regprocedure, session_arg name, force_delegation boolean)
     LANGUAGE sql STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS $$
-    SELECT p.oid::regprocedure, p.proargnames[1]
+    SELECT p.oid::regprocedure, p.proargnames[1], false
       FROM pg_proc p
       JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
                       AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
@@ -469,7 +474,7 @@ CREATE FUNCTION mnemo._session_functions() RETURNS TABLE (fn regprocedure, sessi
         OR (p.proargnames[1] = 'id' AND p.proname LIKE '%\_session'
             AND NOT 'parent_id' = ANY (p.proargnames))
 $$;
-COMMENT ON FUNCTION mnemo._session_functions() IS 'the functions that act on one session and the argument naming it: what mnemo.distribute() delegates';
+COMMENT ON FUNCTION mnemo._session_functions() IS 'the functions that act on one session, the argument naming it and whether Citus confines the call to that session''s shards (force_delegation): what mnemo.distribute() delegates';
 
 -- Rebuild table tab, empty and with nothing depending on its row type, as a
 -- table hash-partitioned by its session column into tab_p0 .. tab_p<N-1>,
@@ -1470,14 +1475,14 @@ BEGIN
             PERFORM pg_catalog.create_distributed_table(t.rel, t.key, colocate_with => 'mnemo.sessions');
         END IF;
     END LOOP;
-    -- every function that acts on one session: called on the coordinator,
-    -- it runs on the node holding that session's shards, also inside a
-    -- transaction block (force_delegation: Citus then refuses a statement
-    -- that leaves the session's shards, which test/partitioned proves none does)
+    -- every function that acts on one session: called on the coordinator
+    -- outside a transaction block, it runs on the node holding that
+    -- session's shards (inside one, or with force_delegation, see
+    -- _session_functions)
     FOR f IN SELECT * FROM mnemo._session_functions() ORDER BY fn::text LOOP
         PERFORM pg_catalog.create_distributed_function(f.fn, f.session_arg,
                                                        colocate_with => 'mnemo.sessions',
-                                                       force_delegation => true);
+                                                       force_delegation => f.force_delegation);
     END LOOP;
 END
 $$;

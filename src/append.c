@@ -10,13 +10,10 @@
  * session row is locked, reserving the seqs (see sessions.c); then the
  * rows are inserted by prepared SPI statements, through the executor, so
  * that partitions, row-level security checks, Citus and ordinary triggers
- * see every row.  The statements are set-based, INSERT ... SELECT
- * unnest($k), unnest($k+1), ...: one for the messages, one for all their
- * parts, whatever the number of rows, so a batch of 100 messages starts two
- * executor runs, not 200.  The unnests are in the select list, not in FROM:
- * there they run in step and stream into the insert, where ROWS FROM would
- * first copy each array into a tuplestore of its own (an import spent a
- * tenth of its backend's time on those copies).  A taken id is found by the
+ * see every row.  The statements are set-based, multi-row INSERT ...
+ * VALUES of up to 128 rows each (MnemoInsertRows), for the messages, then
+ * for all their parts, so a batch of 100 messages starts three executor
+ * runs, not 100, and an ordinary turn two.  A taken id is found by the
  * unique indexes and named afterwards (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
@@ -73,7 +70,6 @@ typedef struct GivenIds
 
 static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 
-static SPIPlanPtr message_plan;
 static SPIPlanPtr taken_plan;
 static SPIPlanPtr inherited_plan;
 static SPIPlanPtr find_message_plan;
@@ -356,36 +352,36 @@ typedef struct CallRows
 	MnemoPart  *parts;
 } CallRows;
 
+/* message row `row` of a call's rows (MnemoInsertRows) */
+static void
+FillMessage(void *arg, int row, Datum *values, bool *nulls)
+{
+	CallRows   *rows = arg;
+	int			c;
+
+	for (c = 0; c < MSG_NCOLS; c++)
+	{
+		values[c] = rows->msg[c * rows->n + row];
+		nulls[c] = rows->msg_nulls[c * rows->n + row];
+	}
+}
+
+static MnemoRowsInsert message_insert = {
+	"INSERT INTO mnemo.messages (session_id, tenant, seq, id, role, created_at, agent, "
+	"model_id, provider_id, run_id, is_summary)",
+	MSG_NCOLS, msg_col_types, "message"
+};
+
 static void
 InsertRows(void *arg)
 {
 	CallRows   *rows = arg;
-	Datum		args[3 + MSG_NCOLS];
-	int			c;
 
-	args[0] = CStringGetTextDatum(rows->session_id);
-	args[1] = CStringGetTextDatum(rows->tenant);
 	/* append_part writes a part alone */
-	if (rows->n > 0)
-	{
-		for (c = 0; c < MSG_NCOLS; c++)
-			args[2 + c] = MnemoArray(msg_col_types[c], rows->msg + c * rows->n,
-									 rows->msg_nulls + c * rows->n, rows->n);
-		MnemoPrepareGeneric(&message_plan,
-					 "INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, agent, "
-					 "model_id, provider_id, run_id, is_summary, tenant) "
-					 "SELECT $1, unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "
-					 "unnest($8), unnest($9), unnest($10), unnest($11), $2",
-					 2 + MSG_NCOLS, (Oid[]) {TEXTOID, TEXTOID, INT8ARRAYOID, TEXTARRAYOID,
-					 TEXTARRAYOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-					 TEXTARRAYOID, BOOLARRAYOID});
-		MnemoInsert(message_plan, args, NULL, "message", NULL);
-	}
-
+	MnemoInsertRows(&message_insert, rows->session_id, rows->tenant, rows->n, FillMessage, rows);
 	if (rows->nparts > 0)
 		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
 						 rows->part_indexes, rows->parts);
-
 }
 
 /*

@@ -29,6 +29,7 @@
 
 #include "mnemo.h"
 
+static SPIPlanPtr holder_before_plan;
 static SPIPlanPtr claim_plan;
 static SPIPlanPtr release_plan;
 static SPIPlanPtr holder_plan;
@@ -46,7 +47,8 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	bool		watched;
 	MnemoCall	call;
 	bool		taken;
-	bool		fresh = false;
+	bool		fresh;
+	char	   *before = NULL;
 
 	MnemoCheckId(holder, "holder");
 	if (ttl_ms < 1)
@@ -62,11 +64,18 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	values[4] = CStringGetTextDatum(tenant);
 
 	/*
-	 * A concurrent claimant's insert or update of the row makes this one wait
-	 * for its commit, then decide on the row it committed.
+	 * The holder before this claim, read apart from the upsert: Citus routes
+	 * neither a CTE nor a subquery in an INSERT's RETURNING (doc/scale-out.md).
+	 * FOR UPDATE makes a concurrent claimant of an existing row wait for this
+	 * one's commit, then read the holder it committed; over a missing row the
+	 * upsert's conflict does the same.
 	 */
+	MnemoPrepare(&holder_before_plan,
+				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1 FOR UPDATE",
+				 1, types);
+	if (MnemoExecute(holder_before_plan, values, NULL, false, 1) == 1)
+		before = MnemoGetText(0, 1, NULL);
 	MnemoPrepare(&claim_plan,
-				 "WITH old AS (SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1) "
 				 "INSERT INTO mnemo.compaction_claims AS c "
 				 "(session_id, holder, claimed_at, expires_at, tenant) "
 				 "VALUES ($1, $2, $3, $3 + $4, $5) "
@@ -74,12 +83,10 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 				 "claimed_at = CASE WHEN c.holder = excluded.holder "
 				 "THEN c.claimed_at ELSE excluded.claimed_at END, "
 				 "expires_at = excluded.expires_at "
-				 "WHERE c.holder = excluded.holder OR c.expires_at <= excluded.claimed_at "
-				 "RETURNING (SELECT holder FROM old) IS DISTINCT FROM $2",
+				 "WHERE c.holder = excluded.holder OR c.expires_at <= excluded.claimed_at",
 				 5, types);
 	taken = MnemoExecute(claim_plan, values, NULL, false, 0) == 1;
-	if (taken)
-		fresh = MnemoGetBool(0, 1);
+	fresh = taken && (before == NULL || strcmp(before, holder) != 0);
 
 	/* a new holder (not a renewal): a compaction starts */
 	if (fresh)

@@ -48,11 +48,24 @@ extern char *MnemoCallerTenant(void);
 
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
-extern void MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
+
+/* a set-based INSERT ... VALUES of a session's rows (MnemoInsertRows) */
+#define MNEMO_ROWS_WIDTHS 8		/* statements of 1, 2, 4, ..., 128 rows */
+typedef struct MnemoRowsInsert
+{
+	const char *head;			/* INSERT INTO t (session_id, tenant, the columns) */
+	int			ncols;			/* the columns after session_id and tenant */
+	const Oid  *types;			/* their types */
+	const char *what;			/* a row, for MN004 */
+	SPIPlanPtr	plans[MNEMO_ROWS_WIDTHS];	/* by log2 of the width */
+} MnemoRowsInsert;
+typedef void (*MnemoRowFill) (void *arg, int row, Datum *values, bool *nulls);
+extern void MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant,
+							int n, MnemoRowFill fill, void *arg);
 extern Datum MnemoArray(Oid type, Datum *values, bool *nulls, int n);
 extern Datum MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row);
 extern uint64 MnemoExecuteTo(SPIPlanPtr plan, Datum *values, const char *nulls, bool read_only,

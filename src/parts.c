@@ -256,8 +256,6 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 	out->token_estimate = estimate;
 }
 
-static SPIPlanPtr insert_plan;
-
 /* the columns of a part row that vary within a call, in the statement's order */
 enum
 {
@@ -277,92 +275,86 @@ static const Oid part_col_types[PART_NCOLS] = {
 	TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
 };
 
+/* the parts of a call, to insert (MnemoInsertParts) */
+typedef struct PartRows
+{
+	char	  **message_ids;
+	const int32 *part_indexes;
+	const MnemoPart *parts;
+} PartRows;
+
+static void
+FillPart(void *arg, int row, Datum *values, bool *nulls)
+{
+	PartRows   *rows = arg;
+	const MnemoPart *part = &rows->parts[row];
+	int			c;
+
+	Assert(part->id != NULL);
+	for (c = 0; c < PART_NCOLS; c++)
+	{
+		const char *s = NULL;
+
+		nulls[c] = false;
+		switch (c)
+		{
+			case PART_MESSAGE_ID:
+				s = rows->message_ids[row];
+				break;
+			case PART_INDEX:
+				values[c] = Int32GetDatum(rows->part_indexes[row]);
+				continue;
+			case PART_ID:
+				s = part->id;
+				break;
+			case PART_TYPE:
+				s = part->part_type;
+				break;
+			case PART_CONTENT:
+				values[c] = JsonbPGetDatum(part->content);
+				continue;
+			case PART_TOOL_NAME:
+				s = part->tool_name;
+				break;
+			case PART_TOOL_CALL_ID:
+				s = part->tool_call_id;
+				break;
+			case PART_TOOL_STATE:
+				s = part->tool_state;
+				break;
+			case PART_TOKEN_ESTIMATE:
+				values[c] = Int32GetDatum(part->token_estimate);
+				continue;
+		}
+		if (s == NULL)
+		{
+			values[c] = (Datum) 0;
+			nulls[c] = true;
+		}
+		else
+			values[c] = CStringGetTextDatum(s);
+	}
+}
+
+static MnemoRowsInsert part_insert = {
+	"INSERT INTO mnemo.message_parts (session_id, tenant, message_id, part_index, id, "
+	"part_type, content, tool_name, tool_call_id, tool_state, token_estimate)",
+	PART_NCOLS, part_col_types, "part"
+};
+
 /*
- * Store n validated parts with one INSERT: parts[i] belongs to message
- * message_ids[i] at part_indexes[i].  The caller holds the session lock, has
- * chosen the indexes and given every part an id; a taken id is MN004, which
- * the caller turns into one naming the id (append.c).  The statement's
- * arrays are built a column at a time, the column's values in a scratch
- * context: a call of a million parts holds its arrays, not a second copy
- * of every value besides them.
+ * Store n validated parts: parts[i] belongs to message message_ids[i] at
+ * part_indexes[i].  The caller holds the session lock, has chosen the
+ * indexes and given every part an id; a taken id is MN004, which the caller
+ * turns into one naming the id (append.c).  Only the parts of one statement
+ * at a time (MnemoInsertRows) are copied into its parameters: a call of a
+ * million parts holds its validated parts and no second copy of them.
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,
 				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	MemoryContext valcxt = AllocSetContextCreate(cxt, "mnemo part column",
-												 ALLOCSET_DEFAULT_SIZES);
-	Datum		args[2 + PART_NCOLS];
-	Datum	   *values = palloc(sizeof(Datum) * Max(n, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
-	int			i;
-	int			c;
+	PartRows	rows = {message_ids, part_indexes, parts};
 
-	for (c = 0; c < PART_NCOLS; c++)
-	{
-		MemoryContextSwitchTo(valcxt);
-		for (i = 0; i < n; i++)
-		{
-			const char *s = NULL;
-
-			CHECK_FOR_INTERRUPTS();
-			nulls[i] = false;
-			switch (c)
-			{
-				case PART_MESSAGE_ID:
-					s = message_ids[i];
-					break;
-				case PART_INDEX:
-					values[i] = Int32GetDatum(part_indexes[i]);
-					continue;
-				case PART_ID:
-					Assert(parts[i].id != NULL);
-					s = parts[i].id;
-					break;
-				case PART_TYPE:
-					s = parts[i].part_type;
-					break;
-				case PART_CONTENT:
-					values[i] = JsonbPGetDatum(parts[i].content);
-					continue;
-				case PART_TOOL_NAME:
-					s = parts[i].tool_name;
-					break;
-				case PART_TOOL_CALL_ID:
-					s = parts[i].tool_call_id;
-					break;
-				case PART_TOOL_STATE:
-					s = parts[i].tool_state;
-					break;
-				case PART_TOKEN_ESTIMATE:
-					values[i] = Int32GetDatum(parts[i].token_estimate);
-					continue;
-			}
-			if (s == NULL)
-			{
-				values[i] = (Datum) 0;
-				nulls[i] = true;
-			}
-			else
-				values[i] = CStringGetTextDatum(s);
-		}
-		MemoryContextSwitchTo(cxt);
-		args[2 + c] = MnemoArray(part_col_types[c], values, nulls, n);
-		MemoryContextReset(valcxt);
-	}
-	MemoryContextDelete(valcxt);
-	pfree(values);
-	pfree(nulls);
-	args[0] = CStringGetTextDatum(session_id);
-	args[1] = CStringGetTextDatum(tenant);
-	MnemoPrepareGeneric(&insert_plan,
-				 "INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, "
-				 "part_type, content, tool_name, tool_call_id, tool_state, token_estimate, tenant) "
-				 "SELECT $1, unnest($3), unnest($4), unnest($5), unnest($6), unnest($7), "
-				 "unnest($8), unnest($9), unnest($10), unnest($11), $2",
-				 2 + PART_NCOLS, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, INT4ARRAYOID,
-				 TEXTARRAYOID, TEXTARRAYOID, JSONBARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
-				 TEXTARRAYOID, INT4ARRAYOID});
-	MnemoInsert(insert_plan, args, NULL, "part", NULL);
+	MnemoInsertRows(&part_insert, session_id, tenant, n, FillPart, &rows);
 }

@@ -21,15 +21,21 @@
  *
  * Plans are custom or generic as the plan cache decides: every statement
  * filters every table by the session id, so either plan touches one
- * session's rows (one partition, one shard).
+ * session's rows (one partition, one shard).  Citus plans a statement it
+ * cannot prune without its parameters' values as prohibitively costly, so
+ * the plan cache keeps choosing custom plans for it.  The one exception is
+ * the set-based INSERT ... VALUES (MnemoInsertRows), always generic.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "nodes/params.h"
+#include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "utils/tuplestore.h"
 
@@ -63,17 +69,97 @@ MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
- * As MnemoPrepare, for a statement that always gets a generic plan: one
- * whose parameters are the arrays of a set-based write (INSERT ... SELECT
- * unnest($k)).  A custom plan would be made for each call with every array
- * folded into it as a constant, copied twice (planning, then the plan's own
- * context): 280 MB besides the arrays for a call of a million parts.  The
- * plan is the same for any arrays, so nothing is lost.
+ * A multi-row INSERT ... VALUES of width rows, prepared once with a generic
+ * plan: its parameters are the rows' values, which a custom plan would copy
+ * into itself as constants on every call.  Citus prunes an INSERT ... VALUES
+ * at execution (deferred pruning), so the generic plan is routable there
+ * too; an INSERT ... SELECT with parameters it can plan only when custom,
+ * which is why no set-based write selects from unnest($k) (doc/scale-out.md).
+ */
+static void
+PrepareRows(MnemoRowsInsert *ins, int k)
+{
+	int			width = 1 << k;
+	int			nargs = 2 + width * ins->ncols;
+	Oid		   *types;
+	StringInfoData sql;
+	int			r;
+	int			c;
+
+	if (ins->plans[k] != NULL)
+		return;
+	types = palloc(sizeof(Oid) * nargs);
+	types[0] = TEXTOID;
+	types[1] = TEXTOID;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "%s VALUES ", ins->head);
+	for (r = 0; r < width; r++)
+	{
+		appendStringInfo(&sql, "%s($1, $2", r > 0 ? ", " : "");
+		for (c = 0; c < ins->ncols; c++)
+		{
+			types[2 + r * ins->ncols + c] = ins->types[c];
+			appendStringInfo(&sql, ", $%d", 3 + r * ins->ncols + c);
+		}
+		appendStringInfoChar(&sql, ')');
+	}
+	Prepare(&ins->plans[k], sql.data, nargs, types, CURSOR_OPT_GENERIC_PLAN);
+	pfree(sql.data);
+	pfree(types);
+}
+
+/*
+ * Insert n rows of session_id (tenant) with ins: row i's columns after
+ * session_id and tenant are what fill(arg, i, ...) sets.  The rows go in
+ * statements of 128, 64, ..., 1 rows (the binary digits of n), so that a
+ * call of one message and two parts runs two statements, an import of
+ * thousands one per 128 rows, and the values of one statement at a time
+ * exist as Datums: fill's allocations are freed after each.  MN004 if an id
+ * is taken (MnemoInsert; the caller names it).
  */
 void
-MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant, int n,
+				MnemoRowFill fill, void *arg)
 {
-	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_GENERIC_PLAN);
+	int			maxrows = 1 << (MNEMO_ROWS_WIDTHS - 1);
+	MemoryContext cxt = CurrentMemoryContext;
+	MemoryContext rowcxt = AllocSetContextCreate(cxt, "mnemo rows", ALLOCSET_DEFAULT_SIZES);
+	Datum	   *values = palloc(sizeof(Datum) * (2 + maxrows * ins->ncols));
+	char	   *nulls = palloc(2 + maxrows * ins->ncols);
+	bool	   *rownulls = palloc(sizeof(bool) * ins->ncols);
+	int			done = 0;
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
+	nulls[0] = nulls[1] = ' ';
+	while (done < n)
+	{
+		int			k = MNEMO_ROWS_WIDTHS - 1;
+		int			r;
+		int			c;
+
+		CHECK_FOR_INTERRUPTS();
+		while ((1 << k) > n - done)
+			k--;
+		PrepareRows(ins, k);
+		MemoryContextSwitchTo(rowcxt);
+		for (r = 0; r < (1 << k); r++)
+		{
+			int			at = 2 + r * ins->ncols;
+
+			fill(arg, done + r, values + at, rownulls);
+			for (c = 0; c < ins->ncols; c++)
+				nulls[at + c] = rownulls[c] ? 'n' : ' ';
+		}
+		MemoryContextSwitchTo(cxt);
+		MnemoInsert(ins->plans[k], values, nulls, ins->what, NULL);
+		MemoryContextReset(rowcxt);
+		done += 1 << k;
+	}
+	MemoryContextDelete(rowcxt);
+	pfree(values);
+	pfree(nulls);
+	pfree(rownulls);
 }
 
 /* Execute a prepared plan; returns SPI_processed. */
@@ -135,11 +221,9 @@ MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
 
 /*
  * The n values (nulls: NULL or one flag each) as a one-dimensional array of
- * a built-in type, a parameter of a set-based statement: one INSERT ...
- * SELECT unnest($k), ... writes all the rows of a call in one executor run
- * (append.c says why the unnests are in the select list).  The element
- * layouts are known here, so building the array looks nothing up in the
- * catalog.
+ * a built-in type, a parameter of a set-based statement (... FROM
+ * unnest($k)).  The element layouts are known here, so building the array
+ * looks nothing up in the catalog.
  */
 Datum
 MnemoArray(Oid type, Datum *values, bool *nulls, int n)

@@ -143,6 +143,9 @@ get_messages_flat/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.get_messages_flat('p
 history/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.history('pr_f', 5)
 build_context/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.build_context('pr_f', 1000)
 get_messages_with_parts_by_ids/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.get_messages_with_parts_by_ids('pr_f', ARRAY['pr_f2', 'pr_b1'])
+get_messages_with_parts/fork	pr_f,pr_b	SELECT count(*) FROM mnemo.get_messages_with_parts('pr_f')
+context_report/fork	pr_f,pr_b	SELECT mnemo.context_report('pr_f', 1000)
+append_message/fork	pr_f,pr_b	SELECT mnemo.append_message('pr_f', 'user', '[{"type":"text","text":"more"}]', id => 'pr_f3')
 create_map	pr_a	SELECT mnemo.create_map('pr_a', 'pr_map2', '[1,2]', 'x {{ item }}')
 claim_map_items	pr_a	SELECT count(*) FROM mnemo.claim_map_items('pr_a', 'pr_map', 'pr_w2', 5)
 complete_map_item	pr_a	SELECT mnemo.complete_map_item('pr_a', 'pr_map', 0, 'pr_w', '"done"')
@@ -161,6 +164,7 @@ SET auto_explain.log_min_duration = 0;
 SET auto_explain.log_nested_statements = on;
 SET auto_explain.log_analyze = off;
 SET auto_explain.log_format = json;
+SET auto_explain.log_verbose = on;
 SET auto_explain.log_level = notice;
 SET client_min_messages = notice;
 BEGIN;
@@ -174,13 +178,17 @@ SQL
 		     END { print "]" }'
 }
 
-# check_plans JSON SESSIONS [FUNCTION]: one line per statement that touches
-# more than one partition of a table, one line if the call touched a
+# check_plans JSON SESSIONS [FUNCTION [FORCED]]: one line per statement that
+# touches more than one partition of a table, one line if the call touched a
 # partition that does not hold one of SESSIONS (comma-separated ids), one per
-# function that Citus would refuse in a write, one per write to a reference
-# table if FUNCTION is delegated; nothing when the call passes.
+# function that Citus would refuse in a write, one per INSERT that Citus
+# cannot plan or route, one per write to a reference table if FUNCTION is
+# delegated, one per partition outside the first of SESSIONS if FUNCTION is
+# delegated with force_delegation (FORCED t or f overrides
+# _session_functions); nothing when the call passes.
 check_plans() {
-	psql -X -q -tA -v ON_ERROR_STOP=1 -v plans="$1" -v sessions="$2" -v function="${3:-}" <<'SQL'
+	psql -X -q -tA -v ON_ERROR_STOP=1 -v plans="$1" -v sessions="$2" -v function="${3:-}" \
+		-v forced="${4:-}" <<'SQL'
 CREATE TEMP TABLE touched AS
   WITH plan AS (
     SELECT s.n, s.p->>'Query Text' AS query, s.p
@@ -218,6 +226,59 @@ SELECT format('statement %s writes %s, which has no session column (a reference 
  WHERE mnemo._session_column(c.oid) IS NULL
    AND EXISTS (SELECT FROM mnemo._session_functions() f
                 WHERE f.fn::oid::regproc::text = 'mnemo.' || :'function');
+-- force_delegation confines a delegated call to the shards of its
+-- distribution argument's value (not its node): Citus refuses any statement
+-- filtered by another session, a fork's ancestor included
+SELECT format('the call touches %s, not only the partitions of its session %s, and %s is '
+              'delegated with force_delegation', string_agg(DISTINCT t.partition, ', '),
+              split_part(:'sessions', ',', 1), :'function')
+  FROM touched t, regexp_match(t.bound, 'modulus (\d+), remainder (\d+)') AS b
+ WHERE t.bound IS NOT NULL
+   AND coalesce(nullif(:'forced', '')::boolean,
+                (SELECT f.force_delegation FROM mnemo._session_functions() f
+                  WHERE f.fn::oid::regproc::text = 'mnemo.' || :'function'), false)
+   AND NOT satisfies_hash_partition('mnemo.sessions'::regclass, b[1]::integer, b[2]::integer,
+                                    split_part(:'sessions', ',', 1))
+HAVING count(*) > 0;
+-- INSERTs Citus cannot plan or route: an INSERT ... SELECT with a generic
+-- plan (its parameters are still $n in the plan: "could not create
+-- distributed plan"), one that locks the rows it selects (FOR KEY SHARE
+-- ...), and a CTE or a subquery in an INSERT ... VALUES or in any INSERT's
+-- RETURNING ("subqueries are not supported within INSERT queries")
+WITH plan AS (
+  SELECT s.n, s.p, lower(regexp_replace(s.p->>'Query Text', '\s+', ' ', 'g')) AS q
+    FROM jsonb_array_elements(:'plans'::jsonb) WITH ORDINALITY AS s(p, n)),
+ins AS (
+  SELECT n, p, q, substr(q, regexp_instr(q, '\minsert into\M')) AS stmt,
+         q ~ '^ ?with\M' AS cte
+    FROM plan WHERE q ~ '\minsert into\M'),
+kind AS (
+  SELECT n, p, q, stmt, cte,
+         stmt ~ '^insert into [a-z0-9_."]+( as [a-z0-9_]+)? (\([^)]*\) ?)?select\M' AS from_select
+    FROM ins),
+found AS (
+  SELECT n, q, 'an INSERT ... SELECT with a generic plan ($n in the plan), which Citus cannot plan' AS what
+    FROM kind
+   WHERE from_select
+     AND EXISTS (SELECT FROM regexp_matches((p - 'Query Text')::text, '\$([0-9]+)', 'g') AS x(m)
+                  -- $n, but not an InitPlan's output ("InitPlan 1 (returns $0)")
+                  WHERE x.m[1] NOT IN (SELECT o[1]
+                                         FROM regexp_matches((p - 'Query Text')::text,
+                                                             'returns ([$0-9,]+)', 'g') AS r(l),
+                                              regexp_matches(r.l[1], '\$([0-9]+)', 'g') AS o))
+  UNION ALL
+  SELECT n, q, 'an INSERT ... SELECT that locks the rows it selects, which Citus refuses'
+    FROM kind WHERE from_select AND stmt ~ '\mfor (key share|share|update|no key update)\M'
+  UNION ALL
+  SELECT n, q, 'an INSERT ... VALUES with a CTE, which Citus does not route'
+    FROM kind WHERE cte AND NOT from_select
+  UNION ALL
+  SELECT n, q, 'an INSERT ... VALUES with a subquery, which Citus does not route'
+    FROM kind WHERE NOT from_select AND split_part(stmt, ' returning ', 1) ~ '\( ?select\M'
+  UNION ALL
+  SELECT n, q, 'an INSERT with a subquery in RETURNING, which Citus does not route'
+    FROM kind WHERE stmt ~ '\mreturning\M.*\( ?select\M')
+SELECT format('statement %s is %s: %s', n, what, left(q, 300)) FROM found ORDER BY n, what;
 -- Citus evaluates a write's functions that are not IMMUTABLE before routing
 -- it, and refuses them where they depend on rows: inside CASE or COALESCE
 -- and in RETURNING.  The spans of a write statement's text in CASE ... END,
@@ -311,6 +372,12 @@ is "$(val "SELECT count(*) FILTER (WHERE c.relkind = 'p') > 0 AND count(*) FILTE
 
 check "the seed data goes in" psql -X -q -v ON_ERROR_STOP=1 -c "$seed"
 
+# a fork and its source are in different partitions, so that a statement of
+# a call on the fork that reads its source is seen
+is "$(val "SELECT count(DISTINCT r) FROM generate_series(0, 3) r, unnest(ARRAY['pr_f', 'pr_b']) s
+            WHERE satisfies_hash_partition('mnemo.sessions'::regclass, 4, r, s)")" 2 \
+	"the fork pr_f and its source pr_b are in different partitions"
+
 # the check can fail: a read of all sessions' messages is caught
 json=$(plans "SELECT count(*) FROM mnemo.messages" 2>/dev/null || echo '[]')
 out=$(check_plans "$json" pr_a 2>&1 || true)
@@ -338,6 +405,46 @@ case $out in
 *"writes tenants, which has no session column"*) ok "a delegated call that writes a reference table is caught" ;;
 *)
 	not_ok "a delegated call that writes a reference table is caught"
+	echo "#   got: $out"
+	;;
+esac
+
+# and the statements Citus could not plan or route (issue 31), each as it was:
+# a set-based INSERT ... SELECT unnest($k) with a generic plan
+out=$(check_plans '[{"Query Text": "INSERT INTO mnemo.messages (session_id, seq, id) SELECT $1, unnest($3), unnest($4)", "Plan": {"Node Type": "ModifyTable", "Operation": "Insert", "Relation Name": "messages", "Plans": [{"Node Type": "ProjectSet", "Output": ["$1", "unnest($3)", "unnest($4)"]}]}}]' pr_a 2>&1 || true)
+case $out in
+*"INSERT ... SELECT with a generic plan"*) ok "a generic-plan INSERT ... SELECT with parameters is caught" ;;
+*)
+	not_ok "a generic-plan INSERT ... SELECT with parameters is caught"
+	echo "#   got: $out"
+	;;
+esac
+# claim_compaction's upsert that returned the old holder from a CTE
+out=$(check_plans '[{"Query Text": "WITH old AS (SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1) INSERT INTO mnemo.compaction_claims AS c (session_id, holder) VALUES ($1, $2) ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder RETURNING (SELECT holder FROM old) IS DISTINCT FROM $2", "Plan": {"Node Type": "ModifyTable", "Relation Name": "compaction_claims"}}]' pr_a 2>&1 || true)
+case $out in
+*"INSERT ... VALUES with a CTE"*"subquery in RETURNING"*) ok "an INSERT with a CTE and a subquery in RETURNING is caught" ;;
+*)
+	not_ok "an INSERT with a CTE and a subquery in RETURNING is caught"
+	echo "#   got: $out"
+	;;
+esac
+# search_progress's row made from the session row it locked
+out=$(check_plans '[{"Query Text": "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) SELECT s.id, coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s WHERE s.id = $1 FOR KEY SHARE ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq RETURNING g.indexed_seq", "Plan": {"Node Type": "ModifyTable", "Relation Name": "search_progress"}}]' pr_a 2>&1 || true)
+case $out in
+*"INSERT ... SELECT that locks the rows it selects"*) ok "an INSERT ... SELECT ... FOR KEY SHARE is caught" ;;
+*)
+	not_ok "an INSERT ... SELECT ... FOR KEY SHARE is caught"
+	echo "#   got: $out"
+	;;
+esac
+# a read of a fork, were it delegated with force_delegation (as distribute()
+# once did): it reads the source's partition
+json=$(plans "SELECT count(*) FROM mnemo.get_messages('pr_f')" 2>/dev/null || echo '[]')
+out=$(check_plans "$json" pr_f,pr_b get_messages t 2>&1 || true)
+case $out in
+*"delegated with force_delegation"*) ok "a force-delegated call that reads another session is caught" ;;
+*)
+	not_ok "a force-delegated call that reads another session is caught"
 	echo "#   got: $out"
 	;;
 esac

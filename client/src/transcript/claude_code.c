@@ -199,13 +199,22 @@ release(mn_import *imp, cc_state *cc)
  * ------------------------------------------------------------------------ */
 
 /* The tool parts of the calls a microcompaction cleared, tombstoned at its
- * time: one statement. */
+ * time: their ids read from the table, then update_part_status over them.
+ * One statement calling the function for each row of the table would be
+ * routed whole to a Citus shard, where the function's own statements are
+ * refused ("cannot execute a distributed query from a query on a shard"). */
+static const mn_stmt microcompact_parts_stmt = {
+	"mnemo_import_microcompact_parts",
+	"SELECT array_agg(p.id)::text FROM mnemo.message_parts p WHERE p.session_id = $1::text "
+	"AND p.tool_call_id = ANY ($2::text[]) AND p.compacted_at IS NULL",
+	2
+};
+
 static const mn_stmt microcompact_stmt = {
 	"mnemo_import_microcompact",
-	"SELECT mnemo.update_part_status($1::text, p.id, compacted_at => "
+	"SELECT mnemo.update_part_status($1::text, u.id, compacted_at => "
 	"coalesce($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)) "
-	"FROM mnemo.message_parts p WHERE p.session_id = $1::text "
-	"AND p.tool_call_id = ANY ($2::text[]) AND p.compacted_at IS NULL",
+	"FROM unnest($2::text[]) AS u(id)",
 	3
 };
 
@@ -243,6 +252,22 @@ microcompact(mn_import *imp, cc_state *cc, struct json_object *rec)
 	snprintf(when, sizeof(when), "%" PRId64,
 			 mn_import_iso_time(mn_js_str(rec, "timestamp", NULL)));
 	params[0] = imp->session_id;
+	params[1] = array;
+	res = mn_exec(imp->st, &microcompact_parts_stmt, params);
+	free(array);
+	if (res == NULL)
+		return imp->st->errcode;
+	if (PQgetisnull(res, 0, 0))
+	{
+		PQclear(res);
+		return MNEMO_OK;
+	}
+	if ((array = strdup(PQgetvalue(res, 0, 0))) == NULL)
+	{
+		PQclear(res);
+		return oom(imp);
+	}
+	PQclear(res);
 	params[1] = array;
 	params[2] = strcmp(when, "0") != 0 ? when : NULL;
 	res = mn_exec(imp->st, &microcompact_stmt, params);

@@ -34,16 +34,26 @@
 #define BATCH_BYTES (1024 * 1024)
 
 /* The context items a summary of the span replaces: messages for a leaf,
- * summary nodes for a condensation, in position order, read through
- * get_context_items: the view is explicit rows and an implicit tail. */
+ * summary nodes for a condensation, in position order.  Two statements: the
+ * items of the type, read through get_context_items (the view is explicit
+ * rows and an implicit tail), then those of them in the span, read from the
+ * tables.  One statement joining the function to the tables would be routed
+ * whole to a Citus shard, where the function's own statements are refused
+ * ("cannot execute a distributed query from a query on a shard"). */
+static const mn_stmt context_ids_stmt = {
+	"mnemo_import_context_ids",
+	"SELECT array_agg(c.item_id ORDER BY c.position)::text "
+	"FROM mnemo.get_context_items($1::text) c WHERE c.item_type = $2::text",
+	2
+};
+
 static const mn_stmt covered_stmt = {
 	"mnemo_import_covered",
-	"SELECT c.item_id FROM mnemo.get_context_items($1::text) c "
-	"JOIN mnemo.messages m ON m.session_id = $1::text AND m.id = c.item_id "
-	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1::text AND n.id = c.item_id "
-	"WHERE c.item_type = $2::text "
-	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
-	"ORDER BY c.position",
+	"SELECT u.id FROM unnest($2::text[]) WITH ORDINALITY AS u(id, ord) "
+	"JOIN mnemo.messages m ON m.session_id = $1::text AND m.id = u.id "
+	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1::text AND n.id = u.id "
+	"WHERE coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
+	"ORDER BY u.ord",
 	4
 };
 
@@ -638,6 +648,7 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	char	   *meta = NULL;
 	char		from[24],
 				to[24];
+	char	   *items;
 	PGresult   *res;
 	int			n;
 	int			rc;
@@ -652,9 +663,24 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	snprintf(to, sizeof(to), "%" PRId64, sum->seq_end);
 	params[0] = imp->session_id;
 	params[1] = strcmp(sum->kind, "condensed") == 0 ? "summary" : "message";
+	if ((res = mn_exec(st, &context_ids_stmt, params)) == NULL)
+	{
+		mn_import_msg_free(m);
+		return st->errcode;
+	}
+	if ((items = strdup(PQgetisnull(res, 0, 0) ? "{}" : PQgetvalue(res, 0, 0))) == NULL)
+	{
+		PQclear(res);
+		mn_import_msg_free(m);
+		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
+	}
+	PQclear(res);
+	params[1] = items;
 	params[2] = from;
 	params[3] = to;
-	if ((res = mn_exec(st, &covered_stmt, params)) == NULL)
+	res = mn_exec(st, &covered_stmt, params);
+	free(items);
+	if (res == NULL)
 	{
 		mn_import_msg_free(m);
 		return st->errcode;

@@ -187,6 +187,26 @@ check "openhands: run actions are tool parts completed by their observations" \
 check "openhands: the resolver run's fields are the session's metadata" \
 	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
 
+# a newer OpenHands stream (a JSON array of events with ids, causes and
+# tool_call_metadata, args nested): each observation completes the action
+# its cause names, at the observation's time, the part keeping the model's
+# tool_call_id; two calls of one response each get their own result; a
+# "null" observation and agent_state_changed are bookkeeping, not tools
+round_trip $D/transcript-openhands-events.json openhands 8
+ohe_sid=$last_sid
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || (content->>'tool_call_id') || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$ohe_sid' AND part_type = 'tool' AND tool_name IN ('run', 'edit')")" \
+	"run:toolu_01AbCdEf:completed:1749546007250 run:toolu_01GhIjKl:completed:1749546007900 edit:toolu_01MnOpQr:completed:1749546011500" \
+	"openhands events: each action completed by the observation its cause names, at its time"
+check "openhands events: the output is the observation's content" \
+	test "$(parts_where "$ohe_sid" "tool_name = 'run' AND content->>'output' = 'README.md' || chr(10) || 'src'")" = 1
+check "openhands events: no tool named null, no orphan tool message of an action" \
+	test "$(parts_where "$ohe_sid" "tool_name IN ('null', 'agent_state_changed', 'run', 'edit') AND message_id IN (SELECT id FROM mnemo.messages WHERE session_id = '$ohe_sid' AND role = 'tool')")" = 0
+run_m import $D/transcript-openhands-events.json --new-ids
+check "openhands events: null and agent_state_changed reported as bookkeeping" \
+	grep -q "1 agent_state_changed, 1 null" "$work/err"
+check "openhands events: a thought under args is the action's text" \
+	test "$(parts_where "$ohe_sid" "content->>'text' = 'I''ll count the lines first.'")" = 1
+
 # ---- a file of several sessions: one session each, all in one transaction ----
 
 run_m import $D/transcript-tau-bench.json
@@ -238,9 +258,20 @@ if [ -f "$shared/tau-bench/historical_trajectories/gpt-4o-airline.json" ]; then
 		"4144 200" "of 5,308 - 1,164 messages, a system message each"
 	is "$(psql_q -c "SELECT count(*) FROM mnemo.message_parts WHERE session_id IN ('$ids') AND part_type = 'tool' AND tool_state = 'completed'")" \
 		1164 "and 1,164 tool calls, each completed by its result"
+	for f in "$shared"/openhands/*.json "$shared"/openhands/*.jsonl; do
+		[ -f "$f" ] || continue
+		run_m import "$f" --quiet
+		expect_rc 0 "OpenHands $(basename "$f") imports"
+		ids=$(paste -sd, "$work/out" | sed "s/,/','/g")
+		# a call answered by a result, of those that are not their run's
+		# last message (a run ends on finish, which nothing answers)
+		fig=$(psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE p.tool_state = 'completed'), count(*) FROM mnemo.message_parts p JOIN mnemo.messages m ON m.session_id = p.session_id AND m.id = p.message_id WHERE p.session_id IN ('$ids') AND p.part_type = 'tool' AND m.role = 'assistant' AND m.seq < (SELECT max(seq) FROM mnemo.messages l WHERE l.session_id = p.session_id)")
+		echo "# openhands pairing, $(basename "$f"): ${fig% *} of ${fig#* } tool calls paired"
+		check "OpenHands $(basename "$f"): at least 95% of its tool calls paired" \
+			test "$(( ${fig% *} * 100 ))" -ge "$(( ${fig#* } * 95 ))" -a "${fig#* }" -gt 0
+	done
 	run_m import "$shared/openhands/resolver-output.jsonl" --quiet
-	expect_rc 0 "the OpenHands resolver output imports"
-	is "$(wc -l <"$work/out")" 2 "as its two runs"
+	is "$(wc -l <"$work/out")" 2 "the resolver output as its two runs"
 fi
 
 round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5

@@ -104,7 +104,7 @@ mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 		return mn_calls_result(imp, calls, line, call_id, NULL,
 							   json_object_object_get_ex(block, "is_error", &flag) &&
 							   json_object_get_boolean(flag),
-							   content, (mn_span) {NULL, 0});
+							   0, content, (mn_span) {NULL, 0});
 	}
 	if (*m == NULL && (*m = mn_import_msg_new(imp, line, "user")) == NULL)
 		return imp->st->errcode;

@@ -306,7 +306,7 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 		rc = oom(imp);
 	else
 		rc = mn_calls_result(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), false,
-							 output, (mn_span) {meta.data, meta.len});
+							 0, output, (mn_span) {meta.data, meta.len});
 	mn_buf_free(&meta);
 	return rc;
 }

@@ -281,7 +281,7 @@ tool_result(mn_import *imp, pi_state *pi, int64_t line, struct json_object *msg,
 						   mn_js_str(msg, "toolName", NULL),
 						   json_object_object_get_ex(msg, "isError", &flag) &&
 						   json_object_get_boolean(flag),
-						   output, details);
+						   0, output, details);
 }
 
 /* The "content" of obj (whose text is text): a string is a text part, a

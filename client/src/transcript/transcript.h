@@ -328,8 +328,13 @@ typedef struct mn_calls
 int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
 							  mn_import_msg *m, size_t part);
 
+/* The call remembered last is also answered by alias (a format that names
+ * a call by two keys: OpenHands' event id and its tool_call_metadata's). */
+int			mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias);
+
 /*
- * The result of call_id (NULL: the oldest call still waiting): output is
+ * The result of call_id (NULL: the oldest call still waiting), at time at
+ * (ms; 0: unknown), which becomes the part's completed_at: output is
  * a JSON value's text (a string goes to "output", or with is_error to
  * "error_message"; anything else to "output" as it is).  The result
  * completes the call's tool part, before or after its message was sent; a
@@ -338,7 +343,7 @@ int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
  * "metadata" when its message is not sent yet.
  */
 int			mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id,
-							const char *name, bool is_error, mn_span output, mn_span meta);
+							const char *name, bool is_error, int64_t at, mn_span output, mn_span meta);
 
 /* For the reader's sent callback: m was appended. */
 int			mn_calls_sent(mn_import *imp, mn_calls *calls, const mn_import_msg *m);

@@ -106,6 +106,26 @@ check "pi v3: their customType, display and details in metadata" \
 check "pi v3: at their records' times" \
 	test "$(msgs_where pi3-sess "created_at IN (1767225605000, 1767225606000) AND role = 'user'")" = 2
 
+# a user's !command in pi (a message of role bashExecution) is a user turn
+# pi sends to the model as the text bashExecutionToText makes; a !!command
+# (excludeFromContext) is not sent, and is bookkeeping
+cat >"$work/pi-bash.jsonl" <<'EOF2'
+{"type":"session","version":3,"id":"pi-bash","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"bashExecution","command":"ls src","output":"a.c\nb.c","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767312001000}}
+{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T00:00:02.000Z","message":{"role":"bashExecution","command":"make","output":"","exitCode":2,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/pi-bash-1.log","timestamp":1767312002000}}
+{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-01-02T00:00:03.000Z","message":{"role":"bashExecution","command":"env","output":"SECRET=1","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767312003000,"excludeFromContext":true}}
+{"type":"message","id":"b4","parentId":"b3","timestamp":"2026-01-02T00:00:04.000Z","message":{"role":"user","content":[{"type":"text","text":"why did make fail?"}],"timestamp":1767312004000}}
+EOF2
+run_m import "$work/pi-bash.jsonl"
+expect_rc 0 "pi: a log with bashExecution entries imports"
+is "$(psql_q -c "SELECT string_agg(p.content->>'text', '|' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = 'pi-bash' AND m.role = 'user'")" \
+	"$(printf 'Ran `ls src`\n```\na.c\nb.c\n```|Ran `make`\n(no output)\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/pi-bash-1.log]|why did make fail?')" \
+	"pi: each !command is a user message of the text pi sends the model"
+check "pi: its command and exit code kept in metadata, at the record's time" \
+	test "$(msgs_where pi-bash "created_at = 1767312002000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = 'pi-bash' AND p.message_id = messages.id AND p.content->'metadata' @> '{\"command\": \"make\", \"exitCode\": 2}')")" = 1
+check "pi: a !!command kept out of the model's context is bookkeeping" \
+	grep -q "left out 1 record: 1 bashExecution excluded from context" "$work/err"
+
 # a pi log that compacted twice (pi's compaction records): 10 messages and
 # the 2 summaries, each committed over the messages before its first kept
 # entry
@@ -206,6 +226,44 @@ check "openhands events: null and agent_state_changed reported as bookkeeping" \
 	grep -q "1 agent_state_changed, 1 null" "$work/err"
 check "openhands events: a thought under args is the action's text" \
 	test "$(parts_where "$ohe_sid" "content->>'text' = 'I''ll count the lines first.'")" = 1
+
+# a Codex CLI rollout: session_meta is the session, developer messages are
+# system ones, the items of one model response are one assistant message
+# (reasoning summaries with their encrypted content, function and custom
+# tool calls completed by their outputs, a web search), token_count its
+# usage, event_msg copies bookkeeping, compacted a summary over what it
+# replaced
+round_trip $D/transcript-codex.jsonl codex 9
+cx_sid=$last_sid
+is "$(psql_q -c "SELECT model_id || '/' || provider_id || '/' || agent || '/' || (system_prompt LIKE 'You are Codex%') || '/' || (metadata->>'source') || '/' || (metadata->>'codex_source') || '/' || (metadata->'git'->>'branch') FROM mnemo.sessions WHERE id = '$cx_sid'")" \
+	"gpt-5-codex/openai/codex/true/codex/cli/main" "codex: model, provider, base instructions as the system prompt, cwd and git in metadata"
+is "$(psql_q -c "SELECT string_agg(role, ' ' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$cx_sid'")" \
+	"system user user assistant assistant assistant assistant user assistant" \
+	"codex: developer as system, one assistant message a model response, the summary in order"
+is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'encrypted_content' LIKE 'gAAAA%'")" 2 \
+	"codex: reasoning items are reasoning parts with their encrypted content"
+is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'text' = '**Counting lines**' || chr(10) || chr(10) || 'I''ll run wc on the file.'")" 1 \
+	"codex: a reasoning summary's texts joined"
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$cx_sid' AND part_type = 'tool'")" \
+	"shell:completed:1761732008021 apply_patch:completed:1761732011201 web_search:completed:1761732012500" \
+	"codex: function, custom-tool and web-search calls paired with their outputs, at their times"
+check "codex: function arguments are the tool's input, a custom tool's text under input" \
+	test "$(parts_where "$cx_sid" "((tool_name = 'shell' AND content->'input'->>'workdir' = '/home/ada/proj') OR (tool_name = 'apply_patch' AND content->'input'->>'input' LIKE '*** Begin Patch%' AND content->>'output' LIKE 'Success.%'))")" = 2
+is "$(psql_q -c "SELECT string_agg(tokens_input || '+' || tokens_cache_read || '/' || tokens_output || '/' || tokens_reasoning, ' ' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$cx_sid' AND role = 'assistant' AND NOT is_summary")" \
+	"2138+3072/64/32 270+5120/116/32 580+5120/50/0 2100+0/9/0" \
+	"codex: each token_count is the usage of the response it follows (cached input apart)"
+is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, ', ') FROM mnemo.summary_nodes('$cx_sid')")" "leaf 1-6" \
+	"codex: compacted is a leaf summary over every message before it"
+check "codex: the summary replaced them in context, its replacement_history kept" \
+	test "$(ctx_of "$cx_sid")" = "S user8 assistant9" -a "$(parts_where "$cx_sid" "content->'metadata' ? 'replacement_history'")" = 1
+check "codex: an input_image's data URL is an image part" \
+	test "$(parts_where "$cx_sid" "part_type = 'image' AND content->>'media_type' = 'image/png'")" = 1
+check "codex: a later turn_context's model is its messages'" \
+	test "$(msgs_where "$cx_sid" "seq = 9 AND model_id = 'gpt-5'")" = 1
+run_m import $D/transcript-codex.jsonl
+is "$(cat "$work/out")" 019a2f00-1c2d-7e51-840f-580cd7992d50 "codex: the session takes the rollout's id"
+check "codex: event_msg copies and turn_context reported as bookkeeping" \
+	grep -q "left out 7 records: 2 turn_context, 1 agent_message, 1 agent_reasoning, 1 exec_command_end, 1 patch_apply_end, 1 user_message" "$work/err"
 
 # ---- a file of several sessions: one session each, all in one transaction ----
 
@@ -327,7 +385,7 @@ expect_rc 1 "a pi log read as Claude Code fails"
 check "saying what it read it as" grep -q "read as claude-code" "$work/err"
 run_m import $D/transcript-pi.jsonl --format csv
 expect_rc 2 "an unknown --format is a usage error"
-check "names the formats" grep -q "^mnemo import: unknown --format 'csv' (one of mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands)" "$work/err"
+check "names the formats" grep -q "^mnemo import: unknown --format 'csv' (one of mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands, codex)" "$work/err"
 run_m -d no_such_database_at_all import no-such-file --format csv
 expect_rc 2 "found before the file is opened or the server asked"
 check "and none of these left a session" test "$(sessions)" = "$before"

@@ -47,6 +47,7 @@ static const mn_reader *const readers[] = {
 	&mn_claude_code_reader,
 	&mn_swe_agent_reader,
 	&mn_openhands_reader,
+	&mn_codex_reader,
 	&mn_anthropic_reader,
 	&mn_openai_reader,
 };
@@ -233,7 +234,7 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 MNEMO_API const char *
 mnemo_import_formats(void)
 {
-	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands";
+	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands, codex";
 }
 
 MNEMO_API bool

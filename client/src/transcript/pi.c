@@ -28,6 +28,11 @@
  *	  role custom, version 3), which pi sends to the model as a user turn:
  *	  a user message, its content mapped as a user's, its customType,
  *	  display and details kept in the message's metadata.
+ *	- a user's !command (a message of role bashExecution), which pi sends
+ *	  to the model as a user turn: a user message of the text pi makes of
+ *	  it ("Ran `cmd`", its output fenced, the exit code when not 0), the
+ *	  record's fields kept in its metadata; a !!command, kept out of the
+ *	  model's context (excludeFromContext), is bookkeeping.
  *	- model_change, thinking_level_change, and what pi keeps out of the
  *	  model's context (custom: an extension's state; label: a bookmark;
  *	  session_info: the session's display name) are bookkeeping; a record
@@ -36,6 +41,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -352,6 +358,92 @@ custom_message(mn_import *imp, pi_state *pi, int64_t line, struct json_object *o
 	return mn_import_push(imp, m);
 }
 
+/*
+ * A user's !command (role bashExecution): pi sends it to the model as a
+ * user turn whose text is bashExecutionToText's, which is what the user
+ * message holds; command, output, exitCode, cancelled, truncated and
+ * fullOutputPath are kept in its metadata.  A !!command, which pi keeps out
+ * of the model's context (excludeFromContext), is bookkeeping.
+ */
+static int
+bash_execution(mn_import *imp, int64_t line, struct json_object *msg, mn_span msg_text,
+			   struct json_object *rec)
+{
+	static const char *const known[] = {"role", "timestamp", NULL};
+	struct json_object *v;
+	const char *command = mn_js_str(msg, "command", NULL);
+	size_t		out_len = 0;
+	const char *output = mn_js_str(msg, "output", &out_len);
+	const char *path = mn_js_str(msg, "fullOutputPath", NULL);
+	mn_import_msg *m;
+	mn_import_part *p;
+	mn_buf		text = {0};
+
+	if (json_object_object_get_ex(msg, "excludeFromContext", &v) && json_object_get_boolean(v))
+	{
+		mn_import_bookkeeping(imp, line, "bashExecution excluded from context");
+		return MNEMO_OK;
+	}
+	if (command == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a bashExecution without a \"command\"", line);
+	mn_buf_puts(&text, "Ran `");
+	mn_buf_puts(&text, command);
+	mn_buf_puts(&text, "`\n");
+	if (output != NULL && out_len > 0)
+	{
+		mn_buf_puts(&text, "```\n");
+		mn_buf_put(&text, output, out_len);
+		mn_buf_puts(&text, "\n```");
+	}
+	else
+		mn_buf_puts(&text, "(no output)");
+	if (json_object_object_get_ex(msg, "cancelled", &v) && json_object_get_boolean(v))
+		mn_buf_puts(&text, "\n\n(command cancelled)");
+	else if (json_object_object_get_ex(msg, "exitCode", &v) &&
+			 json_object_is_type(v, json_type_int) && json_object_get_int64(v) != 0)
+	{
+		char		code[48];
+
+		snprintf(code, sizeof(code), "\n\nCommand exited with code %" PRId64,
+				 json_object_get_int64(v));
+		mn_buf_puts(&text, code);
+	}
+	if (json_object_object_get_ex(msg, "truncated", &v) && json_object_get_boolean(v) &&
+		path != NULL)
+	{
+		mn_buf_puts(&text, "\n\n[Output truncated. Full output: ");
+		mn_buf_puts(&text, path);
+		mn_buf_puts(&text, "]");
+	}
+	if (text.oom)
+	{
+		mn_buf_free(&text);
+		return oom(imp);
+	}
+	if ((m = mn_import_msg_new(imp, line, "user")) == NULL)
+	{
+		mn_buf_free(&text);
+		return imp->st->errcode;
+	}
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	if ((p = mn_import_part_new(imp, m, "text")) != NULL)
+		mn_part_put_string(p, "text", text.data, text.len);
+	mn_buf_free(&text);
+	if (p == NULL || p->members.oom)
+	{
+		mn_import_msg_free(m);
+		return p == NULL ? imp->st->errcode : oom(imp);
+	}
+	mn_import_keep_others(imp, m, msg, msg_text, known);
+	if (m->meta.oom)
+	{
+		mn_import_msg_free(m);
+		return oom(imp);
+	}
+	return mn_import_push(imp, m);
+}
+
 static int
 message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec, mn_span text)
 {
@@ -370,6 +462,8 @@ message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 		return tool_result(imp, pi, line, msg, msg_text);
 	if (strcmp(role, "custom") == 0)
 		return custom_message(imp, pi, line, msg, msg_text, rec);
+	if (strcmp(role, "bashExecution") == 0)
+		return bash_execution(imp, line, msg, msg_text, rec);
 	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
 	{
 		mn_import_skipped(imp, line, role);

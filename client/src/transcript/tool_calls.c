@@ -94,6 +94,16 @@ mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias)
 	return MNEMO_OK;
 }
 
+bool
+mn_calls_waiting(const mn_calls *calls, const char *call_id)
+{
+	for (size_t i = 0; i < calls->n; i++)
+		if (strcmp(calls->items[i].call_id, call_id) == 0 ||
+			(calls->items[i].alias != NULL && strcmp(calls->items[i].alias, call_id) == 0))
+			return true;
+	return false;
+}
+
 int
 mn_calls_sent(mn_import *imp, mn_calls *calls, const mn_import_msg *m)
 {

@@ -11,7 +11,7 @@
  * transcripts' times; tool_calls.c, calls paired with their results and images;
  * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
  * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
- * lists), swe_agent.c, openhands.c).
+ * lists), swe_agent.c, openhands.c, codex.c).
  * May call: store/, events/, core/.
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
@@ -332,6 +332,9 @@ int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
  * a call by two keys: OpenHands' event id and its tool_call_metadata's). */
 int			mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias);
 
+/* Whether call_id (or an alias) waits for its result. */
+bool		mn_calls_waiting(const mn_calls *calls, const char *call_id);
+
 /*
  * The result of call_id (NULL: the oldest call still waiting), at time at
  * (ms; 0: unknown), which becomes the part's completed_at: output is
@@ -390,5 +393,6 @@ extern const mn_reader mn_openai_reader;
 extern const mn_reader mn_anthropic_reader;
 extern const mn_reader mn_swe_agent_reader;
 extern const mn_reader mn_openhands_reader;
+extern const mn_reader mn_codex_reader;
 
 #endif							/* MNEMO_TRANSCRIPT_H */

@@ -126,6 +126,25 @@ check "pi: its command and exit code kept in metadata, at the record's time" \
 check "pi: a !!command kept out of the model's context is bookkeeping" \
 	grep -q "left out 1 record: 1 bashExecution excluded from context" "$work/err"
 
+# a pi log with branches (/tree): the active branch (the path to the last
+# entry) is the session, its branch_summary the user turn pi sends; each
+# branch left behind is a fork of it at the last message they share,
+# holding its own messages
+run_m import $D/transcript-pi-tree.jsonl
+expect_rc 0 "pi tree: a log with two branches left behind imports"
+is "$(wc -l <"$work/out") $(head -n 1 "$work/out")" "3 pi-tree" "pi tree: the session, then a fork for each branch"
+texts_of() { psql_q -c "SELECT string_agg(m.role || ':' || coalesce(p.content->>'text', ''), ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$1'"; }
+is "$(texts_of pi-tree)" $'user:Q assistant:A user:The following is a summary of a branch that this conversation came back from:\n\n<summary>\nTried another answer.</summary> user:F2 assistant:R2' "pi tree: the active branch, with the branch summary as pi sends it"
+f1=$(sed -n 2p "$work/out")
+f2=$(sed -n 3p "$work/out")
+is "$(psql_q -c "SELECT string_agg(parent_id || ' ' || fork_seq, ',' ORDER BY id) FROM (SELECT id, parent_id, (SELECT min(seq) - 1 FROM mnemo.messages m WHERE m.session_id = s.id) AS fork_seq FROM mnemo.sessions s WHERE id IN ('$f1', '$f2')) x")" \
+	"$(if [[ "$f1" < "$f2" ]]; then echo "pi-tree 2,pi-tree 1"; else echo "pi-tree 1,pi-tree 2"; fi)" \
+	"pi tree: each branch a fork of the session at the last message they share"
+is "$(texts_of "$f1")|$(texts_of "$f2")" "user:F1 assistant:R1|assistant:A2" "pi tree: each fork holds its branch's own messages"
+is "$("$M" export "$f1" 2>/dev/null | grep -c '"role"')" 4 "pi tree: a fork reads as its whole branch (the shared messages through its lineage)"
+run_m verify pi-tree
+expect_rc 0 "pi tree: the session verifies"
+
 # a pi log that compacted twice (pi's compaction records): 10 messages and
 # the 2 summaries, each committed over the messages before its first kept
 # entry

@@ -358,21 +358,18 @@ session_clear(mn_import_session *s)
 }
 
 /*
- * The end of a session's records: what the reader holds back pushed, the
- * session judged (worth_storing; several: the file holds more than this
- * one), stored, its checkpoints restored, and set aside in finished to be
- * reported after the commit.
+ * The end of a session's records: what the reader holds back pushed
+ * (finish_session), the session judged (worth_storing; several: the file
+ * holds more than this one), stored, its checkpoints restored, and set
+ * aside in finished to be reported after the commit (store_session).
  */
 static int
-finish_session(mn_import *imp, bool several)
+store_session(mn_import *imp, bool several)
 {
 	mn_import_done *grown;
-	int			rc = MNEMO_OK;
+	int			rc;
 
-	if (imp->reader != NULL && imp->reader->finish != NULL)
-		rc = imp->reader->finish(imp, imp->rstate);
-	if (rc == MNEMO_OK)
-		rc = worth_storing(imp, several);
+	rc = worth_storing(imp, several);
 	if (rc == MNEMO_OK)
 		rc = mn_import_flush(imp);
 	if (rc == MNEMO_OK)
@@ -386,6 +383,41 @@ finish_session(mn_import *imp, bool several)
 	grown[imp->n_finished].line = imp->session_line > 0 ? imp->session_line : 1;
 	grown[imp->n_finished++].messages = imp->imported;
 	return MNEMO_OK;
+}
+
+static int
+finish_session(mn_import *imp, bool several)
+{
+	int			rc = MNEMO_OK;
+
+	if (imp->reader != NULL && imp->reader->finish != NULL)
+		rc = imp->reader->finish(imp, imp->rstate);
+	return rc == MNEMO_OK ? store_session(imp, several) : rc;
+}
+
+int
+mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at)
+{
+	mnemo_session *fork = NULL;
+	char		seq[24];
+	int			rc;
+
+	if ((rc = store_session(imp, true)) != MNEMO_OK)
+		return rc;
+	snprintf(seq, sizeof(seq), "%" PRId64, at);
+	if ((rc = mnemo_session_fork(imp->st, source, seq, NULL, &fork)) != MNEMO_OK)
+		return mn_import_at_line(imp->st, rc, line, 0);
+	if (strlen(fork->id) > MNEMO_ID_MAX)
+		rc = mn_fail(imp->st, MNEMO_ERR_PROTOCOL, "session id of %zu bytes", strlen(fork->id));
+	else
+		memcpy(imp->session_id, fork->id, strlen(fork->id) + 1);
+	mnemo_session_free(fork);
+	imp->session_line = line;
+	imp->imported = imp->records = imp->left_out = 0;
+	/* a fork is stored even when it adds no message of its own */
+	imp->session.header = true;
+	mn_import_checkpoints_reset(imp);
+	return rc;
 }
 
 /*

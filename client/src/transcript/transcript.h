@@ -11,7 +11,7 @@
  * transcripts' times; tool_calls.c, calls paired with their results and images;
  * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
  * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
- * lists), swe_agent.c, openhands.c, codex.c).
+ * lists), swe_agent.c, openhands.c, codex.c; pi_tree.c, pi's branches).
  * May call: store/, events/, core/.
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
@@ -28,6 +28,8 @@
  */
 #ifndef MNEMO_TRANSCRIPT_H
 #define MNEMO_TRANSCRIPT_H
+
+#include <sys/types.h>
 
 #include "core/json.h"
 #include "store/store.h"
@@ -240,6 +242,16 @@ int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_
 								 const char *summary, int64_t seq_end, struct json_object *rec,
 								 mn_span rec_text, const char *const *known);
 
+/*
+ * A branch of the transcript (pi's tree): the session read so far is
+ * stored, and the records pushed from now on go to a fork of session
+ * source (stored before, in this import) at seq at (fork_session), made in
+ * the same transaction and reported after it as a session of the file
+ * (options.session; a reader calls this only when it is set).  line is
+ * where the branch begins.
+ */
+int			mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at);
+
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
  * (an import that leaves out more than half of its records fails). */
@@ -376,6 +388,42 @@ int			mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, siz
 int			mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 										 struct json_object *block, mn_span block_text,
 										 mn_import_msg *m);
+
+/* ---- pi's session tree (pi_tree.c) ---- */
+
+/* A record held until the log's end. */
+typedef struct mn_tree_rec
+{
+	int64_t		line;
+	char	   *text;			/* its JSON, a copy */
+	size_t		len;
+	struct json_object *obj;	/* a reference held */
+	char	   *id;				/* or NULL */
+	char	   *parent;			/* parentId, or NULL */
+	ssize_t		parent_of;		/* its parent's index; -1: a root */
+	size_t		children;
+	bool		active;			/* on the active branch */
+} mn_tree_rec;
+
+typedef struct mn_tree
+{
+	mn_tree_rec *recs;			/* in file order */
+	size_t		n;
+	size_t		cap;
+} mn_tree;
+
+int			mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t len,
+						 struct json_object *obj);
+void		mn_tree_free(mn_tree *t);
+
+/* Every record's parent and children, and which are on the active branch:
+ * the path to the last record that has an id (all of them when none has). */
+void		mn_tree_mark(mn_tree *t);
+
+/* The branch a leaf off the active branch ends: its records off the active
+ * branch, root first, in out (room for t->n); *from the active record it
+ * leaves from (-1: it shares no record with the active branch). */
+size_t		mn_tree_branch(const mn_tree *t, size_t leaf, size_t *out, ssize_t *from);
 
 /* ---- a chat message list's record (messages_reader.c), shared with
  * swe_agent.c; the state is an mn_calls ---- */

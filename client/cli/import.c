@@ -176,6 +176,15 @@ unrestored(int64_t line, const char *kind, void *arg)
 	is->unrestored++;
 }
 
+/* What looks wrong and is read anyway (a --format the content disagrees
+ * with): said at once, --quiet or not. */
+static void
+warning(int64_t line, const char *message, void *arg)
+{
+	(void) arg;
+	fprintf(stderr, "mnemo: warning: line %lld: %s\n", (long long) line, message);
+}
+
 /* Each session made, after the commit: its id on stdout. */
 static void
 session_made(const char *session_id, int64_t messages, void *arg)
@@ -314,6 +323,8 @@ run(const char *db, int argc, char **argv)
 	io.format = format;
 	io.lenient = lenient;
 	io.session = session_made;
+	io.path = in != stdin ? pos[0] : NULL;
+	io.warning = warning;
 	io.progress_arg = &is;
 	rc = mnemo_import_jsonl(st, in, &io, sid, &imported);
 	if (is.bar_drawn)

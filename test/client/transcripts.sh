@@ -212,6 +212,30 @@ check "anthropic: the request's system field is the session's system prompt" \
 check "anthropic: tool_use blocks completed by their tool_result blocks" \
 	test "$(parts_where "$an_sid" "part_type = 'tool' AND tool_state = 'completed'")" = 3
 
+# a request body whose system is a list of blocks (prompt caching): their
+# texts are the system prompt, the blocks kept; tools and the sampling
+# parameters kept in the session's metadata, which export writes back
+cat >"$work/anth-blocks.json" <<'EOF2'
+{"model":"claude-sonnet-4-5","max_tokens":1024,"temperature":0.2,"top_p":0.9,"stream":true,"system":[{"type":"text","text":"You are terse."},{"type":"text","text":"Answer in English.","cache_control":{"type":"ephemeral"}}],"tools":[{"name":"ls","description":"list files","input_schema":{"type":"object","properties":{}}}],"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]}
+EOF2
+run_m import "$work/anth-blocks.json"
+expect_rc 0 "anthropic: a request body with system blocks, tools and parameters imports"
+ab_sid=$(cat "$work/out")
+is "$(psql_q -c "SELECT system_prompt FROM mnemo.sessions WHERE id = '$ab_sid'")" "$(printf 'You are terse.\n\nAnswer in English.')" \
+	"anthropic: system blocks joined as the system prompt"
+is "$(psql_q -c "SELECT (metadata->'system'->1->'cache_control'->>'type') || ' ' || (metadata->'request'->'tools'->0->>'name') || ' ' || (metadata->'request'->>'max_tokens') || ' ' || (metadata->'request'->>'temperature') || ' ' || (metadata->'request'->>'top_p') || ' ' || (metadata->'request'->>'stream') FROM mnemo.sessions WHERE id = '$ab_sid'")" \
+	"ephemeral ls 1024 0.2 0.9 true" "anthropic: the blocks, tools, max_tokens, temperature, top_p and stream kept"
+check "anthropic: and written back by export" \
+	sh -c "'$M' export '$ab_sid' | head -n 1 | grep -q '\"request\": {\"tools\": \[{\"name\": \"ls\"'"
+# --format that the content disagrees with: read as named, with a warning
+printf '%s\n' '{"model":"gpt-4o","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}' >"$work/oa-body.json"
+run_m import "$work/oa-body.json" --format anthropic
+expect_rc 0 "--format anthropic on an OpenAI body: read as named"
+check "with a warning that it reads as openai" \
+	grep -q "^mnemo: warning: line 1: --format anthropic, but the content reads as openai" "$work/err"
+run_m import "$work/anth-blocks.json" --format anthropic
+check "no warning when the content agrees" test "$(grep -c warning "$work/err")" = 0
+
 round_trip $D/transcript-swe-agent.traj swe-agent 7
 swe_sid=$last_sid
 check "swe-agent: its thought and action are kept in metadata" \
@@ -359,6 +383,49 @@ check "claude-code: the Edit inputs, whose keys jsonb reorders, keep their text 
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND content->>'input_text' LIKE '{\"replace_all\":false,\"file_path\":%' AND (content->>'input_text')::jsonb = content->'input'")" = 2
 check "claude-code: an input already in jsonb's order (Read's) has no copy" \
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND tool_name = 'Read' AND NOT content ? 'input_text'")" = 1
+# Claude Code's sub-agents: a log's SESSION/subagents/agent-ID.jsonl are
+# imported with it, each a child session (parent_id) whose id is the
+# parent's and the agent's, named in the metadata of the Task call that
+# started it; a sub-agent's log alone is a session of its own; export
+# --with-children writes them after it, and reads back byte for byte
+ccs=5f0c2a1e-7d3b-4c55-9a0e-2b8f6d1c4e90
+ccs_child=$ccs-agent-a7c1e9f04b2d6e813
+run_m import "$D/claude-code-subagents/$ccs/subagents/agent-a7c1e9f04b2d6e813.jsonl" --session alone-sub
+expect_rc 0 "claude-code: a sub-agent's log alone imports"
+is "$(msgs_where alone-sub true) $(psql_q -c "SELECT metadata->>'agent_id' FROM mnemo.sessions WHERE id = 'alone-sub'")" "3 a7c1e9f04b2d6e813" \
+	"claude-code: as a session of its own, its sidechain records its conversation"
+run_m import "$D/claude-code-subagents/$ccs.jsonl"
+expect_rc 0 "claude-code: a log with a sub-agent imports"
+is "$(paste -sd ' ' "$work/out")" "$ccs $ccs_child" "claude-code: the session, then its sub-agent's"
+is "$(psql_q -c "SELECT parent_id FROM mnemo.sessions WHERE id = '$ccs_child'") $(msgs_where "$ccs" true) $(msgs_where "$ccs_child" true)" "$ccs 3 3" \
+	"claude-code: the sub-agent a child session of it, with its own messages"
+check "claude-code: the Task call's metadata names the sub-agent and its session" \
+	test "$(parts_where "$ccs" "tool_name = 'Task' AND tool_state = 'completed' AND content->'metadata' = '{\"agent_id\": \"a7c1e9f04b2d6e813\", \"subagent_session\": \"$ccs_child\"}'")" = 1
+check "claude-code: the sub-agent's own calls paired with their results" \
+	test "$(parts_where "$ccs_child" "tool_name = 'Grep' AND tool_state = 'completed'")" = 1
+"$M" export --with-children "$ccs" >"$work/cc-kids.first.jsonl" 2>"$work/err"
+is "$(grep -c '"type": "mnemo.session"' "$work/cc-kids.first.jsonl")" 2 "export --with-children: the session and its child"
+check "export --with-children: the child's header names its parent" \
+	grep -q "\"id\": \"$ccs_child\", \"parent_id\": \"$ccs\"" "$work/cc-kids.first.jsonl"
+run_m --db "dbname=$copy_db" import "$work/cc-kids.first.jsonl"
+expect_rc 0 "export --with-children: imports into another database"
+"$M" --db "dbname=$copy_db" export --with-children "$ccs" >"$work/cc-kids.second.jsonl" 2>"$work/err"
+check "export --with-children, import, export: byte-identical" \
+	cmp -s "$work/cc-kids.first.jsonl" "$work/cc-kids.second.jsonl"
+# an older log writes its sub-agent's records inline, isSidechain true
+cat >"$work/cc-inline.jsonl" <<'EOF2'
+{"parentUuid":null,"isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":"look around"},"uuid":"m1","timestamp":"2025-06-01T10:00:00.000Z"}
+{"parentUuid":"m1","isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"assistant","message":{"id":"msg_1","model":"claude-sonnet-4","role":"assistant","content":[{"type":"tool_use","id":"toolu_T1","name":"Task","input":{"description":"look","prompt":"List the files"}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"m2","timestamp":"2025-06-01T10:00:01.000Z"}
+{"parentUuid":null,"isSidechain":true,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":"List the files"},"uuid":"s1","timestamp":"2025-06-01T10:00:02.000Z"}
+{"parentUuid":"s1","isSidechain":true,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"assistant","message":{"id":"msg_s1","model":"claude-haiku","role":"assistant","content":[{"type":"text","text":"a.c b.c"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"s2","timestamp":"2025-06-01T10:00:03.000Z"}
+{"parentUuid":"m2","isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_T1","type":"tool_result","content":"a.c b.c"}]},"uuid":"m3","timestamp":"2025-06-01T10:00:04.000Z"}
+EOF2
+run_m import "$work/cc-inline.jsonl"
+expect_rc 0 "claude-code: an older log with inline sidechain records imports"
+cci_child=$(sed -n 2p "$work/out")
+is "$(msgs_where cc-inline true) $(psql_q -c "SELECT parent_id FROM mnemo.sessions WHERE id = '$cci_child'") $(msgs_where "$cci_child" true)" "2 cc-inline 2" \
+	"claude-code: its sidechain records a child session of it"
+
 # Claude Code's compaction: a microcompact_boundary clears tool results (the
 # parts are tombstoned), a user record with isCompactSummary is what the
 # conversation goes on from (a summary over everything before it)

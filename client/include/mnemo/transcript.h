@@ -52,7 +52,8 @@ typedef struct mnemo_import_options
 	 * lines; blocks of unknown types): its line number and kind */
 	void		(*skipped) (int64_t line, const char *kind, void *arg);
 	/* NULL: detect the format from the first record; else one of "mnemo",
-	 * "claude-code", "pi", "openai", "anthropic", "swe-agent", "openhands" */
+	 * "claude-code", "pi", "openai", "anthropic", "swe-agent", "openhands",
+	 * "codex" */
 	const char *format;
 	/* skip a last line cut short (reported through skipped as "truncated
 	 * last line") instead of failing */
@@ -77,6 +78,14 @@ typedef struct mnemo_import_options
 	 * as a plain summary message instead, so it is not left out and never
 	 * goes to skipped; its line and kind (why) */
 	void		(*unrestored) (int64_t line, const char *kind, void *arg);
+	/* the file's path, or NULL: where a reader finds what belongs beside
+	 * it (a Claude Code log's SESSION/subagents/agent-*.jsonl, imported as
+	 * child sessions of it when options.session is set) */
+	const char *path;
+	/* called when something is read as asked but looks wrong: a format
+	 * that --format (options.format) names where the content reads as
+	 * another; its line and the message */
+	void		(*warning) (int64_t line, const char *message, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */

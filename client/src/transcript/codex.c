@@ -562,5 +562,6 @@ cx_finish(mn_import *imp, void *state)
 }
 
 const mn_reader mn_codex_reader = {
-	"codex", cx_detect, NULL, NULL, cx_create, cx_line, cx_finish, cx_sent, cx_destroy
+	"codex", cx_detect, NULL, NULL, cx_create, cx_line, cx_finish, cx_sent, cx_destroy,
+	NULL, NULL
 };

@@ -288,6 +288,37 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 }
 
 /*
+ * --format named the reader: a first value that it would not detect and
+ * another format would (by what only that one has) is read as named, with
+ * a warning, since it more likely is the other.
+ */
+static void
+check_named(mn_import *imp, int64_t lineno, struct json_object *obj)
+{
+	struct json_object *probe = obj;
+	char		msg[256];
+
+	imp->format_checked = true;
+	if (json_object_is_type(obj, json_type_array))
+		probe = json_object_array_length(obj) > 0 ? json_object_array_get_idx(obj, 0) : NULL;
+	if (imp->opts->warning == NULL || !json_object_is_type(probe, json_type_object) ||
+		imp->reader->detect(probe))
+		return;
+	for (size_t i = 0; i < mn_lengthof(readers); i++)
+	{
+		const mn_reader *r = readers[i];
+
+		if (r == imp->reader || !(r->distinct != NULL ? r->distinct : r->detect) (probe))
+			continue;
+		snprintf(msg, sizeof(msg), "--format %s, but the content reads as %s (--format %s, "
+				 "or none, reads it so); read as %s", imp->reader->name, r->name, r->name,
+				 imp->reader->name);
+		imp->opts->warning(lineno, msg, imp->opts->progress_arg);
+		return;
+	}
+}
+
+/*
  * A record to the reader.  The first one refused, when --format named the
  * reader rather than the content, more likely says the format is wrong
  * than that the record is: the error says what it was read as.  An error
@@ -347,6 +378,7 @@ static void
 session_clear(mn_import_session *s)
 {
 	free(s->want_id);
+	free(s->parent_id);
 	free(s->model_id);
 	free(s->provider_id);
 	free(s->agent);
@@ -479,6 +511,8 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 		return rc;
 	if (imp->reader == NULL)
 		return MNEMO_OK;
+	if (imp->opts->format != NULL && !imp->format_checked)
+		check_named(imp, lineno, obj);
 	if (top && json_object_is_type(obj, json_type_array))
 		arr = obj;
 	else if (json_object_is_type(obj, json_type_object) && imp->reader->document != NULL &&
@@ -644,6 +678,54 @@ read_all(mn_import *imp, FILE *in)
 	return rc;
 }
 
+int
+mn_import_child(mn_import *imp, const char *parent_id, const char *path, const mn_tree *held,
+				const size_t *idx, size_t n)
+{
+	void	   *parent_state = imp->rstate;
+	FILE	   *in = NULL;
+	int			rc = MNEMO_OK;
+
+	/* the session before is stored: this one starts afresh */
+	session_clear(&imp->session);
+	imp->session_id[0] = '\0';
+	imp->created = false;
+	imp->imported = imp->records = imp->left_out = 0;
+	imp->session_line = n > 0 ? held->recs[idx[0]].line : 1;
+	mn_import_checkpoints_reset(imp);
+	if (!mn_import_strdup(parent_id, &imp->session.parent_id))
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->rstate = NULL;
+	if (imp->reader->create != NULL && (imp->rstate = imp->reader->create()) == NULL)
+		rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	if (rc == MNEMO_OK && path != NULL && (in = fopen(path, "r")) == NULL)
+		rc = mn_fail(imp->st, MNEMO_ERR_IO, "%s", strerror(errno));
+	if (rc == MNEMO_OK && in != NULL)
+		rc = read_all(imp, in);
+	for (size_t i = 0; rc == MNEMO_OK && path == NULL && i < n; i++)
+		rc = feed_record(imp, held->recs[idx[i]].line,
+						 (mn_span) {held->recs[idx[i]].text, held->recs[idx[i]].len},
+						 held->recs[idx[i]].obj);
+	if (rc == MNEMO_OK)
+		rc = finish_session(imp, true);
+	if (in != NULL)
+		fclose(in);
+	if (rc != MNEMO_OK && path != NULL && imp->st->errmsg != NULL)
+	{
+		char	   *why = strdup(imp->st->errmsg);
+		char		sqlstate[6];
+
+		memcpy(sqlstate, imp->st->sqlstate, sizeof(sqlstate));
+		rc = mn_fail(imp->st, rc, "%s: %s", path, why != NULL ? why : "");
+		memcpy(imp->st->sqlstate, sqlstate, sizeof(sqlstate));
+		free(why);
+	}
+	if (imp->reader->destroy != NULL)
+		imp->reader->destroy(imp->rstate);
+	imp->rstate = parent_state;
+	return rc;
+}
+
 /*
  * After the commit: the sessions made, in file order, to the caller (the
  * first one's id and the messages of all) and to subscribers.
@@ -701,6 +783,8 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 		rc = read_all(&imp, in);
 	if (rc == MNEMO_OK)
 		rc = finish_session(&imp, imp.n_finished > 0);
+	if (rc == MNEMO_OK && imp.reader->children != NULL)
+		rc = imp.reader->children(&imp, imp.rstate);
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	mn_import_abandon(&imp);

@@ -369,8 +369,8 @@ begin(mn_import *imp)
 	if (!imp->began && (rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
 	imp->began = true;
-	spec.id = imp->opts->session_id;
-	if (spec.id == NULL && s->want_id != NULL && !imp->new_ids)
+	spec.id = s->derived_id ? NULL : imp->opts->session_id;
+	if (spec.id == NULL && s->want_id != NULL && (!imp->new_ids || s->derived_id))
 	{
 		if ((rc = mn_exec_command(st, "SAVEPOINT mnemo_import_id")) != MNEMO_OK)
 			return rc;
@@ -405,6 +405,21 @@ begin(mn_import *imp)
 		if ((rc = mn_exec_command(st, "ROLLBACK TO SAVEPOINT mnemo_import_id")) != MNEMO_OK)
 			return rc;
 		spec.id = s->want_id;
+	}
+	/* a child (a sub-agent, an exported child) whose parent is not in this
+	 * database is a session of its own */
+	if (s->parent_id != NULL)
+	{
+		if ((rc = mn_exec_command(st, "SAVEPOINT mnemo_import_parent")) != MNEMO_OK)
+			return rc;
+		rc = mnemo_session_get(st, s->parent_id, &row);
+		mnemo_session_free(row);
+		row = NULL;
+		if (rc == MNEMO_OK)
+			spec.parent_id = s->parent_id;
+		else if (rc != MNEMO_ERR_SESSION_NOT_FOUND ||
+				 (rc = mn_exec_command(st, "ROLLBACK TO SAVEPOINT mnemo_import_parent")) != MNEMO_OK)
+			return rc;
 	}
 	spec.model_id = s->model_id;
 	spec.provider_id = s->provider_id;

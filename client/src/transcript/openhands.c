@@ -310,5 +310,5 @@ oh_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 
 const mn_reader mn_openhands_reader = {
 	"openhands", oh_detect, mn_history_document, oh_open, oh_create, oh_line, NULL, oh_sent,
-	oh_destroy
+	oh_destroy, NULL, NULL
 };

@@ -758,5 +758,6 @@ pi_finish(mn_import *imp, void *state)
 }
 
 const mn_reader mn_pi_reader = {
-	"pi", pi_detect, NULL, NULL, pi_create, pi_line, pi_finish, pi_sent, pi_destroy
+	"pi", pi_detect, NULL, NULL, pi_create, pi_line, pi_finish, pi_sent, pi_destroy,
+	NULL, NULL
 };

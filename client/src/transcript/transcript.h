@@ -39,7 +39,8 @@ struct json_object;
 /* The first line of mnemo's export and the lines of its checkpoints
  * (export.c, mnemo_reader.c). */
 #define MNEMO_SESSION_HEADER "mnemo.session"
-#define MNEMO_SESSION_HEADER_VERSION 1
+#define MNEMO_SESSION_HEADER_VERSION 2	/* 2: "parent_id", written only
+											 * when set (else 1) */
 #define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
 /* ---- the import (import.c) ---- */
@@ -88,6 +89,7 @@ typedef struct mn_import_msg
 
 typedef struct mn_import mn_import;
 typedef struct mn_import_cp mn_import_cp;
+typedef struct mn_tree mn_tree;
 
 /* A session of a file of several, stored and not yet reported. */
 typedef struct mn_import_done
@@ -123,6 +125,14 @@ typedef struct mn_reader
 	/* m was appended (m->ref_id is set) and is about to be freed */
 	int			(*sent) (mn_import *imp, void *state, const mn_import_msg *m);
 	void		(*destroy) (void *state);
+	/* NULL, or called once the file's last session is stored (with its
+	 * state): the sessions of other records or files that belong to it
+	 * (Claude Code's sub-agents), each made by mn_import_child */
+	int			(*children) (mn_import *imp, void *state);
+	/* NULL (detect), or whether the first record has what only this format
+	 * has: a --format that names another format is warned of when this
+	 * says so (a catch-all detect, OpenAI's "any role", would always) */
+	bool		(*distinct) (struct json_object *first);
 } mn_reader;
 
 /* What the session is made of, filled in by the reader before the first
@@ -130,6 +140,10 @@ typedef struct mn_reader
 typedef struct mn_import_session
 {
 	char	   *want_id;		/* the transcript's own id, used if free */
+	char	   *parent_id;		/* a child's (a sub-agent's) parent, when it
+								 * exists */
+	bool		derived_id;		/* want_id is made of the parent's: a child
+								 * takes it under --session and --new-ids */
 	char	   *model_id;
 	char	   *provider_id;
 	char	   *agent;
@@ -173,6 +187,8 @@ struct mn_import
 	size_t		n_checkpoints;
 
 	const mn_reader *reader;
+	bool		format_checked; /* --format's reader weighed against the
+								 * content */
 	void	   *rstate;
 	int			documents;		/* session documents opened (reader open) */
 	mn_import_done *finished;	/* the sessions stored, reported after the
@@ -251,6 +267,16 @@ int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_
  * where the branch begins.
  */
 int			mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at);
+
+/*
+ * A child session of parent_id (stored before, in this import): read from
+ * the file path (NULL: from the held records idx[0 .. n-1] of held) with a
+ * fresh state of the import's reader, and stored, in the same transaction,
+ * reported after the commit as a session of the file.  The reader sees
+ * imp->session.parent_id set.  An error names path.
+ */
+int			mn_import_child(mn_import *imp, const char *parent_id, const char *path,
+							const mn_tree *held, const size_t *idx, size_t n);
 
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
@@ -378,10 +404,11 @@ int			mn_import_image(mn_import *imp, mn_import_msg *m, const char *media_type,
  * the Messages API ---- */
 
 /* One block of a user turn into m (created on the first block that is not
- * a tool result; *m may be NULL): text, image, tool_result; others kept. */
+ * a tool result; *m may be NULL): text, image, tool_result (result_meta, may
+ * be empty, kept as the completed part's metadata); others kept. */
 int			mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 									struct json_object *block, mn_span block_text,
-									mn_import_msg **m);
+									mn_span result_meta, mn_import_msg **m);
 
 /* One block of an assistant turn into m: text, thinking (with its
  * signature), redacted_thinking, tool_use; others kept. */
@@ -405,12 +432,12 @@ typedef struct mn_tree_rec
 	bool		active;			/* on the active branch */
 } mn_tree_rec;
 
-typedef struct mn_tree
+struct mn_tree
 {
 	mn_tree_rec *recs;			/* in file order */
 	size_t		n;
 	size_t		cap;
-} mn_tree;
+};
 
 int			mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t len,
 						 struct json_object *obj);

@@ -76,6 +76,11 @@ void		cli_json_string(FILE *out, const char *s);
  */
 int			cli_flush_output(const char *what);
 
+/* mnemo import --follow (import_follow.c): base is the import's options;
+ * runs until SIGTERM or SIGINT (CLI_OK) or a lost connection. */
+int			cli_import_follow(mnemo_store *st, const char *path, const mnemo_import_options *base,
+							  int interval_ms);
+
 /* The exit code of a libmnemo error. */
 int			cli_exit_code(int err);
 

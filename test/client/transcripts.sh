@@ -4,7 +4,8 @@
 # with its content where it belongs, exports, and re-imports into another
 # database byte-identically; formats are detected or named; files that are
 # not transcripts fail and leave nothing; a log cut short imports with
-# --lenient; a second import of a transcript with its own id is refused;
+# --lenient; an agent's log imported again adds only what is new (a mnemo
+# export with its own id is refused);
 # a file of several sessions (tau-bench results, an OpenHands resolver
 # output) makes one each, all or none (the whole files too, where the
 # shared data set is beside the repository).
@@ -651,14 +652,20 @@ run_m import "$work/bad-state.jsonl"
 expect_rc 1 "a state that is not an object"
 check "names its line" grep -q '^mnemo: line 1: "state" must be an object' "$work/err"
 
-# ---- a transcript with its own id imports once --------------------------
+# ---- an agent's log with its own id: read again, only what is new --------
 
 run_m import $D/transcript-pi.jsonl
 expect_rc 0 "a pi log imports under its own session id"
 check "which is the log's" test "$(cat "$work/out")" = d703a1a9-1b7b-4fb1-b512-c9738b1fe617
 before=$(sessions)
 run_m import $D/transcript-pi.jsonl
-expect_rc 1 "importing it again is refused"
+expect_rc 0 "importing it again adds what is new to its session"
+check "which is nothing: '0 new'" grep -q "^mnemo: d703a1a9-1b7b-4fb1-b512-c9738b1fe617: 0 new" "$work/err"
+check "and no second session" test "$(sessions)" = "$before"
+# a mnemo export imports once: it is a snapshot, not a log that grows
+"$M" export d703a1a9-1b7b-4fb1-b512-c9738b1fe617 >"$work/pi-export.jsonl" 2>/dev/null
+run_m import "$work/pi-export.jsonl"
+expect_rc 1 "a mnemo export of a session that is there is refused"
 check "with MN004's message and the hint" grep -q "already exists: it was imported before (--new-ids" "$work/err"
 check "and no second session" test "$(sessions)" = "$before"
 

@@ -86,6 +86,16 @@ typedef struct mnemo_import_options
 	 * that --format (options.format) names where the content reads as
 	 * another; its line and the message */
 	void		(*warning) (int64_t line, const char *message, void *arg);
+	/* an agent's log (not a mnemo export) whose session is there already,
+	 * under the id the log names, is read again into it: the messages it
+	 * holds are matched, in order, to what the log makes, results they
+	 * waited for are written to them, and only what is new is appended
+	 * (its count is what *imported and session give); without it, such a
+	 * log is DUPLICATE_ID (imported before) */
+	bool		update;
+	/* called (after the commit) for each session read again (update),
+	 * with the count of its new messages */
+	void		(*updated) (const char *session_id, int64_t added, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */

@@ -351,7 +351,9 @@ feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *ob
 static int
 worth_storing(mn_import *imp, bool several)
 {
-	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
+	/* (a log read again counts what it matched of its session's) */
+	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch +
+		(int64_t) imp->n_matched;
 	char		which[64] = "the transcript";
 
 	if (imp->reader == NULL)
@@ -413,6 +415,7 @@ store_session(mn_import *imp, bool several)
 	imp->finished = grown;
 	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
 	grown[imp->n_finished].line = imp->session_line > 0 ? imp->session_line : 1;
+	grown[imp->n_finished].resumed = imp->resumed;
 	grown[imp->n_finished++].messages = imp->imported;
 	return MNEMO_OK;
 }
@@ -446,6 +449,8 @@ mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at)
 	mnemo_session_free(fork);
 	imp->session_line = line;
 	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
 	/* a fork is stored even when it adds no message of its own */
 	imp->session.header = true;
 	mn_import_checkpoints_reset(imp);
@@ -479,6 +484,8 @@ next_session(mn_import *imp, int64_t lineno)
 	imp->session_id[0] = '\0';
 	imp->created = false;
 	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
 	mn_import_checkpoints_reset(imp);
 	if (imp->reader->destroy != NULL)
 		imp->reader->destroy(imp->rstate);
@@ -691,6 +698,8 @@ mn_import_child(mn_import *imp, const char *parent_id, const char *path, const m
 	imp->session_id[0] = '\0';
 	imp->created = false;
 	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
 	imp->session_line = n > 0 ? held->recs[idx[0]].line : 1;
 	mn_import_checkpoints_reset(imp);
 	if (!mn_import_strdup(parent_id, &imp->session.parent_id))
@@ -742,6 +751,9 @@ report(mn_import *imp, char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported)
 		total += imp->finished[i].messages;
 		if (imp->opts->session != NULL)
 			imp->opts->session(imp->finished[i].id, imp->finished[i].messages,
+							   imp->opts->progress_arg);
+		if (imp->finished[i].resumed && imp->opts->updated != NULL)
+			imp->opts->updated(imp->finished[i].id, imp->finished[i].messages,
 							   imp->opts->progress_arg);
 		mn_emit(imp->st, MNEMO_EVENT_SESSION_CREATED, imp->finished[i].id, NULL, 0, NULL, false);
 	}
@@ -803,6 +815,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	mn_buf_free(&imp.text);
 	mn_import_checkpoints_reset(&imp);
 	free(imp.finished);
+	mn_import_update_close(&imp);
 	if (imp.reader != NULL && imp.reader->destroy != NULL)
 		imp.reader->destroy(imp.rstate);
 	session_clear(&imp.session);

@@ -735,7 +735,8 @@ pi_finish(mn_import *imp, void *state)
 		if (t->recs[leaf].active || t->recs[leaf].children > 0)
 			continue;
 		n = mn_tree_branch(t, leaf, branch, &from);
-		if (imp->opts->session == NULL)
+		/* read again (options.update), the branches were made before */
+		if (imp->opts->session == NULL || imp->resumed)
 		{
 			for (size_t k = 0; k < n; k++)
 				mn_import_bookkeeping(imp, t->recs[branch[k]].line, "record of another branch");

@@ -95,6 +95,7 @@ typedef struct mn_tree mn_tree;
 typedef struct mn_import_done
 {
 	char		id[MNEMO_ID_MAX + 1];
+	bool		resumed;		/* there before: messages are the new ones */
 	int64_t		messages;
 	int64_t		line;			/* where its session document began */
 } mn_import_done;
@@ -196,6 +197,11 @@ struct mn_import
 	size_t		n_finished;
 	int64_t		session_line;	/* where its session document began */
 	int64_t		imported;		/* messages of this session */
+	/* options.update: the session was there, read again (import_update.c) */
+	bool		resumed;
+	struct mnemo_messages *stored;	/* its messages, while some are not
+									 * matched yet */
+	size_t		n_matched;		/* the pushes matched to them */
 	int64_t		records;		/* handed to the reader */
 	int64_t		left_out;		/* records and blocks mn_import_skipped */
 	uint64_t	done;			/* bytes read */
@@ -349,6 +355,25 @@ void		mn_import_checkpoints_reset(mn_import *imp);
 /* The handle's error (its message from offset skip on) as code, led by the
  * line it is about, its SQLSTATE kept; returns code. */
 int			mn_import_at_line(mnemo_store *st, int code, int64_t line, size_t skip);
+
+/* ---- a transcript read again (import_update.c) ---- */
+
+/* The session (imp->session_id) exists: its messages are read, the pushes
+ * to come matched to them first. */
+int			mn_import_update_open(mn_import *imp);
+void		mn_import_update_close(mn_import *imp);
+
+/* The usage, finish reason and part times of m, appended before (its
+ * ref_id set), written again (update_message_tokens, update_part_status). */
+int			mn_import_restore_one(mn_import *imp, mn_import_msg *m);
+
+/* Whether a stored message is still to be matched. */
+bool		mn_import_update_pending(const mn_import *imp);
+
+/* m (which the import now owns) is the next stored message: its ids taken,
+ * the results it has that the stored parts wait for written, the reader
+ * told (sent), m freed. */
+int			mn_import_update_match(mn_import *imp, mn_import_msg *m);
 
 /* ---- tool calls paired with their results (tool_calls.c) ---- */
 

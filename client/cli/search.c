@@ -4,6 +4,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -44,6 +45,50 @@ mark_length(const char *p)
 	if (strncmp(p, "</b>", 4) == 0)
 		return 4;
 	return 0;
+}
+
+/*
+ * A snippet made of a tool's input or output reads as text, not as the JSON
+ * it is stored as: {"thought": "I'll count", "n": 2} shows as
+ * thought: I'll count, n: 2, escapes (\n, \", ...) as what they stand
+ * for, a line break as a space.  Malloc'd; NULL when out of memory.
+ */
+static char *
+tidy(const char *s)
+{
+	static const struct
+	{
+		const char *json;
+		const char *text;
+	}			seq[] = {
+		{"\": \"", ": "}, {"\", \"", ", "}, {"\":", ":"}, {", \"", ", "}, {"{\"", ""},
+		{"\"}", ""}, {"[\"", ""}, {"\"]", ""}, {"\\n", " "}, {"\\t", " "}, {"\\r", " "},
+		{"\\\"", "\""}, {"\\\\", "\\"}, {"\\/", "/"}
+	};
+	char	   *out = malloc(strlen(s) + 1);
+	char	   *o = out;
+
+	if (out == NULL)
+		return NULL;
+	while (*s != '\0')
+	{
+		size_t		i;
+
+		for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+			if (strncmp(s, seq[i].json, strlen(seq[i].json)) == 0)
+				break;
+		if (i == sizeof(seq) / sizeof(seq[0]))
+		{
+			*o++ = *s == '\n' || *s == '\t' ? ' ' : *s;
+			s++;
+			continue;
+		}
+		memcpy(o, seq[i].text, strlen(seq[i].text));
+		o += strlen(seq[i].text);
+		s += strlen(seq[i].json);
+	}
+	*o = '\0';
+	return out;
 }
 
 /*
@@ -127,7 +172,12 @@ run(const char *db, int argc, char **argv)
 		printf("#%" PRId64 " %s ", h->seq, h->role);
 		cli_put_line(stdout, h->message_id);
 		printf(" %s  ", h->in_context ? "in context" : "compacted");
-		put_snippet(h->snippet ? h->snippet : "", bold);
+		{
+			char	   *text = tidy(h->snippet ? h->snippet : "");
+
+			put_snippet(text != NULL ? text : (h->snippet ? h->snippet : ""), bold);
+			free(text);
+		}
 		putchar('\n');
 	}
 	if (json)

@@ -228,6 +228,22 @@ is "$(psql_q -c "SELECT (metadata->'system'->1->'cache_control'->>'type') || ' '
 	"ephemeral ls 1024 0.2 0.9 true" "anthropic: the blocks, tools, max_tokens, temperature, top_p and stream kept"
 check "anthropic: and written back by export" \
 	sh -c "'$M' export '$ab_sid' | head -n 1 | grep -q '\"request\": {\"tools\": \[{\"name\": \"ls\"'"
+# an OpenAI tool result with an image (a screenshot tool's): its text is the
+# call's output, its image an image part of a tool message after it
+cat >"$work/oa-img.json" <<'EOF2'
+[{"role":"user","content":"take a screenshot"},
+{"role":"assistant","content":null,"tool_calls":[{"id":"call_s1","type":"function","function":{"name":"screenshot","arguments":"{\"region\":\"full\"}"}}]},
+{"role":"tool","tool_call_id":"call_s1","content":[{"type":"text","text":"captured 1 screen"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},
+{"role":"assistant","content":"It shows a login page."}]
+EOF2
+run_m import "$work/oa-img.json"
+expect_rc 0 "openai: a tool result with an image imports"
+oi_sid=$(cat "$work/out")
+check "openai: the call completed with the result's text" \
+	test "$(parts_where "$oi_sid" "tool_name = 'screenshot' AND tool_state = 'completed' AND content->>'output' = 'captured 1 screen'")" = 1
+check "openai: the image an image part of the tool message after it, naming the call" \
+	test "$(parts_where "$oi_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo=' AND content->'metadata'->>'tool_call_id' = 'call_s1'")" = 1
+
 # --format that the content disagrees with: read as named, with a warning
 printf '%s\n' '{"model":"gpt-4o","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}' >"$work/oa-body.json"
 run_m import "$work/oa-body.json" --format anthropic

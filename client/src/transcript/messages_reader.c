@@ -363,6 +363,85 @@ tool_calls(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *li
 	return MNEMO_OK;
 }
 
+/* Whether a tool message's content list holds an image. */
+static bool
+has_image(struct json_object *content)
+{
+	for (size_t i = 0; json_object_is_type(content, json_type_array) &&
+		 i < json_object_array_length(content); i++)
+	{
+		const char *type = mn_js_str(json_object_array_get_idx(content, i), "type", NULL);
+
+		if (type != NULL && strcmp(type, "image_url") == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A tool result with images (a screenshot tool's, say): its text blocks,
+ * joined by a line break, are the call's output, and its images image
+ * parts of a tool message right after it, which names the call in its
+ * metadata.
+ */
+static int
+tool_images(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id, const char *name,
+			struct json_object *content, mn_span content_text, mn_span meta)
+{
+	mn_buf		joined = {0};
+	mn_buf		out = {0};
+	mn_import_msg *m = NULL;
+	size_t		pos = 0;
+	int			rc = MNEMO_OK;
+
+	for (size_t i = 0; i < json_object_array_length(content); i++)
+	{
+		size_t		len;
+		const char *t = mn_js_str(json_object_array_get_idx(content, i), "text", &len);
+
+		if (t == NULL)
+			continue;
+		if (joined.len > 0)
+			mn_buf_puts(&joined, "\n");
+		mn_buf_put(&joined, t, len);
+	}
+	mn_buf_put_jstr(&out, joined.len > 0 ? joined.data : "", joined.len);
+	if (joined.oom || out.oom)
+		rc = oom(imp);
+	if (rc == MNEMO_OK)
+		rc = mn_calls_result(imp, calls, line, call_id, name, false, 0,
+							 (mn_span) {out.data, out.len}, meta);
+	mn_buf_free(&joined);
+	mn_buf_free(&out);
+	if (rc == MNEMO_OK && (m = mn_import_msg_new(imp, line, "tool")) == NULL)
+		return imp->st->errcode;
+	for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
+	{
+		struct json_object *b = json_object_array_get_idx(content, i);
+		const char *type = mn_js_str(b, "type", NULL);
+		mn_span		b_text;
+
+		(void) mn_json_next_element(content_text, &pos, &b_text);
+		if (type != NULL && strcmp(type, "image_url") == 0)
+			rc = openai_block(imp, calls, line, i, b, b_text, &m, false);
+	}
+	if (rc == MNEMO_OK && call_id != NULL)
+	{
+		mn_buf		id = {0};
+
+		mn_buf_put_jstr(&id, call_id, strlen(call_id));
+		mn_import_keep(imp, m, "tool_call_id", (mn_span) {id.data, id.len}, NULL);
+		rc = id.oom || m->meta.oom ? oom(imp) : MNEMO_OK;
+		mn_buf_free(&id);
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
 static int
 tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *obj, mn_span text)
 {
@@ -372,7 +451,7 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 	struct json_object *ids = mn_js_arr(obj, "tool_call_ids");
 	mn_span		output = {NULL, 0};
 	mn_buf		meta = {0};
-	struct json_object *c;
+	struct json_object *c = NULL;
 	int			rc;
 
 	if (call_id == NULL && ids != NULL && json_object_array_length(ids) > 0)
@@ -382,6 +461,9 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 	mn_import_others(obj, text, known, &meta);
 	if (meta.oom)
 		rc = oom(imp);
+	else if (has_image(c) && output.len > 0)
+		rc = tool_images(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), c, output,
+						 (mn_span) {meta.data, meta.len});
 	else
 		rc = mn_calls_result(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), false,
 							 0, output, (mn_span) {meta.data, meta.len});

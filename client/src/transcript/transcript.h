@@ -441,7 +441,8 @@ int			mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line
 										 struct json_object *block, mn_span block_text,
 										 mn_import_msg *m);
 
-/* ---- pi's session tree (pi_tree.c) ---- */
+/* ---- records held until the log's end (pi_tree.c): pi's session tree,
+ * Claude Code's inline sidechains ---- */
 
 /* A record held until the log's end. */
 typedef struct mn_tree_rec

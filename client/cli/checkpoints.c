@@ -16,11 +16,13 @@ const cli_command cli_checkpoints = {
 	"Usage: mnemo checkpoints SESSION [--add LABEL] [--json]\n"
 	"\n"
 	"List the session's checkpoints in log order (mnemo.list_checkpoints),\n"
-	"one line each, tab-separated:\n"
+	"one line each, tab-separated, under a header line SEQ LABEL KIND CREATED:\n"
 	"  SEQ  LABEL  auto|manual  CREATED\n"
 	"SEQ is the session's last message seq when the checkpoint was added;\n"
 	"auto marks the ones mnemo chat adds after each completed assistant\n"
-	"turn (labelled turn-SEQ).\n"
+	"turn (labelled turn-SEQ).  The checkpoints of turns a resume discarded\n"
+	"(at the seq of a discarded message) are not listed; a line on stderr\n"
+	"counts them.\n"
 	"\n"
 	"Options:\n"
 	"  --add LABEL  add a checkpoint labelled LABEL at the session's end\n"
@@ -32,6 +34,12 @@ const cli_command cli_checkpoints = {
 	"taken in the session.\n",
 	run
 };
+
+static void
+print_header(void)
+{
+	puts("SEQ\tLABEL\tKIND\tCREATED");
+}
 
 static void
 print_checkpoint(const mnemo_checkpoint *c)
@@ -57,6 +65,17 @@ print_json(const mnemo_checkpoint *items, size_t n)
 	puts(n ? "\n]" : "]");
 }
 
+/* Whether checkpoint c labels a message a resume discarded (a turn it
+ * went back from): it stays in the session's list, labelling nothing live. */
+static bool
+discarded(const mnemo_checkpoint *c, const mnemo_messages *gone)
+{
+	for (size_t j = 0; gone != NULL && j < gone->count; j++)
+		if (gone->items[j].seq == c->seq)
+			return true;
+	return false;
+}
+
 static int
 run(const char *db, int argc, char **argv)
 {
@@ -66,6 +85,9 @@ run(const char *db, int argc, char **argv)
 	const char *pos[1];
 	mnemo_checkpoints *list = NULL;
 	mnemo_checkpoint *added = NULL;
+	mnemo_messages *gone = NULL;
+	size_t		kept = 0,
+				hidden = 0;
 	mnemo_store *st;
 	int			rc;
 
@@ -80,14 +102,40 @@ run(const char *db, int argc, char **argv)
 		mnemo_store_close(st);
 		return rc;
 	}
+	if (list != NULL && mnemo_discarded_list(st, pos[0], &gone) != MNEMO_OK)
+	{
+		rc = cli_fail(st);
+		mnemo_checkpoints_free(list);
+		mnemo_store_close(st);
+		return rc;
+	}
+	/* the live ones first, so --json and the table list the same */
+	for (size_t i = 0; list != NULL && i < list->count; i++)
+	{
+		if (discarded(&list->items[i], gone))
+			hidden++;
+		else
+		{
+			mnemo_checkpoint tmp = list->items[kept];
+
+			list->items[kept++] = list->items[i];
+			list->items[i] = tmp;
+		}
+	}
 	if (json)
-		print_json(added != NULL ? added : list->items, added != NULL ? 1 : list->count);
-	else if (added != NULL)
+		print_json(added != NULL ? added : list->items, added != NULL ? 1 : kept);
+	else
+		print_header();
+	if (!json && added != NULL)
 		print_checkpoint(added);
-	for (size_t i = 0; !json && list != NULL && i < list->count; i++)
+	for (size_t i = 0; !json && list != NULL && i < kept; i++)
 		print_checkpoint(&list->items[i]);
+	if (hidden > 0)
+		fprintf(stderr, "mnemo: %zu checkpoint%s of turns a resume discarded not listed\n", hidden,
+				hidden == 1 ? "" : "s");
 	mnemo_checkpoint_free(added);
 	mnemo_checkpoints_free(list);
+	mnemo_messages_free(gone);
 	mnemo_store_close(st);
 	return cli_flush_output("the checkpoints");
 }

@@ -77,6 +77,11 @@ void		cli_json_string(FILE *out, const char *s);
  */
 int			cli_flush_output(const char *what);
 
+/* mnemo import --follow (import_follow.c): base is the import's options;
+ * runs until SIGTERM or SIGINT (CLI_OK) or a lost connection. */
+int			cli_import_follow(mnemo_store *st, const char *path, const mnemo_import_options *base,
+							  int interval_ms);
+
 /* The exit code of a libmnemo error. */
 int			cli_exit_code(int err);
 
@@ -111,8 +116,9 @@ bool		cli_color(FILE *out);
 /* A message with its parts, as `show` and `tail` print it. */
 void		cli_print_message(FILE *out, const mnemo_message *m);
 
-/* A search snippet on one line of stdout, without the <b> </b> marks
- * ts_headline put around the matched words: those bold when bold is set. */
+/* A search snippet on one line of stdout, a tool's JSON input or output read
+ * as text, without the <b> </b> marks ts_headline put around the matched
+ * words: those bold when bold is set. */
 void		cli_put_snippet(const char *s, bool bold);
 
 extern const cli_command cli_sessions;

@@ -421,14 +421,60 @@ mark_length(const char *p)
 }
 
 /*
+ * A snippet made of a tool's input or output reads as text, not as the JSON
+ * it is stored as: {"thought": "I'll count", "n": 2} shows as
+ * thought: I'll count, n: 2, escapes (\n, \", ...) as what they stand
+ * for, a line break as a space.  Malloc'd; NULL when out of memory.
+ */
+static char *
+tidy(const char *s)
+{
+	static const struct
+	{
+		const char *json;
+		const char *text;
+	}			seq[] = {
+		{"\": \"", ": "}, {"\", \"", ", "}, {"\":", ":"}, {", \"", ", "}, {"{\"", ""},
+		{"\"}", ""}, {"[\"", ""}, {"\"]", ""}, {"\\n", " "}, {"\\t", " "}, {"\\r", " "},
+		{"\\\"", "\""}, {"\\\\", "\\"}, {"\\/", "/"}
+	};
+	char	   *out = malloc(strlen(s) + 1);
+	char	   *o = out;
+
+	if (out == NULL)
+		return NULL;
+	while (*s != '\0')
+	{
+		size_t		i;
+
+		for (i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+			if (strncmp(s, seq[i].json, strlen(seq[i].json)) == 0)
+				break;
+		if (i == sizeof(seq) / sizeof(seq[0]))
+		{
+			*o++ = *s == '\n' || *s == '\t' ? ' ' : *s;
+			s++;
+			continue;
+		}
+		memcpy(o, seq[i].text, strlen(seq[i].text));
+		o += strlen(seq[i].text);
+		s += strlen(seq[i].json);
+	}
+	*o = '\0';
+	return out;
+}
+
+/*
  * The snippet on one line without its marks, which read as part of the
  * message: the matched words bold instead when bold is set.  The text
  * between the marks goes through cli_put_text, so a stored escape sequence
  * stays visible and only ours reach the terminal.
  */
 void
-cli_put_snippet(const char *s, bool bold)
+cli_put_snippet(const char *snippet, bool bold)
 {
+	char	   *text = tidy(snippet);
+	const char *s = text != NULL ? text : snippet;
 	const char *run = s;
 	bool		in_mark = false;
 	size_t		n;
@@ -447,4 +493,5 @@ cli_put_snippet(const char *s, bool bold)
 	/* a snippet cut inside a mark must not leave the terminal bold */
 	if (bold && in_mark)
 		fputs("\033[0m", stdout);
+	free(text);
 }

@@ -21,8 +21,9 @@ static int	run(const char *db, int argc, char **argv);
 
 const cli_command cli_import = {
 	"import",
-	"load a transcript (mnemo, Claude Code, pi, OpenAI, Anthropic, SWE-agent, OpenHands)",
+	"load a transcript (mnemo, Claude Code, pi, OpenAI, Anthropic, SWE-agent, OpenHands, Codex)",
 	"Usage: mnemo import FILE [--format NAME] [--session ID] [--new-ids] [--lenient] [--quiet]\n"
+	"       mnemo import --follow PATH [--interval MS] [--format NAME]\n"
 	"\n"
 	"Read a transcript from FILE ('-' for stdin) into a new session, in one\n"
 	"transaction: if anything is wrong, nothing is stored.  The format is\n"
@@ -36,14 +37,18 @@ const cli_command cli_import = {
 	"  anthropic    Anthropic Messages messages, the same ways ({\"system\", ...})\n"
 	"  swe-agent    a SWE-agent trajectory (.traj, one JSON document)\n"
 	"  openhands    an OpenHands event stream, or a resolver run's history\n"
+	"  codex        a Codex CLI rollout (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl)\n"
 	"Tool results complete the tool parts of their calls; what mnemo has no\n"
 	"field for is kept in the message's metadata and counted; bookkeeping\n"
 	"records (Claude Code's progress lines, ...) are left out and counted; a\n"
 	"compaction's summary that cannot be restored as the compaction (the\n"
 	"context does not hold what it covered) is kept as a message and counted.\n"
 	"A transcript with no message, or one that leaves out more than half of\n"
-	"its records, fails.  A transcript that names its own session id imports\n"
-	"once: a second import fails (MN004) unless --new-ids asks for a copy.\n"
+	"its records, fails.  An agent's log that names its own session id, read\n"
+	"again (grown since), adds only what is new to that session and says\n"
+	"'N new'; a mnemo export imports once (MN004) unless --new-ids asks for a\n"
+	"copy.  A Claude Code log's sub-agents (SESSION/subagents/agent-*.jsonl)\n"
+	"are child sessions of it; a pi log's branches forks of it.\n"
 	"A file of several sessions (an OpenHands resolver output, one run a\n"
 	"line; tau-bench results; request bodies one a line) makes one session\n"
 	"each, all in the same transaction.\n"
@@ -59,6 +64,10 @@ const cli_command cli_import = {
 	"  --lenient      skip a last line cut short (a log still being written)\n"
 	"                 and report it, instead of failing\n"
 	"  --quiet        no summary on stderr\n"
+	"  --follow       follow PATH, a log or a folder of logs (walked for *.jsonl):\n"
+	"                 import what the agents append as they write it, until\n"
+	"                 SIGTERM or ^C; restarted, it adds only what is new\n"
+	"  --interval MS  how often --follow looks for changes (default 1000)\n"
 	"\n"
 	"Exit status 1 for a malformed file (the message names the line), an id\n"
 	"that is taken, or a file that cannot be read.\n",
@@ -88,6 +97,7 @@ typedef struct import_state
 	int64_t		unrestored;		/* summaries stored as messages */
 	bool		oom;
 	int64_t		sessions;		/* made, each printed */
+	int64_t		updated;		/* of them, read again (update) */
 } import_state;
 
 static void
@@ -176,6 +186,26 @@ unrestored(int64_t line, const char *kind, void *arg)
 	is->unrestored++;
 }
 
+/* What looks wrong and is read anyway (a --format the content disagrees
+ * with): said at once, --quiet or not. */
+static void
+warning(int64_t line, const char *message, void *arg)
+{
+	(void) arg;
+	fprintf(stderr, "mnemo: warning: line %lld: %s\n", (long long) line, message);
+}
+
+/* A session read again (an agent's grown log): its count is what is new. */
+static void
+updated(const char *session_id, int64_t added, void *arg)
+{
+	import_state *is = arg;
+
+	(void) session_id;
+	(void) added;
+	is->updated++;
+}
+
 /* Each session made, after the commit: its id on stdout. */
 static void
 session_made(const char *session_id, int64_t messages, void *arg)
@@ -225,12 +255,20 @@ put_tally(tally *t, const char *what, const char *thing)
 static void
 summary(import_state *is, const char *session_id, int64_t imported)
 {
-	fprintf(stderr, "mnemo: imported %" PRId64 " message%s into ", imported,
-			imported == 1 ? "" : "s");
-	if (is->sessions == 1)
-		fprintf(stderr, "%s", session_id);
+	/* a log read again: what it added */
+	if (is->updated > 0 && is->updated == is->sessions && is->sessions == 1)
+		fprintf(stderr, "mnemo: %s: %" PRId64 " new", session_id, imported);
+	else if (is->updated > 0 && is->updated == is->sessions)
+		fprintf(stderr, "mnemo: %" PRId64 " new in %" PRId64 " sessions", imported, is->sessions);
 	else
-		fprintf(stderr, "%" PRId64 " sessions", is->sessions);
+	{
+		fprintf(stderr, "mnemo: imported %" PRId64 " message%s into ", imported,
+				imported == 1 ? "" : "s");
+		if (is->sessions == 1)
+			fprintf(stderr, "%s", session_id);
+		else
+			fprintf(stderr, "%" PRId64 " sessions", is->sessions);
+	}
 	put_tally(&is->skipped, "left out", "record");
 	put_tally(&is->kept, "kept in metadata", "field");
 	if (is->unrestored == 1)
@@ -250,9 +288,13 @@ run(const char *db, int argc, char **argv)
 	bool		new_ids = false;
 	bool		lenient = false;
 	bool		quiet = false;
+	bool		follow = false;
+	const char *interval = NULL;
+	int			interval_ms = 1000;
 	cli_option	opts[] = {
 		{"session", &session_id, NULL}, {"new-ids", NULL, &new_ids}, {"quiet", NULL, &quiet},
-		{"format", &format, NULL}, {"lenient", NULL, &lenient}
+		{"format", &format, NULL}, {"lenient", NULL, &lenient}, {"follow", NULL, &follow},
+		{"interval", &interval, NULL}
 	};
 	const char *pos[1];
 	mnemo_import_options io = MNEMO_IMPORT_OPTIONS_INIT;
@@ -264,8 +306,34 @@ run(const char *db, int argc, char **argv)
 	struct stat sb;
 	int			rc;
 
-	if ((rc = cli_parse(&cli_import, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_import, argc, argv, opts, 7, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
+	if (interval != NULL)
+	{
+		char	   *end;
+		long		v = strtol(interval, &end, 10);
+
+		if (*interval == '\0' || *end != '\0' || v < 10 || v > 3600000)
+			return cli_usage_error(&cli_import, "--interval takes milliseconds, 10 to 3600000");
+		interval_ms = (int) v;
+	}
+	if (follow && (session_id != NULL || new_ids || strcmp(pos[0], "-") == 0))
+		return cli_usage_error(&cli_import, "--follow reads logs under their own ids, from a "
+							   "path: not with --session, --new-ids or -");
+	if (follow)
+	{
+		if (format != NULL && !mnemo_import_format_known(format))
+			return cli_usage_error(&cli_import, "unknown --format '%s' (one of %s)", format,
+								   mnemo_import_formats());
+		if ((st = cli_open(db, &rc)) == NULL)
+			return rc;
+		io.format = format;
+		io.skipped = NULL;
+		io.warning = warning;
+		rc = cli_import_follow(st, pos[0], &io, interval_ms);
+		mnemo_store_close(st);
+		return rc;
+	}
 	if (session_id != NULL && session_id[0] == '\0')
 		return cli_usage_error(&cli_import, "--session needs a non-empty id");
 	/* a usage error, found before the file is opened or the server asked */
@@ -314,6 +382,10 @@ run(const char *db, int argc, char **argv)
 	io.format = format;
 	io.lenient = lenient;
 	io.session = session_made;
+	io.path = in != stdin ? pos[0] : NULL;
+	io.warning = warning;
+	io.update = true;
+	io.updated = updated;
 	io.progress_arg = &is;
 	rc = mnemo_import_jsonl(st, in, &io, sid, &imported);
 	if (is.bar_drawn)

@@ -103,14 +103,14 @@ psql_q -c "SELECT mnemo.create_session('cli-cp')" \
 	-c "SELECT mnemo.add_checkpoint('cli-cp', 'turn-1', true)" >/dev/null
 run_m checkpoints cli-cp
 expect_rc 0 "mnemo checkpoints"
-check "one line: seq, label, auto, time (tab-separated)" \
-	bash -c "[ \$(wc -l <'$work/out') -eq 1 ] && grep -Eq '^1	turn-1	auto	[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$' '$work/out'"
+check "a header, then one line: seq, label, auto, time (tab-separated)" \
+	bash -c "[ \$(wc -l <'$work/out') -eq 2 ] && head -n 1 '$work/out' | grep -qx 'SEQ	LABEL	KIND	CREATED' && grep -Eq '^1	turn-1	auto	[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+Z$' '$work/out'"
 run_m checkpoints cli-cp --add 'before the storm'
 expect_rc 0 "mnemo checkpoints --add"
 check "prints the new checkpoint, manual" grep -Eq '^1	before the storm	manual	' "$work/out"
 run_m checkpoints cli-cp
 check "both listed, in the order they were added" \
-	bash -c "cut -f2 '$work/out' | tr '\n' , | grep -qx 'turn-1,before the storm,'"
+	bash -c "tail -n +2 '$work/out' | cut -f2 | tr '\n' , | grep -qx 'turn-1,before the storm,'"
 run_m checkpoints cli-cp --add turn-1
 expect_rc 1 "mnemo checkpoints --add of a taken label"
 check "the message names the label" grep -q '^mnemo: checkpoint "turn-1" already exists' "$work/err"
@@ -144,6 +144,14 @@ check "a header, then the discarded message only" \
 	bash -c "[ \$(wc -l <'$work/out') -eq 2 ] && head -1 '$work/out' | grep -q mnemo.session && grep -q 'later words' '$work/out'"
 run_m export cli-cp
 check "the plain export leaves it out" bash -c "! grep -q 'later words' '$work/out'"
+# a checkpoint of the discarded turn is not listed as live
+psql_q -c "SELECT mnemo.append_message('cli-cp', 'assistant', '[{\"type\": \"text\", \"text\": \"take two\"}]')" \
+	-c "SELECT mnemo.add_checkpoint('cli-cp', 'turn-3', true)" >/dev/null
+run_m resume cli-cp turn-1
+run_m checkpoints cli-cp
+check "after a resume, the checkpoint of the discarded turn is not listed" \
+	bash -c "! grep -q '	turn-3	' '$work/out' && grep -q '	turn-1	' '$work/out'"
+check "a line on stderr counts it" grep -q "^mnemo: 1 checkpoint of turns a resume discarded not listed" "$work/err"
 run_m resume cli-cp no-such-label
 expect_rc 3 "mnemo resume at an unknown checkpoint"
 run_m resume no-such-session x
@@ -164,6 +172,15 @@ run_m sessions
 expect_rc 0 "mnemo sessions"
 check "lists it under a header with its message count" \
 	bash -c "head -n 1 '$work/out' | grep -q '^ID  *CREATED  *MESSAGES  TITLE' && grep -q '^$sid  .*  *5  ' '$work/out'"
+# an imported log's session is created at the log's time (2025 and
+# earlier), so by creation it sorts below newer sessions; --sort updated
+# puts the session written last first
+run_m sessions --sort updated
+expect_rc 0 "mnemo sessions --sort updated"
+check "the session imported last comes first, under an UPDATED column" \
+	bash -c "head -n 1 '$work/out' | grep -q '^ID  *UPDATED  *MESSAGES  TITLE' && sed -n 2p '$work/out' | grep -q '^$sid '"
+run_m sessions --sort size
+expect_rc 2 "mnemo sessions --sort of something else: a usage error"
 
 run_m show "$sid"
 expect_rc 0 "mnemo show"
@@ -232,6 +249,31 @@ run_m verify cli-compact
 expect_rc 1 "mnemo verify of a session that lost a message"
 check "names the message that cannot be reached" \
 	grep -q "^message $victim (seq [0-9]*): not reachable from the context view$" "$work/out"
+run_m verify cli-compact --json
+expect_rc 1 "mnemo verify --json of that session"
+check "one JSON object naming the unreachable message, ok false" \
+	bash -c "grep -q '{\"message_id\": \"$victim\", \"seq\": [0-9]*, \"problem\": \"not reachable from the context view\"}' '$work/out' && grep -q '\"ok\": false}$' '$work/out'"
+# a tool call left without a result while the log goes on (a pi log whose
+# toolResult never came), and one at the very end (an agent at work)
+cat >"$work/unanswered.jsonl" <<'EOF2'
+{"type":"session","version":3,"id":"cli-unanswered","timestamp":"2026-01-04T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-04T00:00:01.000Z","message":{"role":"user","content":"list it","timestamp":1767484801000}}
+{"type":"message","id":"u2","parentId":"u1","timestamp":"2026-01-04T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-lost","name":"ls","arguments":{"path":"."}}],"api":"x","provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"total":0}},"stopReason":"toolUse","timestamp":1767484802000}}
+{"type":"message","id":"u3","parentId":"u2","timestamp":"2026-01-04T00:00:03.000Z","message":{"role":"user","content":"never mind","timestamp":1767484803000}}
+{"type":"message","id":"u4","parentId":"u3","timestamp":"2026-01-04T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"call-now","name":"ls","arguments":{"path":"/"}}],"api":"x","provider":"anthropic","model":"m","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"totalTokens":2,"cost":{"total":0}},"stopReason":"toolUse","timestamp":1767484804000}}
+EOF2
+run_m import "$work/unanswered.jsonl" --quiet
+run_m verify cli-unanswered
+expect_rc 0 "mnemo verify of a log with a call left without its result: a warning, exit 0"
+check "the warning names the call in the middle of the log, not the one at its end" \
+	bash -c "grep -q '^warning: message [^ ]* (seq 2): tool call call-lost (ls) has no result, and the log goes on after it$' '$work/out' && ! grep -q call-now '$work/out'"
+check "the last line counts it" grep -q "^verify: 4 messages, 4 reachable (4 in context, 0 through 0 summaries), 0 failed; 1 tool call without a result$" "$work/out"
+run_m verify cli-unanswered --strict
+expect_rc 1 "--strict: the call without its result fails the check"
+run_m verify cli-unanswered --json
+expect_rc 0 "mnemo verify --json"
+check "lists it under unanswered" \
+	grep -q '"unanswered": \[{"message_id": "[^"]*", "seq": 2, "tool_call_id": "call-lost", "tool_name": "ls"}\], "problems": \[\], "ok": true}' "$work/out"
 run_m verify no-such-session
 expect_rc 3 "mnemo verify of a missing session"
 run_m compact no-such-session --level 3

@@ -100,6 +100,16 @@ psql_q -c "SELECT mnemo.create_session('manners-esc')" \
 script -qfec "$M search manners-esc trap" /dev/null >"$work/tty.out" 2>&1
 check "a stored escape in the snippet stays visible (\\x1b) beside our bold" \
 	grep -qF $'\e[1mtrap\e[0m \\x1b[2J here' "$work/tty.out"
+# a tool-heavy session: a snippet from a tool's input reads as text, not as
+# the JSON it is stored as
+psql_q -c "SELECT mnemo.create_session('manners-tool')" \
+	-c "SELECT mnemo.append_message('manners-tool', 'assistant', '[{\"type\":\"tool\",\"tool_name\":\"run\",\"tool_call_id\":\"c1\",\"input\":{\"thought\":\"I will count the lines\",\"command\":\"wc -l README.md\"}}]')" >/dev/null
+run_m search manners-tool lines
+expect_rc 0 "search in a tool's input"
+check "the snippet reads as text: its keys and values, no JSON quotes or braces" \
+	bash -c "grep -q 'thought: I will count the lines' '$work/out' && ! grep -q '\"' '$work/out' && ! grep -q '{' '$work/out'"
+run_m search manners-tool lines --json
+check "--json keeps the snippet as the server wrote it" grep -qF 'thought\": \"I will count the <b>lines</b>' "$work/out"
 run_m search no-such-session fox
 expect_rc 3 "search of a missing session"
 run_m search manners

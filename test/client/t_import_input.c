@@ -344,7 +344,7 @@ test_format_names(void)
 			diag("not known: %s", name);
 	}
 	free(names);
-	is_int(total, 7, "mnemo_import_formats names seven formats");
+	is_int(total, 8, "mnemo_import_formats names eight formats");
 	is_int(known, total, "and each is known");
 	ok(!mnemo_import_format_known("bogus") && !mnemo_import_format_known("") &&
 	   !mnemo_import_format_known(NULL) && !mnemo_import_format_known("PI"),

@@ -4,7 +4,8 @@
 # with its content where it belongs, exports, and re-imports into another
 # database byte-identically; formats are detected or named; files that are
 # not transcripts fail and leave nothing; a log cut short imports with
-# --lenient; a second import of a transcript with its own id is refused;
+# --lenient; an agent's log imported again adds only what is new (a mnemo
+# export with its own id is refused);
 # a file of several sessions (tau-bench results, an OpenHands resolver
 # output) makes one each, all or none (the whole files too, where the
 # shared data set is beside the repository).
@@ -106,6 +107,45 @@ check "pi v3: their customType, display and details in metadata" \
 check "pi v3: at their records' times" \
 	test "$(msgs_where pi3-sess "created_at IN (1767225605000, 1767225606000) AND role = 'user'")" = 2
 
+# a user's !command in pi (a message of role bashExecution) is a user turn
+# pi sends to the model as the text bashExecutionToText makes; a !!command
+# (excludeFromContext) is not sent, and is bookkeeping
+cat >"$work/pi-bash.jsonl" <<'EOF2'
+{"type":"session","version":3,"id":"pi-bash","timestamp":"2026-01-02T00:00:00.000Z","cwd":"/w"}
+{"type":"message","id":"b1","parentId":null,"timestamp":"2026-01-02T00:00:01.000Z","message":{"role":"bashExecution","command":"ls src","output":"a.c\nb.c","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767312001000}}
+{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-02T00:00:02.000Z","message":{"role":"bashExecution","command":"make","output":"","exitCode":2,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/pi-bash-1.log","timestamp":1767312002000}}
+{"type":"message","id":"b3","parentId":"b2","timestamp":"2026-01-02T00:00:03.000Z","message":{"role":"bashExecution","command":"env","output":"SECRET=1","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767312003000,"excludeFromContext":true}}
+{"type":"message","id":"b4","parentId":"b3","timestamp":"2026-01-02T00:00:04.000Z","message":{"role":"user","content":[{"type":"text","text":"why did make fail?"}],"timestamp":1767312004000}}
+EOF2
+run_m import "$work/pi-bash.jsonl"
+expect_rc 0 "pi: a log with bashExecution entries imports"
+is "$(psql_q -c "SELECT string_agg(p.content->>'text', '|' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = 'pi-bash' AND m.role = 'user'")" \
+	"$(printf 'Ran `ls src`\n```\na.c\nb.c\n```|Ran `make`\n(no output)\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/pi-bash-1.log]|why did make fail?')" \
+	"pi: each !command is a user message of the text pi sends the model"
+check "pi: its command and exit code kept in metadata, at the record's time" \
+	test "$(msgs_where pi-bash "created_at = 1767312002000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = 'pi-bash' AND p.message_id = messages.id AND p.content->'metadata' @> '{\"command\": \"make\", \"exitCode\": 2}')")" = 1
+check "pi: a !!command kept out of the model's context is bookkeeping" \
+	grep -q "left out 1 record: 1 bashExecution excluded from context" "$work/err"
+
+# a pi log with branches (/tree): the active branch (the path to the last
+# entry) is the session, its branch_summary the user turn pi sends; each
+# branch left behind is a fork of it at the last message they share,
+# holding its own messages
+run_m import $D/transcript-pi-tree.jsonl
+expect_rc 0 "pi tree: a log with two branches left behind imports"
+is "$(wc -l <"$work/out") $(head -n 1 "$work/out")" "3 pi-tree" "pi tree: the session, then a fork for each branch"
+texts_of() { psql_q -c "SELECT string_agg(m.role || ':' || coalesce(p.content->>'text', ''), ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$1'"; }
+is "$(texts_of pi-tree)" $'user:Q assistant:A user:The following is a summary of a branch that this conversation came back from:\n\n<summary>\nTried another answer.</summary> user:F2 assistant:R2' "pi tree: the active branch, with the branch summary as pi sends it"
+f1=$(sed -n 2p "$work/out")
+f2=$(sed -n 3p "$work/out")
+is "$(psql_q -c "SELECT string_agg(parent_id || ' ' || fork_seq, ',' ORDER BY id) FROM (SELECT id, parent_id, (SELECT min(seq) - 1 FROM mnemo.messages m WHERE m.session_id = s.id) AS fork_seq FROM mnemo.sessions s WHERE id IN ('$f1', '$f2')) x")" \
+	"$(if [[ "$f1" < "$f2" ]]; then echo "pi-tree 2,pi-tree 1"; else echo "pi-tree 1,pi-tree 2"; fi)" \
+	"pi tree: each branch a fork of the session at the last message they share"
+is "$(texts_of "$f1")|$(texts_of "$f2")" "user:F1 assistant:R1|assistant:A2" "pi tree: each fork holds its branch's own messages"
+is "$("$M" export "$f1" 2>/dev/null | grep -c '"role"')" 4 "pi tree: a fork reads as its whole branch (the shared messages through its lineage)"
+run_m verify pi-tree
+expect_rc 0 "pi tree: the session verifies"
+
 # a pi log that compacted twice (pi's compaction records): 10 messages and
 # the 2 summaries, each committed over the messages before its first kept
 # entry
@@ -173,6 +213,46 @@ check "anthropic: the request's system field is the session's system prompt" \
 check "anthropic: tool_use blocks completed by their tool_result blocks" \
 	test "$(parts_where "$an_sid" "part_type = 'tool' AND tool_state = 'completed'")" = 3
 
+# a request body whose system is a list of blocks (prompt caching): their
+# texts are the system prompt, the blocks kept; tools and the sampling
+# parameters kept in the session's metadata, which export writes back
+cat >"$work/anth-blocks.json" <<'EOF2'
+{"model":"claude-sonnet-4-5","max_tokens":1024,"temperature":0.2,"top_p":0.9,"stream":true,"system":[{"type":"text","text":"You are terse."},{"type":"text","text":"Answer in English.","cache_control":{"type":"ephemeral"}}],"tools":[{"name":"ls","description":"list files","input_schema":{"type":"object","properties":{}}}],"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"text","text":"hello"}]}]}
+EOF2
+run_m import "$work/anth-blocks.json"
+expect_rc 0 "anthropic: a request body with system blocks, tools and parameters imports"
+ab_sid=$(cat "$work/out")
+is "$(psql_q -c "SELECT system_prompt FROM mnemo.sessions WHERE id = '$ab_sid'")" "$(printf 'You are terse.\n\nAnswer in English.')" \
+	"anthropic: system blocks joined as the system prompt"
+is "$(psql_q -c "SELECT (metadata->'system'->1->'cache_control'->>'type') || ' ' || (metadata->'request'->'tools'->0->>'name') || ' ' || (metadata->'request'->>'max_tokens') || ' ' || (metadata->'request'->>'temperature') || ' ' || (metadata->'request'->>'top_p') || ' ' || (metadata->'request'->>'stream') FROM mnemo.sessions WHERE id = '$ab_sid'")" \
+	"ephemeral ls 1024 0.2 0.9 true" "anthropic: the blocks, tools, max_tokens, temperature, top_p and stream kept"
+check "anthropic: and written back by export" \
+	sh -c "'$M' export '$ab_sid' | head -n 1 | grep -q '\"request\": {\"tools\": \[{\"name\": \"ls\"'"
+# an OpenAI tool result with an image (a screenshot tool's): its text is the
+# call's output, its image an image part of a tool message after it
+cat >"$work/oa-img.json" <<'EOF2'
+[{"role":"user","content":"take a screenshot"},
+{"role":"assistant","content":null,"tool_calls":[{"id":"call_s1","type":"function","function":{"name":"screenshot","arguments":"{\"region\":\"full\"}"}}]},
+{"role":"tool","tool_call_id":"call_s1","content":[{"type":"text","text":"captured 1 screen"},{"type":"image_url","image_url":{"url":"data:image/png;base64,iVBORw0KGgo="}}]},
+{"role":"assistant","content":"It shows a login page."}]
+EOF2
+run_m import "$work/oa-img.json"
+expect_rc 0 "openai: a tool result with an image imports"
+oi_sid=$(cat "$work/out")
+check "openai: the call completed with the result's text" \
+	test "$(parts_where "$oi_sid" "tool_name = 'screenshot' AND tool_state = 'completed' AND content->>'output' = 'captured 1 screen'")" = 1
+check "openai: the image an image part of the tool message after it, naming the call" \
+	test "$(parts_where "$oi_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo=' AND content->'metadata'->>'tool_call_id' = 'call_s1'")" = 1
+
+# --format that the content disagrees with: read as named, with a warning
+printf '%s\n' '{"model":"gpt-4o","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}' >"$work/oa-body.json"
+run_m import "$work/oa-body.json" --format anthropic
+expect_rc 0 "--format anthropic on an OpenAI body: read as named"
+check "with a warning that it reads as openai" \
+	grep -q "^mnemo: warning: line 1: --format anthropic, but the content reads as openai" "$work/err"
+run_m import "$work/anth-blocks.json" --format anthropic
+check "no warning when the content agrees" test "$(grep -c warning "$work/err")" = 0
+
 round_trip $D/transcript-swe-agent.traj swe-agent 7
 swe_sid=$last_sid
 check "swe-agent: its thought and action are kept in metadata" \
@@ -186,6 +266,64 @@ check "openhands: run actions are tool parts completed by their observations" \
 	test "$(parts_where "$oh_sid" "part_type = 'tool' AND tool_name = 'run' AND content ? 'output'")" = 2
 check "openhands: the resolver run's fields are the session's metadata" \
 	test "$(psql_q -c "SELECT metadata->>'source' || ' ' || (metadata ? 'git_patch') FROM mnemo.sessions WHERE id = '$oh_sid'")" = "openhands true"
+
+# a newer OpenHands stream (a JSON array of events with ids, causes and
+# tool_call_metadata, args nested): each observation completes the action
+# its cause names, at the observation's time, the part keeping the model's
+# tool_call_id; two calls of one response each get their own result; a
+# "null" observation and agent_state_changed are bookkeeping, not tools
+round_trip $D/transcript-openhands-events.json openhands 8
+ohe_sid=$last_sid
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || (content->>'tool_call_id') || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$ohe_sid' AND part_type = 'tool' AND tool_name IN ('run', 'edit')")" \
+	"run:toolu_01AbCdEf:completed:1749546007250 run:toolu_01GhIjKl:completed:1749546007900 edit:toolu_01MnOpQr:completed:1749546011500" \
+	"openhands events: each action completed by the observation its cause names, at its time"
+check "openhands events: the output is the observation's content" \
+	test "$(parts_where "$ohe_sid" "tool_name = 'run' AND content->>'output' = 'README.md' || chr(10) || 'src'")" = 1
+check "openhands events: no tool named null, no orphan tool message of an action" \
+	test "$(parts_where "$ohe_sid" "tool_name IN ('null', 'agent_state_changed', 'run', 'edit') AND message_id IN (SELECT id FROM mnemo.messages WHERE session_id = '$ohe_sid' AND role = 'tool')")" = 0
+run_m import $D/transcript-openhands-events.json --new-ids
+check "openhands events: null and agent_state_changed reported as bookkeeping" \
+	grep -q "1 agent_state_changed, 1 null" "$work/err"
+check "openhands events: a thought under args is the action's text" \
+	test "$(parts_where "$ohe_sid" "content->>'text' = 'I''ll count the lines first.'")" = 1
+
+# a Codex CLI rollout: session_meta is the session, developer messages are
+# system ones, the items of one model response are one assistant message
+# (reasoning summaries with their encrypted content, function and custom
+# tool calls completed by their outputs, a web search), token_count its
+# usage, event_msg copies bookkeeping, compacted a summary over what it
+# replaced
+round_trip $D/transcript-codex.jsonl codex 9
+cx_sid=$last_sid
+is "$(psql_q -c "SELECT model_id || '/' || provider_id || '/' || agent || '/' || (system_prompt LIKE 'You are Codex%') || '/' || (metadata->>'source') || '/' || (metadata->>'codex_source') || '/' || (metadata->'git'->>'branch') FROM mnemo.sessions WHERE id = '$cx_sid'")" \
+	"gpt-5-codex/openai/codex/true/codex/cli/main" "codex: model, provider, base instructions as the system prompt, cwd and git in metadata"
+is "$(psql_q -c "SELECT string_agg(role, ' ' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$cx_sid'")" \
+	"system user user assistant assistant assistant assistant user assistant" \
+	"codex: developer as system, one assistant message a model response, the summary in order"
+is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'encrypted_content' LIKE 'gAAAA%'")" 2 \
+	"codex: reasoning items are reasoning parts with their encrypted content"
+is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'text' = '**Counting lines**' || chr(10) || chr(10) || 'I''ll run wc on the file.'")" 1 \
+	"codex: a reasoning summary's texts joined"
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$cx_sid' AND part_type = 'tool'")" \
+	"shell:completed:1761732008021 apply_patch:completed:1761732011201 web_search:completed:1761732012500" \
+	"codex: function, custom-tool and web-search calls paired with their outputs, at their times"
+check "codex: function arguments are the tool's input, a custom tool's text under input" \
+	test "$(parts_where "$cx_sid" "((tool_name = 'shell' AND content->'input'->>'workdir' = '/home/ada/proj') OR (tool_name = 'apply_patch' AND content->'input'->>'input' LIKE '*** Begin Patch%' AND content->>'output' LIKE 'Success.%'))")" = 2
+is "$(psql_q -c "SELECT string_agg(tokens_input || '+' || tokens_cache_read || '/' || tokens_output || '/' || tokens_reasoning, ' ' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$cx_sid' AND role = 'assistant' AND NOT is_summary")" \
+	"2138+3072/64/32 270+5120/116/32 580+5120/50/0 2100+0/9/0" \
+	"codex: each token_count is the usage of the response it follows (cached input apart)"
+is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, ', ') FROM mnemo.summary_nodes('$cx_sid')")" "leaf 1-6" \
+	"codex: compacted is a leaf summary over every message before it"
+check "codex: the summary replaced them in context, its replacement_history kept" \
+	test "$(ctx_of "$cx_sid")" = "S user8 assistant9" -a "$(parts_where "$cx_sid" "content->'metadata' ? 'replacement_history'")" = 1
+check "codex: an input_image's data URL is an image part" \
+	test "$(parts_where "$cx_sid" "part_type = 'image' AND content->>'media_type' = 'image/png'")" = 1
+check "codex: a later turn_context's model is its messages'" \
+	test "$(msgs_where "$cx_sid" "seq = 9 AND model_id = 'gpt-5'")" = 1
+run_m import $D/transcript-codex.jsonl
+is "$(cat "$work/out")" 019a2f00-1c2d-7e51-840f-580cd7992d50 "codex: the session takes the rollout's id"
+check "codex: event_msg copies and turn_context reported as bookkeeping" \
+	grep -q "left out 7 records: 2 turn_context, 1 agent_message, 1 agent_reasoning, 1 exec_command_end, 1 patch_apply_end, 1 user_message" "$work/err"
 
 # ---- a file of several sessions: one session each, all in one transaction ----
 
@@ -238,9 +376,20 @@ if [ -f "$shared/tau-bench/historical_trajectories/gpt-4o-airline.json" ]; then
 		"4144 200" "of 5,308 - 1,164 messages, a system message each"
 	is "$(psql_q -c "SELECT count(*) FROM mnemo.message_parts WHERE session_id IN ('$ids') AND part_type = 'tool' AND tool_state = 'completed'")" \
 		1164 "and 1,164 tool calls, each completed by its result"
+	for f in "$shared"/openhands/*.json "$shared"/openhands/*.jsonl; do
+		[ -f "$f" ] || continue
+		run_m import "$f" --quiet
+		expect_rc 0 "OpenHands $(basename "$f") imports"
+		ids=$(paste -sd, "$work/out" | sed "s/,/','/g")
+		# a call answered by a result, of those that are not their run's
+		# last message (a run ends on finish, which nothing answers)
+		fig=$(psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE p.tool_state = 'completed'), count(*) FROM mnemo.message_parts p JOIN mnemo.messages m ON m.session_id = p.session_id AND m.id = p.message_id WHERE p.session_id IN ('$ids') AND p.part_type = 'tool' AND m.role = 'assistant' AND m.seq < (SELECT max(seq) FROM mnemo.messages l WHERE l.session_id = p.session_id)")
+		echo "# openhands pairing, $(basename "$f"): ${fig% *} of ${fig#* } tool calls paired"
+		check "OpenHands $(basename "$f"): at least 95% of its tool calls paired" \
+			test "$(( ${fig% *} * 100 ))" -ge "$(( ${fig#* } * 95 ))" -a "${fig#* }" -gt 0
+	done
 	run_m import "$shared/openhands/resolver-output.jsonl" --quiet
-	expect_rc 0 "the OpenHands resolver output imports"
-	is "$(wc -l <"$work/out")" 2 "as its two runs"
+	is "$(wc -l <"$work/out")" 2 "the resolver output as its two runs"
 fi
 
 round_trip $D/claude-code/bf/3a8bd70c3e/1/full.jsonl claude-code 5
@@ -251,6 +400,49 @@ check "claude-code: the Edit inputs, whose keys jsonb reorders, keep their text 
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND content->>'input_text' LIKE '{\"replace_all\":false,\"file_path\":%' AND (content->>'input_text')::jsonb = content->'input'")" = 2
 check "claude-code: an input already in jsonb's order (Read's) has no copy" \
 	test "$(parts_where "$cc_sid" "part_type = 'tool' AND tool_name = 'Read' AND NOT content ? 'input_text'")" = 1
+# Claude Code's sub-agents: a log's SESSION/subagents/agent-ID.jsonl are
+# imported with it, each a child session (parent_id) whose id is the
+# parent's and the agent's, named in the metadata of the Task call that
+# started it; a sub-agent's log alone is a session of its own; export
+# --with-children writes them after it, and reads back byte for byte
+ccs=5f0c2a1e-7d3b-4c55-9a0e-2b8f6d1c4e90
+ccs_child=$ccs-agent-a7c1e9f04b2d6e813
+run_m import "$D/claude-code-subagents/$ccs/subagents/agent-a7c1e9f04b2d6e813.jsonl" --session alone-sub
+expect_rc 0 "claude-code: a sub-agent's log alone imports"
+is "$(msgs_where alone-sub true) $(psql_q -c "SELECT metadata->>'agent_id' FROM mnemo.sessions WHERE id = 'alone-sub'")" "3 a7c1e9f04b2d6e813" \
+	"claude-code: as a session of its own, its sidechain records its conversation"
+run_m import "$D/claude-code-subagents/$ccs.jsonl"
+expect_rc 0 "claude-code: a log with a sub-agent imports"
+is "$(paste -sd ' ' "$work/out")" "$ccs $ccs_child" "claude-code: the session, then its sub-agent's"
+is "$(psql_q -c "SELECT parent_id FROM mnemo.sessions WHERE id = '$ccs_child'") $(msgs_where "$ccs" true) $(msgs_where "$ccs_child" true)" "$ccs 3 3" \
+	"claude-code: the sub-agent a child session of it, with its own messages"
+check "claude-code: the Task call's metadata names the sub-agent and its session" \
+	test "$(parts_where "$ccs" "tool_name = 'Task' AND tool_state = 'completed' AND content->'metadata' = '{\"agent_id\": \"a7c1e9f04b2d6e813\", \"subagent_session\": \"$ccs_child\"}'")" = 1
+check "claude-code: the sub-agent's own calls paired with their results" \
+	test "$(parts_where "$ccs_child" "tool_name = 'Grep' AND tool_state = 'completed'")" = 1
+"$M" export --with-children "$ccs" >"$work/cc-kids.first.jsonl" 2>"$work/err"
+is "$(grep -c '"type": "mnemo.session"' "$work/cc-kids.first.jsonl")" 2 "export --with-children: the session and its child"
+check "export --with-children: the child's header names its parent" \
+	grep -q "\"id\": \"$ccs_child\", \"parent_id\": \"$ccs\"" "$work/cc-kids.first.jsonl"
+run_m --db "dbname=$copy_db" import "$work/cc-kids.first.jsonl"
+expect_rc 0 "export --with-children: imports into another database"
+"$M" --db "dbname=$copy_db" export --with-children "$ccs" >"$work/cc-kids.second.jsonl" 2>"$work/err"
+check "export --with-children, import, export: byte-identical" \
+	cmp -s "$work/cc-kids.first.jsonl" "$work/cc-kids.second.jsonl"
+# an older log writes its sub-agent's records inline, isSidechain true
+cat >"$work/cc-inline.jsonl" <<'EOF2'
+{"parentUuid":null,"isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":"look around"},"uuid":"m1","timestamp":"2025-06-01T10:00:00.000Z"}
+{"parentUuid":"m1","isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"assistant","message":{"id":"msg_1","model":"claude-sonnet-4","role":"assistant","content":[{"type":"tool_use","id":"toolu_T1","name":"Task","input":{"description":"look","prompt":"List the files"}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"m2","timestamp":"2025-06-01T10:00:01.000Z"}
+{"parentUuid":null,"isSidechain":true,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":"List the files"},"uuid":"s1","timestamp":"2025-06-01T10:00:02.000Z"}
+{"parentUuid":"s1","isSidechain":true,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"assistant","message":{"id":"msg_s1","model":"claude-haiku","role":"assistant","content":[{"type":"text","text":"a.c b.c"}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1}},"uuid":"s2","timestamp":"2025-06-01T10:00:03.000Z"}
+{"parentUuid":"m2","isSidechain":false,"sessionId":"cc-inline","cwd":"/w","version":"1.0.30","type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_T1","type":"tool_result","content":"a.c b.c"}]},"uuid":"m3","timestamp":"2025-06-01T10:00:04.000Z"}
+EOF2
+run_m import "$work/cc-inline.jsonl"
+expect_rc 0 "claude-code: an older log with inline sidechain records imports"
+cci_child=$(sed -n 2p "$work/out")
+is "$(msgs_where cc-inline true) $(psql_q -c "SELECT parent_id FROM mnemo.sessions WHERE id = '$cci_child'") $(msgs_where "$cci_child" true)" "2 cc-inline 2" \
+	"claude-code: its sidechain records a child session of it"
+
 # Claude Code's compaction: a microcompact_boundary clears tool results (the
 # parts are tombstoned), a user record with isCompactSummary is what the
 # conversation goes on from (a summary over everything before it)
@@ -296,7 +488,7 @@ expect_rc 1 "a pi log read as Claude Code fails"
 check "saying what it read it as" grep -q "read as claude-code" "$work/err"
 run_m import $D/transcript-pi.jsonl --format csv
 expect_rc 2 "an unknown --format is a usage error"
-check "names the formats" grep -q "^mnemo import: unknown --format 'csv' (one of mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands)" "$work/err"
+check "names the formats" grep -q "^mnemo import: unknown --format 'csv' (one of mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands, codex)" "$work/err"
 run_m -d no_such_database_at_all import no-such-file --format csv
 expect_rc 2 "found before the file is opened or the server asked"
 check "and none of these left a session" test "$(sessions)" = "$before"
@@ -476,14 +668,20 @@ run_m import "$work/bad-state.jsonl"
 expect_rc 1 "a state that is not an object"
 check "names its line" grep -q '^mnemo: line 1: "state" must be an object' "$work/err"
 
-# ---- a transcript with its own id imports once --------------------------
+# ---- an agent's log with its own id: read again, only what is new --------
 
 run_m import $D/transcript-pi.jsonl
 expect_rc 0 "a pi log imports under its own session id"
 check "which is the log's" test "$(cat "$work/out")" = d703a1a9-1b7b-4fb1-b512-c9738b1fe617
 before=$(sessions)
 run_m import $D/transcript-pi.jsonl
-expect_rc 1 "importing it again is refused"
+expect_rc 0 "importing it again adds what is new to its session"
+check "which is nothing: '0 new'" grep -q "^mnemo: d703a1a9-1b7b-4fb1-b512-c9738b1fe617: 0 new" "$work/err"
+check "and no second session" test "$(sessions)" = "$before"
+# a mnemo export imports once: it is a snapshot, not a log that grows
+"$M" export d703a1a9-1b7b-4fb1-b512-c9738b1fe617 >"$work/pi-export.jsonl" 2>/dev/null
+run_m import "$work/pi-export.jsonl"
+expect_rc 1 "a mnemo export of a session that is there is refused"
 check "with MN004's message and the hint" grep -q "already exists: it was imported before (--new-ids" "$work/err"
 check "and no second session" test "$(sessions)" = "$before"
 

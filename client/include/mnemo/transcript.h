@@ -52,7 +52,8 @@ typedef struct mnemo_import_options
 	 * lines; blocks of unknown types): its line number and kind */
 	void		(*skipped) (int64_t line, const char *kind, void *arg);
 	/* NULL: detect the format from the first record; else one of "mnemo",
-	 * "claude-code", "pi", "openai", "anthropic", "swe-agent", "openhands" */
+	 * "claude-code", "pi", "openai", "anthropic", "swe-agent", "openhands",
+	 * "codex" */
 	const char *format;
 	/* skip a last line cut short (reported through skipped as "truncated
 	 * last line") instead of failing */
@@ -77,6 +78,24 @@ typedef struct mnemo_import_options
 	 * as a plain summary message instead, so it is not left out and never
 	 * goes to skipped; its line and kind (why) */
 	void		(*unrestored) (int64_t line, const char *kind, void *arg);
+	/* the file's path, or NULL: where a reader finds what belongs beside
+	 * it (a Claude Code log's SESSION/subagents/agent-*.jsonl, imported as
+	 * child sessions of it when options.session is set) */
+	const char *path;
+	/* called when something is read as asked but looks wrong: a format
+	 * that --format (options.format) names where the content reads as
+	 * another; its line and the message */
+	void		(*warning) (int64_t line, const char *message, void *arg);
+	/* an agent's log (not a mnemo export) whose session is there already,
+	 * under the id the log names, is read again into it: the messages it
+	 * holds are matched, in order, to what the log makes, results they
+	 * waited for are written to them, and only what is new is appended
+	 * (its count is what *imported and session give); without it, such a
+	 * log is DUPLICATE_ID (imported before) */
+	bool		update;
+	/* called (after the commit) for each session read again (update),
+	 * with the count of its new messages */
+	void		(*updated) (const char *session_id, int64_t added, void *arg);
 } mnemo_import_options;
 
 /* Initialises import options: the transcript's own id, no callbacks. */

@@ -82,7 +82,8 @@ image_block(mn_import *imp, mn_import_msg *m, struct json_object *block)
 
 int
 mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
-						struct json_object *block, mn_span block_text, mn_import_msg **m)
+						struct json_object *block, mn_span block_text, mn_span result_meta,
+						mn_import_msg **m)
 {
 	const char *type = block_type(imp, line, i, block);
 	mn_import_part *p;
@@ -104,7 +105,7 @@ mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 		return mn_calls_result(imp, calls, line, call_id, NULL,
 							   json_object_object_get_ex(block, "is_error", &flag) &&
 							   json_object_get_boolean(flag),
-							   content, (mn_span) {NULL, 0});
+							   0, content, result_meta);
 	}
 	if (*m == NULL && (*m = mn_import_msg_new(imp, line, "user")) == NULL)
 		return imp->st->errcode;

@@ -40,7 +40,9 @@
  */
 #define _POSIX_C_SOURCE 200809L
 
+#include <dirent.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,6 +65,11 @@ typedef struct cc_state
 	mn_calls	calls;
 	uuid_set	seen;
 	bool		described;		/* the session's metadata is set */
+	bool		sub;			/* a sub-agent's log: its sidechain records
+								 * are its conversation */
+	mn_tree		side;			/* the sidechain records of a main log (older
+								 * logs write sub-agents inline) */
+	mn_buf		link;			/* a Task result's metadata: its sub-agent */
 } cc_state;
 
 /* Record types Claude Code writes for itself, not for the conversation. */
@@ -169,6 +176,8 @@ cc_destroy(void *state)
 		return;
 	mn_calls_free(&cc->calls);
 	uuid_set_free(&cc->seen);
+	mn_tree_free(&cc->side);
+	mn_buf_free(&cc->link);
 	mn_import_msg_free(cc->held);
 	free(cc->held_api_id);
 	free(cc);
@@ -304,6 +313,22 @@ compact_summary(mn_import *imp, cc_state *cc, int64_t line, struct json_object *
 }
 
 /* The session's description, from the first record that has one. */
+/* The id of the session of sub-agent agent_id of session parent (NULL when
+ * agent_id is NULL or out of memory): malloc'd. */
+static char *
+subagent_id(const char *parent, const char *agent_id)
+{
+	size_t		len;
+	char	   *id;
+
+	if (agent_id == NULL)
+		return NULL;
+	len = strlen(parent) + strlen("-agent-") + strlen(agent_id) + 1;
+	if ((id = malloc(len)) != NULL)
+		snprintf(id, len, "%s-agent-%s", parent, agent_id);
+	return id;
+}
+
 static int
 describe(mn_import *imp, cc_state *cc, struct json_object *rec)
 {
@@ -315,10 +340,23 @@ describe(mn_import *imp, cc_state *cc, struct json_object *rec)
 	const char *sid = mn_js_str(rec, "sessionId", NULL);
 	mn_buf		meta = {0};
 
+	const char *agent_id = mn_js_str(rec, "agentId", NULL);
+	struct json_object *side;
+
 	if (cc->described || sid == NULL)
 		return MNEMO_OK;
 	cc->described = true;
+	/* a sub-agent's own log (subagents/agent-ID.jsonl), alone or as the
+	 * child of its parent's import */
+	cc->sub = s->parent_id != NULL ||
+		(agent_id != NULL && json_object_object_get_ex(rec, "isSidechain", &side) &&
+		 json_object_get_boolean(side));
 	mn_buf_puts(&meta, "{\"source\":\"claude-code\"");
+	if (cc->sub && agent_id != NULL)
+	{
+		mn_buf_puts(&meta, ",\"agent_id\":");
+		mn_buf_put_jstr(&meta, agent_id, strlen(agent_id));
+	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 	{
 		struct json_object *v;
@@ -339,10 +377,26 @@ describe(mn_import *imp, cc_state *cc, struct json_object *rec)
 	}
 	free(s->metadata);
 	s->metadata = meta.data;
+	/* a sub-agent's session is its parent's id and its agent's */
+	if (cc->sub && (s->parent_id != NULL || !imp->opts->session_id))
+	{
+		char	   *id = subagent_id(s->parent_id != NULL ? s->parent_id : sid, agent_id);
+
+		if (id == NULL && agent_id != NULL)
+			return oom(imp);
+		if (id != NULL && strlen(id) <= MNEMO_ID_MAX)
+		{
+			s->want_id = id;
+			s->derived_id = s->parent_id != NULL;
+		}
+		else
+			free(id);
+	}
 	/* an id mnemo cannot take is no error: the session gets a new one */
-	if ((!imp->opts->session_id && strlen(sid) <= MNEMO_ID_MAX &&
-		 !mn_import_strdup(sid, &s->want_id)) ||
-		!mn_import_strdup("claude-code", &s->agent) ||
+	else if (!imp->opts->session_id && strlen(sid) <= MNEMO_ID_MAX &&
+			 !mn_import_strdup(sid, &s->want_id))
+		return oom(imp);
+	if (!mn_import_strdup("claude-code", &s->agent) ||
 		!mn_import_strdup("anthropic", &s->provider_id))
 		return oom(imp);
 	return MNEMO_OK;
@@ -364,6 +418,38 @@ message_of(mn_import *imp, int64_t line, struct json_object *rec, mn_span text,
 					   "line %" PRId64 ": a %s record without a \"message\" object", line,
 					   mn_js_str(rec, "type", NULL));
 	return MNEMO_OK;
+}
+
+/*
+ * The result of a Task call names the sub-agent that ran it
+ * (toolUseResult.agentId): the call's part keeps it, and the id of the
+ * sub-agent's session, {"agent_id", "subagent_session"}, in its metadata
+ * (cc->link; empty for other records).
+ */
+static int
+task_link(mn_import *imp, cc_state *cc, struct json_object *rec)
+{
+	struct json_object *result = mn_js_obj(rec, "toolUseResult");
+	const char *agent_id = result != NULL ? mn_js_str(result, "agentId", NULL) : NULL;
+	char	   *id;
+	int			rc;
+
+	cc->link.len = 0;
+	if (agent_id == NULL)
+		return MNEMO_OK;
+	/* the session's id, which the sub-agent's is made of, is known once it
+	 * is created */
+	if (!imp->created && (rc = mn_import_flush(imp)) != MNEMO_OK)
+		return rc;
+	if ((id = subagent_id(imp->session_id, agent_id)) == NULL)
+		return oom(imp);
+	mn_buf_puts(&cc->link, "{\"agent_id\":");
+	mn_buf_put_jstr(&cc->link, agent_id, strlen(agent_id));
+	mn_buf_puts(&cc->link, ",\"subagent_session\":");
+	mn_buf_put_jstr(&cc->link, id, strlen(id));
+	mn_buf_puts(&cc->link, "}");
+	free(id);
+	return cc->link.oom ? oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -414,13 +500,15 @@ user_record(mn_import *imp, cc_state *cc, int64_t line, struct json_object *rec,
 					   "line %" PRId64 ": a user message's content must be a string or a list",
 					   line);
 
+	if ((rc = task_link(imp, cc, rec)) != MNEMO_OK)
+		return rc;
 	for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
 	{
 		mn_span		block_text = {NULL, 0};
 
 		(void) mn_json_next_element(list_text, &pos, &block_text);
 		rc = mn_anthropic_user_block(imp, &cc->calls, line, i, json_object_array_get_idx(content, i),
-									 block_text, &m);
+									 block_text, (mn_span) {cc->link.data, cc->link.len}, &m);
 	}
 	if (rc != MNEMO_OK || m == NULL)
 	{
@@ -555,10 +643,16 @@ cc_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 					   line);
 	if ((rc = describe(imp, cc, rec)) != MNEMO_OK)
 		return rc;
-	if (json_object_object_get_ex(rec, "isSidechain", &v) && json_object_get_boolean(v))
+	/* a sub-agent's records in its parent's log: its session, after */
+	if (!cc->sub && json_object_object_get_ex(rec, "isSidechain", &v) &&
+		json_object_get_boolean(v))
 	{
-		mn_import_bookkeeping(imp, line, "sidechain");
-		return MNEMO_OK;
+		if (strcmp(type, "user") != 0 && strcmp(type, "assistant") != 0)
+		{
+			mn_import_bookkeeping(imp, line, "sidechain");
+			return MNEMO_OK;
+		}
+		return mn_tree_hold(imp, &cc->side, line, text, len, rec);
 	}
 	if ((strcmp(type, "user") == 0 || strcmp(type, "assistant") == 0) &&
 		mn_js_str(rec, "uuid", NULL) != NULL)
@@ -601,6 +695,139 @@ cc_finish(mn_import *imp, void *state)
 	return release(imp, state);
 }
 
+/* The sidechains of an older log, one a sub-agent: a record whose parent
+ * is in a sidechain before it continues that one, else it begins one. */
+static int
+sidechains(mn_import *imp, cc_state *cc, const char *parent)
+{
+	mn_tree    *t = &cc->side;
+	size_t	   *chain = t->n > 0 ? malloc(t->n * sizeof(*chain)) : NULL;
+	ssize_t    *group = t->n > 0 ? malloc(t->n * sizeof(*group)) : NULL;
+	int			rc = MNEMO_OK;
+
+	if (t->n > 0 && (chain == NULL || group == NULL))
+		rc = oom(imp);
+	for (size_t i = 0; rc == MNEMO_OK && i < t->n; i++)
+	{
+		const char *up = mn_js_str(t->recs[i].obj, "parentUuid", NULL);
+
+		group[i] = (ssize_t) i;
+		for (size_t j = i; up != NULL && j-- > 0;)
+		{
+			const char *uuid = mn_js_str(t->recs[j].obj, "uuid", NULL);
+
+			if (uuid != NULL && strcmp(uuid, up) == 0)
+			{
+				group[i] = group[j];
+				break;
+			}
+		}
+	}
+	for (size_t g = 0; rc == MNEMO_OK && g < t->n; g++)
+	{
+		size_t		n = 0;
+
+		if (group[g] != (ssize_t) g)
+			continue;
+		for (size_t i = g; i < t->n; i++)
+			if (group[i] == (ssize_t) g)
+				chain[n++] = i;
+		rc = mn_import_child(imp, parent, NULL, t, chain, n);
+	}
+	free(chain);
+	free(group);
+	return rc;
+}
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The logs of SESSION.jsonl's sub-agents, SESSION/subagents/agent-*.jsonl,
+ * in name order. */
+static int
+subagent_files(mn_import *imp, const char *parent)
+{
+	const char *path = imp->opts->path;
+	size_t		len = path != NULL ? strlen(path) : 0;
+	mn_buf		dir = {0};
+	char	  **names = NULL;
+	size_t		n = 0;
+	DIR		   *d;
+	struct dirent *e;
+	int			rc = MNEMO_OK;
+
+	if (len <= 6 || strcmp(path + len - 6, ".jsonl") != 0)
+		return MNEMO_OK;
+	mn_buf_put(&dir, path, len - 6);
+	mn_buf_puts(&dir, "/subagents");
+	if (dir.oom)
+	{
+		mn_buf_free(&dir);
+		return oom(imp);
+	}
+	if ((d = opendir(dir.data)) == NULL)
+	{
+		mn_buf_free(&dir);
+		return MNEMO_OK;
+	}
+	while (rc == MNEMO_OK && (e = readdir(d)) != NULL)
+	{
+		size_t		nl = strlen(e->d_name);
+		char	  **grown;
+
+		if (strncmp(e->d_name, "agent-", 6) != 0 || nl <= 6 ||
+			strcmp(e->d_name + nl - 6, ".jsonl") != 0)
+			continue;
+		if ((grown = realloc(names, (n + 1) * sizeof(*names))) == NULL)
+			rc = oom(imp);
+		else if ((names = grown, names[n] = malloc(dir.len + 1 + nl + 1)) == NULL)
+			rc = oom(imp);
+		else
+			snprintf(names[n++], dir.len + 1 + nl + 1, "%s/%s", dir.data, e->d_name);
+	}
+	closedir(d);
+	mn_buf_free(&dir);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), by_name);
+	for (size_t i = 0; rc == MNEMO_OK && i < n; i++)
+		rc = mn_import_child(imp, parent, names[i], NULL, NULL, 0);
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}
+
+/*
+ * After the log's session is stored: each of its sub-agents a child session
+ * of it (parent_id), from its sidechain records (older logs) and from the
+ * logs in SESSION/subagents/ (options.path).  An import that takes one
+ * session (no options.session) leaves them out.
+ */
+static int
+cc_children(mn_import *imp, void *state)
+{
+	cc_state   *cc = state;
+	char		parent[MNEMO_ID_MAX + 1];
+	int			rc;
+
+	if (cc->sub)
+		return MNEMO_OK;
+	if (imp->opts->session == NULL)
+	{
+		for (size_t i = 0; i < cc->side.n; i++)
+			mn_import_bookkeeping(imp, cc->side.recs[i].line, "sidechain");
+		return MNEMO_OK;
+	}
+	memcpy(parent, imp->session_id, sizeof(parent));
+	if ((rc = sidechains(imp, cc, parent)) != MNEMO_OK)
+		return rc;
+	return subagent_files(imp, parent);
+}
+
 const mn_reader mn_claude_code_reader = {
-	"claude-code", cc_detect, NULL, NULL, cc_create, cc_line, cc_finish, cc_sent, cc_destroy
+	"claude-code", cc_detect, NULL, NULL, cc_create, cc_line, cc_finish, cc_sent, cc_destroy,
+	cc_children, NULL
 };

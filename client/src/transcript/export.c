@@ -3,7 +3,8 @@
  *		mnemo_export_jsonl: a session as JSON Lines, one message a line.
  *
  * The first line describes the session (its header):
- *	{"type": "mnemo.session", "version": 1, "id", "title" (when set),
+ *	{"type": "mnemo.session", "version": 1 (2 with "parent_id"), "id",
+ *	 "parent_id" (when set), "title" (when set),
  *	 "agent", "model_id", "provider_id", "system_prompt", "metadata" (when
  *	 set), "state" (when not {}), "created_at"}
  * "type" and "version" let it grow: a reader refuses a version newer than
@@ -221,8 +222,11 @@ put_header(mn_buf *b, const mnemo_session *s)
 	mn_buf_puts(b, "{");
 	put_key(b, "type", true);
 	mn_buf_put_jstr(b, MNEMO_SESSION_HEADER, strlen(MNEMO_SESSION_HEADER));
-	put_i64(b, "version", MNEMO_SESSION_HEADER_VERSION);
+	/* a reader of version 1 would drop the parent without a word */
+	put_i64(b, "version", s->parent_id != NULL ? 2 : 1);
 	put_string(b, "id", s->id);
+	if (s->parent_id != NULL)
+		put_string(b, "parent_id", s->parent_id);
 	if (s->title != NULL)
 		put_string(b, "title", s->title);
 	put_string(b, "agent", s->agent ? s->agent : "");

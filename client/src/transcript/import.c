@@ -47,6 +47,7 @@ static const mn_reader *const readers[] = {
 	&mn_claude_code_reader,
 	&mn_swe_agent_reader,
 	&mn_openhands_reader,
+	&mn_codex_reader,
 	&mn_anthropic_reader,
 	&mn_openai_reader,
 };
@@ -233,7 +234,7 @@ parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno, const char
 MNEMO_API const char *
 mnemo_import_formats(void)
 {
-	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands";
+	return "mnemo, claude-code, pi, openai, anthropic, swe-agent, openhands, codex";
 }
 
 MNEMO_API bool
@@ -287,6 +288,37 @@ detect(mn_import *imp, int64_t lineno, struct json_object *obj)
 }
 
 /*
+ * --format named the reader: a first value that it would not detect and
+ * another format would (by what only that one has) is read as named, with
+ * a warning, since it more likely is the other.
+ */
+static void
+check_named(mn_import *imp, int64_t lineno, struct json_object *obj)
+{
+	struct json_object *probe = obj;
+	char		msg[256];
+
+	imp->format_checked = true;
+	if (json_object_is_type(obj, json_type_array))
+		probe = json_object_array_length(obj) > 0 ? json_object_array_get_idx(obj, 0) : NULL;
+	if (imp->opts->warning == NULL || !json_object_is_type(probe, json_type_object) ||
+		imp->reader->detect(probe))
+		return;
+	for (size_t i = 0; i < mn_lengthof(readers); i++)
+	{
+		const mn_reader *r = readers[i];
+
+		if (r == imp->reader || !(r->distinct != NULL ? r->distinct : r->detect) (probe))
+			continue;
+		snprintf(msg, sizeof(msg), "--format %s, but the content reads as %s (--format %s, "
+				 "or none, reads it so); read as %s", imp->reader->name, r->name, r->name,
+				 imp->reader->name);
+		imp->opts->warning(lineno, msg, imp->opts->progress_arg);
+		return;
+	}
+}
+
+/*
  * A record to the reader.  The first one refused, when --format named the
  * reader rather than the content, more likely says the format is wrong
  * than that the record is: the error says what it was read as.  An error
@@ -319,7 +351,9 @@ feed_record(mn_import *imp, int64_t lineno, mn_span text, struct json_object *ob
 static int
 worth_storing(mn_import *imp, bool several)
 {
-	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch;
+	/* (a log read again counts what it matched of its session's) */
+	int64_t		messages = imp->imported + (int64_t) imp->n_flight + (int64_t) imp->n_batch +
+		(int64_t) imp->n_matched;
 	char		which[64] = "the transcript";
 
 	if (imp->reader == NULL)
@@ -346,6 +380,7 @@ static void
 session_clear(mn_import_session *s)
 {
 	free(s->want_id);
+	free(s->parent_id);
 	free(s->model_id);
 	free(s->provider_id);
 	free(s->agent);
@@ -357,21 +392,18 @@ session_clear(mn_import_session *s)
 }
 
 /*
- * The end of a session's records: what the reader holds back pushed, the
- * session judged (worth_storing; several: the file holds more than this
- * one), stored, its checkpoints restored, and set aside in finished to be
- * reported after the commit.
+ * The end of a session's records: what the reader holds back pushed
+ * (finish_session), the session judged (worth_storing; several: the file
+ * holds more than this one), stored, its checkpoints restored, and set
+ * aside in finished to be reported after the commit (store_session).
  */
 static int
-finish_session(mn_import *imp, bool several)
+store_session(mn_import *imp, bool several)
 {
 	mn_import_done *grown;
-	int			rc = MNEMO_OK;
+	int			rc;
 
-	if (imp->reader != NULL && imp->reader->finish != NULL)
-		rc = imp->reader->finish(imp, imp->rstate);
-	if (rc == MNEMO_OK)
-		rc = worth_storing(imp, several);
+	rc = worth_storing(imp, several);
 	if (rc == MNEMO_OK)
 		rc = mn_import_flush(imp);
 	if (rc == MNEMO_OK)
@@ -383,8 +415,46 @@ finish_session(mn_import *imp, bool several)
 	imp->finished = grown;
 	memcpy(grown[imp->n_finished].id, imp->session_id, sizeof(imp->session_id));
 	grown[imp->n_finished].line = imp->session_line > 0 ? imp->session_line : 1;
+	grown[imp->n_finished].resumed = imp->resumed;
 	grown[imp->n_finished++].messages = imp->imported;
 	return MNEMO_OK;
+}
+
+static int
+finish_session(mn_import *imp, bool several)
+{
+	int			rc = MNEMO_OK;
+
+	if (imp->reader != NULL && imp->reader->finish != NULL)
+		rc = imp->reader->finish(imp, imp->rstate);
+	return rc == MNEMO_OK ? store_session(imp, several) : rc;
+}
+
+int
+mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at)
+{
+	mnemo_session *fork = NULL;
+	char		seq[24];
+	int			rc;
+
+	if ((rc = store_session(imp, true)) != MNEMO_OK)
+		return rc;
+	snprintf(seq, sizeof(seq), "%" PRId64, at);
+	if ((rc = mnemo_session_fork(imp->st, source, seq, NULL, &fork)) != MNEMO_OK)
+		return mn_import_at_line(imp->st, rc, line, 0);
+	if (strlen(fork->id) > MNEMO_ID_MAX)
+		rc = mn_fail(imp->st, MNEMO_ERR_PROTOCOL, "session id of %zu bytes", strlen(fork->id));
+	else
+		memcpy(imp->session_id, fork->id, strlen(fork->id) + 1);
+	mnemo_session_free(fork);
+	imp->session_line = line;
+	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
+	/* a fork is stored even when it adds no message of its own */
+	imp->session.header = true;
+	mn_import_checkpoints_reset(imp);
+	return rc;
 }
 
 /*
@@ -414,6 +484,8 @@ next_session(mn_import *imp, int64_t lineno)
 	imp->session_id[0] = '\0';
 	imp->created = false;
 	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
 	mn_import_checkpoints_reset(imp);
 	if (imp->reader->destroy != NULL)
 		imp->reader->destroy(imp->rstate);
@@ -446,6 +518,8 @@ feed_value(mn_import *imp, int64_t lineno, mn_span text, struct json_object *obj
 		return rc;
 	if (imp->reader == NULL)
 		return MNEMO_OK;
+	if (imp->opts->format != NULL && !imp->format_checked)
+		check_named(imp, lineno, obj);
 	if (top && json_object_is_type(obj, json_type_array))
 		arr = obj;
 	else if (json_object_is_type(obj, json_type_object) && imp->reader->document != NULL &&
@@ -611,6 +685,56 @@ read_all(mn_import *imp, FILE *in)
 	return rc;
 }
 
+int
+mn_import_child(mn_import *imp, const char *parent_id, const char *path, const mn_tree *held,
+				const size_t *idx, size_t n)
+{
+	void	   *parent_state = imp->rstate;
+	FILE	   *in = NULL;
+	int			rc = MNEMO_OK;
+
+	/* the session before is stored: this one starts afresh */
+	session_clear(&imp->session);
+	imp->session_id[0] = '\0';
+	imp->created = false;
+	imp->imported = imp->records = imp->left_out = 0;
+	imp->resumed = false;
+	mn_import_update_close(imp);
+	imp->session_line = n > 0 ? held->recs[idx[0]].line : 1;
+	mn_import_checkpoints_reset(imp);
+	if (!mn_import_strdup(parent_id, &imp->session.parent_id))
+		return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	imp->rstate = NULL;
+	if (imp->reader->create != NULL && (imp->rstate = imp->reader->create()) == NULL)
+		rc = mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+	if (rc == MNEMO_OK && path != NULL && (in = fopen(path, "r")) == NULL)
+		rc = mn_fail(imp->st, MNEMO_ERR_IO, "%s", strerror(errno));
+	if (rc == MNEMO_OK && in != NULL)
+		rc = read_all(imp, in);
+	for (size_t i = 0; rc == MNEMO_OK && path == NULL && i < n; i++)
+		rc = feed_record(imp, held->recs[idx[i]].line,
+						 (mn_span) {held->recs[idx[i]].text, held->recs[idx[i]].len},
+						 held->recs[idx[i]].obj);
+	if (rc == MNEMO_OK)
+		rc = finish_session(imp, true);
+	if (in != NULL)
+		fclose(in);
+	if (rc != MNEMO_OK && path != NULL && imp->st->errmsg != NULL)
+	{
+		char	   *why = strdup(imp->st->errmsg);
+		char		sqlstate[6];
+
+		memcpy(sqlstate, imp->st->sqlstate, sizeof(sqlstate));
+		rc = mn_fail(imp->st, rc, "%s: %s", path, why != NULL ? why : "");
+		memcpy(imp->st->sqlstate, sqlstate, sizeof(sqlstate));
+		free(why);
+	}
+	if (imp->reader->destroy != NULL)
+		imp->reader->destroy(imp->rstate);
+	imp->rstate = parent_state;
+	return rc;
+}
+
 /*
  * After the commit: the sessions made, in file order, to the caller (the
  * first one's id and the messages of all) and to subscribers.
@@ -627,6 +751,9 @@ report(mn_import *imp, char session_id_out[MNEMO_ID_MAX + 1], int64_t *imported)
 		total += imp->finished[i].messages;
 		if (imp->opts->session != NULL)
 			imp->opts->session(imp->finished[i].id, imp->finished[i].messages,
+							   imp->opts->progress_arg);
+		if (imp->finished[i].resumed && imp->opts->updated != NULL)
+			imp->opts->updated(imp->finished[i].id, imp->finished[i].messages,
 							   imp->opts->progress_arg);
 		mn_emit(imp->st, MNEMO_EVENT_SESSION_CREATED, imp->finished[i].id, NULL, 0, NULL, false);
 	}
@@ -668,6 +795,8 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 		rc = read_all(&imp, in);
 	if (rc == MNEMO_OK)
 		rc = finish_session(&imp, imp.n_finished > 0);
+	if (rc == MNEMO_OK && imp.reader->children != NULL)
+		rc = imp.reader->children(&imp, imp.rstate);
 	if (rc == MNEMO_OK)
 		rc = mn_exec_command(st, "COMMIT");
 	mn_import_abandon(&imp);
@@ -686,6 +815,7 @@ mnemo_import_jsonl(mnemo_store *st, FILE *in, const mnemo_import_options *opts,
 	mn_buf_free(&imp.text);
 	mn_import_checkpoints_reset(&imp);
 	free(imp.finished);
+	mn_import_update_close(&imp);
 	if (imp.reader != NULL && imp.reader->destroy != NULL)
 		imp.reader->destroy(imp.rstate);
 	session_clear(&imp.session);

@@ -366,6 +366,36 @@ take_default(mnemo_store *st, char **field, const char *value)
  * sessions before this one in the file are in: the check runs in a
  * savepoint.
  */
+/*
+ * The session of the transcript's id is there and options.update asks for
+ * what is new (import_update.c): it is the session, as it was made (the
+ * defaults of its messages), its messages matched first.  row is freed.
+ */
+static int
+resume(mn_import *imp, mnemo_session *row)
+{
+	mnemo_store *st = imp->st;
+	mn_import_session *s = &imp->session;
+	int			rc;
+
+	if (strlen(row->id) > MNEMO_ID_MAX)
+		rc = mn_fail(st, MNEMO_ERR_PROTOCOL, "session id of %zu bytes", strlen(row->id));
+	else
+		rc = mn_exec_command(st, "RELEASE SAVEPOINT mnemo_import_id");
+	if (rc == MNEMO_OK)
+	{
+		memcpy(imp->session_id, row->id, strlen(row->id) + 1);
+		rc = take_default(st, &s->agent, row->agent);
+	}
+	if (rc == MNEMO_OK)
+		rc = take_default(st, &s->model_id, row->model_id);
+	if (rc == MNEMO_OK)
+		rc = take_default(st, &s->provider_id, row->provider_id);
+	mnemo_session_free(row);
+	imp->created = rc == MNEMO_OK;
+	return rc == MNEMO_OK ? mn_import_update_open(imp) : rc;
+}
+
 static int
 begin(mn_import *imp)
 {
@@ -379,12 +409,16 @@ begin(mn_import *imp)
 	if (!imp->began && (rc = mn_exec_command(st, "BEGIN")) != MNEMO_OK)
 		return rc;
 	imp->began = true;
-	spec.id = imp->opts->session_id;
-	if (spec.id == NULL && s->want_id != NULL && !imp->new_ids)
+	spec.id = s->derived_id ? NULL : imp->opts->session_id;
+	if (spec.id == NULL && s->want_id != NULL && (!imp->new_ids || s->derived_id))
 	{
 		if ((rc = mn_exec_command(st, "SAVEPOINT mnemo_import_id")) != MNEMO_OK)
 			return rc;
 		rc = mnemo_session_get(st, s->want_id, &row);
+		/* an agent's log read again: its session takes what is new */
+		if (rc == MNEMO_OK && imp->opts->update && !imp->new_ids &&
+			strcmp(imp->reader->name, "mnemo") != 0)
+			return resume(imp, row);
 		mnemo_session_free(row);
 		row = NULL;
 		if (rc == MNEMO_OK)
@@ -415,6 +449,21 @@ begin(mn_import *imp)
 		if ((rc = mn_exec_command(st, "ROLLBACK TO SAVEPOINT mnemo_import_id")) != MNEMO_OK)
 			return rc;
 		spec.id = s->want_id;
+	}
+	/* a child (a sub-agent, an exported child) whose parent is not in this
+	 * database is a session of its own */
+	if (s->parent_id != NULL)
+	{
+		if ((rc = mn_exec_command(st, "SAVEPOINT mnemo_import_parent")) != MNEMO_OK)
+			return rc;
+		rc = mnemo_session_get(st, s->parent_id, &row);
+		mnemo_session_free(row);
+		row = NULL;
+		if (rc == MNEMO_OK)
+			spec.parent_id = s->parent_id;
+		else if (rc != MNEMO_ERR_SESSION_NOT_FOUND ||
+				 (rc = mn_exec_command(st, "ROLLBACK TO SAVEPOINT mnemo_import_parent")) != MNEMO_OK)
+			return rc;
 	}
 	spec.model_id = s->model_id;
 	spec.provider_id = s->provider_id;
@@ -498,6 +547,12 @@ mn_import_drain(mn_import *imp)
 	return MNEMO_OK;
 }
 
+int
+mn_import_restore_one(mn_import *imp, mn_import_msg *m)
+{
+	return restore(imp, &m, 1);
+}
+
 /* The batch's append_messages array, in imp->text. */
 static int
 batch_text(mn_import *imp)
@@ -539,6 +594,27 @@ send_batch(mn_import *imp)
 	/* nothing is in flight before the session exists, which the text needs */
 	if (!imp->created && (rc = begin(imp)) != MNEMO_OK)
 		return rc;
+	/* read again: the first pushes are the stored messages */
+	if (mn_import_update_pending(imp) && n > 0)
+	{
+		size_t		k = 0;
+
+		if ((rc = mn_import_drain(imp)) != MNEMO_OK)
+			return rc;
+		while (k < n && mn_import_update_pending(imp) && rc == MNEMO_OK)
+		{
+			mn_import_msg *m = imp->batch[k];
+
+			imp->batch[k++] = NULL;
+			rc = mn_import_update_match(imp, m);
+		}
+		memmove(imp->batch, imp->batch + k, (n - k) * sizeof(*imp->batch));
+		imp->n_batch = n -= k;
+		if (n == 0)
+			imp->batch_bytes = 0;
+		if (rc != MNEMO_OK)
+			return rc;
+	}
 	if (n > 0 && (rc = batch_text(imp)) != MNEMO_OK)
 		return rc;
 	if ((rc = mn_import_drain(imp)) != MNEMO_OK)
@@ -658,6 +734,13 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	{
 		mn_import_msg_free(m);
 		return rc;
+	}
+	/* read again: a compaction stored before is done */
+	if (mn_import_update_pending(imp))
+	{
+		imp->n_matched++;
+		mn_import_msg_free(m);
+		return MNEMO_OK;
 	}
 	snprintf(from, sizeof(from), "%" PRId64, sum->seq_start);
 	snprintf(to, sizeof(to), "%" PRId64, sum->seq_end);

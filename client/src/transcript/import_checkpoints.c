@@ -61,7 +61,8 @@ mn_import_checkpoints_flush(mn_import *imp)
 	PGresult   *res;
 	int64_t		line = 0;
 
-	if (imp->n_checkpoints == 0)
+	/* read again (options.update): the checkpoints were restored before */
+	if (imp->n_checkpoints == 0 || imp->resumed)
 		return MNEMO_OK;
 	mn_buf_puts(&arr, "[");
 	mn_buf_put(&arr, imp->checkpoints.data, imp->checkpoints.len);

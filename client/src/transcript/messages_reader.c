@@ -90,6 +90,38 @@ openai_detect(struct json_object *obj)
 	return m != NULL && mn_js_str(m, "role", NULL) != NULL;
 }
 
+/* What only an OpenAI message list has: a system, developer, tool or
+ * function role, tool_calls, a tool_call_id, image_url blocks. */
+static bool
+openai_distinct(struct json_object *obj)
+{
+	const char *key = messages_key(obj);
+	struct json_object *list = key != NULL ? mn_js_arr(obj, key) : NULL;
+	size_t		n = list != NULL ? json_object_array_length(list) : 1;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		struct json_object *m = list != NULL ? json_object_array_get_idx(list, i) : obj;
+		const char *role = mn_js_str(m, "role", NULL);
+		struct json_object *content = mn_js_arr(m, "content");
+
+		if (role == NULL)
+			continue;
+		if (strcmp(role, "system") == 0 || strcmp(role, "developer") == 0 ||
+			strcmp(role, "tool") == 0 || strcmp(role, "function") == 0 ||
+			mn_js_arr(m, "tool_calls") != NULL || mn_js_str(m, "tool_call_id", NULL) != NULL)
+			return true;
+		for (size_t k = 0; content != NULL && k < json_object_array_length(content); k++)
+		{
+			const char *type = mn_js_str(json_object_array_get_idx(content, k), "type", NULL);
+
+			if (type != NULL && strcmp(type, "image_url") == 0)
+				return true;
+		}
+	}
+	return false;
+}
+
 static bool
 anthropic_detect(struct json_object *obj)
 {
@@ -134,12 +166,24 @@ open_trajectory(mn_import *imp, struct json_object *obj, mn_span text)
 	return mn_import_session_meta(imp, obj, text, "tau-bench", not_meta);
 }
 
-/* A request body: its model and system prompt describe the session. */
+/*
+ * A request body: its model and system prompt describe the session.  A
+ * system given as a list of blocks (Anthropic's prompt-caching form) is the
+ * system prompt its texts make, joined by a blank line, the blocks kept as
+ * they are in the session's metadata ("system"); the rest of the body
+ * (tools, max_tokens, temperature, top_p, stream, ...), which a replay
+ * needs, is kept there too ("request"), and export writes both back.
+ */
 static int
 open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *provider)
 {
+	static const char *const not_request[] = {"model", "messages", "system", NULL};
 	mn_import_session *s = &imp->session;
 	struct json_object *system;
+	mn_buf		prompt = {0};
+	mn_buf		rest = {0};
+	mn_buf		meta = {0};
+	mn_span		raw = {NULL, 0};
 
 	/* a document after records that already made the session describes
 	 * nothing any more */
@@ -151,25 +195,59 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 		return oom(imp);
 	if (s->model_id == NULL && !mn_import_strdup(mn_js_str(obj, "model", NULL), &s->model_id))
 		return oom(imp);
-	if (json_object_object_get_ex(obj, "system", &system))
+	if (json_object_object_get_ex(obj, "system", &system) &&
+		json_object_is_type(system, json_type_string))
 	{
-		mn_span		raw;
-
-		if (json_object_is_type(system, json_type_string))
-			return mn_import_strdup(json_object_get_string(system), &s->system_prompt) ? MNEMO_OK : oom(imp);
-		/* a list of blocks: kept as it is, in the session's metadata */
-		if (mn_json_member(text, "system", &raw) && s->metadata == NULL)
-		{
-			mn_buf		meta = {0};
-
-			mn_buf_puts(&meta, "{\"system\":");
-			mn_buf_put(&meta, raw.p, raw.len);
-			mn_buf_puts(&meta, "}");
-			if (meta.oom)
-				return oom(imp);
-			s->metadata = meta.data;
-		}
+		if (!mn_import_strdup(json_object_get_string(system), &s->system_prompt))
+			return oom(imp);
 	}
+	else if (json_object_is_type(system, json_type_array))
+	{
+		for (size_t i = 0; i < json_object_array_length(system); i++)
+		{
+			size_t		len;
+			const char *t = mn_js_str(json_object_array_get_idx(system, i), "text", &len);
+
+			if (t == NULL)
+				continue;
+			if (prompt.len > 0)
+				mn_buf_puts(&prompt, "\n\n");
+			mn_buf_put(&prompt, t, len);
+		}
+		if (prompt.oom || (prompt.len > 0 && !mn_import_strdup(prompt.data, &s->system_prompt)))
+		{
+			mn_buf_free(&prompt);
+			return oom(imp);
+		}
+		mn_buf_free(&prompt);
+		(void) mn_json_member(text, "system", &raw);
+	}
+	if (s->metadata != NULL)
+		return MNEMO_OK;
+	mn_import_others(obj, text, not_request, &rest);
+	mn_buf_puts(&meta, "{");
+	if (raw.len > 0)
+	{
+		mn_buf_puts(&meta, "\"system\":");
+		mn_buf_put(&meta, raw.p, raw.len);
+	}
+	if (rest.len > 0)
+	{
+		mn_buf_puts(&meta, raw.len > 0 ? ",\"request\":" : "\"request\":");
+		mn_buf_put(&meta, rest.data, rest.len);
+	}
+	mn_buf_puts(&meta, "}");
+	if (meta.oom || rest.oom)
+	{
+		mn_buf_free(&rest);
+		mn_buf_free(&meta);
+		return oom(imp);
+	}
+	mn_buf_free(&rest);
+	if (meta.len > 2)
+		s->metadata = meta.data;
+	else
+		mn_buf_free(&meta);
 	return MNEMO_OK;
 }
 
@@ -239,7 +317,7 @@ openai_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i, struct jso
 		 strcmp(type, "thinking") == 0 || strcmp(type, "redacted_thinking") == 0 ||
 		 strcmp(type, "image") == 0))
 		return assistant ? mn_anthropic_assistant_block(imp, calls, line, i, b, text, *m)
-			: mn_anthropic_user_block(imp, calls, line, i, b, text, m);
+			: mn_anthropic_user_block(imp, calls, line, i, b, text, (mn_span) {NULL, 0}, m);
 	snprintf(key, sizeof(key), "content[%zu]", i);
 	mn_import_keep(imp, *m, key, text, type != NULL ? type : "content block");
 	return (*m)->meta.oom ? oom(imp) : MNEMO_OK;
@@ -285,6 +363,85 @@ tool_calls(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *li
 	return MNEMO_OK;
 }
 
+/* Whether a tool message's content list holds an image. */
+static bool
+has_image(struct json_object *content)
+{
+	for (size_t i = 0; json_object_is_type(content, json_type_array) &&
+		 i < json_object_array_length(content); i++)
+	{
+		const char *type = mn_js_str(json_object_array_get_idx(content, i), "type", NULL);
+
+		if (type != NULL && strcmp(type, "image_url") == 0)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A tool result with images (a screenshot tool's, say): its text blocks,
+ * joined by a line break, are the call's output, and its images image
+ * parts of a tool message right after it, which names the call in its
+ * metadata.
+ */
+static int
+tool_images(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id, const char *name,
+			struct json_object *content, mn_span content_text, mn_span meta)
+{
+	mn_buf		joined = {0};
+	mn_buf		out = {0};
+	mn_import_msg *m = NULL;
+	size_t		pos = 0;
+	int			rc = MNEMO_OK;
+
+	for (size_t i = 0; i < json_object_array_length(content); i++)
+	{
+		size_t		len;
+		const char *t = mn_js_str(json_object_array_get_idx(content, i), "text", &len);
+
+		if (t == NULL)
+			continue;
+		if (joined.len > 0)
+			mn_buf_puts(&joined, "\n");
+		mn_buf_put(&joined, t, len);
+	}
+	mn_buf_put_jstr(&out, joined.len > 0 ? joined.data : "", joined.len);
+	if (joined.oom || out.oom)
+		rc = oom(imp);
+	if (rc == MNEMO_OK)
+		rc = mn_calls_result(imp, calls, line, call_id, name, false, 0,
+							 (mn_span) {out.data, out.len}, meta);
+	mn_buf_free(&joined);
+	mn_buf_free(&out);
+	if (rc == MNEMO_OK && (m = mn_import_msg_new(imp, line, "tool")) == NULL)
+		return imp->st->errcode;
+	for (size_t i = 0; rc == MNEMO_OK && i < json_object_array_length(content); i++)
+	{
+		struct json_object *b = json_object_array_get_idx(content, i);
+		const char *type = mn_js_str(b, "type", NULL);
+		mn_span		b_text;
+
+		(void) mn_json_next_element(content_text, &pos, &b_text);
+		if (type != NULL && strcmp(type, "image_url") == 0)
+			rc = openai_block(imp, calls, line, i, b, b_text, &m, false);
+	}
+	if (rc == MNEMO_OK && call_id != NULL)
+	{
+		mn_buf		id = {0};
+
+		mn_buf_put_jstr(&id, call_id, strlen(call_id));
+		mn_import_keep(imp, m, "tool_call_id", (mn_span) {id.data, id.len}, NULL);
+		rc = id.oom || m->meta.oom ? oom(imp) : MNEMO_OK;
+		mn_buf_free(&id);
+	}
+	if (rc != MNEMO_OK)
+	{
+		mn_import_msg_free(m);
+		return rc;
+	}
+	return mn_import_push(imp, m);
+}
+
 static int
 tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *obj, mn_span text)
 {
@@ -294,7 +451,7 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 	struct json_object *ids = mn_js_arr(obj, "tool_call_ids");
 	mn_span		output = {NULL, 0};
 	mn_buf		meta = {0};
-	struct json_object *c;
+	struct json_object *c = NULL;
 	int			rc;
 
 	if (call_id == NULL && ids != NULL && json_object_array_length(ids) > 0)
@@ -304,9 +461,12 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 	mn_import_others(obj, text, known, &meta);
 	if (meta.oom)
 		rc = oom(imp);
+	else if (has_image(c) && output.len > 0)
+		rc = tool_images(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), c, output,
+						 (mn_span) {meta.data, meta.len});
 	else
 		rc = mn_calls_result(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), false,
-							 output, (mn_span) {meta.data, meta.len});
+							 0, output, (mn_span) {meta.data, meta.len});
 	mn_buf_free(&meta);
 	return rc;
 }
@@ -407,10 +567,10 @@ mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t
 
 const mn_reader mn_openai_reader = {
 	"openai", openai_detect, messages_key, openai_open, mn_chat_create, mn_chat_line, NULL,
-	mn_chat_sent, mn_chat_destroy
+	mn_chat_sent, mn_chat_destroy, NULL, openai_distinct
 };
 
 const mn_reader mn_anthropic_reader = {
 	"anthropic", anthropic_detect, messages_key, anthropic_open, mn_chat_create, mn_chat_line, NULL,
-	mn_chat_sent, mn_chat_destroy
+	mn_chat_sent, mn_chat_destroy, NULL, NULL
 };

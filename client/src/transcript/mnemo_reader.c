@@ -228,6 +228,9 @@ header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
 			rc = string_field(imp, line, key, v, &id);
 		else if (strcmp(key, "title") == 0)
 			rc = string_field(imp, line, key, v, &s->title);
+		/* a copy under new ids is no child of the original's parent */
+		else if (strcmp(key, "parent_id") == 0 && !imp->new_ids)
+			rc = string_field(imp, line, key, v, &s->parent_id);
 		else if (strcmp(key, "agent") == 0)
 			rc = string_field(imp, line, key, v, &s->agent);
 		else if (strcmp(key, "model_id") == 0)
@@ -255,7 +258,7 @@ header_line(mn_import *imp, int64_t line, struct json_object *obj, mn_span text)
 	if (rc == MNEMO_OK && (version < 1 || version > MNEMO_SESSION_HEADER_VERSION))
 		rc = mn_fail(imp->st, MNEMO_ERR_FORMAT,
 					 "line %" PRId64 ": a session header of version %" PRId64 "; this mnemo "
-					 "reads version 1", line, version);
+					 "reads versions 1 and 2", line, version);
 	if (rc == MNEMO_OK && id != NULL && imp->opts->session_id == NULL)
 	{
 		free(s->want_id);
@@ -436,5 +439,5 @@ jsonl_document(struct json_object *obj)
 }
 
 const mn_reader mn_mnemo_reader = {
-	"mnemo", jsonl_detect, jsonl_document, NULL, NULL, jsonl_line, NULL, NULL, NULL
+	"mnemo", jsonl_detect, jsonl_document, NULL, NULL, jsonl_line, NULL, NULL, NULL, NULL, NULL
 };

@@ -16,12 +16,16 @@
  *	- action "system" -> a system message.
  *	- any other action (run, run_ipython, edit, browse, finish, ...) -> an
  *	  assistant message: thought -> text, and a tool part named for the
- *	  action, its input the action's arguments, its call id the event's id
- *	  (or the tool_call_metadata's); an observation completes it (by cause,
- *	  else the oldest action waiting), content as output, its other fields
- *	  kept in the part's metadata.
- *	- an observation that answers nothing (agent_state_changed, ...) is
- *	  bookkeeping; an event of neither kind is left out.
+ *	  action, its input the action's arguments, its call id the
+ *	  tool_call_metadata's tool_call_id (else the event's id); an
+ *	  observation completes it, at the observation's time: by its cause
+ *	  (the action's event id), else its tool_call_metadata's id, else (old
+ *	  streams with neither) the oldest action waiting; content as output,
+ *	  its other fields kept in the part's metadata.
+ *	- "null" observations (which only move OpenHands' loop on after a
+ *	  message), agent_state_changed, and observations of streams without
+ *	  causes that answer no waiting action are bookkeeping; an event of
+ *	  neither kind is left out.
  * The resolver's run fields go to the session's metadata with {"source":
  * "openhands"}; a resolver output of several runs (one a line) is a file of
  * several sessions, one a run.
@@ -173,6 +177,7 @@ tool_action(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 	struct json_object *meta = mn_js_obj(ev, "tool_call_metadata");
 	const char *call_id = meta ? mn_js_str(meta, "tool_call_id", NULL) : NULL;
 	struct json_object *id;
+	struct json_object *thought;
 	mn_import_msg *m;
 	mn_import_part *p;
 	mn_span		raw;
@@ -181,11 +186,12 @@ tool_action(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 	int			rc = MNEMO_OK;
 
 	oh->spoke = true;
-	if (call_id == NULL && json_object_object_get_ex(ev, "id", &id) &&
-		json_object_is_type(id, json_type_int))
+	made[0] = '\0';
+	if (json_object_object_get_ex(ev, "id", &id) && json_object_is_type(id, json_type_int))
 	{
 		snprintf(made, sizeof(made), "%" PRId64, json_object_get_int64(id));
-		call_id = made;
+		if (call_id == NULL)
+			call_id = made;
 	}
 	if (call_id == NULL)
 	{
@@ -195,8 +201,9 @@ tool_action(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 	if ((m = mn_import_msg_new(imp, line, "assistant")) == NULL)
 		return imp->st->errcode;
 	m->created_at = mn_import_iso_time(mn_js_str(ev, "timestamp", NULL));
-	if (mn_js_str(ev, "thought", NULL) != NULL && *mn_js_str(ev, "thought", NULL) != '\0' &&
-		mn_json_member(text, "thought", &raw))
+	thought = field(ev, text, "thought", &raw);
+	if (json_object_is_type(thought, json_type_string) && json_object_get_string_len(thought) > 0 &&
+		raw.len > 0)
 	{
 		if ((p = mn_import_part_new(imp, m, "text")) == NULL)
 			rc = imp->st->errcode;
@@ -213,6 +220,9 @@ tool_action(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 	}
 	if (rc == MNEMO_OK && mn_import_tool_call(imp, &oh->calls, m, action, call_id, raw) == NULL)
 		rc = imp->st->errcode;
+	/* the observation names the action by its event id (cause) */
+	if (rc == MNEMO_OK && call_id != made && made[0] != '\0')
+		rc = mn_calls_alias(imp, &oh->calls, made);
 	mn_buf_free(&input);
 	if (rc != MNEMO_OK)
 	{
@@ -226,21 +236,32 @@ static int
 observation(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, mn_span text)
 {
 	static const char *const not_meta[] = {"content", "cause", NULL};
+	const char *kind = mn_js_str(ev, "observation", NULL);
 	struct json_object *cause;
+	struct json_object *tcm = mn_js_obj(ev, "tool_call_metadata");
 	char		cause_id[40];
 	const char *call_id = NULL;
 	mn_span		output = {NULL, 0};
 	mn_buf		meta = {0};
 	int			rc;
 
+	/* OpenHands' own bookkeeping: a NullObservation answers a message (it
+	 * only moves the loop on), a state change answers nothing */
+	if (strcmp(kind, "null") == 0 || strcmp(kind, "agent_state_changed") == 0)
+	{
+		mn_import_bookkeeping(imp, line, kind);
+		return MNEMO_OK;
+	}
 	if (json_object_object_get_ex(ev, "cause", &cause) && json_object_is_type(cause, json_type_int))
 	{
 		snprintf(cause_id, sizeof(cause_id), "%" PRId64, json_object_get_int64(cause));
 		call_id = cause_id;
 	}
+	else if (tcm != NULL && mn_js_str(tcm, "tool_call_id", NULL) != NULL)
+		call_id = mn_js_str(tcm, "tool_call_id", NULL);
 	else if (oh->calls.n == 0)
 	{
-		mn_import_bookkeeping(imp, line, mn_js_str(ev, "observation", NULL));
+		mn_import_bookkeeping(imp, line, kind);
 		return MNEMO_OK;
 	}
 	if (mn_js_str(ev, "content", NULL) != NULL)
@@ -249,8 +270,9 @@ observation(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 	if (meta.oom)
 		rc = oom(imp);
 	else
-		rc = mn_calls_result(imp, &oh->calls, line, call_id, mn_js_str(ev, "observation", NULL),
-							 false, output, (mn_span) {meta.data, meta.len});
+		rc = mn_calls_result(imp, &oh->calls, line, call_id, kind, false,
+							 mn_import_iso_time(mn_js_str(ev, "timestamp", NULL)), output,
+							 (mn_span) {meta.data, meta.len});
 	mn_buf_free(&meta);
 	return rc;
 }
@@ -288,5 +310,5 @@ oh_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 
 const mn_reader mn_openhands_reader = {
 	"openhands", oh_detect, mn_history_document, oh_open, oh_create, oh_line, NULL, oh_sent,
-	oh_destroy
+	oh_destroy, NULL, NULL
 };

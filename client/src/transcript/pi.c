@@ -28,6 +28,11 @@
  *	  role custom, version 3), which pi sends to the model as a user turn:
  *	  a user message, its content mapped as a user's, its customType,
  *	  display and details kept in the message's metadata.
+ *	- a user's !command (a message of role bashExecution), which pi sends
+ *	  to the model as a user turn: a user message of the text pi makes of
+ *	  it ("Ran `cmd`", its output fenced, the exit code when not 0), the
+ *	  record's fields kept in its metadata; a !!command, kept out of the
+ *	  model's context (excludeFromContext), is bookkeeping.
  *	- model_change, thinking_level_change, and what pi keeps out of the
  *	  model's context (custom: an extension's state; label: a bookmark;
  *	  session_info: the session's display name) are bookkeeping; a record
@@ -36,6 +41,7 @@
 #define _POSIX_C_SOURCE 200809L
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +67,7 @@ typedef struct pi_sent_msg
 typedef struct pi_state
 {
 	mn_calls	calls;
+	mn_tree		tree;			/* the records after the session record */
 	pi_entry   *entries;
 	size_t		n_entries;
 	size_t		cap_entries;
@@ -120,6 +127,7 @@ pi_destroy(void *state)
 	if (pi == NULL)
 		return;
 	mn_calls_free(&pi->calls);
+	mn_tree_free(&pi->tree);
 	for (size_t i = 0; i < pi->n_entries; i++)
 		free(pi->entries[i].id);
 	free(pi->entries);
@@ -281,7 +289,7 @@ tool_result(mn_import *imp, pi_state *pi, int64_t line, struct json_object *msg,
 						   mn_js_str(msg, "toolName", NULL),
 						   json_object_object_get_ex(msg, "isError", &flag) &&
 						   json_object_get_boolean(flag),
-						   output, details);
+						   0, output, details);
 }
 
 /* The "content" of obj (whose text is text): a string is a text part, a
@@ -352,6 +360,92 @@ custom_message(mn_import *imp, pi_state *pi, int64_t line, struct json_object *o
 	return mn_import_push(imp, m);
 }
 
+/*
+ * A user's !command (role bashExecution): pi sends it to the model as a
+ * user turn whose text is bashExecutionToText's, which is what the user
+ * message holds; command, output, exitCode, cancelled, truncated and
+ * fullOutputPath are kept in its metadata.  A !!command, which pi keeps out
+ * of the model's context (excludeFromContext), is bookkeeping.
+ */
+static int
+bash_execution(mn_import *imp, int64_t line, struct json_object *msg, mn_span msg_text,
+			   struct json_object *rec)
+{
+	static const char *const known[] = {"role", "timestamp", NULL};
+	struct json_object *v;
+	const char *command = mn_js_str(msg, "command", NULL);
+	size_t		out_len = 0;
+	const char *output = mn_js_str(msg, "output", &out_len);
+	const char *path = mn_js_str(msg, "fullOutputPath", NULL);
+	mn_import_msg *m;
+	mn_import_part *p;
+	mn_buf		text = {0};
+
+	if (json_object_object_get_ex(msg, "excludeFromContext", &v) && json_object_get_boolean(v))
+	{
+		mn_import_bookkeeping(imp, line, "bashExecution excluded from context");
+		return MNEMO_OK;
+	}
+	if (command == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a bashExecution without a \"command\"", line);
+	mn_buf_puts(&text, "Ran `");
+	mn_buf_puts(&text, command);
+	mn_buf_puts(&text, "`\n");
+	if (output != NULL && out_len > 0)
+	{
+		mn_buf_puts(&text, "```\n");
+		mn_buf_put(&text, output, out_len);
+		mn_buf_puts(&text, "\n```");
+	}
+	else
+		mn_buf_puts(&text, "(no output)");
+	if (json_object_object_get_ex(msg, "cancelled", &v) && json_object_get_boolean(v))
+		mn_buf_puts(&text, "\n\n(command cancelled)");
+	else if (json_object_object_get_ex(msg, "exitCode", &v) &&
+			 json_object_is_type(v, json_type_int) && json_object_get_int64(v) != 0)
+	{
+		char		code[48];
+
+		snprintf(code, sizeof(code), "\n\nCommand exited with code %" PRId64,
+				 json_object_get_int64(v));
+		mn_buf_puts(&text, code);
+	}
+	if (json_object_object_get_ex(msg, "truncated", &v) && json_object_get_boolean(v) &&
+		path != NULL)
+	{
+		mn_buf_puts(&text, "\n\n[Output truncated. Full output: ");
+		mn_buf_puts(&text, path);
+		mn_buf_puts(&text, "]");
+	}
+	if (text.oom)
+	{
+		mn_buf_free(&text);
+		return oom(imp);
+	}
+	if ((m = mn_import_msg_new(imp, line, "user")) == NULL)
+	{
+		mn_buf_free(&text);
+		return imp->st->errcode;
+	}
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	if ((p = mn_import_part_new(imp, m, "text")) != NULL)
+		mn_part_put_string(p, "text", text.data, text.len);
+	mn_buf_free(&text);
+	if (p == NULL || p->members.oom)
+	{
+		mn_import_msg_free(m);
+		return p == NULL ? imp->st->errcode : oom(imp);
+	}
+	mn_import_keep_others(imp, m, msg, msg_text, known);
+	if (m->meta.oom)
+	{
+		mn_import_msg_free(m);
+		return oom(imp);
+	}
+	return mn_import_push(imp, m);
+}
+
 static int
 message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *rec, mn_span text)
 {
@@ -370,6 +464,8 @@ message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 		return tool_result(imp, pi, line, msg, msg_text);
 	if (strcmp(role, "custom") == 0)
 		return custom_message(imp, pi, line, msg, msg_text, rec);
+	if (strcmp(role, "bashExecution") == 0)
+		return bash_execution(imp, line, msg, msg_text, rec);
 	if (strcmp(role, "user") != 0 && strcmp(role, "assistant") != 0)
 	{
 		mn_import_skipped(imp, line, role);
@@ -493,17 +589,62 @@ remember_entry(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 	return MNEMO_OK;
 }
 
+/*
+ * A branch summary: what pi writes when /tree goes back to an earlier entry
+ * and the user asks for the branch left behind to be summarised; pi sends
+ * it to the model as a user turn, in its BRANCH_SUMMARY wording, which is
+ * the user message's text (fromId kept in its metadata).
+ */
 static int
-pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
-		struct json_object *rec)
+branch_summary(mn_import *imp, int64_t line, struct json_object *rec, mn_span text)
 {
-	pi_state   *pi = state;
-	const char *type = json_object_is_type(rec, json_type_object) ? mn_js_str(rec, "type", NULL) : NULL;
+	static const char *const known[] = {"type", "id", "parentId", "timestamp", "summary", NULL};
+	size_t		len;
+	const char *summary = mn_js_str(rec, "summary", &len);
+	mn_import_msg *m;
+	mn_import_part *p;
+	mn_buf		t = {0};
+
+	if (summary == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a branch_summary without a \"summary\" string", line);
+	mn_buf_puts(&t, "The following is a summary of a branch that this conversation came back "
+				"from:\n\n<summary>\n");
+	mn_buf_put(&t, summary, len);
+	mn_buf_puts(&t, "</summary>");
+	if (t.oom || (m = mn_import_msg_new(imp, line, "user")) == NULL)
+	{
+		bool		was_oom = t.oom;
+
+		mn_buf_free(&t);
+		return was_oom ? oom(imp) : imp->st->errcode;
+	}
+	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
+	if ((p = mn_import_part_new(imp, m, "text")) != NULL)
+		mn_part_put_string(p, "text", t.data, t.len);
+	mn_buf_free(&t);
+	if (p == NULL || p->members.oom)
+	{
+		mn_import_msg_free(m);
+		return p == NULL ? imp->st->errcode : oom(imp);
+	}
+	mn_import_keep_others(imp, m, rec, text, known);
+	if (m->meta.oom)
+	{
+		mn_import_msg_free(m);
+		return oom(imp);
+	}
+	return mn_import_push(imp, m);
+}
+
+/* One record of the log, in the order of its branch. */
+static int
+record(mn_import *imp, pi_state *pi, int64_t line, const char *text, size_t len,
+	   struct json_object *rec)
+{
+	const char *type = mn_js_str(rec, "type", NULL);
 	int			rc;
 
-	if (type == NULL)
-		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
-					   "line %" PRId64 ": a pi record must be a JSON object with a \"type\"", line);
 	if ((rc = remember_entry(imp, pi, line, rec, type)) != MNEMO_OK)
 		return rc;
 	if (strcmp(type, "session") == 0)
@@ -514,6 +655,8 @@ pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 		return compaction_record(imp, pi, line, rec, (mn_span) {text, len});
 	if (strcmp(type, "custom_message") == 0)
 		return custom_message(imp, pi, line, rec, (mn_span) {text, len}, rec);
+	if (strcmp(type, "branch_summary") == 0)
+		return branch_summary(imp, line, rec, (mn_span) {text, len});
 	if (strcmp(type, "model_change") == 0 || strcmp(type, "thinking_level_change") == 0 ||
 		strcmp(type, "custom") == 0 || strcmp(type, "label") == 0 ||
 		strcmp(type, "session_info") == 0)
@@ -523,6 +666,99 @@ pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 	return MNEMO_OK;
 }
 
+/* The session record is read at once; the others are held until the end,
+ * when the tree they make is known (pi_finish). */
+static int
+pi_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
+		struct json_object *rec)
+{
+	pi_state   *pi = state;
+	const char *type = json_object_is_type(rec, json_type_object) ? mn_js_str(rec, "type", NULL) : NULL;
+
+	if (type == NULL)
+		return mn_fail(imp->st, MNEMO_ERR_FORMAT,
+					   "line %" PRId64 ": a pi record must be a JSON object with a \"type\"", line);
+	if (strcmp(type, "session") == 0)
+		return record(imp, pi, line, text, len, rec);
+	return mn_tree_hold(imp, &pi->tree, line, text, len, rec);
+}
+
+/* The seq, in the session read so far, of the last message of the active
+ * branch up to record from (0: none). */
+static int64_t
+fork_point(const pi_state *pi, ssize_t from)
+{
+	int64_t		upto = from >= 0 ? pi->tree.recs[from].line : 0;
+	int64_t		seq = 0;
+
+	/* the messages of the active branch were sent first, in file order */
+	for (size_t i = 0; i < pi->n_sent && pi->sent[i].line <= upto; i++)
+		seq = pi->sent[i].seq;
+	return seq;
+}
+
+/*
+ * The end of the log: the active branch is the session; each branch left
+ * behind becomes a fork of it at the last message they share
+ * (mn_import_fork), holding that branch's own records (a branch off a
+ * branch holds what it shares with that one too).  A caller that takes one
+ * session (no options.session) gets the active branch, the others reported
+ * as bookkeeping.
+ */
+static int
+pi_finish(mn_import *imp, void *state)
+{
+	pi_state   *pi = state;
+	mn_tree    *t = &pi->tree;
+	size_t	   *branch = NULL;
+	size_t		main_sent;
+	char		main_id[MNEMO_ID_MAX + 1];
+	int			rc = MNEMO_OK;
+
+	mn_tree_mark(t);
+	for (size_t i = 0; rc == MNEMO_OK && i < t->n; i++)
+		if (t->recs[i].active)
+			rc = record(imp, pi, t->recs[i].line, t->recs[i].text, t->recs[i].len, t->recs[i].obj);
+	/* what came before is sent, so the fork points' seqs are known */
+	if (rc == MNEMO_OK)
+		rc = mn_import_flush(imp);
+	main_sent = pi->n_sent;
+	memcpy(main_id, imp->session_id, sizeof(main_id));
+	if (rc == MNEMO_OK && t->n > 0 && (branch = malloc(t->n * sizeof(*branch))) == NULL)
+		rc = oom(imp);
+	for (size_t leaf = 0; rc == MNEMO_OK && leaf < t->n; leaf++)
+	{
+		ssize_t		from;
+		size_t		n;
+		int64_t		at;
+
+		if (t->recs[leaf].active || t->recs[leaf].children > 0)
+			continue;
+		n = mn_tree_branch(t, leaf, branch, &from);
+		/* read again (options.update), the branches were made before */
+		if (imp->opts->session == NULL || imp->resumed)
+		{
+			for (size_t k = 0; k < n; k++)
+				mn_import_bookkeeping(imp, t->recs[branch[k]].line, "record of another branch");
+			continue;
+		}
+		/* only the active branch's sends count towards a fork point */
+		pi->n_sent = main_sent;
+		at = fork_point(pi, from);
+		mn_calls_free(&pi->calls);
+		rc = mn_import_fork(imp, t->recs[branch[0]].line, main_id, at);
+		for (size_t k = 0; rc == MNEMO_OK && k < n; k++)
+			rc = record(imp, pi, t->recs[branch[k]].line, t->recs[branch[k]].text,
+						t->recs[branch[k]].len, t->recs[branch[k]].obj);
+		if (rc == MNEMO_OK)
+			rc = mn_import_flush(imp);
+	}
+	free(branch);
+	mn_tree_free(t);
+	return rc;
+}
+
 const mn_reader mn_pi_reader = {
-	"pi", pi_detect, NULL, NULL, pi_create, pi_line, NULL, pi_sent, pi_destroy
+	"pi", pi_detect, NULL, NULL, pi_create, pi_line, pi_finish, pi_sent, pi_destroy,
+	NULL, NULL
 };

@@ -73,5 +73,5 @@ swe_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, m
 
 const mn_reader mn_swe_agent_reader = {
 	"swe-agent", swe_detect, mn_history_document, swe_open, mn_chat_create, mn_chat_line, NULL,
-	mn_chat_sent, mn_chat_destroy
+	mn_chat_sent, mn_chat_destroy, NULL, NULL
 };

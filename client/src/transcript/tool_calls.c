@@ -24,6 +24,7 @@
 struct mn_pending_call
 {
 	char	   *call_id;
+	char	   *alias;			/* another key its result may name, or NULL */
 	mn_import_msg *msg;			/* the message with the part, not yet sent */
 	size_t		part;
 	char	   *message_id;		/* once msg was sent */
@@ -67,6 +68,7 @@ static void
 drop(mn_calls *calls, size_t i)
 {
 	free(calls->items[i].call_id);
+	free(calls->items[i].alias);
 	free(calls->items[i].message_id);
 	memmove(&calls->items[i], &calls->items[i + 1], (calls->n - i - 1) * sizeof(*calls->items));
 	calls->n--;
@@ -79,6 +81,27 @@ mn_calls_free(mn_calls *calls)
 		drop(calls, calls->n - 1);
 	free(calls->items);
 	memset(calls, 0, sizeof(*calls));
+}
+
+int
+mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias)
+{
+	mn_pending_call *c = &calls->items[calls->n - 1];
+
+	free(c->alias);
+	if ((c->alias = strdup(alias)) == NULL)
+		return oom(imp);
+	return MNEMO_OK;
+}
+
+bool
+mn_calls_waiting(const mn_calls *calls, const char *call_id)
+{
+	for (size_t i = 0; i < calls->n; i++)
+		if (strcmp(calls->items[i].call_id, call_id) == 0 ||
+			(calls->items[i].alias != NULL && strcmp(calls->items[i].alias, call_id) == 0))
+			return true;
+	return false;
 }
 
 int
@@ -103,9 +126,10 @@ is_string(mn_span v)
 
 /* The result's members in a part being built. */
 static void
-put_result(mn_import_part *p, bool is_error, mn_span output, mn_span meta)
+put_result(mn_import_part *p, bool is_error, int64_t at, mn_span output, mn_span meta)
 {
 	p->tool_state = is_error ? "error" : "completed";
+	p->completed_at = at;
 	if (output.len > 0)
 		mn_part_put_raw(p, is_error && is_string(output) ? "error_message" : "output", output);
 	if (meta.len > 0)
@@ -115,7 +139,7 @@ put_result(mn_import_part *p, bool is_error, mn_span output, mn_span meta)
 /* A result for a call whose message was sent: merged into the stored part. */
 static int
 complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool is_error,
-			  mn_span output)
+			  int64_t at, mn_span output)
 {
 	mnemo_parts *parts = NULL;
 	mnemo_part_status status = {0};
@@ -143,6 +167,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 		if (p->tool_call_id == NULL || strcmp(p->tool_call_id, call_id) != 0)
 			continue;
 		status.tool_state = is_error ? "error" : "completed";
+		status.completed_at = at;
 		if (text != NULL)
 			*(is_error && is_string(output) ? &status.error_message : &status.output) = text;
 		rc = mnemo_part_update_status(imp->st, imp->session_id, p->id, &status);
@@ -155,7 +180,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 
 int
 mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id,
-				const char *name, bool is_error, mn_span output, mn_span meta)
+				const char *name, bool is_error, int64_t at, mn_span output, mn_span meta)
 {
 	mn_import_msg *m;
 	mn_import_part *p;
@@ -166,18 +191,19 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 	{
 		mn_pending_call *c = &calls->items[i];
 
-		if (call_id != NULL && strcmp(c->call_id, call_id) != 0)
+		if (call_id != NULL && strcmp(c->call_id, call_id) != 0 &&
+			(c->alias == NULL || strcmp(c->alias, call_id) != 0))
 			continue;
 		/* a message already sent is changed by statements, after its batch */
 		if ((c->msg == NULL || c->msg->in_flight) && (rc = mn_import_drain(imp)) != MNEMO_OK)
 			return rc;
 		if (c->msg != NULL)
 		{
-			put_result(&c->msg->parts[c->part], is_error, output, meta);
+			put_result(&c->msg->parts[c->part], is_error, at, output, meta);
 			rc = c->msg->parts[c->part].members.oom ? oom(imp) : MNEMO_OK;
 		}
 		else
-			rc = complete_sent(imp, c->message_id, c->call_id, is_error, output);
+			rc = complete_sent(imp, c->message_id, c->call_id, is_error, at, output);
 		drop(calls, i);
 		return rc;
 	}
@@ -190,6 +216,7 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 	}
 	if ((m = mn_import_msg_new(imp, line, "tool")) == NULL)
 		return imp->st->errcode;
+	m->created_at = at;
 	if ((p = mn_import_part_new(imp, m, "tool")) == NULL)
 	{
 		mn_import_msg_free(m);
@@ -198,7 +225,7 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 	name = name != NULL ? name : "unknown";
 	mn_part_put_string(p, "tool_name", name, strlen(name));
 	mn_part_put_string(p, "tool_call_id", call_id, strlen(call_id));
-	put_result(p, is_error, output, meta);
+	put_result(p, is_error, at, output, meta);
 	if (p->members.oom)
 	{
 		mn_import_msg_free(m);

@@ -11,7 +11,7 @@
  * transcripts' times; tool_calls.c, calls paired with their results and images;
  * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
  * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
- * lists), swe_agent.c, openhands.c).
+ * lists), swe_agent.c, openhands.c, codex.c; pi_tree.c, pi's branches).
  * May call: store/, events/, core/.
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
@@ -29,6 +29,8 @@
 #ifndef MNEMO_TRANSCRIPT_H
 #define MNEMO_TRANSCRIPT_H
 
+#include <sys/types.h>
+
 #include "core/json.h"
 #include "store/store.h"
 
@@ -37,7 +39,8 @@ struct json_object;
 /* The first line of mnemo's export and the lines of its checkpoints
  * (export.c, mnemo_reader.c). */
 #define MNEMO_SESSION_HEADER "mnemo.session"
-#define MNEMO_SESSION_HEADER_VERSION 1
+#define MNEMO_SESSION_HEADER_VERSION 2	/* 2: "parent_id", written only
+											 * when set (else 1) */
 #define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
 /* ---- the import (import.c) ---- */
@@ -86,11 +89,13 @@ typedef struct mn_import_msg
 
 typedef struct mn_import mn_import;
 typedef struct mn_import_cp mn_import_cp;
+typedef struct mn_tree mn_tree;
 
 /* A session of a file of several, stored and not yet reported. */
 typedef struct mn_import_done
 {
 	char		id[MNEMO_ID_MAX + 1];
+	bool		resumed;		/* there before: messages are the new ones */
 	int64_t		messages;
 	int64_t		line;			/* where its session document began */
 } mn_import_done;
@@ -121,6 +126,14 @@ typedef struct mn_reader
 	/* m was appended (m->ref_id is set) and is about to be freed */
 	int			(*sent) (mn_import *imp, void *state, const mn_import_msg *m);
 	void		(*destroy) (void *state);
+	/* NULL, or called once the file's last session is stored (with its
+	 * state): the sessions of other records or files that belong to it
+	 * (Claude Code's sub-agents), each made by mn_import_child */
+	int			(*children) (mn_import *imp, void *state);
+	/* NULL (detect), or whether the first record has what only this format
+	 * has: a --format that names another format is warned of when this
+	 * says so (a catch-all detect, OpenAI's "any role", would always) */
+	bool		(*distinct) (struct json_object *first);
 } mn_reader;
 
 /* What the session is made of, filled in by the reader before the first
@@ -128,6 +141,10 @@ typedef struct mn_reader
 typedef struct mn_import_session
 {
 	char	   *want_id;		/* the transcript's own id, used if free */
+	char	   *parent_id;		/* a child's (a sub-agent's) parent, when it
+								 * exists */
+	bool		derived_id;		/* want_id is made of the parent's: a child
+								 * takes it under --session and --new-ids */
 	char	   *model_id;
 	char	   *provider_id;
 	char	   *agent;
@@ -171,6 +188,8 @@ struct mn_import
 	size_t		n_checkpoints;
 
 	const mn_reader *reader;
+	bool		format_checked; /* --format's reader weighed against the
+								 * content */
 	void	   *rstate;
 	int			documents;		/* session documents opened (reader open) */
 	mn_import_done *finished;	/* the sessions stored, reported after the
@@ -178,6 +197,11 @@ struct mn_import
 	size_t		n_finished;
 	int64_t		session_line;	/* where its session document began */
 	int64_t		imported;		/* messages of this session */
+	/* options.update: the session was there, read again (import_update.c) */
+	bool		resumed;
+	struct mnemo_messages *stored;	/* its messages, while some are not
+									 * matched yet */
+	size_t		n_matched;		/* the pushes matched to them */
 	int64_t		records;		/* handed to the reader */
 	int64_t		left_out;		/* records and blocks mn_import_skipped */
 	uint64_t	done;			/* bytes read */
@@ -239,6 +263,26 @@ int			mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_s
 int			mn_import_compaction(mn_import *imp, int64_t line, int64_t created_at, mn_span raw,
 								 const char *summary, int64_t seq_end, struct json_object *rec,
 								 mn_span rec_text, const char *const *known);
+
+/*
+ * A branch of the transcript (pi's tree): the session read so far is
+ * stored, and the records pushed from now on go to a fork of session
+ * source (stored before, in this import) at seq at (fork_session), made in
+ * the same transaction and reported after it as a session of the file
+ * (options.session; a reader calls this only when it is set).  line is
+ * where the branch begins.
+ */
+int			mn_import_fork(mn_import *imp, int64_t line, const char *source, int64_t at);
+
+/*
+ * A child session of parent_id (stored before, in this import): read from
+ * the file path (NULL: from the held records idx[0 .. n-1] of held) with a
+ * fresh state of the import's reader, and stored, in the same transaction,
+ * reported after the commit as a session of the file.  The reader sees
+ * imp->session.parent_id set.  An error names path.
+ */
+int			mn_import_child(mn_import *imp, const char *parent_id, const char *path,
+							const mn_tree *held, const size_t *idx, size_t n);
 
 /* Tell the caller a record was left out (options.skipped): something the
  * reader did not understand, which counts towards "left out most records"
@@ -312,6 +356,25 @@ void		mn_import_checkpoints_reset(mn_import *imp);
  * line it is about, its SQLSTATE kept; returns code. */
 int			mn_import_at_line(mnemo_store *st, int code, int64_t line, size_t skip);
 
+/* ---- a transcript read again (import_update.c) ---- */
+
+/* The session (imp->session_id) exists: its messages are read, the pushes
+ * to come matched to them first. */
+int			mn_import_update_open(mn_import *imp);
+void		mn_import_update_close(mn_import *imp);
+
+/* The usage, finish reason and part times of m, appended before (its
+ * ref_id set), written again (update_message_tokens, update_part_status). */
+int			mn_import_restore_one(mn_import *imp, mn_import_msg *m);
+
+/* Whether a stored message is still to be matched. */
+bool		mn_import_update_pending(const mn_import *imp);
+
+/* m (which the import now owns) is the next stored message: its ids taken,
+ * the results it has that the stored parts wait for written, the reader
+ * told (sent), m freed. */
+int			mn_import_update_match(mn_import *imp, mn_import_msg *m);
+
 /* ---- tool calls paired with their results (tool_calls.c) ---- */
 
 typedef struct mn_pending_call mn_pending_call;
@@ -328,8 +391,16 @@ typedef struct mn_calls
 int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
 							  mn_import_msg *m, size_t part);
 
+/* The call remembered last is also answered by alias (a format that names
+ * a call by two keys: OpenHands' event id and its tool_call_metadata's). */
+int			mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias);
+
+/* Whether call_id (or an alias) waits for its result. */
+bool		mn_calls_waiting(const mn_calls *calls, const char *call_id);
+
 /*
- * The result of call_id (NULL: the oldest call still waiting): output is
+ * The result of call_id (NULL: the oldest call still waiting), at time at
+ * (ms; 0: unknown), which becomes the part's completed_at: output is
  * a JSON value's text (a string goes to "output", or with is_error to
  * "error_message"; anything else to "output" as it is).  The result
  * completes the call's tool part, before or after its message was sent; a
@@ -338,7 +409,7 @@ int			mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id,
  * "metadata" when its message is not sent yet.
  */
 int			mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id,
-							const char *name, bool is_error, mn_span output, mn_span meta);
+							const char *name, bool is_error, int64_t at, mn_span output, mn_span meta);
 
 /* For the reader's sent callback: m was appended. */
 int			mn_calls_sent(mn_import *imp, mn_calls *calls, const mn_import_msg *m);
@@ -358,16 +429,54 @@ int			mn_import_image(mn_import *imp, mn_import_msg *m, const char *media_type,
  * the Messages API ---- */
 
 /* One block of a user turn into m (created on the first block that is not
- * a tool result; *m may be NULL): text, image, tool_result; others kept. */
+ * a tool result; *m may be NULL): text, image, tool_result (result_meta, may
+ * be empty, kept as the completed part's metadata); others kept. */
 int			mn_anthropic_user_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 									struct json_object *block, mn_span block_text,
-									mn_import_msg **m);
+									mn_span result_meta, mn_import_msg **m);
 
 /* One block of an assistant turn into m: text, thinking (with its
  * signature), redacted_thinking, tool_use; others kept. */
 int			mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i,
 										 struct json_object *block, mn_span block_text,
 										 mn_import_msg *m);
+
+/* ---- records held until the log's end (pi_tree.c): pi's session tree,
+ * Claude Code's inline sidechains ---- */
+
+/* A record held until the log's end. */
+typedef struct mn_tree_rec
+{
+	int64_t		line;
+	char	   *text;			/* its JSON, a copy */
+	size_t		len;
+	struct json_object *obj;	/* a reference held */
+	char	   *id;				/* or NULL */
+	char	   *parent;			/* parentId, or NULL */
+	ssize_t		parent_of;		/* its parent's index; -1: a root */
+	size_t		children;
+	bool		active;			/* on the active branch */
+} mn_tree_rec;
+
+struct mn_tree
+{
+	mn_tree_rec *recs;			/* in file order */
+	size_t		n;
+	size_t		cap;
+};
+
+int			mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t len,
+						 struct json_object *obj);
+void		mn_tree_free(mn_tree *t);
+
+/* Every record's parent and children, and which are on the active branch:
+ * the path to the last record that has an id (all of them when none has). */
+void		mn_tree_mark(mn_tree *t);
+
+/* The branch a leaf off the active branch ends: its records off the active
+ * branch, root first, in out (room for t->n); *from the active record it
+ * leaves from (-1: it shares no record with the active branch). */
+size_t		mn_tree_branch(const mn_tree *t, size_t leaf, size_t *out, ssize_t *from);
 
 /* ---- a chat message list's record (messages_reader.c), shared with
  * swe_agent.c; the state is an mn_calls ---- */
@@ -385,5 +494,6 @@ extern const mn_reader mn_openai_reader;
 extern const mn_reader mn_anthropic_reader;
 extern const mn_reader mn_swe_agent_reader;
 extern const mn_reader mn_openhands_reader;
+extern const mn_reader mn_codex_reader;
 
 #endif							/* MNEMO_TRANSCRIPT_H */

@@ -68,10 +68,11 @@ budget_pick(const compaction *c, int which, mn_pick *p)
 	p->min_items = p->condensed ? 2 : 3;
 	p->protect_tokens = which < PICK_SQUEEZE_LEAF ? quarter : 0;
 	/* a message over twice Level 3's size is worth a summary of its own;
-	 * squeezed, any run of messages is; a summary, while Level 3 shrinks it */
+	 * squeezed, any run of messages is, and a summary over Level 3's size,
+	 * while Level 3 shrinks it */
 	p->lone_tokens = which == PICK_LEAF ? 2 * c->l3_cap :
 		which == PICK_SQUEEZE_LEAF ? 0 :
-		which == PICK_SQUEEZE_CONDENSED && !c->lone_spent ? 2 * c->l3_cap : -1;
+		which == PICK_SQUEEZE_CONDENSED && !c->lone_spent ? c->l3_cap : -1;
 }
 
 /* b's item ids as a C array borrowing b's strings; NULL when out of memory. */

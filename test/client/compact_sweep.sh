@@ -45,16 +45,16 @@ if sweep_setup "$DATA" "$MIN"; then
 			sid=$(import "$work/exp/$src.jsonl")
 			started=$(date +%s%N)
 			"$S" compact "$sid" --level 3 --budget "$budget" >"$work/out" 2>"$work/err"
-			rc=$?
+			crc=$?
 			ms=$((($(date +%s%N) - started) / 1000000))
 			after=$(size "$sid")
-			[ "$d" = 10 ] || is "$rc" 0 "$src at 1/$d ($budget tokens) reaches its budget"
-			check_after "$sid" "$budget" "$rc" "$src at 1/$d"
+			[ "$d" = 10 ] || is "$crc" 0 "$src at 1/$d ($budget tokens) reaches its budget"
+			check_after "$sid" "$budget" "$crc" "$src at 1/$d"
 			kept=$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('$sid') c
 			  JOIN mnemo.messages m ON m.session_id = '$sid' AND m.id = c.item_id
 			  WHERE m.role = 'user' AND NOT m.is_summary")
 			printf '# %-30s %7s %7s %7s %4s %6s %5s %4s\n' "$src" "$total" "1/$d=$budget" "$after" \
-				"$rc" "$ms" "$kept/$users" "$(task_verbatim "$sid")"
+				"$crc" "$ms" "$kept/$users" "$(task_verbatim "$sid")"
 			"$S" delete "$sid" >/dev/null 2>&1
 		done
 	done <"$work/big"

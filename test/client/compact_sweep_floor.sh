@@ -40,9 +40,9 @@ if sweep_setup "$DATA" "$MIN"; then
 		"$S" delete "$sid" >/dev/null 2>&1
 		sid=$(import "$work/exp/$src.jsonl")
 		"$S" compact "$sid" --level 3 --budget "${floor:-1}" >"$work/out" 2>"$work/err"
-		rc=$?
-		is "$rc" 0 "$src: the floor it named, ${floor:-none} of $total tokens, is reached"
-		check_after "$sid" "${floor:-1}" "$rc" "$src at its floor"
+		crc=$?
+		is "$crc" 0 "$src: the floor it named, ${floor:-none} of $total tokens, is reached"
+		check_after "$sid" "${floor:-1}" "$crc" "$src at its floor"
 		"$S" delete "$sid" >/dev/null 2>&1
 	done <"$work/big"
 fi

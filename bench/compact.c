@@ -353,10 +353,8 @@ real_sessions(PGconn *conn, const char *list, FILE *json)
 	for (char *f = strtok_r(files, ",", &save); f != NULL; f = strtok_r(NULL, ",", &save))
 	{
 		static const int fractions[] = {2, 4, 10};
-		const char *name = strrchr(f, '/') ? strrchr(f, '/') + 1 : f;
-
-		if (strcmp(name, "full.jsonl") == 0)	/* Claude Code: its folder */
-			name = f;
+		/* the path's end: Claude Code's logs are all full.jsonl */
+		const char *name = strlen(f) > 28 ? f + strlen(f) - 28 : f;
 		for (int k = 0; k < 3; k++)
 		{
 			mnemo_import_options io = MNEMO_IMPORT_OPTIONS_INIT;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compaction that reaches its budget (issue 30), besides the sweeps over
-# real sessions (compact_sweep*.sh):
+# real sessions (compact_sweep.sh):
 # 1. generated shapes (seeded): long tool loops after one prompt, giant
 #    outputs, tiny messages, summaries, forks, appends racing the
 #    compaction; the same assertions;

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The compaction tests' shared checks (compact.sh, compact_sweep*.sh),
+# The compaction tests' shared checks (compact.sh, compact_sweep.sh),
 # sourced after tap.sh with M (the mnemo command) and work set.
 
 size() { psql_q -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('$1', 2147483647)"; }

@@ -115,6 +115,23 @@ floor=$(sed -n "s/.*cannot be compacted under \([0-9]*\) tokens.*/\1/p" "$work/e
 run_m compact floor --level 3 --budget "$floor"
 expect_rc 0 "the floor it named is a budget it reaches"
 
+# a tool output bigger than the budget, alone between the task and the
+# latest user message: replaced in the view (not the log) by an excerpt
+# that says where the whole is, which expand_summary gives back
+psql_q -c "SELECT mnemo.create_session('giant')" >/dev/null
+msg giant user 200
+msg giant assistant 80000 tool
+msg giant user 100
+run_m compact giant --level 3 --budget 3000
+expect_rc 0 "a 20,000-token tool output under a budget of 3000"
+giant=$(psql_q -c "SELECT id FROM mnemo.messages WHERE session_id = 'giant' AND seq = 2")
+check "its excerpt in context names it" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'Excerpt of message $giant, whole in the log'"
+is "$(psql_q -c "SELECT e.item_id FROM mnemo.get_context_items('giant') c, mnemo.expand_summary('giant', c.item_id) e WHERE c.item_type = 'summary'")" \
+	"$giant" "expand_summary of the excerpt gives the whole message back"
+check "the file id of the output is kept" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'file_0123abcd'"
+is "$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('giant') c JOIN mnemo.messages m ON m.session_id = 'giant' AND m.id = c.item_id WHERE m.role = 'user'")" 2 \
+	"the task and the latest user message stay verbatim"
+
 # no --budget: half the context
 psql_q -c "SELECT mnemo.create_session('half')" >/dev/null
 msg half user 400

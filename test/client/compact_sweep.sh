@@ -48,7 +48,7 @@ trap cleanup EXIT
 . test/client/lib/compact.sh
 
 if sweep_setup "$DATA" "$MIN"; then
-	echo "# session                          tokens  budget   after exit     ms users task"
+	echo "# source                                   tokens      budget   after exit     ms users task"
 	while IFS='|' read -r src total; do
 		users=$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$src' AND role = 'user' AND NOT is_summary")
 		for d in 2 4 10; do
@@ -64,7 +64,7 @@ if sweep_setup "$DATA" "$MIN"; then
 			kept=$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('$sid') c
 			  JOIN mnemo.messages m ON m.session_id = '$sid' AND m.id = c.item_id
 			  WHERE m.role = 'user' AND NOT m.is_summary")
-			printf '# %-30s %7s %7s %7s %4s %6s %5s %4s\n' "$src" "$total" "1/$d=$budget" "$after" \
+			printf '# %-40s %7s %11s %7s %4s %6s %5s %4s\n' "$(source "$src")" "$total" "1/$d=$budget" "$after" \
 				"$crc" "$ms" "$kept/$users" "$(task_verbatim "$sid")"
 			"$S" delete "$sid" >/dev/null 2>&1
 		done

@@ -61,7 +61,8 @@ import() {
 
 # sweep_setup DATA MIN: import every transcript of DATA (returns 1 when it is
 # absent, saying so), and list in $work/big the sessions of MIN tokens or
-# more, "id|tokens", largest first, each exported to $work/exp/ID.jsonl.
+# more, "id|tokens", largest first, each exported to $work/exp/ID.jsonl;
+# $work/sources has "id<TAB>source" for each session.
 sweep_setup() {
 	if [ ! -d "$1" ]; then
 		echo "# $1 is absent: the sweep over real sessions is skipped"
@@ -70,8 +71,12 @@ sweep_setup() {
 	mkdir -p "$work/exp"
 	find "$1" -type f \( -name '*.jsonl' -o -name '*.traj' -o -name '*.json' \) \
 		! -name metadata.json | sort >"$work/files"
+	# each session's source, shortly: the path under DATA, #N for the N-th
+	# session of a file of several
 	while read -r f; do
-		"$M" import --new-ids --quiet "$f" >>"$work/sources" 2>/dev/null
+		"$M" import --new-ids --quiet "$f" 2>/dev/null |
+			awk -v f="${f#"$1"/}" '{ id[NR] = $1 } END { sub(/\/full\.jsonl$/, "", f)
+				for (i = 1; i <= NR; i++) print id[i] "\t" f (NR > 1 ? "#" i : "") }' >>"$work/sources"
 	done <"$work/files"
 	psql_q -c "SELECT s.id, r.included_tokens + r.omitted_tokens FROM mnemo.sessions s,
 	    mnemo.context_report(s.id, 2147483647) r
@@ -82,3 +87,6 @@ sweep_setup() {
 		"$M" export "$src" >"$work/exp/$src.jsonl"
 	done <"$work/big"
 }
+
+# source ID: where the session came from, as sweep_setup recorded it
+source() { awk -F'\t' -v id="$1" '$1 == id { print $2 }' "$work/sources"; }

@@ -120,10 +120,10 @@ expect_rc 0 "the floor it named is a budget it reaches"
 # that says where the whole is, which expand_summary gives back
 psql_q -c "SELECT mnemo.create_session('giant')" >/dev/null
 msg giant user 200
-msg giant assistant 80000 tool
+msg giant assistant 60000 tool
 msg giant user 100
 run_m compact giant --level 3 --budget 3000
-expect_rc 0 "a 20,000-token tool output under a budget of 3000"
+expect_rc 0 "a 15,000-token tool output under a budget of 3000"
 giant=$(psql_q -c "SELECT id FROM mnemo.messages WHERE session_id = 'giant' AND seq = 2")
 check "its excerpt in context names it" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'Excerpt of message $giant, whole in the log'"
 is "$(psql_q -c "SELECT e.item_id FROM mnemo.get_context_items('giant') c, mnemo.expand_summary('giant', c.item_id) e WHERE c.item_type = 'summary'")" \

@@ -9,7 +9,7 @@
  *		context is only cut to the budget by build_context).
  *
  *	bench/compact --server PATH [--messages 2000] [--budget 8000]
- *	              [--delay-ms 20] [--json FILE]
+ *	              [--delay-ms 20] [--json FILE] [--sessions FILE,FILE...]
  *
  * Reports:
  *   turn ms      mean time of a turn with compaction on / off (target
@@ -26,6 +26,12 @@
  *                mnemo_compact down to the soft threshold, on this thread
  *                (RUSAGE_THREAD), divided by the messages it put under a
  *                summary.  The model's wait is not CPU.
+ * With --sessions, first each transcript is imported and compacted by
+ * mnemo_compact at Level 3 to 1/2, 1/4 and 1/10 of its context, a fresh
+ * import each time: rounds, summaries per level, wall time, the client's
+ * CPU (this thread) and the server's (its backend, /proc) per compacted
+ * message, tokens before and after, and the user messages still verbatim
+ * in context.
  * The user turns are texts of 50 to 1,500 characters from a fixed seed; the
  * replies 100 tokens.  The compaction model is the turn's (the same server,
  * the same delay), as the default engine does.
@@ -279,11 +285,157 @@ engine_cpu(PGconn *conn, const char *server_path, int delay_ms, const char *sid,
 	return *messages > 0 ? cpu0 / *messages * 1e3 : 0;
 }
 
+/* CPU seconds of the backends of this database other than conn's */
+static double
+backend_cpu(PGconn *conn)
+{
+	PGresult   *res = exec_ok(conn, "SELECT pid FROM pg_stat_activity WHERE datname = "
+								"current_database() AND pid <> pg_backend_pid() AND "
+								"backend_type = 'client backend'");
+	double		s = 0;
+
+	for (int i = 0; i < PQntuples(res); i++)
+	{
+		char		path[64];
+		char		buf[1024];
+		FILE	   *f;
+		unsigned long ut = 0,
+					st = 0;
+		char	   *p;
+
+		snprintf(path, sizeof(path), "/proc/%s/stat", PQgetvalue(res, i, 0));
+		if ((f = fopen(path, "r")) == NULL)
+			continue;
+		/* fields 14 and 15, after the command's closing parenthesis */
+		if (fgets(buf, sizeof(buf), f) != NULL && (p = strrchr(buf, ')')) != NULL)
+			sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &ut, &st);
+		fclose(f);
+		s += (double) (ut + st) / (double) sysconf(_SC_CLK_TCK);
+	}
+	PQclear(res);
+	return s;
+}
+
+static double
+thread_cpu(void)
+{
+	struct rusage u;
+
+	getrusage(RUSAGE_THREAD, &u);
+	return u.ru_utime.tv_sec + u.ru_stime.tv_sec +
+		(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+}
+
+/* One integer of a query on conn. */
+static long long
+one_int(PGconn *conn, const char *sql)
+{
+	PGresult   *res = exec_ok(conn, sql);
+	long long	v = PQntuples(res) == 1 ? atoll(PQgetvalue(res, 0, 0)) : -1;
+
+	PQclear(res);
+	return v;
+}
+
+/*
+ * Each transcript of the comma-separated list at 1/2, 1/4 and 1/10 of its
+ * context, Level 3, a fresh import each time.
+ */
+static void
+real_sessions(PGconn *conn, const char *list, FILE *json)
+{
+	char	   *files = strdup(list);
+	char	   *save = NULL;
+
+	printf("%-28s %4s %7s %7s %7s %6s %6s %12s %8s %9s %9s %9s\n", "session", "of",
+		   "tokens", "budget", "after", "ratio", "rounds", "L1/L2/L3", "wall ms",
+		   "cli us/m", "srv us/m", "users");
+	for (char *f = strtok_r(files, ",", &save); f != NULL; f = strtok_r(NULL, ",", &save))
+	{
+		static const int fractions[] = {2, 4, 10};
+		/* the path's end: Claude Code's logs are all full.jsonl */
+		const char *name = strlen(f) > 28 ? f + strlen(f) - 28 : f;
+		for (int k = 0; k < 3; k++)
+		{
+			mnemo_import_options io = MNEMO_IMPORT_OPTIONS_INIT;
+			mnemo_compact_options o = MNEMO_COMPACT_OPTIONS_INIT;
+			mnemo_compact_result r;
+			mnemo_store *st = mnemo_store_open(NULL);
+			char		sid[MNEMO_ID_MAX + 1];
+			char		sql[1024];
+			int64_t		n;
+			long long	users,
+						kept,
+						covered;
+			double		t0,
+						c0,
+						s0,
+						wall,
+						cpu,
+						srv;
+			FILE	   *in = fopen(f, "r");
+			int			rc;
+
+			if (st == NULL || mnemo_errcode(st) != MNEMO_OK || in == NULL)
+				die("%s: cannot open it or the store", f);
+			io.new_ids = true;
+			if (mnemo_import_jsonl(st, in, &io, sid, &n) != MNEMO_OK)
+				die("%s: import: %s", f, mnemo_errmsg(st));
+			fclose(in);
+			snprintf(sql, sizeof(sql), "SELECT included_tokens + omitted_tokens FROM "
+					 "mnemo.context_report('%s', 2147483647)", sid);
+			o.budget_tokens = (int) (one_int(conn, sql) / fractions[k]);
+			o.first_level = 3;
+			s0 = backend_cpu(conn);
+			c0 = thread_cpu();
+			t0 = now_s();
+			rc = mnemo_compact(st, sid, &o, &r);
+			wall = now_s() - t0;
+			cpu = thread_cpu() - c0;
+			srv = backend_cpu(conn) - s0;
+			if (rc != MNEMO_OK && rc != MNEMO_ERR_OVER_BUDGET)
+				die("%s: compact: %s", f, mnemo_errmsg(st));
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM mnemo.messages WHERE session_id = "
+					 "'%s' AND role = 'user' AND NOT is_summary", sid);
+			users = one_int(conn, sql);
+			snprintf(sql, sizeof(sql), "SELECT count(*) FROM mnemo.get_context_items('%s') c "
+					 "JOIN mnemo.messages m ON m.session_id = '%s' AND m.id = c.item_id "
+					 "WHERE m.role = 'user' AND NOT m.is_summary", sid, sid);
+			kept = one_int(conn, sql);
+			snprintf(sql, sizeof(sql), "SELECT count(DISTINCT item_id) FROM mnemo.summary_edges "
+					 "WHERE session_id = '%s' AND item_id LIKE 'msg%%'", sid);
+			covered = one_int(conn, sql);
+			printf("%-28.28s 1/%-2d %7lld %7d %7lld %5.1fx %6d %4d/%d/%-4d %8.0f %9.1f %9.1f "
+				   "%5lld/%lld%s\n", name, fractions[k], (long long) r.tokens_before,
+				   o.budget_tokens, (long long) r.tokens_after,
+				   (double) r.tokens_before / (double) (r.tokens_after > 0 ? r.tokens_after : 1),
+				   r.rounds, r.levels[1], r.levels[2], r.levels[3], wall * 1000,
+				   covered > 0 ? cpu * 1e6 / covered : 0, covered > 0 ? srv * 1e6 / covered : 0,
+				   kept, users, rc == MNEMO_ERR_OVER_BUDGET ? " (floor)" : "");
+			if (json != NULL)
+				fprintf(json, "{\"measure\": \"real_session\", \"session\": \"%s\", "
+						"\"fraction\": %d, \"tokens_before\": %lld, \"budget\": %d, "
+						"\"tokens_after\": %lld, \"rounds\": %d, \"l3\": %d, \"wall_ms\": %.1f, "
+						"\"client_cpu_us_per_message\": %.2f, \"server_cpu_us_per_message\": %.2f, "
+						"\"users_kept\": %lld, \"users\": %lld, \"over_budget\": %s}\n",
+						name, fractions[k], (long long) r.tokens_before, o.budget_tokens,
+						(long long) r.tokens_after, r.rounds, r.levels[3], wall * 1000,
+						covered > 0 ? cpu * 1e6 / covered : 0,
+						covered > 0 ? srv * 1e6 / covered : 0, kept, users,
+						rc == MNEMO_ERR_OVER_BUDGET ? "true" : "false");
+			(void) mnemo_session_purge(st, sid, NULL);
+			mnemo_store_close(st);
+		}
+	}
+	free(files);
+}
+
 int
 main(int argc, char **argv)
 {
 	const char *server_path = NULL;
 	const char *json_path = NULL;
+	const char *sessions = NULL;
 	int			messages = 2000;
 	int			budget = 8000;
 	int			delay_ms = 20;
@@ -309,9 +461,11 @@ main(int argc, char **argv)
 			delay_ms = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
 			json_path = argv[++i];
+		else if (strcmp(argv[i], "--sessions") == 0 && i + 1 < argc)
+			sessions = argv[++i];
 		else
 			die("usage: bench/compact --server PATH [--messages 2000] [--budget 8000] "
-				"[--delay-ms 20] [--json FILE]");
+				"[--delay-ms 20] [--json FILE] [--sessions FILE,FILE...]");
 	}
 	if (server_path == NULL || messages < 4 || budget < 1000 || delay_ms < 0)
 		die("--server PATH is required; --messages >= 4; --budget >= 1000; --delay-ms >= 0");
@@ -319,6 +473,15 @@ main(int argc, char **argv)
 		die("libcurl initialisation failed");
 	conn = connect_db();
 	turns = user_turns(messages / 2);
+	json = NULL;
+	if (json_path != NULL && (json = fopen(json_path, "w")) == NULL)
+		die("%s: %s", json_path, strerror(errno));
+	if (sessions != NULL)
+	{
+		printf("bench/compact: real sessions, Level 3, a fresh import each\n");
+		real_sessions(conn, sessions, json);
+		printf("\n");
+	}
 
 	printf("bench/compact: %d messages (%d turns), budget %d tokens, replies of 100 tokens "
 		   "after %d ms\n", messages, messages / 2, budget, delay_ms);
@@ -345,10 +508,8 @@ main(int argc, char **argv)
 		   (double) on.max_context / budget, on.max_context <= budget ? "under" : "OVER");
 	printf("compaction CPU on the client: %.3f ms per compacted message (the engine alone: %ld "
 		   "messages, %d requests to the model)\n", cpu_per, engine_messages, engine_requests);
-	if (json_path != NULL)
+	if (json != NULL)
 	{
-		if ((json = fopen(json_path, "w")) == NULL)
-			die("%s: %s", json_path, strerror(errno));
 		fprintf(json, "{\"measure\": \"turn_ms\", \"unit\": \"ms\", \"on\": %.3f, \"off\": %.3f, "
 				"\"ratio\": %.4f, \"messages\": %d, \"delay_ms\": %d}\n",
 				on.turn_ms, off.turn_ms, on.turn_ms / off.turn_ms, messages, delay_ms);

@@ -32,6 +32,9 @@
 #                          UUID-session line (default 500; 0: no such line)
 #   BENCH_COMPACT_MESSAGES compact: transcript length, messages (default 2000)
 #   BENCH_COMPACT_DELAY    compact: the server's delay per reply, ms (default 20)
+#   BENCH_COMPACT_SESSIONS compact: real transcripts compacted at 1/2, 1/4, 1/10,
+#                  comma-separated (default: ../shared/data's pi session and
+#                  largest Claude Code session, when there; "" for none)
 #                  compact's figures: bench/results/compact-<time>.jsonl
 #   BENCH_FORK_SIZES fork: session sizes, messages (default 1000,100000)
 #   BENCH_FORK_CALLS fork: timed forks (and copies) per size (default 50)
@@ -122,9 +125,15 @@ fi
 if [ "$which" = compact ] || [ "$which" = all ]; then
 	[ "$which" = all ] && echo
 	mkdir -p bench/results
+	real=../shared/data/transcripts
+	sessions=${BENCH_COMPACT_SESSIONS-}
+	if [ -z "${BENCH_COMPACT_SESSIONS+set}" ] && [ -f "$real/pi-mono/large-session.jsonl" ]; then
+		sessions=$real/pi-mono/large-session.jsonl,$(ls -S "$real"/kimi-cli-claude-code/*/*/*/full.jsonl | head -1)
+	fi
 	cmd=(bench/compact --server test/provider_server/provider-server
 		--messages "${BENCH_COMPACT_MESSAGES:-2000}" --delay-ms "${BENCH_COMPACT_DELAY:-20}"
-		--json "bench/results/compact-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
+		--json "bench/results/compact-$(date -u +%Y%m%dT%H%M%SZ).jsonl"
+		${sessions:+--sessions "$sessions"})
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

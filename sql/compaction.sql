@@ -224,3 +224,47 @@ SELECT count(*) AS foreign_rows FROM (
     UNION ALL SELECT session_id, tenant FROM mnemo.messages) r
   JOIN mnemo.sessions s ON s.id = r.session_id
  WHERE r.tenant <> s.tenant;
+
+-- by budget (protect_tokens): the newest messages within protect_tokens,
+-- the latest user message and the task (the first user message, while it
+-- fits) pinned wherever they are; tail_messages is not used
+SELECT id FROM mnemo.create_session('cbb');
+SELECT seq FROM mnemo.append_messages('cbb', '[
+  {"role":"user","id":"bb_u1","parts":[{"type":"text","text":"The task: make the parser accept trailing commas"}]},
+  {"role":"assistant","id":"bb_a1","parts":[{"type":"text","text":"step one of the loop, with some output to read"}]},
+  {"role":"assistant","id":"bb_a2","parts":[{"type":"text","text":"step two of the loop, with some output to read"}]},
+  {"role":"user","id":"bb_u2","parts":[{"type":"text","text":"and the tests too"}]},
+  {"role":"assistant","id":"bb_a3","parts":[{"type":"text","text":"step three of the loop, with some output to read"}]},
+  {"role":"assistant","id":"bb_a4","parts":[{"type":"text","text":"step four of the loop, with some output to read"}]},
+  {"role":"assistant","id":"bb_a5","parts":[{"type":"text","text":"step five"}]}]');
+SELECT item_id, tokens FROM mnemo.build_context('cbb', 100000);
+-- a tail of 20 tokens holds bb_a4 and bb_a5, of 5 tokens bb_a5; bb_u1 (the
+-- task, 12 tokens) is pinned at 20, not at 5; bb_u2, the latest user
+-- message, always: runs break there
+SELECT item_ids FROM mnemo.compaction_block('cbb', min_items => 2, protect_tokens => 20);
+SELECT item_ids FROM mnemo.compaction_block('cbb', min_items => 2, protect_tokens => 5);
+-- at 20, the runs are two items and one: under min_items 3 they need
+-- lone_tokens (a giant output alone between pins or summaries)
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cbb', protect_tokens => 20);
+SELECT item_ids FROM mnemo.compaction_block('cbb', protect_tokens => 20, lone_tokens => 10);
+-- protect_tokens 0: everything but the latest user message
+SELECT mnemo.commit_summary('cbb', 'bb_s1', 'steps one and two', 3, ARRAY['bb_u1', 'bb_a1', 'bb_a2']);
+SELECT item_ids FROM mnemo.compaction_block('cbb', min_items => 2, protect_tokens => 0);
+SELECT mnemo.commit_summary('cbb', 'bb_s2', 'steps three to five', 3, ARRAY['bb_a3', 'bb_a4', 'bb_a5']);
+-- a condensation cannot cross bb_u2; a lone summary over lone_tokens can go
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cbb', 'condensed', min_items => 2, protect_tokens => 0);
+SELECT item_ids FROM mnemo.compaction_block('cbb', 'condensed', min_items => 2, protect_tokens => 0, lone_tokens => 1);
+-- nodes of two depths mix by budget (depth: the deepest), not by turns
+SELECT seq FROM mnemo.append_messages('cbb', '[
+  {"role":"assistant","id":"bb_a6","parts":[{"type":"text","text":"step six"}]},
+  {"role":"assistant","id":"bb_a7","parts":[{"type":"text","text":"step seven"}]}]');
+SELECT mnemo.commit_summary('cbb', 'bb_s3', 'steps six and seven', 3, ARRAY['bb_a6', 'bb_a7']);
+SELECT mnemo.commit_summary('cbb', 'bb_c1', 'three to seven', 3, ARRAY['bb_s2', 'bb_s3'], 'condensed', 3);
+SELECT seq FROM mnemo.append_messages('cbb', '[
+  {"role":"assistant","id":"bb_a8","parts":[{"type":"text","text":"step eight"}]},
+  {"role":"assistant","id":"bb_a9","parts":[{"type":"text","text":"step nine"}]}]');
+SELECT mnemo.commit_summary('cbb', 'bb_s4', 'steps eight and nine', 3, ARRAY['bb_a8', 'bb_a9']);
+SELECT count(*) AS blocks FROM mnemo.compaction_block('cbb', 'condensed', tail_messages => 0, min_items => 2);
+SELECT depth, item_ids FROM mnemo.compaction_block('cbb', 'condensed', min_items => 2, protect_tokens => 0);
+SELECT * FROM mnemo.compaction_block('cbb', protect_tokens => -1);
+SELECT * FROM mnemo.compaction_block('cbb', protect_tokens => 0, lone_tokens => -1);

@@ -17,8 +17,9 @@
  *	- by budget (protect_tokens given, the engine's share of its budget):
  *	  the newest messages that fit in protect_tokens, plus two pinned user
  *	  messages that break runs wherever they are: the latest one, always,
- *	  and the session's task (the first user message, when no summary is
- *	  before it) while it fits in protect_tokens.  Fixed counts protected
+ *	  and the session's task (the first user message of the view: the
+ *	  session's first until it is summarised; a system prompt summarised
+ *	  before it does not unpin it) while it fits in protect_tokens.  Fixed counts protected
  *	  more than a small budget holds (an agent's loop after one prompt, a
  *	  16,000-token tool output), and nothing could be compacted.  Here a
  *	  condensation may also mix depths when no run of one depth is left.
@@ -123,9 +124,9 @@ BudgetTail(MnemoContextEntry *entries, int n, int32 protect_tokens, int *latest,
 		if (full && *latest >= 0)
 			break;
 	}
-	for (i = 0; i < n && !entries[i].is_summary; i++)
+	for (i = 0; i < n; i++)
 	{
-		if (strcmp(entries[i].role, "user") == 0)
+		if (!entries[i].is_summary && strcmp(entries[i].role, "user") == 0)
 		{
 			if (i != *latest && entries[i].tokens <= protect_tokens)
 				*task = i;

@@ -93,8 +93,8 @@ client/mnemo context "$sid" --budget 100000
 # a budget of half the context, so that the engine has to summarise
 size=$(psql -X -qAt -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('$sid', 100000)")
 budget=$((size / 2))
-step "4. compaction by the engine at a low budget (mnemo compact $sid --budget $budget --tail 0): the context is $size tokens"
-client/mnemo compact "$sid" --budget "$budget" --tail 0
+step "4. compaction by the engine at a low budget (mnemo compact $sid --budget $budget): the context is $size tokens"
+client/mnemo compact "$sid" --budget "$budget"
 echo
 client/mnemo context "$sid" --budget 100000
 

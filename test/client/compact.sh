@@ -1,24 +1,14 @@
 #!/usr/bin/env bash
-# Compaction that reaches its budget, on real agent sessions (issue 30):
-#
-# 1. the sweep: every session of ../shared/data/transcripts (a line says so
-#    when it is absent) with at least MNEMO_SWEEP_MIN tokens of context
-#    (6000), compacted by `mnemo compact --level 3` at 1/2, 1/4 and 1/10 of
-#    its context, then at the floor that a budget of 1 reports; each must
-#    reach its budget or exit 5 naming the floor (at 1/2 and 1/4: reach it),
-#    and the floor it names must then be reached; after each, `mnemo verify`
-#    passes, the task (the first user message) is in context or under a
-#    summary in context, and every file id of the pruned context is still
-#    in it; and at 1/4 through Level 1, the provider server summarising;
-# 2. generated shapes (seeded): long tool loops after one prompt, giant
+# Compaction that reaches its budget (issue 30), besides the sweeps over
+# real sessions (compact_sweep.sh):
+# 1. generated shapes (seeded): long tool loops after one prompt, giant
 #    outputs, tiny messages, summaries, forks, appends racing the
 #    compaction; the same assertions;
-# 3. the refusal below the floor, --ttl and --release, and a compaction
+# 2. the refusal below the floor, --ttl and --release, and a compaction
 #    whose backend is killed (exit 4, issue 32);
-# 4. a chat turn on a real imported session with a --context-limit below
+# 3. a chat turn on a real imported session with a --context-limit below
 #    its size: the request the provider receives is under the limit, the
 #    turn succeeds, and the task is in the request.
-# Prints the sweep's table as TAP comments.
 #
 # Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
 # PGDATABASE (a fresh database with the extension); prints TAP.
@@ -26,8 +16,6 @@ set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 
 M=${MNEMO_BIN:?MNEMO_BIN is the mnemo command to test}
-DATA=${MNEMO_TRANSCRIPTS:-../shared/data/transcripts}
-MIN=${MNEMO_SWEEP_MIN:-6000}
 SRV=${MNEMO_PROVIDER_SERVER:-}
 if [ -z "$SRV" ]; then
 	make -s -C test/provider_server >/dev/null 2>&1 || { echo "Bail out! cannot build test/provider_server"; exit 1; }
@@ -45,145 +33,10 @@ trap cleanup EXIT
 
 # shellcheck source=lib/tap.sh
 . test/client/lib/tap.sh
+# shellcheck source=lib/compact.sh
+. test/client/lib/compact.sh
 
-size() { psql_q -c "SELECT included_tokens + omitted_tokens FROM mnemo.context_report('$1', 2147483647)"; }
-
-# The first user message: in context, or covered (through any depth) by a
-# summary in context.  Prints 1 or 0.
-task_reachable() {
-	psql_q -c "WITH RECURSIVE up(id) AS (
-	    SELECT id FROM mnemo.messages WHERE session_id = '$1' AND role = 'user' AND NOT is_summary
-	     ORDER BY seq LIMIT 1
-	    UNION SELECT e.summary_id FROM mnemo.summary_edges e JOIN up ON e.item_id = up.id
-	     WHERE e.session_id = '$1')
-	  SELECT count(*) > 0 FROM mnemo.get_context_items('$1') c JOIN up ON c.item_id = up.id" |
-		sed 's/t/1/; s/f/0/'
-}
-
-# Whether the first user message is in context verbatim (as a message).
-task_verbatim() {
-	psql_q -c "SELECT count(*) FROM mnemo.get_context_items('$1') c
-	  WHERE c.item_id = (SELECT id FROM mnemo.messages WHERE session_id = '$1' AND role = 'user'
-	                       AND NOT is_summary ORDER BY seq LIMIT 1)"
-}
-
-# Every file id of the whole context, footers included, one a line.
-file_ids() {
-	psql_q -c "SELECT mnemo.file_id_footer(coalesce(string_agg(content, E'\n'), ''))
-	  FROM mnemo.build_context('$1', 2147483647)" |
-		sed -n 's/^\[LCM File IDs: \(.*\)\]$/\1/p' | tr ',' '\n' | sed 's/^ *//' | sort -u
-}
-
-# check_after SID BUDGET RC LABEL: the assertions after a compaction
-check_after() {
-	local sid=$1 budget=$2 got=$3 label=$4 after
-	after=$(size "$sid")
-	if [ "$got" -eq 0 ] && [ "$after" -le "$budget" ]; then
-		ok "$label: $after <= $budget tokens"
-	elif [ "$got" -eq 5 ] && grep -q "below the session's floor" "$work/err"; then
-		ok "$label: exit 5, the floor named ($after > $budget)"
-	else
-		not_ok "$label: exit $got, context $after, budget $budget"
-		sed 's/^/# /' "$work/err" | head -5
-	fi
-	run_m verify "$sid"
-	expect_rc 0 "$label: mnemo verify"
-	is "$(task_reachable "$sid")" 1 "$label: the task is in context or under a summary in context"
-	file_ids "$sid" >"$work/ids.after"
-	is "$(comm -23 "$work/ids.before" "$work/ids.after" | wc -l)" 0 "$label: every file id is kept"
-}
-
-# import FILE: a fresh copy of an exported session, pruned; prints its id
-import() {
-	local sid
-	sid=$("$M" import --new-ids --quiet "$1" 2>/dev/null | head -1)
-	psql_q -c "SELECT mnemo.prune_tool_outputs('$sid')" >/dev/null
-	file_ids "$sid" >"$work/ids.before"
-	echo "$sid"
-}
-
-# ---- 1. the sweep over real sessions ------------------------------------
-
-table=()
-if [ ! -d "$DATA" ]; then
-	echo "# $DATA is absent: the sweep over real sessions is skipped"
-else
-	mkdir -p "$work/exp"
-	find "$DATA" -type f \( -name '*.jsonl' -o -name '*.traj' -o -name '*.json' \) \
-		! -name metadata.json | sort >"$work/files"
-	while read -r f; do
-		"$M" import --new-ids --quiet "$f" >>"$work/sources" 2>/dev/null
-	done <"$work/files"
-	psql_q -c "SELECT s.id, r.included_tokens + r.omitted_tokens FROM mnemo.sessions s,
-	    mnemo.context_report(s.id, 2147483647) r
-	  WHERE r.included_tokens + r.omitted_tokens >= $MIN ORDER BY 2 DESC, 1" >"$work/big"
-	is "$(wc -l <"$work/sources")" "$(psql_q -c "SELECT count(*) FROM mnemo.sessions")" \
-		"every transcript of $DATA imports ($(wc -l <"$work/files") files, $(wc -l <"$work/big") sessions of $MIN tokens or more)"
-	while IFS='|' read -r src total; do
-		"$M" export "$src" >"$work/exp/$src.jsonl"
-		name=$(psql_q -c "SELECT coalesce(metadata->>'source_format', '') FROM mnemo.sessions WHERE id = '$src'")
-		users=$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$src' AND role = 'user' AND NOT is_summary")
-		for d in 2 4 10 floor; do
-			if [ "$d" = floor ]; then
-				# the floor a budget of 1 reports, then that budget
-				sid=$(import "$work/exp/$src.jsonl")
-				run_m compact "$sid" --level 3 --budget 1
-				floor=$(sed -n "s/.*cannot be compacted under \([0-9]*\) tokens.*/\1/p" "$work/err")
-				is "$rc/$([ -n "$floor" ] && echo named)" "5/named" "$src: a budget of 1 exits 5 naming the floor"
-				budget=${floor:-1}
-			else
-				budget=$((total / d))
-			fi
-			sid=$(import "$work/exp/$src.jsonl")
-			started=$(date +%s%N)
-			run_m compact "$sid" --level 3 --budget "$budget"
-			ms=$((($(date +%s%N) - started) / 1000000))
-			after=$(size "$sid")
-			if [ "$d" = 2 ] || [ "$d" = 4 ] || [ "$d" = floor ]; then
-				is "$rc" 0 "$src at ${d/#[0-9]*/1/$d} ($budget tokens) reaches its budget"
-			fi
-			check_after "$sid" "$budget" "$rc" "$src at ${d/#[0-9]*/1/$d}"
-			kept=$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('$sid') c
-			  JOIN mnemo.messages m ON m.session_id = '$sid' AND m.id = c.item_id
-			  WHERE m.role = 'user' AND NOT m.is_summary")
-			table+=("$(printf '%-32s %-12s %7s %6s %7s %7s %4s %6s %3s/%-3s %s' "$src" "$name" "$total" \
-				"${d/#[0-9]*/1/$d}" "$budget" "$after" "$rc" "$ms" "$kept" "$users" "$(task_verbatim "$sid")")")
-			"$M" delete "$sid" >/dev/null 2>&1
-		done
-	done <"$work/big"
-
-	# Level 1 through the provider server, at 1/4
-	cat >"$work/l1.script" <<'EOF'
-model gpt-4o-mini
-
-reply repeat=100000
-  text "## Goal\nThe task as the model summarised it.\n## In Progress\nwork"
-EOF
-	"$SRV" --script "$work/l1.script" --port-file "$work/l1.port" --log /dev/null \
-		--key sk-compact-test --quiet 2>"$work/l1.err" &
-	srv_pid=$!
-	for _ in $(seq 100); do [ -s "$work/l1.port" ] && break; sleep 0.05; done
-	export OPENAI_API_KEY=sk-compact-test ANTHROPIC_API_KEY=sk-compact-test
-	export OPENAI_BASE_URL=http://127.0.0.1:$(cat "$work/l1.port")/v1
-	export ANTHROPIC_BASE_URL=http://127.0.0.1:$(cat "$work/l1.port")
-	while IFS='|' read -r src total; do
-		budget=$((total / 4))
-		sid=$(import "$work/exp/$src.jsonl")
-		run_m compact "$sid" --level 1 --budget "$budget"
-		l1=$(sed -n 's/^compact: .*(L1 \([0-9]*\),.*/\1/p' "$work/out")
-		is "$rc/$([ "${l1:-0}" -gt 0 ] && echo L1)" "0/L1" "$src at 1/4 through Level 1: reached, with the model's summaries"
-		check_after "$sid" "$budget" "$rc" "$src at 1/4, Level 1"
-		"$M" delete "$sid" >/dev/null 2>&1
-	done <"$work/big"
-	unset OPENAI_API_KEY ANTHROPIC_API_KEY OPENAI_BASE_URL ANTHROPIC_BASE_URL
-	kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-	srv_pid=
-
-	echo "# the sweep (Level 3): session, format, tokens, budget, reached, exit, ms, user messages in context, task verbatim"
-	for line in "${table[@]}"; do echo "#   $line"; done
-fi
-
-# ---- 2. generated shapes ------------------------------------------------
+# ---- 1. generated shapes ------------------------------------------------
 
 # msg SID ROLE CHARS [TOOL]: append a message of CHARS characters
 msg() {
@@ -191,7 +44,7 @@ msg() {
 	text=$(head -c "$3" /dev/zero | tr '\0' "${5:-w}")
 	if [ "${4:-}" = tool ]; then
 		psql_q -c "SELECT mnemo.append_message('$1', 'assistant', jsonb_build_array(
-		  jsonb_build_object('type', 'tool', 'tool_name', 'bash', 'call_id', 'c' || gen_random_uuid(),
+		  jsonb_build_object('type', 'tool', 'tool_name', 'bash', 'tool_call_id', 'c' || gen_random_uuid(),
 		    'tool_state', 'completed', 'input', '{}'::jsonb, 'output', '$text file_0123abcd')))" >/dev/null
 	else
 		psql_q -c "SELECT mnemo.append_message('$1', '$2', jsonb_build_array(jsonb_build_object('type', 'text', 'text', '$text')))" >/dev/null
@@ -221,7 +74,7 @@ for shape in 1 2 3 4 5 6; do
 	fi
 	if [ "$shape" = 4 ]; then
 		# a fork of it, compacted as its own
-		psql_q -c "SELECT mnemo.fork_session('$sid', '${sid}f')" >/dev/null
+		psql_q -c "SELECT mnemo.fork_session('$sid', (SELECT max(seq) FROM mnemo.messages WHERE session_id = '$sid')::text, '${sid}f')" >/dev/null
 		sid=${sid}f
 		for i in $(seq 20); do msg "$sid" assistant $((100 + RANDOM % 4000)) tool; done
 		msg "$sid" user 100
@@ -245,7 +98,7 @@ for shape in 1 2 3 4 5 6; do
 	check_after "$sid" "$budget" "$rc" "shape $shape ($(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$sid'") messages, $total tokens, budget $budget)"
 done
 
-# ---- 3. the floor, the claim's lease, a killed backend -------------------
+# ---- 2. the floor, the claim's lease, a killed backend -------------------
 
 psql_q -c "SELECT mnemo.create_session('floor')" >/dev/null
 msg floor user 400
@@ -261,6 +114,23 @@ is "$(psql_q -c "SELECT count(*) FROM mnemo.compaction_claims WHERE session_id =
 floor=$(sed -n "s/.*cannot be compacted under \([0-9]*\) tokens.*/\1/p" "$work/err")
 run_m compact floor --level 3 --budget "$floor"
 expect_rc 0 "the floor it named is a budget it reaches"
+
+# a tool output bigger than the budget, alone between the task and the
+# latest user message: replaced in the view (not the log) by an excerpt
+# that says where the whole is, which expand_summary gives back
+psql_q -c "SELECT mnemo.create_session('giant')" >/dev/null
+msg giant user 200
+msg giant assistant 60000 tool
+msg giant user 100
+run_m compact giant --level 3 --budget 3000
+expect_rc 0 "a 15,000-token tool output under a budget of 3000"
+giant=$(psql_q -c "SELECT id FROM mnemo.messages WHERE session_id = 'giant' AND seq = 2")
+check "its excerpt in context names it" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'Excerpt of message $giant, whole in the log'"
+is "$(psql_q -c "SELECT e.item_id FROM mnemo.get_context_items('giant') c, mnemo.expand_summary('giant', c.item_id) e WHERE c.item_type = 'summary'")" \
+	"$giant" "expand_summary of the excerpt gives the whole message back"
+check "the file id of the output is kept" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'file_0123abcd'"
+is "$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('giant') c JOIN mnemo.messages m ON m.session_id = 'giant' AND m.id = c.item_id WHERE m.role = 'user'")" 2 \
+	"the task and the latest user message stay verbatim"
 
 # no --budget: half the context
 psql_q -c "SELECT mnemo.create_session('half')" >/dev/null
@@ -325,14 +195,13 @@ expect_rc 0 "with --ttl 2000 the next compaction proceeds 2 s later"
 kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
 srv_pid=
 
-# ---- 4. a chat turn on a real session over its limit ---------------------
+# ---- 3. a chat turn on a real session over its limit ---------------------
 
-real=$(head -1 "${work}/big" 2>/dev/null | cut -d'|' -f1)
-if [ -z "$real" ]; then
-	echo "# no real session: the chat turn on one is skipped"
+# a Claude Code session of 58,512 tokens, 110 messages (test/data/claude-code)
+real=${MNEMO_CLAUDE_DIR:-test/data/claude-code}/29/77bc73228c/1/full.jsonl
+if [ ! -f "$real" ]; then
+	echo "# $real is absent: the chat turn on a real session is skipped"
 else
-	# the smallest real session over MIN tokens whose task is short
-	real=$(tail -1 "$work/big" | cut -d'|' -f1)
 	cat >"$work/turn.script" <<'EOF'
 model gpt-4o-mini
 
@@ -343,18 +212,21 @@ EOF
 		--key sk-compact-test --quiet 2>"$work/turn.err" &
 	srv_pid=$!
 	for _ in $(seq 100); do [ -s "$work/turn.port" ] && break; sleep 0.05; done
-	sid=$("$M" import --new-ids --quiet "$work/exp/$real.jsonl" 2>/dev/null | head -1)
+	sid=$("$M" import --new-ids --quiet "$real" 2>/dev/null | head -1)
 	total=$(size "$sid")
 	task=$(psql_q -c "SELECT left(regexp_replace(parts->0->>'text', '[^A-Za-z0-9 ]', ' ', 'g'), 400)
 	  FROM mnemo.get_messages_with_parts('$sid') WHERE role = 'user' ORDER BY seq LIMIT 1" |
 		grep -o '[A-Za-z0-9][A-Za-z0-9 ]\{20,\}' | head -1 | cut -c1-20)
-	limit=$((total / 2 + 4096 + 4000))
+	# the budget (limit less the output and the compaction's output) is a
+	# quarter of the session
+	limit=$((total / 4 + 4096 + 4000))
 	printf 'go on\n' | OPENAI_API_KEY=sk-compact-test \
 		"$M" chat --session "$sid" --provider openai --model gpt-4o-mini --context-limit "$limit" \
 		--base-url "http://127.0.0.1:$(cat "$work/turn.port")/v1" >"$work/out" 2>"$work/err"
 	is "$?" 0 "a turn on a real session of $total tokens, limit $limit: exit 0"
-	last=$(tail -1 "$work/turn.log")
-	sent=$(printf '%s' "$last" | jq '[.messages[] | (.content | if type == "string" then . else tostring end)] | add | length / 4 | floor')
+	# the turn's request (the compaction's own ask for summaries)
+	last=$(grep -F '"go on"' "$work/turn.log" | tail -1)
+	sent=$(printf '%s' "$last" | jq '[.body.messages[] | (.content | if type == "string" then . else tostring end)] | add | length / 4 | floor')
 	check "the request sent is under the limit ($sent tokens of $((limit - 4096 - 4000)) usable)" \
 		test "$sent" -le $((limit - 4096 - 4000))
 	if [ -n "$task" ] && printf '%s' "$last" | tr -c 'A-Za-z0-9 \n' ' ' | grep -qF "$task"; then

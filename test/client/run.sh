@@ -268,7 +268,9 @@ done
 for script in test/client/*.sh; do
 	[ "$(basename "$script")" = run.sh ] && continue
 	wanted "$(basename "$script" .sh)" || continue
-	run_test "$(basename "$script" .sh)" bash "$script"
+	# a test that needs longer says so in a line "# mnemo-test-timeout: S"
+	limit=$(sed -n 's/^# mnemo-test-timeout: \([0-9][0-9]*\)$/\1/p' "$script" | head -n 1)
+	TEST_TIMEOUT=${limit:-$TEST_TIMEOUT} run_test "$(basename "$script" .sh)" bash "$script"
 done
 shopt -u nullglob
 

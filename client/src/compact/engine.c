@@ -68,10 +68,11 @@ budget_pick(const compaction *c, int which, mn_pick *p)
 	p->min_items = p->condensed ? 2 : 3;
 	p->protect_tokens = which < PICK_SQUEEZE_LEAF ? quarter : 0;
 	/* a message over twice Level 3's size is worth a summary of its own;
-	 * squeezed, any run of messages is; a summary, while Level 3 shrinks it */
+	 * squeezed, any run of messages is, and a summary over Level 3's size,
+	 * while Level 3 shrinks it */
 	p->lone_tokens = which == PICK_LEAF ? 2 * c->l3_cap :
 		which == PICK_SQUEEZE_LEAF ? 0 :
-		which == PICK_SQUEEZE_CONDENSED && !c->lone_spent ? 2 * c->l3_cap : -1;
+		which == PICK_SQUEEZE_CONDENSED && !c->lone_spent ? c->l3_cap : -1;
 }
 
 /* b's item ids as a C array borrowing b's strings; NULL when out of memory. */
@@ -183,6 +184,28 @@ compaction_checkpoint(compaction *c, const char *summary_id)
 	return rc;
 }
 
+/*
+ * Level 3 of one message alone (a tool output or a pasted file too big for
+ * its share of the budget): its excerpt leads with where the whole is, so
+ * that a reader of the context knows it was cut and what to expand.
+ */
+static int
+excerpt(compaction *c, const mn_block *b, int cap, char **out)
+{
+	const char *id = json_object_get_string(json_object_array_get_idx(b->item_ids, 0));
+	mn_buf		in = {0};
+	int			rc;
+
+	mn_buf_puts(&in, "[Excerpt of message ");
+	mn_buf_puts(&in, id);
+	mn_buf_puts(&in, ", whole in the log: expand this summary]\n");
+	mn_buf_puts(&in, b->content);
+	rc = in.oom ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
+		: mn_compact_truncate(c->st, in.data, cap, out);
+	mn_buf_free(&in);
+	return rc;
+}
+
 /* One block summarised and committed; *progress whether a summary went in. */
 static int
 round_once(compaction *c, bool *progress)
@@ -232,7 +255,10 @@ round_once(compaction *c, bool *progress)
 		if (cap < L3_MIN_TOKENS)
 			cap = L3_MIN_TOKENS;
 		level = 3;
-		rc = mn_compact_truncate(c->st, b.content, cap, &summary);
+		if (!b.condensed && json_object_array_length(b.item_ids) == 1)
+			rc = excerpt(c, &b, cap, &summary);
+		else
+			rc = mn_compact_truncate(c->st, b.content, cap, &summary);
 	}
 	else
 		level--;

@@ -180,9 +180,9 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_IMMUTABLE_FIELD),
-				 errmsg("part \"%s\" is %s%s: %s", part_id, stored_state,
+				 errmsg("part \"%s\" is %s%s: it cannot take this %s", part_id, stored_state,
 						tombstoned ? " and tombstoned" : "",
-						patch ? "its output and error are fixed" : "its state cannot change so"),
+						patch ? "output or error" : "state"),
 				 errdetail("A tool part moves from pending to running to completed or error; once completed, errored or tombstoned only compacted_at, started_at and completed_at may be set.")));
 	/* an output or an error merged into the content changes what search finds */
 	if (patch)

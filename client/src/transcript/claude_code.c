@@ -202,10 +202,10 @@ release(mn_import *imp, cc_state *cc)
  * time: one statement. */
 static const mn_stmt microcompact_stmt = {
 	"mnemo_import_microcompact",
-	"SELECT mnemo.update_part_status($1::text, p.id, compacted_at => "
+	"SELECT mnemo.update_part_status($1::text, p.part_id, compacted_at => "
 	"coalesce($3::bigint, (extract(epoch FROM clock_timestamp()) * 1000)::bigint)) "
-	"FROM mnemo.message_parts p WHERE p.session_id = $1::text "
-	"AND p.tool_call_id = ANY ($2::text[]) AND p.compacted_at IS NULL",
+	"FROM mnemo.get_messages_flat($1::text) p "
+	"WHERE p.content->>'tool_call_id' = ANY ($2::text[]) AND p.compacted_at IS NULL",
 	3
 };
 

@@ -44,11 +44,13 @@ static SPIPlanPtr watch_plan;
 
 /*
  * list_sessions' tenant filter, the rule of tenant.c in SQL: pg_has_role
- * USAGE is has_privs_of_role.  A dropped tenant's sessions are listed to
+ * USAGE is has_privs_of_role, of the role the tenant was registered with
+ * and that still has its name.  A dropped tenant's sessions are listed to
  * superusers and BYPASSRLS roles only.
  */
 #define LIST_VISIBLE \
-	"($6 OR tenant IN (SELECT r.rolname FROM pg_catalog.pg_roles r " \
+	"($6 OR tenant IN (SELECT t.tenant FROM mnemo.tenants t " \
+	"JOIN pg_catalog.pg_roles r ON r.oid = t.role_id AND r.rolname = t.tenant " \
 	"WHERE pg_catalog.pg_has_role($5, r.oid, 'USAGE')))"
 
 /*

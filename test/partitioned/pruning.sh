@@ -37,6 +37,7 @@ store_file_reference        file_references is a reference table
 get_file_reference          file_references is a reference table
 get_file_reference_by_path  file_references is a reference table
 distribute       the Citus set-up itself
+reassign_tenant  every session of one tenant: an operator's hand-over
 _session_column  reads the catalog
 _session_functions  reads the catalog
 _partition_by_session  the partitioned layout's set-up
@@ -93,7 +94,7 @@ unwatch	pr_a	SELECT mnemo.unwatch('pr_a')
 append_message	pr_a	SELECT mnemo.append_message('pr_a', 'user', '[{"type":"text","text":"more"}]')
 append_messages	pr_a	SELECT mnemo.append_messages('pr_a', '[{"role":"user","parts":[{"type":"text","text":"more"}]}]')
 append_part	pr_a	SELECT mnemo.append_part('pr_a', 'pr_m6', '{"type":"text","text":"more"}')
-update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'error', error_message => 'boom')
+update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'completed', completed_at => 2)
 update_message_tokens	pr_a	SELECT mnemo.update_message_tokens('pr_a', 'pr_m6', '{"input": 3, "output": 4}', 0.5, 'stop')
 tombstone_part	pr_a	SELECT mnemo.tombstone_part('pr_a', 'pr_t1')
 swap_context_items	pr_a	SELECT mnemo.swap_context_items('pr_a', ARRAY['pr_m3', 'pr_m4'], 'pr_x1')

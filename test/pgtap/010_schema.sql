@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(369);
+SELECT plan(372);
 
 --
 -- tables
@@ -92,7 +92,7 @@ SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', '
     'item_id', 'tenant']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
-SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel', 'role_id']);
 SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
 SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant']);
@@ -292,7 +292,8 @@ INSERT INTO fns VALUES
   ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),
-  ('distribute', '{}', 'void', 'volatile');
+  ('distribute', '{}', 'void', 'volatile'),
+  ('reassign_tenant', '{text,name}', 'bigint', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
 SELECT has_function('mnemo', name, args, format('function mnemo.%s(%s) exists', name, array_to_string(args, ', ')))

@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(209);
+SELECT plan(227);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -209,8 +209,8 @@ SELECT c.relname AS tbl,
        format('EXPLAIN (ANALYZE, BUFFERS) SELECT 1 FROM mnemo.%I WHERE tenant >= %L', c.relname, 'tap_ta') AS sql
   FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition;
 GRANT SELECT ON leaks TO tap_tb;
-SELECT is(pg_temp.plan_relations($$SELECT * FROM mnemo.sessions$$), 1,
-          'plan_relations counts: the superuser''s SELECT of mnemo.sessions names one table');
+SELECT ok(pg_temp.plan_relations($$SELECT * FROM mnemo.sessions$$) >= 1,
+          'plan_relations counts: the superuser''s SELECT of mnemo.sessions names its table (or partitions)');
 SET ROLE tap_tb;
 SET enable_seqscan = off;
 SELECT throws_ok(sql, '42501', NULL, 'tap_tb: EXPLAIN ANALYZE on mnemo.' || tbl || ': 42501, no counter of any row')
@@ -343,6 +343,68 @@ RESET ROLE;
 SET ROLE tap_tb;
 SELECT throws_ok($$SELECT count(*) FROM mnemo.tenants WHERE tenant = 'tap_ta'$$, '42501', NULL,
                  'tap_tb cannot read tap_ta''s channel');
+RESET ROLE;
+
+--
+-- a tenant is the role it was registered with, not its name: DROP ROLE and
+-- CREATE ROLE of the same name reads nothing of the old role's
+--
+CREATE ROLE tap_carol NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_carol;
+GRANT ALL ON __tcache__ TO tap_carol;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_carol;
+SET ROLE tap_carol;
+SELECT lives_ok($$
+    SELECT mnemo.create_session('carol_s', title => 'C');
+    SELECT mnemo.append_message('carol_s', 'user', '[{"type": "text", "text": "carol secret"}]', id => 'carol_m1');
+    SELECT mnemo.store_file_reference('sha256:carol', '/carol.txt', exploration_summary => 'carol''s file') $$,
+    'tap_carol writes a session and a file reference');
+RESET ROLE;
+REVOKE ALL ON __tcache__ FROM tap_carol;
+REVOKE ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq FROM tap_carol;
+REVOKE USAGE ON SCHEMA mnemo FROM tap_carol;
+DROP ROLE tap_carol;
+SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint,
+          'after DROP ROLE the old tenant''s rows are still there (a superuser reads them)');
+CREATE ROLE tap_carol NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_carol;
+GRANT ALL ON __tcache__ TO tap_carol;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_carol;
+SET ROLE tap_carol;
+SELECT throws_ok($$SELECT mnemo.get_session('carol_s')$$, 'MN001', 'session "carol_s" does not exist',
+                 'the new tap_carol: the old one''s session does not exist for it');
+SELECT throws_ok($$SELECT * FROM mnemo.get_messages('carol_s')$$, 'MN001', NULL,
+                 'the new tap_carol: nor its messages');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false)), 0::bigint,
+          'the new tap_carol lists no session');
+SELECT throws_ok($$SELECT mnemo.get_file_reference('sha256:carol')$$, '42501', NULL,
+                 'the new tap_carol: the old one''s file reference: 42501 (the name is a dropped role''s)');
+SELECT throws_ok($$SELECT mnemo.create_session('carol_s2')$$, '42501', NULL,
+                 'the new tap_carol cannot write as the old tenant either');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_carol', 'tap_carol')$$, '42501', NULL,
+                 'reassign_tenant is not for tenants (revoked from PUBLIC)');
+RESET ROLE;
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_carol', 'tap_no_such_role')$$, '42704', NULL,
+                 'reassign_tenant to a role that does not exist: 42704');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_never', 'tap_tb')$$, '42704', NULL,
+                 'reassign_tenant of a tenant that is not registered: 42704');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_ta', 'tap_tb')$$, '23505', NULL,
+                 'reassign_tenant of two tenants holding a file reference to the same content: 23505');
+SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant = 'tap_ta'), 1::bigint,
+          'and the failed reassign moved nothing');
+SELECT is(mnemo.reassign_tenant('tap_carol', 'tap_carol'), 1::bigint,
+          'a superuser hands the old tap_carol''s session to the new role of that name');
+SET ROLE tap_carol;
+SELECT is((mnemo.get_session('carol_s')).title, 'C', 'the new tap_carol now reads the session');
+SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:carol')), 'carol''s file',
+          'and the file reference');
+RESET ROLE;
+SELECT is(mnemo.reassign_tenant('tap_carol', 'tap_tb'), 1::bigint, 'and hands it over to tap_tb');
+SET ROLE tap_tb;
+SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint, 'tap_tb reads the session handed to it');
+RESET ROLE;
+SET ROLE tap_carol;
+SELECT throws_ok($$SELECT mnemo.get_session('carol_s')$$, 'MN001', NULL, 'tap_carol no longer does');
 RESET ROLE;
 
 SELECT * FROM finish();

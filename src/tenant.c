@@ -149,8 +149,9 @@ MnemoFinish(MnemoCall *call)
  * The OID of the role tenant was registered with, from mnemo.tenants; sets
  * *found to whether it is registered (a row whose role_id is NULL, a tenant
  * whose role was gone before 0.4.0, is found with InvalidOid).  Reads the
- * row directly, by the primary key, with the latest snapshot: this runs
- * inside row-level security checks, where SPI is not to be used.
+ * row directly, by the primary key, in the statement's snapshot (a parallel
+ * worker may take no other): this runs inside row-level security checks,
+ * where SPI is not to be used.
  */
 static Oid
 RegisteredRole(const char *tenant, bool *found)
@@ -181,7 +182,8 @@ RegisteredRole(const char *tenant, bool *found)
 	}
 	rel = table_open(tenants_relid, AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(tenant));
-	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true, GetLatestSnapshot(),
+	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+							  ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot(),
 							  1, &key);
 	tuple = systable_getnext(scan);
 	registered.found = HeapTupleIsValid(tuple);

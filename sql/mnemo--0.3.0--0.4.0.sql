@@ -32,3 +32,11 @@ CREATE FUNCTION mnemo.reassign_tenant(from_tenant text, to_role name) RETURNS bi
     AS 'MODULE_PATHNAME', 'mnemo_reassign_tenant';
 COMMENT ON FUNCTION mnemo.reassign_tenant(text, name) IS 'hands every row of tenant from_tenant (a dropped role''s, say) to the role to_role with a new channel, or rebinds a name to the role that has it now; returns the number of sessions moved; a superuser''s';
 REVOKE ALL ON FUNCTION mnemo.reassign_tenant(text, name) FROM PUBLIC;
+
+-- a map's session by the map's id, for roles that read no table
+CREATE FUNCTION mnemo.find_map(map_id text)
+    RETURNS SETOF mnemo.maps
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_find_map';
+COMMENT ON FUNCTION mnemo.find_map(text) IS 'the maps named map_id in the sessions the caller may see, by session id';

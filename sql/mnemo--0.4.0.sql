@@ -1376,6 +1376,13 @@ CREATE FUNCTION mnemo.list_maps(session_id text)
     AS 'MODULE_PATHNAME', 'mnemo_list_maps';
 COMMENT ON FUNCTION mnemo.list_maps(text) IS 'the maps the session owns, oldest first';
 
+CREATE FUNCTION mnemo.find_map(map_id text)
+    RETURNS SETOF mnemo.maps
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_find_map';
+COMMENT ON FUNCTION mnemo.find_map(text) IS 'the maps named map_id in the sessions the caller may see, by session id';
+
 /* ------------------------------------------------------------------------
  * Tenancy and privileges (doc/security.md)
  *

@@ -42,16 +42,8 @@ static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
 static SPIPlanPtr watch_plan;
 
-/*
- * list_sessions' tenant filter, the rule of tenant.c in SQL: pg_has_role
- * USAGE is has_privs_of_role, of the role the tenant was registered with
- * and that still has its name.  A dropped tenant's sessions are listed to
- * superusers and BYPASSRLS roles only.
- */
-#define LIST_VISIBLE \
-	"($6 OR tenant IN (SELECT t.tenant FROM mnemo.tenants t " \
-	"JOIN pg_catalog.pg_roles r ON r.oid = t.role_id AND r.rolname = t.tenant " \
-	"WHERE pg_catalog.pg_has_role($5, r.oid, 'USAGE')))"
+/* list_sessions' tenant filter (a dropped tenant's sessions are listed to superusers only) */
+#define LIST_VISIBLE MNEMO_TENANT_VISIBLE_SQL("$5", "$6")
 
 /*
  * After a statement that read session_id's row (found: it returned one),

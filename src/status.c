@@ -32,9 +32,8 @@
 #include "search.h"
 
 /*
- * $3 the new tool_state, $7 the content patch; s the stored state (a tool
- * part appended without one is pending).  A repeat of the stored state is
- * no change.
+ * $3 the new tool_state, $7 the content patch; a tool part appended without
+ * a state is pending.  A repeat of the stored state is no change.
  */
 #define PART_MAY_CHANGE \
 	"($3 IS NULL OR $3 = coalesce(tool_state, 'pending') " \
@@ -160,8 +159,6 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
 	seq = MnemoGetInt64(0, 2, NULL);
-	stored_state = MnemoGetText(0, 4, NULL);
-	tombstoned = MnemoGetBool(0, 5);
 	if (MnemoGetInt64(0, 3, NULL) > mnemo_max_part_bytes)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -178,12 +175,19 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "WHERE session_id = $1 AND id = $2 AND " PART_MAY_CHANGE,
 				 7, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
+	{
+		/* refused: say what the part is now (a racing caller may have finished it) */
+		MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6]},
+					 (char[]) {' ', ' ', nulls[6]}, false, 1);
+		stored_state = MnemoGetText(0, 4, NULL);
+		tombstoned = MnemoGetBool(0, 5);
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_IMMUTABLE_FIELD),
 				 errmsg("part \"%s\" is %s%s: it cannot take this %s", part_id, stored_state,
 						tombstoned ? " and tombstoned" : "",
 						patch ? "output or error" : "state"),
 				 errdetail("A tool part moves from pending to running to completed or error; once completed, errored or tombstoned only compacted_at, started_at and completed_at may be set.")));
+	}
 	/* an output or an error merged into the content changes what search finds */
 	if (patch)
 		MnemoQueueSearch(session_id, tenant, seq);

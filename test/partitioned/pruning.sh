@@ -38,6 +38,7 @@ get_file_reference          file_references is a reference table
 get_file_reference_by_path  file_references is a reference table
 distribute       the Citus set-up itself
 reassign_tenant  every session of one tenant: an operator's hand-over
+find_map         a map id across the caller's sessions (a multi-shard read, as list_sessions)
 _session_column  reads the catalog
 _session_functions  reads the catalog
 _partition_by_session  the partitioned layout's set-up

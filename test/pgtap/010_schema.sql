@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(372);
+SELECT plan(375);
 
 --
 -- tables
@@ -285,6 +285,7 @@ INSERT INTO fns VALUES
   ('map_status', '{text,text}', 'record', 'stable'),
   ('map_results', '{text,text}', 'setof mnemo.map_items', 'stable'),
   ('list_maps', '{text}', 'setof mnemo.maps', 'stable'),
+  ('find_map', '{text}', 'setof mnemo.maps', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),

@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(227);
+SELECT plan(229);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -235,6 +235,13 @@ SELECT is((SELECT count(*) FROM mnemo.get_messages_flat('ta_s')), 5::bigint,
           'tap_ta: reads its session as rows, one per part, the summary''s included');
 SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM mnemo.list_sessions(active_only => false)), 'tap_ta',
           'tap_ta: list_sessions sees its tenant only');
+SELECT is((SELECT string_agg(session_id, ',') FROM mnemo.find_map('ta_map')), 'ta_s',
+          'tap_ta: find_map finds its map''s session by the map id');
+RESET ROLE;
+SET ROLE tap_tb;
+SELECT is((SELECT count(*) FROM mnemo.find_map('ta_map')), 0::bigint, 'tap_tb: find_map does not find tap_ta''s map');
+RESET ROLE;
+SET ROLE tap_ta;
 SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shared')), 'A''s file',
           'tap_ta: its own file reference, untouched by tap_tb''s store');
 RESET ROLE;

@@ -35,12 +35,13 @@
 
 /* The context items a summary of the span replaces: messages for a leaf,
  * summary nodes for a condensation, in position order, read through
- * get_context_items: the view is explicit rows and an implicit tail. */
+ * get_context_items: the view is explicit rows and an implicit tail.  Only
+ * functions: an application role reads no table (doc/security.md). */
 static const mn_stmt covered_stmt = {
 	"mnemo_import_covered",
 	"SELECT c.item_id FROM mnemo.get_context_items($1::text) c "
-	"JOIN mnemo.messages m ON m.session_id = $1::text AND m.id = c.item_id "
-	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1::text AND n.id = c.item_id "
+	"JOIN mnemo.get_messages($1::text) m ON m.id = c.item_id "
+	"LEFT JOIN mnemo.summary_nodes($1::text, true) n ON n.id = c.item_id "
 	"WHERE c.item_type = $2::text "
 	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
 	"ORDER BY c.position",
@@ -233,8 +234,8 @@ static const mn_stmt part_times_stmt = {
 	"FROM jsonb_to_recordset($2::jsonb) "
 	"AS s(message_id text, part_index integer, compacted_at bigint, started_at bigint, "
 	"completed_at bigint) "
-	"JOIN mnemo.message_parts p ON p.session_id = $1::text AND p.message_id = s.message_id "
-	"AND p.part_index = s.part_index",
+	"CROSS JOIN LATERAL mnemo.get_parts($1::text, s.message_id) p "
+	"WHERE p.part_index = s.part_index",
 	2
 };
 

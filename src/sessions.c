@@ -49,13 +49,15 @@ static SPIPlanPtr watch_plan;
  * After a statement that read session_id's row (found: it returned one),
  * with its tenant in column tenant_col and is_active in active_col of the
  * SPI result: MN001 unless it was found and the caller may see it, MN012
- * if it is inactive and require_active.
+ * if it is inactive and require_active.  tenant_col 0: the statement
+ * matched a tenant already checked (the locking ones below), so only found
+ * counts.
  */
 void
 MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int active_col,
 					 bool require_active)
 {
-	if (!found || !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL)))
+	if (!found || (tenant_col > 0 && !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL))))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
@@ -129,7 +131,7 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	values[2] = Int64GetDatum(add_positions);
 	values[3] = Int64GetDatum(MnemoNowMs());
 	values[4] = CStringGetTextDatum(tenant);
-	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 8, 3,
+	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 0, 3,
 						 require_active);
 	lock->last_seq = MnemoGetInt64(0, 1, NULL);
 	lock->last_position = MnemoGetInt64(0, 2, NULL);
@@ -176,7 +178,7 @@ MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 									  (Datum[]) {CStringGetTextDatum(session_id),
 									  CStringGetTextDatum(checked)},
 									  NULL, false, 1) == 1,
-						 1, 3, true);
+						 0, 3, true);
 	if (tenant)
 		*tenant = MnemoGetText(0, 1, NULL);
 	if (watched)

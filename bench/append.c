@@ -686,7 +686,6 @@ main(int argc, char **argv)
 	exec_cmd(conn, "DO $$ BEGIN CREATE ROLE " APP_ROLE " NOLOGIN; "
 			 "EXCEPTION WHEN duplicate_object THEN NULL; END $$");
 	exec_cmd(conn, "GRANT USAGE ON SCHEMA mnemo, plain TO " APP_ROLE);
-	exec_cmd(conn, "GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO " APP_ROLE);
 	exec_cmd(conn, "GRANT SELECT, INSERT ON plain.messages TO " APP_ROLE);
 	exec_cmd(conn, "GRANT USAGE ON SEQUENCE plain.messages_id_seq TO " APP_ROLE);
 	exec_cmd(conn, "GRANT pg_checkpoint TO " APP_ROLE);

@@ -320,9 +320,10 @@ CREATE INDEX map_items_open_idx ON mnemo.map_items (session_id, map_id, ordinal)
 
 CREATE TABLE mnemo.tenants (
     tenant      text PRIMARY KEY,
-    channel     text NOT NULL UNIQUE
+    channel     text NOT NULL UNIQUE,
+    role_id     oid
 );
-COMMENT ON TABLE mnemo.tenants IS 'each tenant''s NOTIFY channel: "mnemo_" and 128 random bits, made on first use; a tenant reads only its own row';
+COMMENT ON TABLE mnemo.tenants IS 'the registry of tenants, made on first use: each tenant''s NOTIFY channel ("mnemo_" and 128 random bits) and the OID of the role it belongs to (a role created later under a dropped role''s name is not that tenant)';
 
 /*
  * Integrity the functions check and the table keeps for every other writer
@@ -858,6 +859,17 @@ CREATE FUNCTION mnemo.purge_session(id text) RETURNS bigint
 COMMENT ON FUNCTION mnemo.purge_session(text) IS 'deletes a session and every row it owns (right to erasure); returns the number of messages deleted';
 REVOKE ALL ON FUNCTION mnemo.purge_session(text) FROM PUBLIC;
 
+-- A tenant is the role it was registered with (mnemo.tenants.role_id); after
+-- DROP ROLE its rows belong to nobody until a superuser hands them over here
+-- (or purges them: doc/security.md).  from_tenant = to_role rebinds the name
+-- to the role that has it now.
+CREATE FUNCTION mnemo.reassign_tenant(from_tenant text, to_role name) RETURNS bigint
+    LANGUAGE c VOLATILE PARALLEL UNSAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_reassign_tenant';
+COMMENT ON FUNCTION mnemo.reassign_tenant(text, name) IS 'hands every row of tenant from_tenant (a dropped role''s, say) to the role to_role with a new channel, or rebinds a name to the role that has it now; returns the number of sessions moved; a superuser''s';
+REVOKE ALL ON FUNCTION mnemo.reassign_tenant(text, name) FROM PUBLIC;
+
 CREATE FUNCTION mnemo.watch(session_id text) RETURNS text
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
@@ -1249,6 +1261,12 @@ CREATE FUNCTION mnemo.release_compaction(session_id text, holder text, outcome t
     AS 'MODULE_PATHNAME', 'mnemo_release_compaction';
 COMMENT ON FUNCTION mnemo.release_compaction(text, text, text, bigint, bigint, integer, text, text) IS 'ends holder''s compaction lease on the session; false if holder did not hold it; with outcome (''completed'' or ''failed'') notifies followers of the compaction''s end';
 
+CREATE FUNCTION mnemo.compaction_holder(session_id text) RETURNS text
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_compaction_holder';
+COMMENT ON FUNCTION mnemo.compaction_holder(text) IS 'who holds the session''s compaction claim now, expired or not (NULL: nobody): to end a dead compactor''s claim with release_compaction';
+
 /* ------------------------------------------------------------------------
  * Checkpoints, runs, the pending request and state (issue 16)
  * ------------------------------------------------------------------------ */
@@ -1408,15 +1426,23 @@ CREATE FUNCTION mnemo.list_maps(session_id text)
     AS 'MODULE_PATHNAME', 'mnemo_list_maps';
 COMMENT ON FUNCTION mnemo.list_maps(text) IS 'the maps the session owns, oldest first';
 
+CREATE FUNCTION mnemo.find_map(map_id text)
+    RETURNS SETOF mnemo.maps
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_find_map';
+COMMENT ON FUNCTION mnemo.find_map(text) IS 'the maps named map_id in the sessions the caller may see, by session id';
+
 /* ------------------------------------------------------------------------
  * Tenancy and privileges (doc/security.md)
  *
  * Row-level security on every table: a role sees the rows of the tenants
  * whose privileges it has (mnemo.tenant_visible).  The functions write with
  * the extension owner's rights, which RLS does not restrict, and filter by
- * tenant themselves.  Nobody but the owner may write a table directly: an
- * application role is granted USAGE on the schema, SELECT on the tables and
- * EXECUTE on the functions (PUBLIC has EXECUTE on all but purge_session).
+ * tenant themselves.  Nobody but the owner may read or write a table
+ * directly: an application role is granted USAGE on the schema and EXECUTE
+ * on the functions (PUBLIC has EXECUTE on all but purge_session and
+ * reassign_tenant); a plan over a table would count other tenants' rows.
  * ------------------------------------------------------------------------ */
 
 DO $$

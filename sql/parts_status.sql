@@ -25,15 +25,23 @@ SELECT tool_state, started_at, completed_at, compacted_at, content
 SELECT mnemo.update_part_status('ps', 'ps_t1');
 SELECT tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE id = 'ps_t1';
--- error_message is merged too; a later output replaces the earlier one
-SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'error', error_message => 'no such file');
+-- while a part runs, a later output replaces the earlier one; error_message
+-- is merged too
 SELECT mnemo.update_part_status('ps', 'ps_t2', output => 'first');
 SELECT mnemo.update_part_status('ps', 'ps_t2', output => 'second');
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'error', error_message => 'no such file');
 SELECT tool_state, content FROM mnemo.message_parts WHERE id = 'ps_t2';
--- every state is accepted, including going back (the store records, the
--- caller decides)
+-- write-once: an errored (or completed) part keeps its state, output and
+-- error: MN005, and nothing is written
+SELECT mnemo.update_part_status('ps', 'ps_t2', output => 'REWRITTEN');
+SELECT mnemo.update_part_status('ps', 'ps_t2', error_message => 'REWRITTEN');
 SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'pending');
-SELECT tool_state FROM mnemo.message_parts WHERE id = 'ps_t2';
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'completed');
+SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'pending', output => 'REWRITTEN');
+SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'completed', output => 'REWRITTEN');
+SELECT tool_state, content FROM mnemo.message_parts WHERE id IN ('ps_t1', 'ps_t2') ORDER BY id;
+-- repeating the stored state changes nothing and is allowed
+SELECT mnemo.update_part_status('ps', 'ps_t2', tool_state => 'error');
 -- times can be moved; 0 is a valid time
 SELECT mnemo.update_part_status('ps', 'ps_t2', started_at => 0, completed_at => 5);
 SELECT started_at, completed_at FROM mnemo.message_parts WHERE id = 'ps_t2';
@@ -42,7 +50,7 @@ SELECT started_at, completed_at FROM mnemo.message_parts WHERE id = 'ps_t2';
 SELECT mnemo.update_part_status('ps', 'ps_t1', compacted_at => 1736000002000);
 SELECT mnemo.update_part_status('ps', 'ps_t1', compacted_at => 1736000009999);
 SELECT compacted_at FROM mnemo.message_parts WHERE id = 'ps_t1';
--- ... and survives other status changes
+-- ... and a tombstoned part's state and output are fixed too
 SELECT mnemo.update_part_status('ps', 'ps_t1', tool_state => 'error', error_message => 'late');
 SELECT tool_state, compacted_at, content FROM mnemo.message_parts WHERE id = 'ps_t1';
 
@@ -69,6 +77,24 @@ SELECT id, tool_state, started_at, completed_at, compacted_at, content
 -- status changes are not appends: no seq, no part, no context item
 SELECT last_seq, last_position FROM mnemo.get_session('ps');
 SELECT count(*) FROM mnemo.message_parts WHERE message_id = 'ps_m1';
+
+-- the allowed moves: pending -> running -> completed or error, pending ->
+-- completed or error; never back; a tombstoned pending part is fixed too
+SELECT seq FROM mnemo.append_message('ps', 'assistant', '[
+  {"type": "tool", "id": "ps_w1", "tool_name": "ls", "tool_call_id": "w1"},
+  {"type": "tool", "id": "ps_w2", "tool_name": "ls", "tool_call_id": "w2"},
+  {"type": "tool", "id": "ps_w3", "tool_name": "ls", "tool_call_id": "w3", "tool_state": "running"}
+]', id => 'ps_mw');
+SELECT mnemo.update_part_status('ps', 'ps_w1', tool_state => 'completed', output => 'one');
+SELECT mnemo.update_part_status('ps', 'ps_w3', tool_state => 'pending');
+SELECT mnemo.update_part_status('ps', 'ps_w3', tool_state => 'running', output => 'partial');
+SELECT mnemo.tombstone_part('ps', 'ps_w2') IS NOT NULL AS tombstoned;
+SELECT mnemo.update_part_status('ps', 'ps_w2', tool_state => 'running');
+SELECT mnemo.update_part_status('ps', 'ps_w2', output => 'late');
+SELECT mnemo.update_part_status('ps', 'ps_w2', started_at => 7, completed_at => 8);
+SELECT mnemo.update_part_status('ps', 'ps_w3', tool_state => 'completed', output => 'done');
+SELECT id, tool_state, started_at, completed_at, compacted_at IS NOT NULL AS tombstoned, content
+  FROM mnemo.message_parts WHERE message_id = 'ps_mw' ORDER BY part_index;
 
 --
 -- update_message_tokens

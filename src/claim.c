@@ -33,6 +33,7 @@ static SPIPlanPtr holder_before_plan;
 static SPIPlanPtr claim_plan;
 static SPIPlanPtr release_plan;
 static SPIPlanPtr holder_plan;
+static SPIPlanPtr current_holder_plan;
 
 PG_FUNCTION_INFO_V1(mnemo_claim_compaction);
 Datum
@@ -202,4 +203,37 @@ MnemoCheckClaim(const char *session_id, const char *holder)
 				 errmsg("invalid context swap in session \"%s\": \"%s\" does not hold its compaction claim",
 						session_id, holder),
 				 errdetail("Another compactor took the claim over after it expired, or it was never taken.")));
+}
+
+/*
+ * compaction_holder(session_id): who holds the session's claim now (NULL:
+ * nobody), expired or not, so that an operator can end a dead compactor's
+ * claim (release_compaction with that holder; `mnemo compact --release`)
+ * without reading the table, which application roles cannot.
+ */
+PG_FUNCTION_INFO_V1(mnemo_compaction_holder);
+Datum
+mnemo_compaction_holder(PG_FUNCTION_ARGS)
+{
+	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	MemoryContext callcxt = CurrentMemoryContext;
+	Datum		values[1];
+	char	   *holder = NULL;
+	bool		isnull = true;
+	MnemoCall	call;
+
+	MnemoConnect(&call);
+	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoPrepare(&current_holder_plan,
+				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1",
+				 1, (Oid[]) {TEXTOID});
+	values[0] = CStringGetTextDatum(session_id);
+	if (MnemoExecute(current_holder_plan, values, NULL, true, 1) == 1)
+		holder = MnemoGetText(0, 1, &isnull);
+	if (!isnull)
+		holder = MemoryContextStrdup(callcxt, holder);
+	MnemoFinish(&call);
+	if (isnull)
+		PG_RETURN_NULL();
+	PG_RETURN_TEXT_P(cstring_to_text(holder));
 }

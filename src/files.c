@@ -53,6 +53,8 @@ mnemo_store_file_reference(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	values[6] = CStringGetTextDatum(MnemoCallerTenant());
+	/* registered like a session's tenant (tenant.c): its name then stays its own */
+	(void) MnemoTenantChannel(TextDatumGetCString(values[6]));
 	MnemoPrepare(&store_plan,
 				 "INSERT INTO mnemo.file_references AS f (content_id, path, file_type, "
 				 "token_count, exploration_summary, created_at, tenant) "

@@ -1,7 +1,7 @@
 /*
  * maps.c
- *		Durable maps owned by a session: create_map, map_status, map_results
- *		and list_maps.
+ *		Durable maps owned by a session: create_map, map_status, map_results,
+ *		list_maps and find_map.
  *
  * A map (the client's LLMMap or AgenticMap) is a prompt template, an
  * optional output schema and options, and one row per item in
@@ -14,6 +14,8 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -28,6 +30,7 @@ static SPIPlanPtr exists_plan;
 static SPIPlanPtr status_plan;
 static SPIPlanPtr results_plan;
 static SPIPlanPtr list_plan;
+static SPIPlanPtr find_plan;
 
 /* 42704 unless the session has a map map_id.  Inside SPI. */
 void
@@ -213,6 +216,34 @@ mnemo_list_maps(PG_FUNCTION_ARGS)
 				 "SELECT * FROM mnemo.maps WHERE session_id = $1 ORDER BY created_at, map_id",
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecuteResult(fcinfo, list_plan, values, NULL, true);
+	MnemoFinish(&call);
+	return (Datum) 0;
+}
+
+/*
+ * The maps named map_id in the sessions the caller may see, by session id:
+ * a map's id is unique in its session only, and the client finds a map's
+ * session by its id (application roles read no table, doc/security.md).
+ * The statement runs as the owner, so it is given the caller ($2) and
+ * whether the caller sees every tenant ($3).
+ */
+PG_FUNCTION_INFO_V1(mnemo_find_map);
+Datum
+mnemo_find_map(PG_FUNCTION_ARGS)
+{
+	Oid			caller = GetUserId();
+	Datum		values[3];
+	MnemoCall	call;
+
+	values[0] = MnemoRequireArg(fcinfo, 0, "map_id");
+	values[1] = ObjectIdGetDatum(caller);
+	values[2] = BoolGetDatum(superuser_arg(caller) || has_bypassrls_privilege(caller));
+	MnemoConnect(&call);
+	MnemoPrepare(&find_plan,
+				 "SELECT * FROM mnemo.maps WHERE map_id = $1 AND "
+				 MNEMO_TENANT_VISIBLE_SQL("$2", "$3") " ORDER BY session_id",
+				 3, (Oid[]) {TEXTOID, OIDOID, BOOLOID});
+	MnemoExecuteResult(fcinfo, find_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -46,6 +46,19 @@ extern void MnemoFinish(MnemoCall *call);
 extern bool MnemoTenantVisible(const char *tenant);
 extern char *MnemoCallerTenant(void);
 
+/*
+ * The rule of MnemoTenantVisible as a condition on a table's tenant column,
+ * for the statements that list rows of many sessions: role is the
+ * parameter holding the caller's OID, all the one saying whether it sees
+ * every tenant (a superuser or BYPASSRLS).  pg_has_role USAGE is
+ * has_privs_of_role, of the role the tenant was registered with, which
+ * still has its name.
+ */
+#define MNEMO_TENANT_VISIBLE_SQL(role, all) \
+	"(" all " OR tenant IN (SELECT t.tenant FROM mnemo.tenants t " \
+	"JOIN pg_catalog.pg_roles r ON r.oid = t.role_id AND r.rolname = t.tenant " \
+	"WHERE pg_catalog.pg_has_role(" role ", r.oid, 'USAGE')))"
+
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,

@@ -24,6 +24,7 @@
 #include "catalog/pg_type.h"
 #include "commands/async.h"
 #include "lib/stringinfo.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 
@@ -43,12 +44,15 @@ Wanted(bool watched)
 /*
  * The tenant's channel, made on first use.  Inside SPI (as the owner).  Two
  * first uses racing both get the winner's name: ON CONFLICT waits for it.
+ * The first use also registers the tenant's role by OID (see tenant.c).
  */
 char *
 MnemoTenantChannel(const char *tenant)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTOID, OIDOID};
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
+	Oid			role = get_role_oid(tenant, true);
 	uint8		random[16];
 	char		name[6 + 32 + 1];
 	int			i;
@@ -67,11 +71,13 @@ MnemoTenantChannel(const char *tenant)
 	for (i = 0; i < 16; i++)
 		snprintf(name + 6 + 2 * i, 3, "%02x", random[i]);
 	values[1] = CStringGetTextDatum(name);
+	values[2] = ObjectIdGetDatum(role);
+	nulls[2] = OidIsValid(role) ? ' ' : 'n';
 	MnemoPrepare(&new_channel_plan,
-				 "INSERT INTO mnemo.tenants (tenant, channel) VALUES ($1, $2) "
+				 "INSERT INTO mnemo.tenants (tenant, channel, role_id) VALUES ($1, $2, $3) "
 				 "ON CONFLICT (tenant) DO NOTHING",
-				 2, types);
-	MnemoExecute(new_channel_plan, values, NULL, false, 0);
+				 3, types);
+	MnemoExecute(new_channel_plan, values, nulls, false, 0);
 	if (MnemoExecute(channel_plan, values, NULL, false, 1) != 1)
 		elog(ERROR, "channel of tenant \"%s\" vanished", tenant);
 	return MnemoGetText(0, 1, NULL);

@@ -44,6 +44,8 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoConnect(&call);
+	/* the tenant first: another tenant's session is neither locked nor waited for */
+	MnemoCheckSessionExists(session_id, NULL, NULL);
 
 	/*
 	 * FOR UPDATE before the session lock: it waits for the writes that hold

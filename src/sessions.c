@@ -42,26 +42,22 @@ static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
 static SPIPlanPtr watch_plan;
 
-/*
- * list_sessions' tenant filter, the rule of tenant.c in SQL: pg_has_role
- * USAGE is has_privs_of_role.  A dropped tenant's sessions are listed to
- * superusers and BYPASSRLS roles only.
- */
-#define LIST_VISIBLE \
-	"($6 OR tenant IN (SELECT r.rolname FROM pg_catalog.pg_roles r " \
-	"WHERE pg_catalog.pg_has_role($5, r.oid, 'USAGE')))"
+/* list_sessions' tenant filter (a dropped tenant's sessions are listed to superusers only) */
+#define LIST_VISIBLE MNEMO_TENANT_VISIBLE_SQL("$5", "$6")
 
 /*
  * After a statement that read session_id's row (found: it returned one),
  * with its tenant in column tenant_col and is_active in active_col of the
  * SPI result: MN001 unless it was found and the caller may see it, MN012
- * if it is inactive and require_active.
+ * if it is inactive and require_active.  tenant_col 0: the statement
+ * matched a tenant already checked (the locking ones below), so only found
+ * counts.
  */
 void
 MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int active_col,
 					 bool require_active)
 {
-	if (!found || !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL)))
+	if (!found || (tenant_col > 0 && !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL))))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
@@ -73,31 +69,69 @@ MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int act
 }
 
 /*
+ * MN001 unless session_id exists and the caller may see it; MN012 if it is
+ * inactive and require_active.  Its tenant and watched flag into *tenant
+ * and *watched unless NULL.  Inside SPI.  Locks nothing: every lock on or
+ * write to a session row comes after this check, so a call on another
+ * tenant's session never waits on, locks or writes a version of its row
+ * (nor learns from a lock wait that it exists).
+ *
+ * fresh: read with a new snapshot, as the locking statement that follows
+ * will (to see a session committed while this transaction waited); else in
+ * the caller's snapshot, for reads.
+ */
+static void
+CheckSession(const char *session_id, bool require_active, bool fresh, char **tenant,
+			 bool *watched)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	uint64		found;
+
+	values[0] = CStringGetTextDatum(session_id);
+	MnemoPrepare(&exists_plan,
+				 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
+				 1, types);
+	found = MnemoExecute(exists_plan, values, NULL, !fresh, 1);
+	MnemoCheckSessionRow(session_id, found == 1, 1, 3, require_active);
+	if (tenant)
+		*tenant = MnemoGetText(0, 1, NULL);
+	if (watched)
+		*watched = MnemoGetBool(0, 2);
+}
+
+/*
  * Lock session_id's row and reserve add_seq message seqs and add_positions
  * context positions.  Fills *lock with the counters after the reservation:
  * the reserved seqs are last_seq - add_seq + 1 .. last_seq.  Must be called
- * inside SPI.  MN001 if the session does not exist; MN012 if it is inactive
- * and require_active.
+ * inside SPI.  MN001 if the session does not exist or is another tenant's
+ * (checked before the row is locked); MN012 if it is inactive and
+ * require_active.  The UPDATE matches the tenant it checked, so a session
+ * purged and re-created by another tenant in between is not touched.
  */
 void
 MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 				 bool require_active, MnemoSessionLock *lock)
 {
-	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
-	Datum		values[4];
+	Oid			types[5] = {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID};
+	Datum		values[5];
+	char	   *tenant;
 
+	CheckSession(session_id, false, true, &tenant, NULL);
 	MnemoPrepare(&lock_plan,
 				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
 				 "last_position = last_position + $3, updated_at = $4 "
-				 "WHERE id = $1 RETURNING last_seq, last_position, is_active, watched, "
+				 "WHERE id = $1 AND tenant = $5 "
+				 "RETURNING last_seq, last_position, is_active, watched, "
 				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq, "
 				 "fork_seq IS NOT NULL",
-				 4, types);
+				 5, types);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int64GetDatum(add_seq);
 	values[2] = Int64GetDatum(add_positions);
 	values[3] = Int64GetDatum(MnemoNowMs());
-	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 8, 3,
+	values[4] = CStringGetTextDatum(tenant);
+	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 0, 3,
 						 require_active);
 	lock->last_seq = MnemoGetInt64(0, 1, NULL);
 	lock->last_position = MnemoGetInt64(0, 2, NULL);
@@ -112,50 +146,6 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	lock->is_fork = MnemoGetBool(0, 12);
 }
 
-/*
- * MN001 unless session_id exists and the caller may see it; MN012 if it is
- * inactive and require_active.  Its tenant and watched flag into *tenant
- * and *watched unless NULL.  Inside SPI.
- *
- * share: for a write that does not take the session lock.  The row is
- * locked FOR KEY SHARE, with a fresh snapshot (to see a soft delete or a
- * purge that committed while the caller waited for a row): appends, which
- * update the row without touching its key, never wait on it, but a purge,
- * which deletes the row, waits for the write to commit and then deletes what
- * it wrote, and a write that comes after a purge finds no session.
- * Without share, the row is read in the caller's snapshot.
- */
-static void
-CheckSession(const char *session_id, bool require_active, bool share, char **tenant,
-			 bool *watched)
-{
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
-	uint64		found;
-
-	values[0] = CStringGetTextDatum(session_id);
-	if (share)
-	{
-		MnemoPrepare(&share_plan,
-					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1 "
-					 "FOR KEY SHARE",
-					 1, types);
-		found = MnemoExecute(share_plan, values, NULL, false, 1);
-	}
-	else
-	{
-		MnemoPrepare(&exists_plan,
-					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
-					 1, types);
-		found = MnemoExecute(exists_plan, values, NULL, true, 1);
-	}
-	MnemoCheckSessionRow(session_id, found == 1, 1, 3, require_active);
-	if (tenant)
-		*tenant = MnemoGetText(0, 1, NULL);
-	if (watched)
-		*watched = MnemoGetBool(0, 2);
-}
-
 /* For reads, and writes under the session lock. */
 void
 MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
@@ -163,11 +153,36 @@ MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
 	CheckSession(session_id, false, false, tenant, watched);
 }
 
-/* For the writes that do not take the session lock: status, tokens, tombstones, state, a compaction claim, ... */
+/*
+ * For the writes that do not take the session lock: status, tokens,
+ * tombstones, state, a compaction claim, ...  After the check the row is
+ * locked FOR KEY SHARE and re-read with a fresh snapshot (to see a soft
+ * delete or a purge that committed while the caller waited for a row):
+ * appends, which update the row without touching its key, never wait on it,
+ * but a purge, which deletes the row, waits for the write to commit and then
+ * deletes what it wrote, and a write that comes after a purge finds no
+ * session.
+ */
 void
 MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 {
-	CheckSession(session_id, true, true, tenant, watched);
+	char	   *checked;
+
+	CheckSession(session_id, false, true, &checked, NULL);
+	MnemoPrepare(&share_plan,
+				 "SELECT tenant, watched, is_active FROM mnemo.sessions "
+				 "WHERE id = $1 AND tenant = $2 FOR KEY SHARE",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoCheckSessionRow(session_id,
+						 MnemoExecute(share_plan,
+									  (Datum[]) {CStringGetTextDatum(session_id),
+									  CStringGetTextDatum(checked)},
+									  NULL, false, 1) == 1,
+						 0, 3, true);
+	if (tenant)
+		*tenant = MnemoGetText(0, 1, NULL);
+	if (watched)
+		*watched = MnemoGetBool(0, 2);
 }
 
 /* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */
@@ -393,21 +408,22 @@ PG_FUNCTION_INFO_V1(mnemo_soft_delete_session);
 Datum
 mnemo_soft_delete_session(PG_FUNCTION_ARGS)
 {
-	Oid			types[2] = {TEXTOID, INT8OID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, INT8OID, TEXTOID};
+	Datum		values[3];
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
+	char	   *tenant;
 	MnemoCall	call;
 
 	values[0] = CStringGetTextDatum(id);
 	values[1] = Int64GetDatum(MnemoNowMs());
 	MnemoConnect(&call);
-	/* a session the caller may not see fails after the update: the error undoes it */
+	CheckSession(id, false, true, &tenant, NULL);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&soft_delete_plan,
-				 "UPDATE mnemo.sessions SET is_active = false, updated_at = $2 WHERE id = $1 "
-				 "RETURNING tenant",
-				 2, types);
-	if (MnemoExecute(soft_delete_plan, values, NULL, false, 0) != 1 ||
-		!MnemoTenantVisible(MnemoGetText(0, 1, NULL)))
+				 "UPDATE mnemo.sessions SET is_active = false, updated_at = $2 "
+				 "WHERE id = $1 AND tenant = $3",
+				 3, types);
+	if (MnemoExecute(soft_delete_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));
@@ -415,25 +431,23 @@ mnemo_soft_delete_session(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
-/*
- * Set the watched flag; returns the session's tenant.  A session the caller
- * may not see fails after the update: the error undoes it.
- */
+/* Set the watched flag; returns the session's tenant. */
 static char *
 SetWatched(FunctionCallInfo fcinfo, bool watched)
 {
-	Oid			types[2] = {TEXTOID, BOOLOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, BOOLOID, TEXTOID};
+	Datum		values[3];
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *tenant;
 
+	CheckSession(id, false, true, &tenant, NULL);
 	values[0] = CStringGetTextDatum(id);
 	values[1] = BoolGetDatum(watched);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&watch_plan,
-				 "UPDATE mnemo.sessions SET watched = $2 WHERE id = $1 RETURNING tenant",
-				 2, types);
-	if (MnemoExecute(watch_plan, values, NULL, false, 0) != 1 ||
-		!MnemoTenantVisible(tenant = MnemoGetText(0, 1, NULL)))
+				 "UPDATE mnemo.sessions SET watched = $2 WHERE id = $1 AND tenant = $3",
+				 3, types);
+	if (MnemoExecute(watch_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", id)));

@@ -10,6 +10,14 @@
  * object it was appended with; the status columns beside it are the truth,
  * and readers overlay them (see reads.c).  compacted_at, once set, is never
  * changed: a tombstone is permanent.
+ *
+ * A tool part is write-once (doc/sql.md, "Part states"): its state moves
+ * forward only, pending -> running -> completed or error, and once it is
+ * completed, errored or tombstoned its state, output and error are fixed;
+ * only the tombstone and the times may still be set.  The rule is the
+ * UPDATE's own condition, PART_MAY_CHANGE, so that two callers racing to
+ * finish a part cannot both write: the loser's UPDATE re-reads the winner's
+ * row, matches nothing, and fails with MN005.
  */
 #include "postgres.h"
 
@@ -22,6 +30,17 @@
 
 #include "mnemo.h"
 #include "search.h"
+
+/*
+ * $3 the new tool_state, $7 the content patch; a tool part appended without
+ * a state is pending.  A repeat of the stored state is no change.
+ */
+#define PART_MAY_CHANGE \
+	"($3 IS NULL OR $3 = coalesce(tool_state, 'pending') " \
+	" OR coalesce(tool_state, 'pending') = 'pending' " \
+	" OR (tool_state = 'running' AND $3 <> 'pending')) " \
+	"AND ((($3 IS NULL OR $3 = coalesce(tool_state, 'pending')) AND $7 IS NULL) " \
+	" OR (compacted_at IS NULL AND coalesce(tool_state, 'pending') IN ('pending', 'running')))"
 
 static SPIPlanPtr find_part_plan;
 static SPIPlanPtr part_status_plan;
@@ -89,7 +108,9 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	char		nulls[7];
 	bool		isnull;
 	bool		watched;
+	bool		tombstoned;
 	char	   *tenant;
+	char	   *stored_state;
 	MnemoCall	call;
 	int64		seq;
 
@@ -121,7 +142,8 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	 */
 	MnemoPrepare(&find_part_plan,
 				 "SELECT p.part_type, m.seq, "
-				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END "
+				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END, "
+				 "coalesce(p.tool_state, 'pending'), p.compacted_at IS NOT NULL "
 				 "FROM mnemo.message_parts p "
 				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = p.message_id "
 				 "WHERE p.session_id = $1 AND p.id = $2",
@@ -150,12 +172,22 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "started_at = coalesce($5, started_at), "
 				 "completed_at = coalesce($6, completed_at), "
 				 "content = CASE WHEN $7 IS NULL THEN content ELSE content || $7 END "
-				 "WHERE session_id = $1 AND id = $2",
+				 "WHERE session_id = $1 AND id = $2 AND " PART_MAY_CHANGE,
 				 7, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
+	{
+		/* refused: say what the part is now (a racing caller may have finished it) */
+		MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6]},
+					 (char[]) {' ', ' ', nulls[6]}, false, 1);
+		stored_state = MnemoGetText(0, 4, NULL);
+		tombstoned = MnemoGetBool(0, 5);
 		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
-				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+				(errcode(ERRCODE_MNEMO_IMMUTABLE_FIELD),
+				 errmsg("part \"%s\" is %s%s: it cannot take this %s", part_id, stored_state,
+						tombstoned ? " and tombstoned" : "",
+						patch ? "output or error" : "state"),
+				 errdetail("A tool part moves from pending to running to completed or error; once completed, errored or tombstoned only compacted_at, started_at and completed_at may be set.")));
+	}
 	/* an output or an error merged into the content changes what search finds */
 	if (patch)
 		MnemoQueueSearch(session_id, tenant, seq);

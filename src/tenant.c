@@ -13,6 +13,15 @@
  * row-level security lets them.  The RLS policies on every table and every
  * function's session check apply this one rule (MnemoTenantVisible).
  *
+ * A tenant is the role it was registered with, not whatever role has its
+ * name today: mnemo.tenants keeps the OID of the role (role_id) from the
+ * tenant's first session or file reference.  DROP ROLE cannot be refused
+ * for a role that owns rows (roles are shared objects: no event trigger
+ * fires), so a role created later under the same name finds the name
+ * registered to another OID: it sees none of the old rows and may not
+ * write as that tenant (42501) until a superuser hands the tenant over
+ * (mnemo.reassign_tenant) or purges it (doc/security.md).
+ *
  * The functions are not SECURITY DEFINER: a definer function could not see
  * its caller, so it could not stamp the tenant.  As pg_cron does, each one
  * records its caller at entry, then runs its statements as the extension's
@@ -27,14 +36,22 @@
 #include "access/genam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
+#include "access/xact.h"
 #include "catalog/indexing.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
+#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/relcache.h"
+#include "utils/snapmgr.h"
+#include "catalog/pg_type.h"
 
 #include "mnemo.h"
 
@@ -47,10 +64,29 @@ static Oid	caller = InvalidOid;
 static Oid	owner = InvalidOid;
 static bool owner_callback_registered = false;
 
+/* mnemo.tenants, looked up once per backend until a relcache invalidation */
+static Oid	tenants_relid = InvalidOid;
+
+/*
+ * The last registry lookup, good for the rest of its command: a call and
+ * the row-level security of one statement ask for the same tenant over and
+ * over, and nothing else can change the registry within one command.
+ */
+static struct
+{
+	LocalTransactionId lxid;
+	CommandId	cid;
+	char		tenant[NAMEDATALEN];
+	bool		found;
+	Oid			role;
+}			registered;
+
 static void
 ForgetOwner(Datum arg, Oid relid)
 {
 	owner = InvalidOid;
+	tenants_relid = InvalidOid;
+	registered.lxid = InvalidLocalTransactionId;
 }
 
 static Oid
@@ -109,16 +145,97 @@ MnemoFinish(MnemoCall *call)
 	caller = call->prev_caller;
 }
 
-/* Whether role may see the rows of tenant: the one rule (see the top). */
+/*
+ * The OID of the role tenant was registered with, from mnemo.tenants; sets
+ * *found to whether it is registered (a row whose role_id is NULL, a tenant
+ * whose role was gone before 0.4.0, is found with InvalidOid).  Reads the
+ * row directly, by the primary key, in the statement's snapshot (a parallel
+ * worker may take no other): this runs inside row-level security checks,
+ * where SPI is not to be used.
+ */
+static Oid
+RegisteredRole(const char *tenant, bool *found)
+{
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	bool		isnull;
+
+	if (strlen(tenant) >= NAMEDATALEN)
+	{
+		*found = false;			/* no role has such a name */
+		return InvalidOid;
+	}
+	if (registered.lxid == MyProc->lxid && registered.cid == GetCurrentCommandId(false) &&
+		strcmp(registered.tenant, tenant) == 0)
+	{
+		*found = registered.found;
+		return registered.role;
+	}
+	if (!OidIsValid(tenants_relid))
+	{
+		(void) ExtensionOwner();	/* registers the invalidation callback */
+		tenants_relid = get_relname_relid("tenants", get_namespace_oid("mnemo", false));
+		if (!OidIsValid(tenants_relid))
+			elog(ERROR, "table mnemo.tenants does not exist");
+	}
+	rel = table_open(tenants_relid, AccessShareLock);
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(tenant));
+	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
+							  ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot(),
+							  1, &key);
+	tuple = systable_getnext(scan);
+	registered.found = HeapTupleIsValid(tuple);
+	registered.role = InvalidOid;
+	if (registered.found)
+	{
+		Datum		role = heap_getattr(tuple, 3, RelationGetDescr(rel), &isnull);
+
+		if (!isnull)
+			registered.role = DatumGetObjectId(role);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	registered.lxid = MyProc->lxid;
+	registered.cid = GetCurrentCommandId(false);
+	strlcpy(registered.tenant, tenant, NAMEDATALEN);
+	*found = registered.found;
+	return registered.role;
+}
+
+/*
+ * Whether role may see the rows of tenant: the one rule (see the top).  The
+ * tenant's role is the one it was registered with, and still exists.
+ */
 static bool
 Visible(Oid role, const char *tenant)
 {
 	Oid			tenant_role;
+	bool		found;
 
 	if (superuser_arg(role) || has_bypassrls_privilege(role))
 		return true;
 	tenant_role = get_role_oid(tenant, true);
-	return OidIsValid(tenant_role) && has_privs_of_role(role, tenant_role);
+	return OidIsValid(tenant_role) && has_privs_of_role(role, tenant_role) &&
+		RegisteredRole(tenant, &found) == tenant_role && found;
+}
+
+/*
+ * 42501 if the name tenant is registered to a role other than the one that
+ * has it now: that role was dropped, and the name's rows are not this one's.
+ */
+static void
+CheckTenantRole(const char *tenant, Oid role)
+{
+	bool		found;
+
+	if (RegisteredRole(tenant, &found) != role && found)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("tenant \"%s\" belongs to a role of that name that was dropped", tenant),
+				 errdetail("A role created later under the same name does not inherit its sessions."),
+				 errhint("A superuser hands them over with mnemo.reassign_tenant, or purges them (see doc/security.md).")));
 }
 
 /* Whether the caller of the running function may see the rows of tenant. */
@@ -132,7 +249,8 @@ MnemoTenantVisible(const char *tenant)
 /*
  * The tenant the caller writes new sessions and file references as: the
  * setting mnemo.tenant, or the caller's own role.  42501 if the caller does
- * not have the privileges of the role the setting names.
+ * not have the privileges of the role the setting names, or if the name is
+ * registered to a dropped role.
  */
 char *
 MnemoCallerTenant(void)
@@ -141,7 +259,12 @@ MnemoCallerTenant(void)
 
 	Assert(OidIsValid(caller));
 	if (mnemo_tenant_setting == NULL || mnemo_tenant_setting[0] == '\0')
-		return GetUserNameFromId(caller, false);
+	{
+		char	   *name = GetUserNameFromId(caller, false);
+
+		CheckTenantRole(name, caller);
+		return name;
+	}
 	role = get_role_oid(mnemo_tenant_setting, true);
 	if (!OidIsValid(role) || !has_privs_of_role(caller, role))
 		ereport(ERROR,
@@ -150,6 +273,7 @@ MnemoCallerTenant(void)
 				 errdetail("mnemo.tenant names a role whose privileges role \"%s\" does not have.",
 						   GetUserNameFromId(caller, false)),
 				 errhint("GRANT the tenant role to the calling role, or reset mnemo.tenant.")));
+	CheckTenantRole(mnemo_tenant_setting, role);
 	return pstrdup(mnemo_tenant_setting);
 }
 
@@ -165,4 +289,88 @@ mnemo_tenant_visible(PG_FUNCTION_ARGS)
 	char	   *tenant = text_to_cstring(PG_GETARG_TEXT_PP(0));
 
 	PG_RETURN_BOOL(Visible(GetUserId(), tenant));
+}
+
+/*
+ * mnemo.reassign_tenant(from_tenant, to_role): every row of from_tenant
+ * becomes to_role's, and the registry names to_role's OID; with from_tenant
+ * = to_role it rebinds a name to the role that has it now.  A superuser's
+ * (revoked from PUBLIC too): it runs as the owner, like every function, and
+ * would otherwise hand anyone's sessions to anyone.  The tables are the
+ * extension's with a tenant column, from the catalog, so none is missed.
+ */
+PG_FUNCTION_INFO_V1(mnemo_reassign_tenant);
+Datum
+mnemo_reassign_tenant(PG_FUNCTION_ARGS)
+{
+	char	   *from = MnemoRequireTextArg(fcinfo, 0, "from_tenant");
+	char	   *to = NameStr(*DatumGetName(MnemoRequireArg(fcinfo, 1, "to_role")));
+	Oid			role = get_role_oid(to, true);
+	Datum		args[2];
+	bool		found;
+	Oid			registered_to;
+	int64		moved;
+	MnemoCall	call;
+	uint64		i;
+
+	MnemoConnect(&call);
+	if (!superuser_arg(caller))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("only a superuser may reassign a tenant")));
+	if (!OidIsValid(role))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("role \"%s\" does not exist", to)));
+	(void) RegisteredRole(from, &found);
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("tenant \"%s\" is not registered", from)));
+	registered_to = RegisteredRole(to, &found);
+	if (strcmp(from, to) != 0 && found && registered_to != role)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("tenant \"%s\" belongs to another role of that name", to),
+				 errhint("Reassign that tenant first: mnemo.reassign_tenant('%s', '%s').", to, to)));
+
+	args[0] = CStringGetTextDatum(from);
+	args[1] = CStringGetTextDatum(to);
+	if (SPI_execute_with_args("SELECT count(*) FROM mnemo.sessions WHERE tenant = $1", 1,
+							  (Oid[]) {TEXTOID}, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not count the sessions of tenant \"%s\"", from);
+	moved = MnemoGetInt64(0, 1, NULL);
+	if (strcmp(from, to) != 0)
+	{
+		SPITupleTable *tables;
+
+		if (SPI_execute("SELECT format('UPDATE %s SET tenant = $2 WHERE tenant = $1', c.oid::regclass) "
+						"FROM pg_catalog.pg_class c "
+						"JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass "
+						"AND d.objid = c.oid AND d.refclassid = 'pg_catalog.pg_extension'::regclass "
+						"AND d.deptype = 'e' "
+						"JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'mnemo' "
+						"JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid AND a.attname = 'tenant' "
+						"AND NOT a.attisdropped "
+						"WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition "
+						"AND c.oid <> 'mnemo.tenants'::regclass ORDER BY c.relname",
+						true, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not list mnemo's tables");
+		tables = SPI_tuptable;
+		for (i = 0; i < tables->numvals; i++)
+		{
+			char	   *update = SPI_getvalue(tables->vals[i], tables->tupdesc, 1);
+
+			if (SPI_execute_with_args(update, 2, (Oid[]) {TEXTOID, TEXTOID}, args, NULL,
+									  false, 0) != SPI_OK_UPDATE)
+				elog(ERROR, "could not reassign: %s", update);
+		}
+	}
+	/* the name's registry row anew: to_role's OID and a channel nobody knew */
+	if (SPI_execute_with_args("DELETE FROM mnemo.tenants WHERE tenant = $1", 1,
+							  (Oid[]) {TEXTOID}, args, NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not unregister tenant \"%s\"", from);
+	(void) MnemoTenantChannel(to);
+	MnemoFinish(&call);
+	PG_RETURN_INT64(moved);
 }

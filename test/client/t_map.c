@@ -157,6 +157,22 @@ test_templates(mnemo_store *st)
 	is_q("0", "nothing was stored", "SELECT count(*) FROM mnemo.maps WHERE session_id = 'mt_tpl'");
 	is_int(mnemo_map_create(st, "mt_tpl", "{{ item }}", "{\"a\": 1}", NULL, &map_id),
 		   MNEMO_ERR_INVALID_ARGUMENT, "items that are not an array: INVALID_ARGUMENT");
+	{
+		mnemo_map_options named = MNEMO_MAP_OPTIONS_INIT;
+		char	   *sid = NULL;
+
+		named.map_id = "mt_found";
+		is_int(mnemo_map_create(st, "mt_tpl", "{{ item }}", "[1]", &named, &map_id), MNEMO_OK,
+			   "a map named mt_found");
+		free(map_id);
+		map_id = NULL;
+		is_int(mnemo_map_session(st, "mt_found", &sid), MNEMO_OK, "mnemo_map_session finds it by its id");
+		is_str(sid, "mt_tpl", "in its session (through mnemo.find_map: no table read)");
+		free(sid);
+		sid = NULL;
+		is_int(mnemo_map_session(st, "mt_no_such_map", &sid), MNEMO_ERR_NOT_FOUND,
+			   "mnemo_map_session of an unknown id: NOT_FOUND");
+	}
 	is_int(mnemo_map_create(st, "mt_nope", "{{ item }}", "[1]", NULL, &map_id),
 		   MNEMO_ERR_SESSION_NOT_FOUND, "a map of a missing session: SESSION_NOT_FOUND");
 }

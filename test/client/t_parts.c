@@ -182,14 +182,15 @@ test_status(mnemo_store *st)
 	ok(strstr(parts->items[2].content, "\"pattern\": \"TODO\"") != NULL, "the input stays");
 	mnemo_parts_free(parts);
 
+	/* written once: a completed part takes no error (MN005), and keeps all */
 	memset(&status, 0, sizeof(status));
 	status.tool_state = "error";
 	status.error_message = "permission denied";
 	rc = mnemo_part_update_status(st, "p1", "p-tool", &status);
-	is_int(rc, MNEMO_OK, "set an error");
+	is_err(st, rc, MNEMO_ERR_IMMUTABLE_FIELD, "MN005", "an error after completion");
 	parts = parts_of(st, "a1");
-	is_str(parts->items[2].tool_state, "error", "tool_state error");
-	is_str(parts->items[2].error_message, "permission denied", "error_message");
+	is_str(parts->items[2].tool_state, "completed", "tool_state still completed");
+	ok(parts->items[2].error_message == NULL, "no error_message");
 	is_str(parts->items[2].tool_output, "a.c:3: TODO", "output kept");
 	mnemo_parts_free(parts);
 
@@ -216,7 +217,7 @@ test_status(mnemo_store *st)
 	rc = mnemo_part_update_status(st, "p1", "p-tool", NULL);
 	is_err(st, rc, MNEMO_ERR_INVALID_ARGUMENT, "", "a NULL status");
 	parts = parts_of(st, "a1");
-	is_str(parts->items[2].tool_state, "error", "failed updates changed nothing");
+	is_str(parts->items[2].tool_state, "completed", "failed updates changed nothing");
 	mnemo_parts_free(parts);
 }
 

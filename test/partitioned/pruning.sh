@@ -37,6 +37,8 @@ store_file_reference        file_references is a reference table
 get_file_reference          file_references is a reference table
 get_file_reference_by_path  file_references is a reference table
 distribute       the Citus set-up itself
+reassign_tenant  every session of one tenant: an operator's hand-over
+find_map         a map id across the caller's sessions (a multi-shard read, as list_sessions)
 _session_column  reads the catalog
 _session_functions  reads the catalog
 _partition_by_session  the partitioned layout's set-up
@@ -93,7 +95,7 @@ unwatch	pr_a	SELECT mnemo.unwatch('pr_a')
 append_message	pr_a	SELECT mnemo.append_message('pr_a', 'user', '[{"type":"text","text":"more"}]')
 append_messages	pr_a	SELECT mnemo.append_messages('pr_a', '[{"role":"user","parts":[{"type":"text","text":"more"}]}]')
 append_part	pr_a	SELECT mnemo.append_part('pr_a', 'pr_m6', '{"type":"text","text":"more"}')
-update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'error', error_message => 'boom')
+update_part_status	pr_a	SELECT mnemo.update_part_status('pr_a', 'pr_t1', tool_state => 'completed', completed_at => 2)
 update_message_tokens	pr_a	SELECT mnemo.update_message_tokens('pr_a', 'pr_m6', '{"input": 3, "output": 4}', 0.5, 'stop')
 tombstone_part	pr_a	SELECT mnemo.tombstone_part('pr_a', 'pr_t1')
 swap_context_items	pr_a	SELECT mnemo.swap_context_items('pr_a', ARRAY['pr_m3', 'pr_m4'], 'pr_x1')
@@ -122,6 +124,7 @@ recall_expand	pr_a	SELECT count(*) FROM mnemo.recall_expand('pr_a', 'pr_s1')
 compaction_block	pr_a	SELECT count(*) FROM mnemo.compaction_block('pr_a', tail_messages => 0, min_items => 2)
 claim_compaction	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder')
 release_compaction	pr_a	SELECT mnemo.release_compaction('pr_a', 'pr_holder')
+compaction_holder	pr_a	SELECT mnemo.compaction_holder('pr_a')
 commit_summary/holder	pr_a	SELECT mnemo.claim_compaction('pr_a', 'pr_holder'); SELECT mnemo.commit_summary('pr_a', 'pr_s3', 'three and four', 6, ARRAY['pr_m3', 'pr_m4'], holder => 'pr_holder')
 add_checkpoint	pr_a	SELECT mnemo.add_checkpoint('pr_a', 'pr_cp2', true)
 list_checkpoints	pr_a	SELECT count(*) FROM mnemo.list_checkpoints('pr_a')

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(375);
+SELECT plan(384);
 
 --
 -- tables
@@ -92,7 +92,7 @@ SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', '
     'item_id', 'tenant']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
-SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel']);
+SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel', 'role_id']);
 SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
 SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant', 'seq']);
@@ -267,6 +267,7 @@ INSERT INTO fns VALUES
   ('file_id_footer', '{text,text[]}', 'text', 'immutable'),
   ('truncate_summary', '{text,integer}', 'text', 'immutable'),
   ('claim_compaction', '{text,text,integer}', 'boolean', 'volatile'),
+  ('compaction_holder', '{text}', 'text', 'stable'),
   ('release_compaction', '{text,text,text,bigint,bigint,integer,text,text}', 'boolean', 'volatile'),
   ('add_checkpoint', '{text,text,boolean,bigint,bigint}', 'mnemo.checkpoints', 'volatile'),
   ('list_checkpoints', '{text}', 'setof mnemo.checkpoints', 'stable'),
@@ -288,6 +289,7 @@ INSERT INTO fns VALUES
   ('map_status', '{text,text}', 'record', 'stable'),
   ('map_results', '{text,text}', 'setof mnemo.map_items', 'stable'),
   ('list_maps', '{text}', 'setof mnemo.maps', 'stable'),
+  ('find_map', '{text}', 'setof mnemo.maps', 'stable'),
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
@@ -295,7 +297,8 @@ INSERT INTO fns VALUES
   ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),
-  ('distribute', '{}', 'void', 'volatile');
+  ('distribute', '{}', 'void', 'volatile'),
+  ('reassign_tenant', '{text,name}', 'bigint', 'volatile');
 
 SELECT functions_are('mnemo', ARRAY(SELECT name FROM fns));
 SELECT has_function('mnemo', name, args, format('function mnemo.%s(%s) exists', name, array_to_string(args, ', ')))

@@ -176,7 +176,7 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_e');
     'the same session, active');
 SELECT is(mnemo.prune_tool_outputs('tap_e', 0, 0), 1, 'prune_tool_outputs on the active twin tombstones one part');
 SELECT lives_ok($$ SELECT mnemo.append_part('tap_e', 'tap_e1', '{"type": "text", "text": "late"}');
-                   SELECT mnemo.update_part_status('tap_e', 'tap_et', tool_state => 'error');
+                   SELECT mnemo.update_part_status('tap_e', 'tap_et', tool_state => 'completed', completed_at => 1);
                    SELECT mnemo.update_message_tokens('tap_e', 'tap_e2', '{"input": 5}', 1.0);
                    SELECT mnemo.tombstone_part('tap_e', 'tap_et') $$, 'the status writers on the active twin');
 SELECT lives_ok($$ SELECT mnemo.swap_context_items('tap_e', ARRAY['tap_e1'], 'tap_es');

@@ -2,19 +2,20 @@
 -- grants doc/security.md gives an application role, an eraser for tap_ta and
 -- a pooled role that is a member of both, under SET ROLE: for every function
 -- and every table, what each can and cannot do.  Reads see only the caller's
--- tenants, through the functions and plain SELECT alike; every function
--- acting on another tenant's session fails as for a missing one (MN001) and
--- changes nothing; direct writes and locks beyond ACCESS SHARE are 42501;
+-- tenants, through the functions; the tables themselves are closed to
+-- application roles (no SELECT, so no EXPLAIN ANALYZE counter, lock or
+-- statistic of another tenant's rows); every function acting on another
+-- tenant's session fails as for a missing one (MN001) and changes nothing;
+-- direct reads, writes and locks are 42501;
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(201);
+SELECT plan(230);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
 CREATE ROLE tap_tb NOLOGIN;
 GRANT USAGE ON SCHEMA mnemo TO tap_ta, tap_tb;
-GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO tap_ta, tap_tb;
 CREATE ROLE tap_eraser NOLOGIN;
 GRANT USAGE ON SCHEMA mnemo TO tap_eraser;
 GRANT EXECUTE ON FUNCTION mnemo.purge_session(text) TO tap_eraser;
@@ -96,6 +97,13 @@ CREATE FUNCTION pg_temp.rows_of_a() RETURNS text LANGUAGE sql AS $$
         (SELECT string_agg(mi::text, '|' ORDER BY map_id, ordinal) FROM mnemo.map_items mi WHERE tenant = 'tap_ta')))
 $$;
 CREATE TEMP TABLE before_a AS SELECT pg_temp.rows_of_a() AS rows;
+-- how many plan nodes of q's EXPLAIN ANALYZE name a relation (run as the caller)
+CREATE FUNCTION pg_temp.plan_relations(q text) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE plan json;
+BEGIN
+    EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO plan;
+    RETURN (length(plan::text) - length(replace(plan::text, '"Relation Name"', ''))) / length('"Relation Name"');
+END $$;
 
 --
 -- every function on tap_ta's session, called by tap_tb: MN001, as if missing
@@ -179,7 +187,7 @@ RESET ROLE;
 SELECT is(pg_temp.rows_of_a(), (SELECT rows FROM before_a), 'none of tap_tb''s calls changed a row of tap_ta');
 
 --
--- reads: each tenant sees its own rows only, by function and by SELECT
+-- reads: each tenant sees its own rows only, by function; no SELECT at all
 --
 SET ROLE tap_tb;
 SELECT is((SELECT string_agg(id, ',') FROM mnemo.list_sessions(active_only => false)), 'tb_s',
@@ -189,23 +197,35 @@ SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shar
 SELECT is((SELECT path FROM mnemo.get_file_reference_by_path('/a.txt')), NULL,
           'tap_tb: get_file_reference_by_path does not find tap_ta''s path');
 SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('tb_s')), 1::bigint, 'tap_tb: reads its session');
-SELECT is((SELECT count(*) FROM mnemo.sessions WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT sessions: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.messages WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT messages: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.message_parts WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT message_parts: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.context_items WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT context_items: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_nodes WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_nodes: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.summary_edges WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT summary_edges: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT file_references: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT tenants: its row only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.checkpoints WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT checkpoints: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.runs WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT runs: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.pending_requests WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT pending_requests: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.lineage WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT lineage: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.discarded WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT discarded: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.maps WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT maps: its rows only')
-UNION ALL SELECT is((SELECT count(*) FROM mnemo.map_items WHERE tenant <> 'tap_tb'), 0::bigint, 'tap_tb: SELECT map_items: its rows only');
-SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'), 0::bigint,
-          'tap_tb: SELECT of tap_ta''s messages by session id finds nothing');
+SELECT throws_ok($$SELECT count(*) FROM mnemo.messages WHERE session_id = 'ta_s'$$, '42501', NULL,
+                 'tap_tb: SELECT of tap_ta''s messages by session id: 42501');
+RESET ROLE;
+-- the side channel of issue 32: a leakproof comparison becomes an index
+-- condition below the row-level security filter, and the filter's "Rows
+-- Removed" counts the other tenant's rows.  Application roles have no SELECT,
+-- so no plan of theirs reads a table: every table, with every index forced
+ANALYZE mnemo.tenants;
+CREATE TEMP TABLE leaks AS
+SELECT c.relname AS tbl,
+       format('EXPLAIN (ANALYZE, BUFFERS) SELECT 1 FROM mnemo.%I WHERE tenant >= %L', c.relname, 'tap_ta') AS sql
+  FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition;
+GRANT SELECT ON leaks TO tap_tb;
+SELECT ok(pg_temp.plan_relations($$SELECT * FROM mnemo.sessions$$) >= 1,
+          'plan_relations counts: the superuser''s SELECT of mnemo.sessions names its table (or partitions)');
+SET ROLE tap_tb;
+SET enable_seqscan = off;
+SELECT throws_ok(sql, '42501', NULL, 'tap_tb: EXPLAIN ANALYZE on mnemo.' || tbl || ': 42501, no counter of any row')
+  FROM leaks ORDER BY tbl;
+SELECT throws_ok($$EXPLAIN (ANALYZE) SELECT 1 FROM mnemo.tenants WHERE channel >= 'mnemo_6' AND channel < 'mnemo_7'$$,
+                 '42501', NULL, 'tap_tb: the issue''s channel prefix search: 42501');
+SELECT is((SELECT count(*) FROM pg_catalog.pg_stats WHERE schemaname = 'mnemo'), 0::bigint,
+          'tap_tb: no column statistics of mnemo''s tables (pg_stats shows none without SELECT)');
+-- a function's plan is one Function Scan: its statements' counters are not shown
+SELECT is(pg_temp.plan_relations($$SELECT * FROM mnemo.get_messages_flat('tb_s')$$), 0,
+          'tap_tb: EXPLAIN ANALYZE of a read function names no table');
+SELECT is(pg_temp.plan_relations($$SELECT * FROM mnemo.list_sessions(active_only => false)$$), 0,
+          'tap_tb: EXPLAIN ANALYZE of list_sessions names no table');
+RESET enable_seqscan;
 SELECT ok(NOT mnemo.tenant_visible('tap_ta') AND mnemo.tenant_visible('tap_tb') AND NOT mnemo.tenant_visible('tap_no_such_role'),
           'tap_tb: tenant_visible is true for itself only, false for a role that does not exist');
 RESET ROLE;
@@ -214,12 +234,15 @@ SELECT is((SELECT string_agg(id, ',') FROM mnemo.list_sessions(active_only => fa
 SELECT is((SELECT count(*) FROM mnemo.get_messages_with_parts('ta_s')), 4::bigint, 'tap_ta: reads its session, the summary included');
 SELECT is((SELECT count(*) FROM mnemo.get_messages_flat('ta_s')), 5::bigint,
           'tap_ta: reads its session as rows, one per part, the summary''s included');
-SELECT is((SELECT count(DISTINCT tenant) || ' ' || min(tenant) FROM (
-              SELECT tenant FROM mnemo.sessions UNION ALL SELECT tenant FROM mnemo.messages
-              UNION ALL SELECT tenant FROM mnemo.message_parts UNION ALL SELECT tenant FROM mnemo.context_items
-              UNION ALL SELECT tenant FROM mnemo.summary_nodes UNION ALL SELECT tenant FROM mnemo.summary_edges
-              UNION ALL SELECT tenant FROM mnemo.file_references) t), '1 tap_ta',
-          'tap_ta: SELECT over every table sees its tenant only');
+SELECT is((SELECT string_agg(DISTINCT tenant, ',') FROM mnemo.list_sessions(active_only => false)), 'tap_ta',
+          'tap_ta: list_sessions sees its tenant only');
+SELECT is((SELECT string_agg(session_id, ',') FROM mnemo.find_map('ta_map')), 'ta_s',
+          'tap_ta: find_map finds its map''s session by the map id');
+RESET ROLE;
+SET ROLE tap_tb;
+SELECT is((SELECT count(*) FROM mnemo.find_map('ta_map')), 0::bigint, 'tap_tb: find_map does not find tap_ta''s map');
+RESET ROLE;
+SET ROLE tap_ta;
 SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:shared')), 'A''s file',
           'tap_ta: its own file reference, untouched by tap_tb''s store');
 RESET ROLE;
@@ -249,7 +272,8 @@ SELECT throws_ok($$UPDATE mnemo.sessions SET system_prompt = 'evil', is_active =
                  '42501', NULL, 'tap_ta: UPDATE of its own session''s system_prompt, is_active, metadata: 42501');
 SELECT throws_ok($$UPDATE mnemo.messages SET cost = 0 WHERE session_id = 'ta_s'$$, '42501', NULL,
                  'tap_ta: UPDATE of messages.cost: 42501');
-SELECT lives_ok($$LOCK TABLE mnemo.messages IN ACCESS SHARE MODE$$, 'tap_ta: LOCK ... ACCESS SHARE (what SELECT takes) is allowed');
+SELECT throws_ok($$LOCK TABLE mnemo.messages IN ACCESS SHARE MODE$$, '42501', NULL,
+                 'tap_ta: LOCK ... ACCESS SHARE (what SELECT takes): 42501 too');
 RESET ROLE;
 SELECT is(pg_temp.rows_of_a(), (SELECT rows FROM before_a), 'none of the direct writes changed a row');
 
@@ -305,7 +329,7 @@ RESET ROLE;
 SET ROLE tap_ta;
 SELECT is((SELECT string_agg(id, ',' ORDER BY id) FROM mnemo.list_sessions(active_only => false)), 'pool_a',
           'tap_ta sees the session the pool made for it, not the others');
-SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'pool_a'), 1::bigint, 'and its message, by SELECT');
+SELECT is((SELECT count(*) FROM mnemo.get_messages('pool_a')), 1::bigint, 'and its message');
 RESET ROLE;
 SET mnemo.tenant = 'tap_tb';
 SELECT is((mnemo.create_session('su_b')).tenant, 'tap_tb', 'a superuser may act for any tenant');
@@ -316,7 +340,8 @@ RESET mnemo.tenant;
 --
 SET ROLE tap_tb;
 SELECT ok(mnemo.watch('tb_s') ~ '^mnemo_[0-9a-f]{32}$', 'tap_tb: watch returns its channel');
-SELECT is((SELECT channel FROM mnemo.tenants), mnemo.watch('tb_s'), 'tap_tb reads its channel in mnemo.tenants');
+SELECT throws_ok($$SELECT channel FROM mnemo.tenants$$, '42501', NULL,
+                 'tap_tb: no SELECT on mnemo.tenants: its channel comes from watch only');
 RESET ROLE;
 SET ROLE tap_pool;
 SET mnemo.tenant = 'tap_ta';
@@ -324,7 +349,70 @@ SELECT isnt(mnemo.watch('pool_a'), mnemo.watch('pool_b'), 'two tenants, two chan
 RESET mnemo.tenant;
 RESET ROLE;
 SET ROLE tap_tb;
-SELECT is((SELECT count(*) FROM mnemo.tenants WHERE tenant = 'tap_ta'), 0::bigint, 'tap_tb cannot read tap_ta''s channel');
+SELECT throws_ok($$SELECT count(*) FROM mnemo.tenants WHERE tenant = 'tap_ta'$$, '42501', NULL,
+                 'tap_tb cannot read tap_ta''s channel');
+RESET ROLE;
+
+--
+-- a tenant is the role it was registered with, not its name: DROP ROLE and
+-- CREATE ROLE of the same name reads nothing of the old role's
+--
+CREATE ROLE tap_carol NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_carol;
+GRANT ALL ON __tcache__ TO tap_carol;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_carol;
+SET ROLE tap_carol;
+SELECT lives_ok($$
+    SELECT mnemo.create_session('carol_s', title => 'C');
+    SELECT mnemo.append_message('carol_s', 'user', '[{"type": "text", "text": "carol secret"}]', id => 'carol_m1');
+    SELECT mnemo.store_file_reference('sha256:carol', '/carol.txt', exploration_summary => 'carol''s file') $$,
+    'tap_carol writes a session and a file reference');
+RESET ROLE;
+REVOKE ALL ON __tcache__ FROM tap_carol;
+REVOKE ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq FROM tap_carol;
+REVOKE USAGE ON SCHEMA mnemo FROM tap_carol;
+DROP ROLE tap_carol;
+SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint,
+          'after DROP ROLE the old tenant''s rows are still there (a superuser reads them)');
+CREATE ROLE tap_carol NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_carol;
+GRANT ALL ON __tcache__ TO tap_carol;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_carol;
+SET ROLE tap_carol;
+SELECT throws_ok($$SELECT mnemo.get_session('carol_s')$$, 'MN001', 'session "carol_s" does not exist',
+                 'the new tap_carol: the old one''s session does not exist for it');
+SELECT throws_ok($$SELECT * FROM mnemo.get_messages('carol_s')$$, 'MN001', NULL,
+                 'the new tap_carol: nor its messages');
+SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false)), 0::bigint,
+          'the new tap_carol lists no session');
+SELECT throws_ok($$SELECT mnemo.get_file_reference('sha256:carol')$$, '42501', NULL,
+                 'the new tap_carol: the old one''s file reference: 42501 (the name is a dropped role''s)');
+SELECT throws_ok($$SELECT mnemo.create_session('carol_s2')$$, '42501', NULL,
+                 'the new tap_carol cannot write as the old tenant either');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_carol', 'tap_carol')$$, '42501', NULL,
+                 'reassign_tenant is not for tenants (revoked from PUBLIC)');
+RESET ROLE;
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_carol', 'tap_no_such_role')$$, '42704', NULL,
+                 'reassign_tenant to a role that does not exist: 42704');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_never', 'tap_tb')$$, '42704', NULL,
+                 'reassign_tenant of a tenant that is not registered: 42704');
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_ta', 'tap_tb')$$, '23505', NULL,
+                 'reassign_tenant of two tenants holding a file reference to the same content: 23505');
+SELECT is((SELECT count(*) FROM mnemo.file_references WHERE tenant = 'tap_ta'), 1::bigint,
+          'and the failed reassign moved nothing');
+SELECT is(mnemo.reassign_tenant('tap_carol', 'tap_carol'), 1::bigint,
+          'a superuser hands the old tap_carol''s session to the new role of that name');
+SET ROLE tap_carol;
+SELECT is((mnemo.get_session('carol_s')).title, 'C', 'the new tap_carol now reads the session');
+SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:carol')), 'carol''s file',
+          'and the file reference');
+RESET ROLE;
+SELECT is(mnemo.reassign_tenant('tap_carol', 'tap_tb'), 1::bigint, 'and hands it over to tap_tb');
+SET ROLE tap_tb;
+SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint, 'tap_tb reads the session handed to it');
+RESET ROLE;
+SET ROLE tap_carol;
+SELECT throws_ok($$SELECT mnemo.get_session('carol_s')$$, 'MN001', NULL, 'tap_carol no longer does');
 RESET ROLE;
 
 SELECT * FROM finish();

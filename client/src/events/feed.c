@@ -86,7 +86,7 @@ static const mn_stmt watch_stmt = {
 
 static const mn_stmt page_stmt = {
 	"mnemo_feed_page",
-	"SELECT id, seq FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
+	"SELECT id, seq FROM mnemo.get_messages($1) WHERE seq > $2 "
 	"ORDER BY seq LIMIT " MN_FEED_PAGE,
 	2
 };

@@ -61,7 +61,7 @@ static const mn_stmt status_stmt = {
 
 static const mn_stmt session_stmt = {
 	"mnemo_map_session",
-	"SELECT session_id FROM mnemo.maps WHERE map_id = $1::text LIMIT 2",
+	"SELECT session_id FROM mnemo.find_map($1::text) LIMIT 2",
 	1
 };
 
@@ -330,7 +330,7 @@ mnemo_map_session(mnemo_store *st, const char *map_id, char **session_id)
 		*session_id = strdup(PQgetvalue(res, 0, 0));
 	PQclear(res);
 	if (rows == 0)
-		return mn_fail(st, MNEMO_ERR_NOT_FOUND, "no map \"%s\" (or no SELECT on mnemo.maps)", map_id);
+		return mn_fail(st, MNEMO_ERR_NOT_FOUND, "no map \"%s\"", map_id);
 	if (rows > 1)
 		return mn_fail(st, MNEMO_ERR_INVALID_ARGUMENT,
 					   "map id \"%s\" is in several sessions: name the session", map_id);

@@ -208,14 +208,15 @@ release(mn_import *imp, cc_state *cc)
  * ------------------------------------------------------------------------ */
 
 /* The tool parts of the calls a microcompaction cleared, tombstoned at its
- * time: their ids read from the table, then update_part_status over them.
+ * time: their ids read through get_messages_flat (application roles read no
+ * table), then update_part_status over them.
  * One statement calling the function for each row of the table would be
  * routed whole to a Citus shard, where the function's own statements are
  * refused ("cannot execute a distributed query from a query on a shard"). */
 static const mn_stmt microcompact_parts_stmt = {
 	"mnemo_import_microcompact_parts",
-	"SELECT array_agg(p.id)::text FROM mnemo.message_parts p WHERE p.session_id = $1::text "
-	"AND p.tool_call_id = ANY ($2::text[]) AND p.compacted_at IS NULL",
+	"SELECT array_agg(p.part_id)::text FROM mnemo.get_messages_flat($1::text) p "
+	"WHERE p.content->>'tool_call_id' = ANY ($2::text[]) AND p.compacted_at IS NULL",
 	2
 };
 

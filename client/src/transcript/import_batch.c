@@ -34,26 +34,19 @@
 #define BATCH_BYTES (1024 * 1024)
 
 /* The context items a summary of the span replaces: messages for a leaf,
- * summary nodes for a condensation, in position order.  Two statements: the
- * items of the type, read through get_context_items (the view is explicit
- * rows and an implicit tail), then those of them in the span, read from the
- * tables.  One statement joining the function to the tables would be routed
- * whole to a Citus shard, where the function's own statements are refused
+ * summary nodes for a condensation, in position order, read through
+ * get_context_items: the view is explicit rows and an implicit tail.  Only
+ * functions: an application role reads no table (doc/security.md), and on
+ * Citus a statement that calls a function and reads a table is refused
  * ("cannot execute a distributed query from a query on a shard"). */
-static const mn_stmt context_ids_stmt = {
-	"mnemo_import_context_ids",
-	"SELECT array_agg(c.item_id ORDER BY c.position)::text "
-	"FROM mnemo.get_context_items($1::text) c WHERE c.item_type = $2::text",
-	2
-};
-
 static const mn_stmt covered_stmt = {
 	"mnemo_import_covered",
-	"SELECT u.id FROM unnest($2::text[]) WITH ORDINALITY AS u(id, ord) "
-	"JOIN mnemo.messages m ON m.session_id = $1::text AND m.id = u.id "
-	"LEFT JOIN mnemo.summary_nodes n ON n.session_id = $1::text AND n.id = u.id "
-	"WHERE coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
-	"ORDER BY u.ord",
+	"SELECT c.item_id FROM mnemo.get_context_items($1::text) c "
+	"JOIN mnemo.get_messages($1::text) m ON m.id = c.item_id "
+	"LEFT JOIN mnemo.summary_nodes($1::text, true) n ON n.id = c.item_id "
+	"WHERE c.item_type = $2::text "
+	"AND coalesce(n.seq_start, m.seq) >= $3::bigint AND coalesce(n.seq_end, m.seq) <= $4::bigint "
+	"ORDER BY c.position",
 	4
 };
 
@@ -243,8 +236,8 @@ static const mn_stmt part_times_stmt = {
 	"FROM jsonb_to_recordset($2::jsonb) "
 	"AS s(message_id text, part_index integer, compacted_at bigint, started_at bigint, "
 	"completed_at bigint) "
-	"JOIN mnemo.message_parts p ON p.session_id = $1::text AND p.message_id = s.message_id "
-	"AND p.part_index = s.part_index",
+	"CROSS JOIN LATERAL mnemo.get_parts($1::text, s.message_id) p "
+	"WHERE p.part_index = s.part_index",
 	2
 };
 
@@ -724,7 +717,6 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	char	   *meta = NULL;
 	char		from[24],
 				to[24];
-	char	   *items;
 	PGresult   *res;
 	int			n;
 	int			rc;
@@ -746,24 +738,9 @@ mn_import_summary_push(mn_import *imp, mn_import_msg *m, const mn_import_summary
 	snprintf(to, sizeof(to), "%" PRId64, sum->seq_end);
 	params[0] = imp->session_id;
 	params[1] = strcmp(sum->kind, "condensed") == 0 ? "summary" : "message";
-	if ((res = mn_exec(st, &context_ids_stmt, params)) == NULL)
-	{
-		mn_import_msg_free(m);
-		return st->errcode;
-	}
-	if ((items = strdup(PQgetisnull(res, 0, 0) ? "{}" : PQgetvalue(res, 0, 0))) == NULL)
-	{
-		PQclear(res);
-		mn_import_msg_free(m);
-		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
-	}
-	PQclear(res);
-	params[1] = items;
 	params[2] = from;
 	params[3] = to;
-	res = mn_exec(st, &covered_stmt, params);
-	free(items);
-	if (res == NULL)
+	if ((res = mn_exec(st, &covered_stmt, params)) == NULL)
 	{
 		mn_import_msg_free(m);
 		return st->errcode;

@@ -34,7 +34,8 @@ BEGIN
 	ASSERT (SELECT content ->> 'output' FROM mnemo.get_parts('s1',
 			(SELECT id FROM mnemo.get_messages('s1') WHERE seq = 2))) = 'a.txt b.txt';
 	ASSERT (SELECT compacted_at IS NOT NULL AND tool_state = 'completed'
-			FROM mnemo.message_parts WHERE id = 'p1');
+			FROM mnemo.get_parts('s1', (SELECT id FROM mnemo.get_messages('s1') WHERE seq = 2))
+			WHERE id = 'p1');
 	ASSERT (SELECT tokens_input = 120 AND tokens_output = 18 AND finish_reason = 'tool_calls'
 			FROM mnemo.get_messages('s1') WHERE seq = 2);
 END $$;

@@ -7,7 +7,7 @@ packages=(
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
 	libtap-parser-sourcehandler-pgtap-perl libpq-dev libcurl4-openssl-dev
 	libjson-c-dev libssl-dev build-essential pkg-config util-linux procps sed curl
-	clang-14 libclang-rt-14-dev man-db groff-base
+	clang-14 libclang-rt-14-dev man-db groff-base jq
 )
 
 # --list: print the packages, for .ci/run's unconditional install

@@ -129,6 +129,15 @@ check "its excerpt in context names it" bash -c "psql -X -qAt -c \"SELECT conten
 is "$(psql_q -c "SELECT e.item_id FROM mnemo.get_context_items('giant') c, mnemo.expand_summary('giant', c.item_id) e WHERE c.item_type = 'summary'")" \
 	"$giant" "expand_summary of the excerpt gives the whole message back"
 check "the file id of the output is kept" bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q 'file_0123abcd'"
+# over the large-file threshold (10,000 tokens) it is also in the large-files
+# room, content-addressed with an exploration summary, its id in the footer
+ref=$(psql_q -c "SELECT content_id FROM mnemo.get_file_reference_by_path('message:$giant')")
+check "the output is stored as a large-file reference ($ref)" bash -c "[[ '$ref' == sha256:* ]]"
+check "its content id is in the excerpt's file-id footer in context" \
+	bash -c "psql -X -qAt -c \"SELECT content FROM mnemo.build_context('giant', 100000)\" | grep -q '$ref'"
+run_m describe giant "$ref"
+check "mnemo describe (lcm_describe) gives its exploration summary" \
+	bash -c "grep -q '^file $ref: message:$giant, type unknown, 1[0-9][0-9][0-9][0-9] tokens' '$work/out'"
 is "$(psql_q -c "SELECT count(*) FROM mnemo.get_context_items('giant') c JOIN mnemo.messages m ON m.session_id = 'giant' AND m.id = c.item_id WHERE m.role = 'user'")" 2 \
 	"the task and the latest user message stay verbatim"
 

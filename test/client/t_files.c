@@ -181,7 +181,7 @@ test_summaries(mnemo_store *st)
 	static const char *const c_src[] = {
 		"\nImports (", "<openssl/evp.h>", "\"files/files.h\"",
 		"\nFunctions (6): mnemo_file_result_free, read_file, content_id, make_part, "
-		"reference, mnemo_file_handle"
+		"mn_file_reference, mnemo_file_handle"
 	};
 	static const char *const c_header[] = {
 		"\nTypes (", "mnemo_file_options", "mnemo_file_result", "mnemo_file_handle"

@@ -6,7 +6,8 @@
  *
  * Owns: compact/.  May call: chat/ (the turn's settings resolver, so the
  * compaction model is found by the same rules), stream/ (the request body,
- * the transport, the decoders), store/, events/, core/.  Below it only a
+ * the transport, the decoders), files/ (a giant output's reference),
+ * store/, events/, core/.  Below it only a
  * turn calls into compact/, through mnemo_turn_options.compact or, when
  * that is NULL, the two entries chat.h declares (mn_compact_turn,
  * mn_compact_reap: hook.c).

@@ -30,6 +30,7 @@
 
 #include "compact/compact.h"
 #include "events/events.h"
+#include "files/files.h"
 
 /* Level 3's least cap: the marker (9 tokens) and a line of the start */
 #define L3_MIN_TOKENS 24
@@ -193,15 +194,50 @@ static int
 excerpt(compaction *c, const mn_block *b, int cap, char **out)
 {
 	const char *id = json_object_get_string(json_object_array_get_idx(b->item_ids, 0));
+	mnemo_file_ref *ref = NULL;
+	json_object *ids = NULL;
+	char	   *cut = NULL;
+	char		path[MNEMO_ID_MAX + 16];
+	bool		cached;
 	mn_buf		in = {0};
-	int			rc;
+	int			rc = MNEMO_OK;
 
+	/*
+	 * A large one also goes to the large-files room, as LCM does for files:
+	 * content-addressed, with an exploration summary, its id in the footer
+	 * (so it is kept through every level, and lcm_describe shows it).
+	 */
+	if (b->tokens >= MN_FILE_INLINE_THRESHOLD)
+	{
+		snprintf(path, sizeof(path), "message:%s", id);
+		rc = mn_file_reference(c->st, path, b->content, strlen(b->content), b->tokens, &ref,
+							   &cached);
+	}
 	mn_buf_puts(&in, "[Excerpt of message ");
 	mn_buf_puts(&in, id);
-	mn_buf_puts(&in, ", whole in the log: expand this summary]\n");
+	mn_buf_puts(&in, ", whole in the log: expand this summary");
+	if (ref != NULL)
+	{
+		mn_buf_puts(&in, "; explored as ");
+		mn_buf_puts(&in, ref->content_id);
+	}
+	mn_buf_puts(&in, "]\n");
 	mn_buf_puts(&in, b->content);
-	rc = in.oom ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
-		: mn_compact_truncate(c->st, in.data, cap, out);
+	if (rc == MNEMO_OK)
+		rc = in.oom ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
+			: mn_compact_truncate(c->st, in.data, cap, ref != NULL ? &cut : out);
+	if (rc == MNEMO_OK && ref != NULL)
+	{
+		ids = json_object_new_array();
+		if (ids == NULL ||
+			json_object_array_add(ids, json_object_new_string(ref->content_id)) != 0)
+			rc = mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory");
+		else
+			rc = mn_compact_footer(c->st, cut, ids, out);
+	}
+	json_object_put(ids);
+	free(cut);
+	mnemo_file_ref_free(ref);
 	mn_buf_free(&in);
 	return rc;
 }

@@ -16,6 +16,20 @@
 
 #include "core/json.h"
 
+/* The inline threshold of mnemo_file_handle, tokens: at or above it a text
+ * is stored as a reference. */
+#define MN_FILE_INLINE_THRESHOLD 10000
+
+/*
+ * The content-addressed reference ("sha256:<hex>") of text data[0..len): the
+ * one stored before (*cached), or a new one stored with the exploration
+ * summary of the type path names.  *ref is the caller's to free.  Used for
+ * large files (mnemo_file_handle) and for outputs compaction takes out of
+ * the view whole (compact/engine.c).
+ */
+int			mn_file_reference(mnemo_store *st, const char *path, const char *data, size_t len,
+							  int token_count, mnemo_file_ref **ref, bool *cached);
+
 /* The type of a file from its name: "c", "python", "json", ... or
  * "unknown" (a constant string). */
 const char *mn_file_type(const char *path);

@@ -26,8 +26,6 @@
 #include "files/files.h"
 #include "store/store.h"
 
-#define DEFAULT_INLINE_THRESHOLD 10000
-
 /* "sha256:" and 64 hex digits */
 #define CONTENT_ID_LEN (7 + 2 * 32)
 
@@ -140,10 +138,9 @@ make_part(mnemo_store *st, mnemo_file_result *r, const char *path)
 	return MNEMO_OK;
 }
 
-/* The cached reference of data, or a new one stored; into r->ref. */
-static int
-reference(mnemo_store *st, const char *path, const char *data, size_t len,
-		  mnemo_file_result *r)
+int
+mn_file_reference(mnemo_store *st, const char *path, const char *data, size_t len,
+				  int token_count, mnemo_file_ref **ref, bool *cached)
 {
 	char		id[CONTENT_ID_LEN + 1];
 	mnemo_new_file_ref spec = MNEMO_NEW_FILE_REF_INIT;
@@ -152,15 +149,16 @@ reference(mnemo_store *st, const char *path, const char *data, size_t len,
 
 	if (!content_id(data, len, id))
 		return mn_fail(st, MNEMO_ERR_NOMEM, "sha256 of %s failed", path);
-	if ((rc = mnemo_file_ref_get(st, id, &r->ref)) != MNEMO_OK || r->ref != NULL)
+	if ((rc = mnemo_file_ref_get(st, id, ref)) != MNEMO_OK || *ref != NULL)
 	{
-		r->cached = r->ref != NULL;
+		*cached = *ref != NULL;
 		return rc;
 	}
+	*cached = false;
 	spec.content_id = id;
 	spec.path = path;
 	spec.file_type = mn_file_type(path);
-	spec.token_count = r->token_count;
+	spec.token_count = token_count;
 	mn_explore(spec.file_type, data, len, &summary);
 	if (summary.oom)
 	{
@@ -168,7 +166,7 @@ reference(mnemo_store *st, const char *path, const char *data, size_t len,
 		return mn_fail(st, MNEMO_ERR_NOMEM, "out of memory");
 	}
 	spec.exploration_summary = summary.data ? summary.data : "";
-	rc = mnemo_file_ref_store(st, &spec, &r->ref);
+	rc = mnemo_file_ref_store(st, &spec, ref);
 	mn_buf_free(&summary);
 	return rc;
 }
@@ -178,7 +176,7 @@ mnemo_file_handle(mnemo_store *st, const char *path, const mnemo_file_options *o
 				  mnemo_file_result **out)
 {
 	int			threshold = opts != NULL && opts->inline_threshold > 0 ?
-		opts->inline_threshold : DEFAULT_INLINE_THRESHOLD;
+		opts->inline_threshold : MN_FILE_INLINE_THRESHOLD;
 	mnemo_file_result *r;
 	char	   *data = NULL;
 	size_t		len = 0;
@@ -211,7 +209,7 @@ mnemo_file_handle(mnemo_store *st, const char *path, const mnemo_file_options *o
 		rc = MNEMO_OK;
 	}
 	else
-		rc = reference(st, path, data, len, r);
+		rc = mn_file_reference(st, path, data, len, r->token_count, &r->ref, &r->cached);
 	free(data);
 	if (rc == MNEMO_OK)
 		rc = make_part(st, r, path);

@@ -13,7 +13,8 @@ static int	run(const char *db, int argc, char **argv);
 const cli_command cli_compact = {
 	"compact",
 	"compact a session under a budget: summarise its oldest context, level 1, 2 or 3",
-	"Usage: mnemo compact SESSION [--budget N] [--level N] [--ttl MS] [--dry-run]\n"
+	"Usage: mnemo compact SESSION [--budget N] [--level N] [--provider P] [--model M]\n"
+	"                     [--ttl MS] [--dry-run]\n"
 	"       mnemo compact SESSION --release\n"
 	"\n"
 	"Run the compaction engine on the session (see doc/compaction.md): take\n"
@@ -25,8 +26,9 @@ const cli_command cli_compact = {
 	"the newest messages within B/4 and the task (the first user message,\n"
 	"while it is at most B/4) stay verbatim, then only the latest user\n"
 	"message, as far as B needs.  The compaction model is the session's\n"
-	"provider and model, or what the environment names (OPENAI_API_KEY,\n"
-	"ANTHROPIC_API_KEY, *_BASE_URL); without one, Level 3.\n"
+	"provider and model (or --provider and --model), with the key and base\n"
+	"URL the environment names (OPENAI_API_KEY, ANTHROPIC_API_KEY,\n"
+	"*_BASE_URL); without one, Level 3.\n"
 	"Prints a line as the compaction starts, one per summary committed\n"
 	"  ID: KIND summary of I items at level L; context now T tokens\n"
 	"and last\n"
@@ -41,6 +43,10 @@ const cli_command cli_compact = {
 	"  --budget N  compact until the context is at most N tokens\n"
 	"              (default: half its size now)\n"
 	"  --level N   the level to start at: 1 (default), 2, or 3 (no model)\n"
+	"  --provider P  the compaction model's provider, openai or anthropic\n"
+	"              (default: the session's, else the environment's)\n"
+	"  --model M   the compaction model (default: the session's); an imported\n"
+	"              session often names none\n"
 
 	"  --ttl MS    the claim's lease, renewed every round (default 300000): a\n"
 	"              compaction killed mid-way blocks others for at most MS\n"
@@ -95,12 +101,16 @@ run(const char *db, int argc, char **argv)
 	const char *level_text = NULL;
 	const char *budget_text = NULL;
 	const char *ttl_text = NULL;
+	const char *provider = NULL;
+	const char *model = NULL;
 	bool		dry = false;
 	bool		drop = false;
 	cli_option	opts[] = {
 		{"level", &level_text, NULL},
 		{"budget", &budget_text, NULL},
 		{"ttl", &ttl_text, NULL},
+		{"provider", &provider, NULL},
+		{"model", &model, NULL},
 		{"release", NULL, &drop},
 		{"dry-run", NULL, &dry}
 	};
@@ -112,9 +122,9 @@ run(const char *db, int argc, char **argv)
 	int			rc;
 	int			err;
 
-	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 5, pos, 1, 1, NULL)) != CLI_OK)
+	if ((rc = cli_parse(&cli_compact, argc, argv, opts, 7, pos, 1, 1, NULL)) != CLI_OK)
 		return rc == CLI_HELP_SHOWN ? CLI_OK : rc;
-	if (drop && (level_text || budget_text || ttl_text || dry))
+	if (drop && (level_text || budget_text || ttl_text || provider || model || dry))
 		return cli_usage_error(&cli_compact, "--release takes no other option");
 	if (level_text != NULL)
 	{
@@ -122,6 +132,8 @@ run(const char *db, int argc, char **argv)
 			return CLI_USAGE;
 		o.first_level = (int) n;
 	}
+	o.provider = provider;
+	o.model = model;
 	if (budget_text != NULL)
 	{
 		if (!cli_parse_count(&cli_compact, "--budget", budget_text, 1, INT32_MAX, &n))

@@ -22,6 +22,11 @@
  * write as that tenant (42501) until a superuser hands the tenant over
  * (mnemo.reassign_tenant) or purges it (doc/security.md).
  *
+ * Except on Citus (mnemo.distribute() made the registry a reference table):
+ * a role has a different OID on every node, and Citus keeps roles in step
+ * by name, so there a tenant is bound by its name (doc/scale-out.md says
+ * what the operator does instead before dropping a tenant's role).
+ *
  * The functions are not SECURITY DEFINER: a definer function could not see
  * its caller, so it could not stamp the tenant.  As pg_cron does, each one
  * records its caller at entry, then runs its statements as the extension's
@@ -40,6 +45,7 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_namespace.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
@@ -67,6 +73,9 @@ static bool owner_callback_registered = false;
 /* mnemo.tenants, looked up once per backend until a relcache invalidation */
 static Oid	tenants_relid = InvalidOid;
 
+/* whether the registry is a Citus table: -1 not known yet (as tenants_relid) */
+static int	tenants_distributed = -1;
+
 /*
  * The last registry lookup, good for the rest of its command: a call and
  * the row-level security of one statement ask for the same tenant over and
@@ -86,6 +95,7 @@ ForgetOwner(Datum arg, Oid relid)
 {
 	owner = InvalidOid;
 	tenants_relid = InvalidOid;
+	tenants_distributed = -1;
 	registered.lxid = InvalidLocalTransactionId;
 }
 
@@ -145,6 +155,19 @@ MnemoFinish(MnemoCall *call)
 	caller = call->prev_caller;
 }
 
+static Oid
+TenantsRelid(void)
+{
+	if (!OidIsValid(tenants_relid))
+	{
+		(void) ExtensionOwner();	/* registers the invalidation callback */
+		tenants_relid = get_relname_relid("tenants", get_namespace_oid("mnemo", false));
+		if (!OidIsValid(tenants_relid))
+			elog(ERROR, "table mnemo.tenants does not exist");
+	}
+	return tenants_relid;
+}
+
 /*
  * The OID of the role tenant was registered with, from mnemo.tenants; sets
  * *found to whether it is registered (a row whose role_id is NULL, a tenant
@@ -173,14 +196,7 @@ RegisteredRole(const char *tenant, bool *found)
 		*found = registered.found;
 		return registered.role;
 	}
-	if (!OidIsValid(tenants_relid))
-	{
-		(void) ExtensionOwner();	/* registers the invalidation callback */
-		tenants_relid = get_relname_relid("tenants", get_namespace_oid("mnemo", false));
-		if (!OidIsValid(tenants_relid))
-			elog(ERROR, "table mnemo.tenants does not exist");
-	}
-	rel = table_open(tenants_relid, AccessShareLock);
+	rel = table_open(TenantsRelid(), AccessShareLock);
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ, CStringGetTextDatum(tenant));
 	scan = systable_beginscan(rel, RelationGetPrimaryKeyIndex(rel), true,
 							  ActiveSnapshotSet() ? GetActiveSnapshot() : GetLatestSnapshot(),
@@ -205,6 +221,52 @@ RegisteredRole(const char *tenant, bool *found)
 }
 
 /*
+ * Whether mnemo.tenants is a Citus table (a row of pg_dist_partition names
+ * it), so that tenants are bound by name (see the top).  RegisteredRole's
+ * direct read cannot serve there anyway: a node's mnemo.tenants is the
+ * shell of a reference table, and its rows are in a shard placement.  A
+ * catalog scan, not SPI, for the reason RegisteredRole gives;
+ * pg_dist_partition holds a row per distributed table, a few dozen.
+ */
+static bool
+TenantsDistributed(void)
+{
+	Oid			catalog;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+
+	if (tenants_distributed >= 0)
+		return tenants_distributed;
+	catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	tenants_distributed = 0;
+	if (!OidIsValid(catalog))
+		return false;
+	rel = table_open(catalog, AccessShareLock);
+	/* logicalrelid is its first column */
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(TenantsRelid()));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	tenants_distributed = HeapTupleIsValid(systable_getnext(scan)) ? 1 : 0;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return tenants_distributed;
+}
+
+/*
+ * Whether the registry binds tenant to role: it names role's OID, or mnemo
+ * is on Citus (see the top).
+ */
+static bool
+BoundTo(const char *tenant, Oid role)
+{
+	bool		found;
+
+	if (TenantsDistributed())
+		return true;
+	return RegisteredRole(tenant, &found) == role && found;
+}
+
+/*
  * Whether role may see the rows of tenant: the one rule (see the top).  The
  * tenant's role is the one it was registered with, and still exists.
  */
@@ -212,13 +274,12 @@ static bool
 Visible(Oid role, const char *tenant)
 {
 	Oid			tenant_role;
-	bool		found;
 
 	if (superuser_arg(role) || has_bypassrls_privilege(role))
 		return true;
 	tenant_role = get_role_oid(tenant, true);
 	return OidIsValid(tenant_role) && has_privs_of_role(role, tenant_role) &&
-		RegisteredRole(tenant, &found) == tenant_role && found;
+		BoundTo(tenant, tenant_role);
 }
 
 /*
@@ -230,7 +291,8 @@ CheckTenantRole(const char *tenant, Oid role)
 {
 	bool		found;
 
-	if (RegisteredRole(tenant, &found) != role && found)
+	(void) RegisteredRole(tenant, &found);
+	if (found && !BoundTo(tenant, role))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("tenant \"%s\" belongs to a role of that name that was dropped", tenant),
@@ -322,17 +384,21 @@ mnemo_reassign_tenant(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("role \"%s\" does not exist", to)));
-	(void) RegisteredRole(from, &found);
-	if (!found)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("tenant \"%s\" is not registered", from)));
-	registered_to = RegisteredRole(to, &found);
-	if (strcmp(from, to) != 0 && found && registered_to != role)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("tenant \"%s\" belongs to another role of that name", to),
-				 errhint("Reassign that tenant first: mnemo.reassign_tenant('%s', '%s').", to, to)));
+	/* on Citus, where tenants are bound by name, the rows alone say */
+	if (!TenantsDistributed())
+	{
+		(void) RegisteredRole(from, &found);
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("tenant \"%s\" is not registered", from)));
+		registered_to = RegisteredRole(to, &found);
+		if (strcmp(from, to) != 0 && found && registered_to != role)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("tenant \"%s\" belongs to another role of that name", to),
+					 errhint("Reassign that tenant first: mnemo.reassign_tenant('%s', '%s').", to, to)));
+	}
 
 	args[0] = CStringGetTextDatum(from);
 	args[1] = CStringGetTextDatum(to);

@@ -45,6 +45,7 @@ extern void MnemoConnect(MnemoCall *call);
 extern void MnemoFinish(MnemoCall *call);
 extern bool MnemoTenantVisible(const char *tenant);
 extern char *MnemoCallerTenant(void);
+extern char *MnemoTenantGuess(bool *all);
 
 /*
  * The rule of MnemoTenantVisible as a condition on a table's tenant column,

@@ -106,8 +106,16 @@ CheckSession(const char *session_id, bool require_active, bool fresh, char **ten
  * the reserved seqs are last_seq - add_seq + 1 .. last_seq.  Must be called
  * inside SPI.  MN001 if the session does not exist or is another tenant's
  * (checked before the row is locked); MN012 if it is inactive and
- * require_active.  The UPDATE matches the tenant it checked, so a session
- * purged and re-created by another tenant in between is not touched.
+ * require_active.
+ *
+ * The UPDATE matches a tenant the caller may see, so it neither waits for
+ * nor writes another tenant's row (the row's qual is checked before its
+ * lock is taken): the tenant the caller most likely writes as (its role, or
+ * mnemo.tenant), so that an ordinary call is one statement; when the row is
+ * not that tenant's, or there is no such guess, the row's tenant is read
+ * and checked first, then the UPDATE matches it, so a session purged and
+ * re-created by another tenant in between is not touched.  A caller that
+ * sees every tenant matches any.
  */
 void
 MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
@@ -115,13 +123,21 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 {
 	Oid			types[5] = {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID};
 	Datum		values[5];
-	char	   *tenant;
+	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
+	bool		all;
+	bool		checked = false;
+	char	   *tenant = MnemoTenantGuess(&all);
+	uint64		found;
 
-	CheckSession(session_id, false, true, &tenant, NULL);
+	if (tenant == NULL && !all)
+	{
+		CheckSession(session_id, false, true, &tenant, NULL);
+		checked = true;
+	}
 	MnemoPrepare(&lock_plan,
 				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
 				 "last_position = last_position + $3, updated_at = $4 "
-				 "WHERE id = $1 AND tenant = $5 "
+				 "WHERE id = $1 AND tenant = coalesce($5, tenant) "
 				 "RETURNING last_seq, last_position, is_active, watched, "
 				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq, "
 				 "fork_seq IS NOT NULL",
@@ -130,9 +146,16 @@ MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
 	values[1] = Int64GetDatum(add_seq);
 	values[2] = Int64GetDatum(add_positions);
 	values[3] = Int64GetDatum(MnemoNowMs());
-	values[4] = CStringGetTextDatum(tenant);
-	MnemoCheckSessionRow(session_id, MnemoExecute(lock_plan, values, NULL, false, 0) == 1, 0, 3,
-						 require_active);
+	values[4] = tenant ? CStringGetTextDatum(tenant) : (Datum) 0;
+	nulls[4] = tenant ? ' ' : 'n';
+	found = MnemoExecute(lock_plan, values, nulls, false, 0);
+	if (found == 0 && !all && !checked)
+	{
+		CheckSession(session_id, false, true, &tenant, NULL);
+		values[4] = CStringGetTextDatum(tenant);
+		found = MnemoExecute(lock_plan, values, nulls, false, 0);
+	}
+	MnemoCheckSessionRow(session_id, found == 1, 0, 3, require_active);
 	lock->last_seq = MnemoGetInt64(0, 1, NULL);
 	lock->last_position = MnemoGetInt64(0, 2, NULL);
 	lock->watched = MnemoGetBool(0, 4);

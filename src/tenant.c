@@ -309,6 +309,30 @@ MnemoTenantVisible(const char *tenant)
 }
 
 /*
+ * The tenant a caller's session most likely belongs to, for a statement that
+ * filters the session row by it (MnemoLockSession): the setting
+ * mnemo.tenant, or the caller's role, when the caller may see that tenant;
+ * NULL when it sees no such tenant, and NULL with *all set for a caller that
+ * sees every tenant.  Never errors: the caller's write checks its tenant
+ * where it matters.
+ */
+char *
+MnemoTenantGuess(bool *all)
+{
+	char	   *name;
+
+	Assert(OidIsValid(caller));
+	*all = superuser_arg(caller) || has_bypassrls_privilege(caller);
+	if (*all)
+		return NULL;
+	if (mnemo_tenant_setting != NULL && mnemo_tenant_setting[0] != '\0')
+		name = pstrdup(mnemo_tenant_setting);
+	else
+		name = GetUserNameFromId(caller, false);
+	return Visible(caller, name) ? name : NULL;
+}
+
+/*
  * The tenant the caller writes new sessions and file references as: the
  * setting mnemo.tenant, or the caller's own role.  42501 if the caller does
  * not have the privileges of the role the setting names, or if the name is

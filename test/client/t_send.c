@@ -420,6 +420,76 @@ test_nul(mnemo_store *st)
 }
 
 
+/*
+ * A user message with an image goes to the provider with the image once, in
+ * the provider's image block, and its text without the placeholder that
+ * stands for the image in the context's text; an image alone, with no text
+ * block.
+ */
+static void
+test_images(mnemo_store *st, const char *provider, const char *model)
+{
+	server		s;
+	char		url[96];
+	char		sid[32];
+	mnemo_turn_options o;
+	mnemo_turn *t = NULL;
+	mnemo_new_message msg = {0};
+	mnemo_new_part parts[2] = {MNEMO_NEW_PART_INIT, MNEMO_NEW_PART_INIT};
+	json_object **log;
+	json_object *msgs;
+	const char *sent;
+	bool		anthropic = strcmp(provider, "anthropic") == 0;
+	int			n;
+
+	snprintf(sid, sizeof(sid), "images_%s", provider);
+	session(st, sid, provider, model);
+	server_start(&s, "reply\n  text \"a cat\"\n");
+	msg.role = "user";
+	parts[0].type = "text";
+	parts[0].text = "what is in this picture?";
+	parts[1].type = "image";
+	parts[1].content = "{\"type\": \"image\", \"media_type\": \"image/png\", \"data\": \"iVBORw0KGgoAAAANSUhEUg==\"}";
+	msg.parts = parts;
+	msg.n_parts = 2;
+	if (mnemo_message_append(st, sid, &msg, NULL) != MNEMO_OK)
+		bail_out("append an image: %s", mnemo_errmsg(st));
+	msg.parts = &parts[1];
+	msg.n_parts = 1;
+	if (mnemo_message_append(st, sid, &msg, NULL) != MNEMO_OK)
+		bail_out("append an image alone: %s", mnemo_errmsg(st));
+	options(&o, &s, provider, url, sizeof(url));
+	is_int(mnemo_session_send(st, sid, &o, "and this one?", NULL, 0, NULL, NULL, &t), MNEMO_OK,
+		   "%s images: send succeeds (%s)", provider, mnemo_errmsg(st));
+	log = log_read(&s, &n);
+	msgs = n ? jpath(log[n - 1], "body.messages") : NULL;
+	sent = msgs ? json_object_to_json_string_ext(msgs, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE) : "";
+	ok(strstr(sent, "[Image: ") == NULL, "%s images: no placeholder text is sent for an image (%s)",
+	   provider, sent);
+	if (anthropic)
+	{
+		ok(strstr(sent, "{\"type\":\"text\",\"text\":\"what is in this picture?\"},"
+				  "{\"type\":\"image\",\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\","
+				  "\"data\":\"iVBORw0KGgoAAAANSUhEUg==\"}}") != NULL,
+		   "anthropic images: the text, then the image as an image block");
+		ok(strstr(sent, "\"type\":\"text\",\"text\":\"\"") == NULL,
+		   "anthropic images: no empty text block for the image alone");
+	}
+	else
+	{
+		ok(strstr(sent, "\"content\":[{\"type\":\"text\",\"text\":\"what is in this picture?\"},"
+				  "{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,"
+				  "iVBORw0KGgoAAAANSUhEUg==\"}}]") != NULL,
+		   "openai images: the text, then the image as an image_url part");
+		ok(strstr(sent, "\"content\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"data:image/png;base64,"
+				  "iVBORw0KGgoAAAANSUhEUg==\"}}]") != NULL,
+		   "openai images: the image alone is an image_url part and no text part");
+	}
+	log_free(log, n);
+	mnemo_turn_free(t);
+	server_stop(&s);
+}
+
 static int
 count_event(mnemo_store *st, const mnemo_event *ev, void *arg)
 {
@@ -668,6 +738,8 @@ main(void)
 	test_tools(st, "anthropic", "claude-test");
 	test_thinking(st);
 	test_nul(st);
+	test_images(st, "openai", "gpt-4o-mini");
+	test_images(st, "anthropic", "claude-test");
 	test_doom_loop(st);
 	test_thresholds(st);
 	test_kill(st);

@@ -289,6 +289,11 @@ content_string(req_build *b, struct json_object *o, const char *key, bool *nomem
  * The image parts of a user-side message, sent as images after its text.
  * The turn's context carries the parts of assistant messages only, so they
  * are read here, and only for a message whose rendering shows an image.
+ * When its other parts are all text, the text sent is theirs alone (a text
+ * part renders as its text, and the parts of a message are joined by line
+ * breaks): the image goes once, as an image, not also as the placeholder
+ * `[Image: ...]` that stands for it in the context's text.  Any other part
+ * keeps the rendering whole.
  */
 static int
 user_images(mnemo_store *st, const char *session_id, const mnemo_context_entry *e,
@@ -297,6 +302,8 @@ user_images(mnemo_store *st, const char *session_id, const mnemo_context_entry *
 	mnemo_parts *parts = NULL;
 	mn_req_image *imgs;
 	mn_req_image **grown;
+	mn_buf		text = {0};
+	bool		text_only = true;
 	bool		nomem = false;
 	int			rc;
 
@@ -317,11 +324,29 @@ user_images(mnemo_store *st, const char *session_id, const mnemo_context_entry *
 	for (size_t i = 0; i < parts->count && !nomem; i++)
 	{
 		struct json_object *o;
+		struct json_object *t;
 		mn_req_image *img = &imgs[rm->n_images];
 
+		if (strcmp(parts->items[i].type, "text") == 0 &&
+			(o = json_tokener_parse(parts->items[i].content)) != NULL)
+		{
+			if (json_object_object_get_ex(o, "text", &t) && json_object_is_type(t, json_type_string))
+			{
+				if (text.len > 0)
+					mn_buf_puts(&text, "\n");
+				mn_buf_puts(&text, json_object_get_string(t));
+			}
+			else
+				text_only = false;
+			json_object_put(o);
+			continue;
+		}
 		if (strcmp(parts->items[i].type, "image") != 0 ||
 			(o = json_tokener_parse(parts->items[i].content)) == NULL)
+		{
+			text_only = false;
 			continue;
+		}
 		img->media_type = content_string(b, o, "media_type", &nomem);
 		img->data = content_string(b, o, "data", &nomem);
 		img->url = content_string(b, o, "url", &nomem);
@@ -331,6 +356,18 @@ user_images(mnemo_store *st, const char *session_id, const mnemo_context_entry *
 	}
 	rm->images = imgs;
 	mnemo_parts_free(parts);
+	nomem = nomem || text.oom;
+	if (!nomem && text_only && rm->n_images > 0)
+	{
+		char	   *kept = text.data;	/* NULL while empty: an image alone has no text */
+
+		text.data = NULL;
+		if (kept != NULL && req_keep(b, kept) == NULL)
+			nomem = true;
+		else
+			rm->text = kept;
+	}
+	mn_buf_free(&text);
 	return nomem ? mn_fail(st, MNEMO_ERR_NOMEM, "out of memory") : MNEMO_OK;
 }
 

@@ -291,11 +291,13 @@ check_messages(builder *b, const mn_request *req)
 
 /* ---- OpenAI Chat Completions ---- */
 
-/* ,{"type":"image_url","image_url":{"url": a data: URL or the URL}} */
+/* {"type":"image_url","image_url":{"url": a data: URL or the URL}}, after a
+ * comma unless first */
 static void
-openai_image(builder *b, const mn_req_image *img)
+openai_image(builder *b, const mn_req_image *img, bool first)
 {
-	put(b, ",{\"type\":\"image_url\",\"image_url\":{\"url\":");
+	put(b, first ? "{\"type\":\"image_url\",\"image_url\":{\"url\":"
+		: ",{\"type\":\"image_url\",\"image_url\":{\"url\":");
 	if (img->data != NULL)
 	{
 		mn_buf		url = {0};
@@ -343,11 +345,16 @@ openai_messages(builder *b, const mn_request *req)
 					put_str(b, text_of(m));
 				else
 				{
-					put(b, "[{\"type\":\"text\",\"text\":");
-					put_str(b, text_of(m));
-					put(b, "}");
+					/* an image alone (its text was its placeholder) has no text block */
+					put(b, "[");
+					if (nonempty(m->text))
+					{
+						put(b, "{\"type\":\"text\",\"text\":");
+						put_str(b, m->text);
+						put(b, "}");
+					}
 					for (size_t k = 0; k < m->n_images; k++)
-						openai_image(b, &m->images[k]);
+						openai_image(b, &m->images[k], k == 0 && !nonempty(m->text));
 					put(b, "]");
 				}
 				put(b, "}");

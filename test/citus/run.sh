@@ -217,6 +217,16 @@ is "$(val "SELECT sum(result::bigint) FROM run_command_on_shards('mnemo.messages
              \$\$SELECT count(*) FROM %s WHERE (session_id = 'cs_ta') <> (tenant = 'cs_tenant_a')
                                          OR (session_id = 'cs_tb') <> (tenant = 'cs_tenant_b')\$\$)")" 0 \
 	"on the shards, each tenant's rows carry its tenant and no other's"
+is "$(PGUSER=cs_tenant_a val "SELECT string_agg(id, ',' ORDER BY id) FROM mnemo.list_sessions()")" cs_ta \
+	"list_sessions, as a tenant, lists its own session only"
+# a tenant is bound by its role's name on Citus (a role's OID differs per
+# node): reassign_tenant is how a superuser hands sessions over there
+check "a third tenant's session, handed over to a fourth" bash -c "
+  psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE ROLE cs_tenant_c LOGIN; CREATE ROLE cs_tenant_d LOGIN; GRANT USAGE ON SCHEMA mnemo TO cs_tenant_c, cs_tenant_d' &&
+  psql -X -q -v ON_ERROR_STOP=1 -U cs_tenant_c -c \"SELECT mnemo.create_session('cs_tc'); SELECT mnemo.append_message('cs_tc', 'user', '[{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"c\\\"}]')\" &&
+  psql -X -q -v ON_ERROR_STOP=1 -c \"SELECT mnemo.reassign_tenant('cs_tenant_c', 'cs_tenant_d')\""
+is "$(PGUSER=cs_tenant_d val "SELECT count(*) FROM mnemo.get_messages('cs_tc')") $(PGUSER=cs_tenant_c sqlstate_of "SELECT mnemo.get_messages('cs_tc')")" \
+	"1 MN001" "reassign_tenant: the new tenant reads the session, the old one no longer"
 
 # --- where the rows are -------------------------------------------------------------
 

@@ -4,18 +4,20 @@
  *		and the session files of other agents.
  *
  * Owns: transcript/ (export.c; import.c, the driver: lines or one JSON
- * document in, records out, format detected, a session per session
- * document, one transaction;
- * import_message.c, the messages and parts a reader builds; import_batch.c,
- * the import they are pushed to and the batches it sends; import_create.c,
- * the session it creates; import_restore.c, the usage and part times
- * written after an append; import_summary.c, compactions restored;
- * import_checkpoints.c, checkpoints; import_update.c, a transcript read
- * again; iso_time.c, the
- * transcripts' times; tool_calls.c, calls paired with their results and images;
- * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
- * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
- * lists), swe_agent.c, openhands.c, codex.c; pi_tree.c, pi's branches).
+ * document in, records out, one transaction; import_parse.c, the input
+ * parsed; import_formats.c, the table of readers and the format chosen;
+ * import_sessions.c, the sessions of a file, each ended and the next
+ * begun; import_message.c, the messages and parts a reader builds;
+ * import_batch.c, the import they are pushed to and the batches it sends;
+ * import_create.c, the session it creates; import_restore.c, the usage and
+ * part times written after an append; import_summary.c, compactions
+ * restored; import_checkpoints.c, checkpoints; import_update.c, a
+ * transcript read again; iso_time.c, the transcripts' times; tool_calls.c,
+ * calls paired with their results and images; anthropic.c, Anthropic
+ * content blocks; one reader per format: mnemo_reader.c, claude_code.c
+ * (with its claude_code_*.c, sharing claude_code.h), pi.c,
+ * messages_reader.c (OpenAI and Anthropic message lists), swe_agent.c,
+ * openhands.c, codex.c; pi_tree.c, pi's branches).
  * May call: store/, events/, core/.
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
@@ -49,7 +51,7 @@ struct json_tokener;
 											 * when set (else 1) */
 #define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
-/* ---- the import (import.c) ---- */
+/* ---- the import (import.c and the import_*.c) ---- */
 
 /* A part being built: the members of its JSON object, without the braces. */
 typedef struct mn_import_part
@@ -556,7 +558,7 @@ int			mn_chat_sent(mn_import *imp, void *state, const mn_import_msg *m);
 int			mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 						 struct json_object *obj);
 
-/* The readers; import.c lists them. */
+/* The readers; import_formats.c lists them. */
 extern const mn_reader mn_mnemo_reader;
 extern const mn_reader mn_claude_code_reader;
 extern const mn_reader mn_pi_reader;

@@ -23,12 +23,6 @@
 
 #include "transcript/transcript.h"
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 static const char *
 block_type(mn_import *imp, int64_t line, size_t i, struct json_object *block)
 {
@@ -53,7 +47,7 @@ string_member(mn_import *imp, int64_t line, size_t i, mn_span block_text,
 					   "line %" PRId64 ": content[%zu] is a %s block without \"%s\"", line, i,
 					   type, key);
 	mn_part_put_raw(p, as, v);
-	return p->members.oom ? oom(imp) : MNEMO_OK;
+	return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -63,7 +57,7 @@ keep_block(mn_import *imp, mn_import_msg *m, size_t i, const char *type, mn_span
 
 	snprintf(key, sizeof(key), "content[%zu]", i);
 	mn_import_keep(imp, m, key, block_text, type);
-	return m->meta.oom ? oom(imp) : MNEMO_OK;
+	return m->meta.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -145,7 +139,7 @@ mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line, size
 			return rc;
 		if (mn_js_str(block, "signature", NULL) != NULL && mn_json_member(block_text, "signature", &raw))
 			mn_part_put_raw(p, "signature", raw);
-		return p->members.oom ? oom(imp) : MNEMO_OK;
+		return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 	}
 	if (strcmp(type, "redacted_thinking") == 0)
 	{
@@ -154,7 +148,7 @@ mn_anthropic_assistant_block(mn_import *imp, mn_calls *calls, int64_t line, size
 		mn_part_put_string(p, "text", "", 0);
 		if (mn_json_member(block_text, "data", &raw))
 			mn_part_put_raw(p, "data", raw);
-		return p->members.oom ? oom(imp) : MNEMO_OK;
+		return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 	}
 	if (strcmp(type, "tool_use") == 0)
 	{

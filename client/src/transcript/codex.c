@@ -52,12 +52,6 @@ typedef struct cx_state
 	int64_t		last_seq;		/* of the last message appended */
 } cx_state;
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 static bool
 cx_detect(struct json_object *obj)
 {
@@ -125,7 +119,7 @@ response_msg(mn_import *imp, cx_state *cx, int64_t line, int64_t at)
 	cx->cur->created_at = at;
 	if (!mn_import_strdup(cx->model, &cx->cur->model_id))
 	{
-		oom(imp);
+		mn_import_oom(imp);
 		return NULL;
 	}
 	return cx->cur;
@@ -159,7 +153,7 @@ session_meta(mn_import *imp, struct json_object *p, mn_span text)
 		if (meta.oom)
 		{
 			mn_buf_free(&meta);
-			return oom(imp);
+			return mn_import_oom(imp);
 		}
 		free(s->metadata);
 		s->metadata = meta.data;
@@ -170,7 +164,7 @@ session_meta(mn_import *imp, struct json_object *p, mn_span text)
 		!mn_import_strdup("codex", &s->agent) ||
 		!mn_import_strdup(prompt, &s->system_prompt) ||
 		!mn_import_strdup(mn_js_str(p, "model_provider", NULL), &s->provider_id))
-		return oom(imp);
+		return mn_import_oom(imp);
 	return MNEMO_OK;
 }
 
@@ -186,7 +180,7 @@ turn_context(mn_import *imp, cx_state *cx, int64_t line, struct json_object *p)
 		if (!mn_import_strdup(model, &cx->model) ||
 			(!imp->created && imp->session.model_id == NULL &&
 			 !mn_import_strdup(model, &imp->session.model_id)))
-			return oom(imp);
+			return mn_import_oom(imp);
 	}
 	mn_import_bookkeeping(imp, line, "turn_context");
 	return MNEMO_OK;
@@ -239,7 +233,7 @@ content(mn_import *imp, mn_import_msg *m, struct json_object *p, mn_span text)
 				return imp->st->errcode;
 			mn_part_put_raw(part, "text", raw);
 			if (part->members.oom)
-				return oom(imp);
+				return mn_import_oom(imp);
 			continue;
 		}
 		if (type != NULL && strcmp(type, "input_image") == 0)
@@ -251,7 +245,7 @@ content(mn_import *imp, mn_import_msg *m, struct json_object *p, mn_span text)
 		snprintf(key, sizeof(key), "content[%zu]", i);
 		mn_import_keep(imp, m, key, block_text, type != NULL ? type : "content block");
 		if (m->meta.oom)
-			return oom(imp);
+			return mn_import_oom(imp);
 	}
 	return MNEMO_OK;
 }
@@ -283,7 +277,7 @@ message_item(mn_import *imp, cx_state *cx, int64_t line, int64_t at, struct json
 	if (strcmp(role, "user") != 0 && strcmp(role, "system") != 0 &&
 		mn_json_member(text, "role", &raw))
 		mn_import_keep(imp, m, "role", raw, NULL);
-	if ((rc = content(imp, m, p, text)) != MNEMO_OK || (m->meta.oom && (rc = oom(imp))))
+	if ((rc = content(imp, m, p, text)) != MNEMO_OK || (m->meta.oom && (rc = mn_import_oom(imp))))
 	{
 		mn_import_msg_free(m);
 		return rc;
@@ -331,7 +325,7 @@ reasoning_item(mn_import *imp, cx_state *cx, int64_t line, int64_t at, struct js
 	if (json_object_object_get_ex(p, "content", &c) && !json_object_is_type(c, json_type_null) &&
 		mn_json_member(text, "content", &raw))
 		mn_part_put_raw(part, "reasoning_content", raw);
-	return part->members.oom ? oom(imp) : MNEMO_OK;
+	return part->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -365,7 +359,7 @@ call_item(mn_import *imp, cx_state *cx, int64_t line, int64_t at, struct json_ob
 		mn_buf_put(&input, raw.p, raw.len);
 		mn_buf_puts(&input, "}");
 		if (input.oom)
-			return oom(imp);
+			return mn_import_oom(imp);
 		raw = (mn_span) {input.data, input.len};
 	}
 	else
@@ -378,7 +372,7 @@ call_item(mn_import *imp, cx_state *cx, int64_t line, int64_t at, struct json_ob
 		mn_part_put_raw(part, "arguments", raw);
 	if (custom)
 		mn_part_put_raw(part, "custom", (mn_span) {"true", 4});
-	return part->members.oom ? oom(imp) : MNEMO_OK;
+	return part->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -428,7 +422,7 @@ web_search_item(mn_import *imp, cx_state *cx, int64_t line, int64_t at, struct j
 	/* the search ran at the provider: its call is its result */
 	mn_import_others(p, text, known, &meta);
 	if (meta.oom)
-		rc = oom(imp);
+		rc = mn_import_oom(imp);
 	else
 		rc = mn_calls_result(imp, &cx->calls, line, id, "web_search",
 							 status != NULL && strcmp(status, "failed") == 0, at,

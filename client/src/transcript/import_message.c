@@ -25,6 +25,12 @@ mn_import_strdup(const char *s, char **dst)
 	return *dst != NULL;
 }
 
+int
+mn_import_oom(mn_import *imp)
+{
+	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
+}
+
 mn_import_msg *
 mn_import_msg_new(mn_import *imp, int64_t line, const char *role)
 {
@@ -95,6 +101,17 @@ member_key(mn_import_part *p, const char *key)
 		mn_buf_put(&p->members, ",", 1);
 	mn_buf_put_jstr(&p->members, key, strlen(key));
 	mn_buf_put(&p->members, ":", 1);
+}
+
+void
+mn_import_put_field(mn_buf *b, const char *key, const char *value)
+{
+	if (value == NULL)
+		return;
+	mn_buf_put(b, ",", 1);
+	mn_buf_put_jstr(b, key, strlen(key));
+	mn_buf_put(b, ":", 1);
+	mn_buf_put_jstr(b, value, strlen(value));
 }
 
 void

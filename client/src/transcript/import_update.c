@@ -146,7 +146,7 @@ mn_import_update_match(mn_import *imp, mn_import_msg *m)
 						   (m->has_tokens && memcmp(&m->tokens, &sm->tokens, sizeof(m->tokens)) != 0) ||
 						   (m->finish_reason != NULL &&
 							(sm->finish_reason == NULL || strcmp(m->finish_reason, sm->finish_reason) != 0))))
-		rc = mn_import_restore_one(imp, m);
+		rc = mn_import_restore(imp, &m, 1);
 	if (rc == MNEMO_OK && imp->reader != NULL && imp->reader->sent != NULL)
 		rc = imp->reader->sent(imp, imp->rstate, m);
 	mn_import_msg_free(m);

@@ -35,12 +35,6 @@
 
 #include "transcript/transcript.h"
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 static bool
 anthropic_blocks(struct json_object *msg)
 {
@@ -162,7 +156,7 @@ open_trajectory(mn_import *imp, struct json_object *obj, mn_span text)
 	static const char *const not_meta[] = {"traj", NULL};
 
 	if (!mn_import_strdup("openai", &imp->session.provider_id))
-		return oom(imp);
+		return mn_import_oom(imp);
 	return mn_import_session_meta(imp, obj, text, "tau-bench", not_meta);
 }
 
@@ -192,14 +186,14 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 	if (strcmp(messages_key(obj), "traj") == 0)
 		return open_trajectory(imp, obj, text);
 	if (s->provider_id == NULL && !mn_import_strdup(provider, &s->provider_id))
-		return oom(imp);
+		return mn_import_oom(imp);
 	if (s->model_id == NULL && !mn_import_strdup(mn_js_str(obj, "model", NULL), &s->model_id))
-		return oom(imp);
+		return mn_import_oom(imp);
 	if (json_object_object_get_ex(obj, "system", &system) &&
 		json_object_is_type(system, json_type_string))
 	{
 		if (!mn_import_strdup(json_object_get_string(system), &s->system_prompt))
-			return oom(imp);
+			return mn_import_oom(imp);
 	}
 	else if (json_object_is_type(system, json_type_array))
 	{
@@ -217,7 +211,7 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 		if (prompt.oom || (prompt.len > 0 && !mn_import_strdup(prompt.data, &s->system_prompt)))
 		{
 			mn_buf_free(&prompt);
-			return oom(imp);
+			return mn_import_oom(imp);
 		}
 		mn_buf_free(&prompt);
 		(void) mn_json_member(text, "system", &raw);
@@ -241,7 +235,7 @@ open_request(mn_import *imp, struct json_object *obj, mn_span text, const char *
 	{
 		mn_buf_free(&rest);
 		mn_buf_free(&meta);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	mn_buf_free(&rest);
 	if (meta.len > 2)
@@ -299,7 +293,7 @@ openai_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i, struct jso
 			return imp->st->errcode;
 		if (mn_json_member(text, "text", &v))
 			mn_part_put_raw(p, "text", v);
-		return p->members.oom ? oom(imp) : MNEMO_OK;
+		return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 	}
 	if (type != NULL && strcmp(type, "image_url") == 0)
 	{
@@ -320,7 +314,7 @@ openai_block(mn_import *imp, mn_calls *calls, int64_t line, size_t i, struct jso
 			: mn_anthropic_user_block(imp, calls, line, i, b, text, (mn_span) {NULL, 0}, m);
 	snprintf(key, sizeof(key), "content[%zu]", i);
 	mn_import_keep(imp, *m, key, text, type != NULL ? type : "content block");
-	return (*m)->meta.oom ? oom(imp) : MNEMO_OK;
+	return (*m)->meta.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -358,7 +352,7 @@ tool_calls(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *li
 			mn_json_member(fn_text, "arguments", &raw))
 			mn_part_put_raw(p, "arguments", raw);
 		if (p->members.oom)
-			return oom(imp);
+			return mn_import_oom(imp);
 	}
 	return MNEMO_OK;
 }
@@ -407,7 +401,7 @@ tool_images(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id, 
 	}
 	mn_buf_put_jstr(&out, joined.len > 0 ? joined.data : "", joined.len);
 	if (joined.oom || out.oom)
-		rc = oom(imp);
+		rc = mn_import_oom(imp);
 	if (rc == MNEMO_OK)
 		rc = mn_calls_result(imp, calls, line, call_id, name, false, 0,
 							 (mn_span) {out.data, out.len}, meta);
@@ -431,7 +425,7 @@ tool_images(mn_import *imp, mn_calls *calls, int64_t line, const char *call_id, 
 
 		mn_buf_put_jstr(&id, call_id, strlen(call_id));
 		mn_import_keep(imp, m, "tool_call_id", (mn_span) {id.data, id.len}, NULL);
-		rc = id.oom || m->meta.oom ? oom(imp) : MNEMO_OK;
+		rc = id.oom || m->meta.oom ? mn_import_oom(imp) : MNEMO_OK;
 		mn_buf_free(&id);
 	}
 	if (rc != MNEMO_OK)
@@ -460,7 +454,7 @@ tool_message(mn_import *imp, mn_calls *calls, int64_t line, struct json_object *
 		(void) mn_json_member(text, "content", &output);
 	mn_import_others(obj, text, known, &meta);
 	if (meta.oom)
-		rc = oom(imp);
+		rc = mn_import_oom(imp);
 	else if (has_image(c) && output.len > 0)
 		rc = tool_images(imp, calls, line, call_id, mn_js_str(obj, "name", NULL), c, output,
 						 (mn_span) {meta.data, meta.len});
@@ -521,7 +515,7 @@ mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t
 
 		if (p == NULL || !mn_json_member(whole, "content", &raw) ||
 			(mn_part_put_raw(p, "text", raw), p->members.oom))
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 	}
 	else if (json_object_is_type(content, json_type_array) && mn_json_member(whole, "content", &raw))
 	{
@@ -555,7 +549,7 @@ mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t
 				mn_import_keep(imp, m, key, raw, NULL);
 		}
 		if (m->meta.oom)
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 	}
 	if (rc != MNEMO_OK)
 	{

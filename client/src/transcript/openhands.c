@@ -54,12 +54,6 @@ static const char *const not_args[] = {
 	"tool_call_metadata", "llm_metrics", "timeout", "hidden", "security_risk", NULL
 };
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 static bool
 event(struct json_object *obj)
 {
@@ -110,7 +104,7 @@ oh_open(mn_import *imp, void *state, int64_t lineno, struct json_object *obj, mn
 	if (imp->created)
 		return MNEMO_OK;		/* made by the events before it */
 	if (!mn_import_strdup("openhands", &imp->session.agent))
-		return oom(imp);
+		return mn_import_oom(imp);
 	return mn_import_session_meta(imp, obj, text, "openhands", not_meta);
 }
 
@@ -152,7 +146,7 @@ message_action(mn_import *imp, oh_state *oh, int64_t line, struct json_object *e
 		if ((p = mn_import_part_new(imp, m, "text")) == NULL)
 			rc = imp->st->errcode;
 		else if ((mn_part_put_raw(p, "text", raw), p->members.oom))
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 	}
 	urls = field(ev, text, "images_urls", &raw);
 	for (size_t i = 0; rc == MNEMO_OK && json_object_is_type(urls, json_type_array) &&
@@ -268,7 +262,7 @@ observation(mn_import *imp, oh_state *oh, int64_t line, struct json_object *ev, 
 		(void) mn_json_member(text, "content", &output);
 	mn_import_others(ev, text, not_meta, &meta);
 	if (meta.oom)
-		rc = oom(imp);
+		rc = mn_import_oom(imp);
 	else
 		rc = mn_calls_result(imp, &oh->calls, line, call_id, kind, false,
 							 mn_import_iso_time(mn_js_str(ev, "timestamp", NULL)), output,

@@ -92,12 +92,6 @@ grow(void **items, size_t size, size_t n, size_t *cap)
 	return true;
 }
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 static bool
 pi_detect(struct json_object *obj)
 {
@@ -141,7 +135,7 @@ pi_sent(mn_import *imp, void *state, const mn_import_msg *m)
 	pi_state   *pi = state;
 
 	if (!grow((void **) &pi->sent, sizeof(*pi->sent), pi->n_sent, &pi->cap_sent))
-		return oom(imp);
+		return mn_import_oom(imp);
 	pi->sent[pi->n_sent++] = (pi_sent_msg) {m->line, m->seq};
 	return mn_calls_sent(imp, &pi->calls, m);
 }
@@ -174,7 +168,7 @@ session_record(mn_import *imp, struct json_object *rec)
 	if (meta.oom)
 	{
 		mn_buf_free(&meta);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	s->metadata = meta.data;
 	s->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
@@ -183,7 +177,7 @@ session_record(mn_import *imp, struct json_object *rec)
 		!mn_import_strdup("pi", &s->agent) ||
 		!mn_import_strdup(mn_js_str(rec, "modelId", NULL), &s->model_id) ||
 		!mn_import_strdup(mn_js_str(rec, "provider", NULL), &s->provider_id))
-		return oom(imp);
+		return mn_import_oom(imp);
 	return MNEMO_OK;
 }
 
@@ -214,7 +208,7 @@ block(mn_import *imp, pi_state *pi, int64_t line, size_t i, struct json_object *
 		if (thinking && mn_js_str(b, "thinkingSignature", NULL) != NULL &&
 			mn_json_member(text, "thinkingSignature", &v))
 			mn_part_put_raw(p, "signature", v);
-		return p->members.oom ? oom(imp) : MNEMO_OK;
+		return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 	}
 	if (strcmp(type, "toolCall") == 0)
 	{
@@ -239,7 +233,7 @@ block(mn_import *imp, pi_state *pi, int64_t line, size_t i, struct json_object *
 	}
 	snprintf(key, sizeof(key), "content[%zu]", i);
 	mn_import_keep(imp, m, key, text, type);
-	return m->meta.oom ? oom(imp) : MNEMO_OK;
+	return m->meta.oom ? mn_import_oom(imp) : MNEMO_OK;
 }
 
 static int
@@ -310,7 +304,7 @@ content_parts(mn_import *imp, pi_state *pi, int64_t line, struct json_object *ob
 
 		if (p == NULL || !mn_json_member(text, "content", &list) ||
 			(mn_part_put_raw(p, "text", list), p->members.oom))
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 	}
 	else if (json_object_is_type(content, json_type_array) && mn_json_member(text, "content", &list))
 	{
@@ -350,7 +344,7 @@ custom_message(mn_import *imp, pi_state *pi, int64_t line, struct json_object *o
 		if (json_object_object_get_ex(obj, kept[k], NULL) && mn_json_member(text, kept[k], &v))
 			mn_import_keep(imp, m, kept[k], v, NULL);
 		if (m->meta.oom)
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 	}
 	if (rc != MNEMO_OK)
 	{
@@ -421,7 +415,7 @@ bash_execution(mn_import *imp, int64_t line, struct json_object *msg, mn_span ms
 	if (text.oom)
 	{
 		mn_buf_free(&text);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	if ((m = mn_import_msg_new(imp, line, "user")) == NULL)
 	{
@@ -435,13 +429,13 @@ bash_execution(mn_import *imp, int64_t line, struct json_object *msg, mn_span ms
 	if (p == NULL || p->members.oom)
 	{
 		mn_import_msg_free(m);
-		return p == NULL ? imp->st->errcode : oom(imp);
+		return p == NULL ? imp->st->errcode : mn_import_oom(imp);
 	}
 	mn_import_keep_others(imp, m, msg, msg_text, known);
 	if (m->meta.oom)
 	{
 		mn_import_msg_free(m);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	return mn_import_push(imp, m);
 }
@@ -482,7 +476,7 @@ message_record(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 		if (!mn_import_strdup(mn_js_str(msg, "model", NULL), &m->model_id) ||
 			!mn_import_strdup(mn_js_str(msg, "provider", NULL), &m->provider_id) ||
 			!mn_import_strdup(mn_js_str(msg, "stopReason", NULL), &m->finish_reason))
-			rc = oom(imp);
+			rc = mn_import_oom(imp);
 		if ((u = mn_js_obj(msg, "usage")) != NULL)
 			usage(m, u);
 		for (size_t k = 0; rc == MNEMO_OK && k < 2; k++)
@@ -577,14 +571,14 @@ remember_entry(mn_import *imp, pi_state *pi, int64_t line, struct json_object *r
 	pi_entry   *e;
 
 	if (!grow((void **) &pi->entries, sizeof(*pi->entries), pi->n_entries, &pi->cap_entries))
-		return oom(imp);
+		return mn_import_oom(imp);
 	e = &pi->entries[pi->n_entries];
 	e->line = line;
 	e->id = NULL;
 	/* the session record's id is the session's, not an entry's */
 	if (id != NULL && strcmp(type, "session") != 0 &&
 		(e->id = strdup(id)) == NULL)
-		return oom(imp);
+		return mn_import_oom(imp);
 	pi->n_entries++;
 	return MNEMO_OK;
 }
@@ -617,7 +611,7 @@ branch_summary(mn_import *imp, int64_t line, struct json_object *rec, mn_span te
 		bool		was_oom = t.oom;
 
 		mn_buf_free(&t);
-		return was_oom ? oom(imp) : imp->st->errcode;
+		return was_oom ? mn_import_oom(imp) : imp->st->errcode;
 	}
 	m->created_at = mn_import_iso_time(mn_js_str(rec, "timestamp", NULL));
 	if ((p = mn_import_part_new(imp, m, "text")) != NULL)
@@ -626,13 +620,13 @@ branch_summary(mn_import *imp, int64_t line, struct json_object *rec, mn_span te
 	if (p == NULL || p->members.oom)
 	{
 		mn_import_msg_free(m);
-		return p == NULL ? imp->st->errcode : oom(imp);
+		return p == NULL ? imp->st->errcode : mn_import_oom(imp);
 	}
 	mn_import_keep_others(imp, m, rec, text, known);
 	if (m->meta.oom)
 	{
 		mn_import_msg_free(m);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	return mn_import_push(imp, m);
 }
@@ -725,7 +719,7 @@ pi_finish(mn_import *imp, void *state)
 	main_sent = pi->n_sent;
 	memcpy(main_id, imp->session_id, sizeof(main_id));
 	if (rc == MNEMO_OK && t->n > 0 && (branch = malloc(t->n * sizeof(*branch))) == NULL)
-		rc = oom(imp);
+		rc = mn_import_oom(imp);
 	for (size_t leaf = 0; rc == MNEMO_OK && leaf < t->n; leaf++)
 	{
 		ssize_t		from;

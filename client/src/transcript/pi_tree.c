@@ -19,12 +19,6 @@
 
 #include "transcript/transcript.h"
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 int
 mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t len,
 			 struct json_object *obj)
@@ -39,7 +33,7 @@ mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t 
 		mn_tree_rec *grown = realloc(t->recs, cap * sizeof(*grown));
 
 		if (grown == NULL)
-			return oom(imp);
+			return mn_import_oom(imp);
 		t->recs = grown;
 		t->cap = cap;
 	}
@@ -48,7 +42,7 @@ mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t 
 	r->line = line;
 	r->parent_of = -1;
 	if ((r->text = malloc(len + 1)) == NULL)
-		return oom(imp);
+		return mn_import_oom(imp);
 	memcpy(r->text, text, len);
 	r->text[len] = '\0';
 	r->len = len;
@@ -56,7 +50,7 @@ mn_tree_hold(mn_import *imp, mn_tree *t, int64_t line, const char *text, size_t 
 	r->obj = json_object_get(obj);
 	if ((id != NULL && (r->id = strdup(id)) == NULL) ||
 		(parent != NULL && (r->parent = strdup(parent)) == NULL))
-		return oom(imp);
+		return mn_import_oom(imp);
 	return MNEMO_OK;
 }
 

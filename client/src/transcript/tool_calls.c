@@ -30,12 +30,6 @@ struct mn_pending_call
 	char	   *message_id;		/* once msg was sent */
 };
 
-static int
-oom(mn_import *imp)
-{
-	return mn_fail(imp->st, MNEMO_ERR_NOMEM, "out of memory");
-}
-
 int
 mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id, mn_import_msg *m,
 				  size_t part)
@@ -48,14 +42,14 @@ mn_calls_remember(mn_import *imp, mn_calls *calls, const char *call_id, mn_impor
 		mn_pending_call *grown = realloc(calls->items, cap * sizeof(*grown));
 
 		if (grown == NULL)
-			return oom(imp);
+			return mn_import_oom(imp);
 		calls->items = grown;
 		calls->cap = cap;
 	}
 	c = &calls->items[calls->n];
 	memset(c, 0, sizeof(*c));
 	if ((c->call_id = strdup(call_id)) == NULL)
-		return oom(imp);
+		return mn_import_oom(imp);
 	c->msg = m;
 	c->part = part;
 	calls->n++;
@@ -90,7 +84,7 @@ mn_calls_alias(mn_import *imp, mn_calls *calls, const char *alias)
 
 	free(c->alias);
 	if ((c->alias = strdup(alias)) == NULL)
-		return oom(imp);
+		return mn_import_oom(imp);
 	return MNEMO_OK;
 }
 
@@ -113,7 +107,7 @@ mn_calls_sent(mn_import *imp, mn_calls *calls, const mn_import_msg *m)
 			continue;
 		calls->items[i].msg = NULL;
 		if (!mn_import_strdup(m->ref_id, &calls->items[i].message_id))
-			return oom(imp);
+			return mn_import_oom(imp);
 	}
 	return MNEMO_OK;
 }
@@ -153,7 +147,7 @@ complete_sent(mn_import *imp, const char *message_id, const char *call_id, bool 
 		if (text == NULL)
 			return malformed ? mn_fail(imp->st, MNEMO_ERR_FORMAT, "a tool result holds \\u0000 or "
 									   "a lone surrogate, which PostgreSQL's text cannot hold")
-				: oom(imp);
+				: mn_import_oom(imp);
 	}
 	if ((rc = mnemo_parts_get(imp->st, imp->session_id, message_id, &parts)) != MNEMO_OK)
 	{
@@ -200,7 +194,7 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 		if (c->msg != NULL)
 		{
 			put_result(&c->msg->parts[c->part], is_error, at, output, meta);
-			rc = c->msg->parts[c->part].members.oom ? oom(imp) : MNEMO_OK;
+			rc = c->msg->parts[c->part].members.oom ? mn_import_oom(imp) : MNEMO_OK;
 		}
 		else
 			rc = complete_sent(imp, c->message_id, c->call_id, is_error, at, output);
@@ -229,7 +223,7 @@ mn_calls_result(mn_import *imp, mn_calls *calls, int64_t line, const char *call_
 	if (p->members.oom)
 	{
 		mn_import_msg_free(m);
-		return oom(imp);
+		return mn_import_oom(imp);
 	}
 	return mn_import_push(imp, m);
 }
@@ -251,7 +245,7 @@ mn_import_tool_call(mn_import *imp, mn_calls *calls, mn_import_msg *m, const cha
 		mn_part_put_string(p, "input_text", input.p, input.len);
 	if (p->members.oom)
 	{
-		oom(imp);
+		mn_import_oom(imp);
 		return NULL;
 	}
 	if (mn_calls_remember(imp, calls, call_id, m, m->n_parts - 1) != MNEMO_OK)
@@ -273,5 +267,5 @@ mn_import_image(mn_import *imp, mn_import_msg *m, const char *media_type, const 
 		mn_part_put_string(p, "data", data, data_len);
 	else
 		mn_part_put_string(p, "url", url != NULL ? url : "", url != NULL ? strlen(url) : 0);
-	return p->members.oom ? oom(imp) : MNEMO_OK;
+	return p->members.oom ? mn_import_oom(imp) : MNEMO_OK;
 }

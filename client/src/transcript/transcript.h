@@ -4,14 +4,20 @@
  *		and the session files of other agents.
  *
  * Owns: transcript/ (export.c; import.c, the driver: lines or one JSON
- * document in, records out, format detected, a session per session
- * document, one transaction;
- * import_message.c, the messages and parts a reader builds; import_batch.c,
- * the import they are pushed to and the batches it sends; iso_time.c, the
- * transcripts' times; tool_calls.c, calls paired with their results and images;
- * anthropic.c, Anthropic content blocks; one file per format: mnemo_reader.c,
- * claude_code.c, pi.c, messages_reader.c (OpenAI and Anthropic message
- * lists), swe_agent.c, openhands.c, codex.c; pi_tree.c, pi's branches).
+ * document in, records out, one transaction; import_parse.c, the input
+ * parsed; import_formats.c, the table of readers and the format chosen;
+ * import_sessions.c, the sessions of a file, each ended and the next
+ * begun; import_message.c, the messages and parts a reader builds;
+ * import_batch.c, the import they are pushed to and the batches it sends;
+ * import_create.c, the session it creates; import_restore.c, the usage and
+ * part times written after an append; import_summary.c, compactions
+ * restored; import_checkpoints.c, checkpoints; import_update.c, a
+ * transcript read again; iso_time.c, the transcripts' times; tool_calls.c,
+ * calls paired with their results and images; anthropic.c, Anthropic
+ * content blocks; one reader per format: mnemo_reader.c, claude_code.c
+ * (with its claude_code_*.c, sharing claude_code.h), pi.c,
+ * messages_reader.c (OpenAI and Anthropic message lists), swe_agent.c,
+ * openhands.c, codex.c; pi_tree.c, pi's branches).
  * May call: store/, events/, core/.
  *
  * A reader is an mn_reader: the driver hands it every record (a line of
@@ -29,12 +35,14 @@
 #ifndef MNEMO_TRANSCRIPT_H
 #define MNEMO_TRANSCRIPT_H
 
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "core/json.h"
 #include "store/store.h"
 
 struct json_object;
+struct json_tokener;
 
 /* The first line of mnemo's export and the lines of its checkpoints
  * (export.c, mnemo_reader.c). */
@@ -43,7 +51,7 @@ struct json_object;
 											 * when set (else 1) */
 #define MNEMO_CHECKPOINT_LINE "mnemo.checkpoint"
 
-/* ---- the import (import.c) ---- */
+/* ---- the import (import.c and the import_*.c) ---- */
 
 /* A part being built: the members of its JSON object, without the braces. */
 typedef struct mn_import_part
@@ -219,8 +227,15 @@ mn_import_part *mn_import_part_new(mn_import *imp, mn_import_msg *m, const char 
 void		mn_part_put_string(mn_import_part *p, const char *key, const char *s, size_t len);
 void		mn_part_put_raw(mn_import_part *p, const char *key, mn_span value);
 
+/* ,"key":"value" appended to the JSON object being written in b, when
+ * value is set. */
+void		mn_import_put_field(mn_buf *b, const char *key, const char *value);
+
 /* A malloc'd copy of s (NULL stays NULL); false when out of memory. */
 bool		mn_import_strdup(const char *s, char **dst);
+
+/* Fail with NOMEM ("out of memory"); returns its code. */
+int			mn_import_oom(mn_import *imp);
 
 /* Hand a finished message to the import (which now owns it); the batch is
  * sent when full.  m is freed on failure too. */
@@ -356,16 +371,73 @@ void		mn_import_checkpoints_reset(mn_import *imp);
  * line it is about, its SQLSTATE kept; returns code. */
 int			mn_import_at_line(mnemo_store *st, int code, int64_t line, size_t skip);
 
+/* Start the import's transaction, if not begun, and create its session
+ * (or, options.update, take the one of the transcript's id, made before)
+ * from imp->session: import_create.c, when the first batch is ready. */
+int			mn_import_begin(mn_import *imp);
+
+/* What append_messages leaves out of the n messages appended (their ref_id
+ * set): their usage, finish reason and part times, written after it
+ * (update_message_tokens, update_part_status): import_restore.c. */
+int			mn_import_restore(mn_import *imp, mn_import_msg *const *ms, size_t n);
+
+/* ---- the driver's parts: the input parsed (import_parse.c), the format
+ * chosen (import_formats.c), the sessions of the file (import_sessions.c) ---- */
+
+/* Whether s holds nothing but white space. */
+bool		mn_import_blank(const char *s, size_t len);
+
+/* Whether nothing but blank lines is left in in (read to find out; a read
+ * error ends it too, and shows in ferror). */
+bool		mn_import_rest_is_blank(FILE *in, char **line, size_t *cap);
+
+/* A UTF-8 byte order mark at the start of the first line dropped. */
+void		mn_import_skip_bom(char *line, ssize_t *n);
+
+/* What the first line says the file is when it is not UTF-8 text
+ * (compressed, UTF-16), as a message, or NULL. */
+const char *mn_import_not_text(const char *line, ssize_t n);
+
+/* The newlines from from up to to. */
+int64_t		mn_import_newlines(const char *from, const char *to);
+
+/* text (which starts on line lineno) parsed strictly as one JSON value into
+ * *out; *incomplete when it is cut short (a document's first line, or a
+ * truncated last one). */
+int			mn_import_parse_value(mn_import *imp, struct json_tokener *tok, int64_t lineno,
+								  const char *text, size_t len, struct json_object **out,
+								  bool *incomplete);
+
+/* The reader options.format names, before anything is read. */
+int			mn_import_named_reader(mn_import *imp, const char *name);
+
+/* The reader of the first value (an object, or an array's first element),
+ * or FORMAT. */
+int			mn_import_detect(mn_import *imp, int64_t lineno, struct json_object *obj);
+
+/* The first value weighed against the reader options.format named: a
+ * warning when it reads as another format. */
+void		mn_import_check_named(mn_import *imp, int64_t lineno, struct json_object *obj);
+
+/* The end of the session's records: the reader finished, the session
+ * judged, stored and set aside to be reported (several: the file holds
+ * more than this one). */
+int			mn_import_finish_session(mn_import *imp, bool several);
+
+/* The session document at lineno begins a second session of the file:
+ * the one before finished, and the import afresh. */
+int			mn_import_next_session(mn_import *imp, int64_t lineno);
+
+/* What the import holds of the session (what it is made of, its id, its
+ * counts, checkpoints and stored messages) forgotten. */
+void		mn_import_session_reset(mn_import *imp);
+
 /* ---- a transcript read again (import_update.c) ---- */
 
 /* The session (imp->session_id) exists: its messages are read, the pushes
  * to come matched to them first. */
 int			mn_import_update_open(mn_import *imp);
 void		mn_import_update_close(mn_import *imp);
-
-/* The usage, finish reason and part times of m, appended before (its
- * ref_id set), written again (update_message_tokens, update_part_status). */
-int			mn_import_restore_one(mn_import *imp, mn_import_msg *m);
 
 /* Whether a stored message is still to be matched. */
 bool		mn_import_update_pending(const mn_import *imp);
@@ -486,7 +558,7 @@ int			mn_chat_sent(mn_import *imp, void *state, const mn_import_msg *m);
 int			mn_chat_line(mn_import *imp, void *state, int64_t line, const char *text, size_t len,
 						 struct json_object *obj);
 
-/* The readers; import.c lists them. */
+/* The readers; import_formats.c lists them. */
 extern const mn_reader mn_mnemo_reader;
 extern const mn_reader mn_claude_code_reader;
 extern const mn_reader mn_pi_reader;

@@ -47,6 +47,7 @@ typedef struct compaction
 	int			items;			/* it replaced */
 	int			l3_cap;			/* Level 3's size now */
 	bool		lone_spent;		/* a lone summary that Level 3 cannot shrink */
+	bool		lone_round;		/* the last round summarised a lone summary */
 } compaction;
 
 /* The picks of a budgeted round, in order: by the budget's shares, then
@@ -256,6 +257,7 @@ round_once(compaction *c, bool *progress)
 	int			rc;
 
 	*progress = false;
+	c->lone_round = false;
 	rc = next_block(c, &b, &found);
 	if (rc != MNEMO_OK || !found)
 		return rc;
@@ -322,6 +324,8 @@ round_once(compaction *c, bool *progress)
 		s.model_id = level < 3 ? c->model.cfg.model : NULL;
 		s.provider_id = level < 3 ? c->model.cfg.provider_name : NULL;
 		s.holder = c->holder;
+		/* the model reading the context learns what it can expand */
+		s.annotate = true;
 		rc = ids == NULL ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
 			: mnemo_summary_commit(c->st, c->sid, &s, NULL, id);
 		free(ids);
@@ -341,6 +345,7 @@ round_once(compaction *c, bool *progress)
 			c->r.levels[level]++;
 			memcpy(c->r.summary_id, id, strlen(id) + 1);
 			*progress = true;
+			c->lone_round = lone;
 			rc = compaction_checkpoint(c, id);
 		}
 	}
@@ -408,6 +413,7 @@ run(compaction *c)
 	while (c->r.rounds < rounds && held && !c->r.lost)
 	{
 		int			before = c->r.summaries;
+		int64_t		size_before = size;
 
 		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : c->r.rounds > 0)
 			break;
@@ -423,6 +429,15 @@ run(compaction *c)
 			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
 			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
 			break;
+
+		/*
+		 * A lone summary's text shrank, yet the context did not: its new
+		 * annotation (commit_summary's header and about line, which the
+		 * block's text leaves out) took what the text gave.  Lone ones are
+		 * left be until Level 3's size halves, or the rounds would go on.
+		 */
+		if (c->lone_round && size >= size_before)
+			c->lone_spent = true;
 		if (c->r.summaries > before && c->o.progress != NULL)
 			c->o.progress(c->r.summary_id, c->kind, c->r.level, c->items, size,
 						  c->o.progress_arg);

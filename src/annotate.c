@@ -1,8 +1,9 @@
 /*
  * annotate.c
- *		A summary's annotation: the two lines commit_summary(..., annotate
- *		=> true) puts before a summary's text, so that the model reading its
- *		context knows what each summary is and what it can ask to expand.
+ *		A summary's annotation: the two lines commit_summary(...,
+ *		annotate_tokens => N) puts before a summary's text, so that the
+ *		model reading its context knows what each summary is and what it
+ *		can ask to expand.
  *
  *	[Summary ID: leaf, depth 0, 36 messages (seq 12-47), 2026-12-02 06:00 to 06:10 UTC]
  *	[Expand for details about: file ids F; paths P, Q, and 3 more; tools Bash, Read]
@@ -30,6 +31,13 @@
  * an upper bound, and the line says "up to").  The line shows fewer, by
  * count and by characters (AboutShow), so that it costs at most about 120
  * tokens; file ids the text names already (its footer) are not repeated.
+ *
+ * The annotation costs tokens in every context the summary is in, so the
+ * caller bounds it (annotate_tokens): names are left out first, then the
+ * header's times, then the whole annotation.  The engine gives it a share
+ * of its budget, so that the summaries of a tight budget are not outgrown
+ * by their annotations and a session's floor stays what it was; what the
+ * marker keeps does not depend on it.
  *
  * The span: the seq range of the original messages underneath, how many
  * they are (a condensation sums its children's) and when they were
@@ -522,27 +530,33 @@ Named(List *names, const char *name)
 	return false;
 }
 
+/* what ", and up to K more" may take */
+#define MORE_ROOM 24
+
 /*
  * One list in the line: its first names, while within the list's count and
- * characters, then how many more; skip (may be NIL) names left out.  False
- * when it shows nothing.
+ * characters and within *room bytes (less MORE_ROOM), then how many more;
+ * skip (may be NIL) names left out.  False when it shows nothing.
  */
 static bool
-AboutShow(StringInfo out, int k, const AboutList *l, List *skip, bool first)
+AboutShow(StringInfo out, int k, const AboutList *l, List *skip, bool first, int *room)
 {
 	int			shown = 0;
 	int			chars = 0;
 	int64		rest = l->more;
+	int			start = out->len;
 	ListCell   *lc;
 
 	foreach(lc, l->names.list)
 	{
 		const char *name = lfirst(lc);
 		int			len = strlen(name);
+		int			cost = len + 2 + (shown > 0 ? 0 : strlen(about_lists[k].label) + 1);
 
 		if (Named(skip, name))
 			continue;
-		if (shown == about_lists[k].show || (shown > 0 && chars + len > about_lists[k].chars))
+		if (shown == about_lists[k].show || (shown > 0 && chars + len > about_lists[k].chars) ||
+			cost + MORE_ROOM > *room - (out->len - start))
 		{
 			rest++;
 			continue;
@@ -556,7 +570,26 @@ AboutShow(StringInfo out, int k, const AboutList *l, List *skip, bool first)
 	}
 	if (shown > 0 && rest > 0)
 		appendStringInfo(out, ", and %s" INT64_FORMAT " more", l->exact ? "" : "up to ", rest);
+	*room -= out->len - start;
 	return shown > 0;
+}
+
+/* The span in the header: "leaf, depth 0, 36 messages (seq 12-47)[, TIMES]" */
+static void
+AppendHeader(StringInfo out, const Annotation *a, const char *summary_id, bool condensed,
+			 int32 depth, int nitems, int64 seq_start, int64 seq_end, bool times)
+{
+	appendStringInfo(out, HEADER_START "%s: %s, depth %d, ", summary_id,
+					 condensed ? "condensed" : "leaf", depth);
+	if (condensed)
+		appendStringInfo(out, "%d %s", nitems, nitems == 1 ? "summary" : "summaries");
+	if (a->messages >= 0)
+		appendStringInfo(out, "%s" INT64_FORMAT " %s", condensed ? " of " : "", a->messages,
+						 a->messages == 1 ? "message" : "messages");
+	appendStringInfo(out, " (seq " INT64_FORMAT "-" INT64_FORMAT ")", seq_start, seq_end);
+	if (times)
+		AppendTimes(out, a);
+	appendStringInfoString(out, "]\n");
 }
 
 /* The list as the marker keeps it: its first ABOUT_KEEP names. */
@@ -586,18 +619,24 @@ AboutJson(StringInfo out, const AboutList *l)
 /*
  * content with its annotation before it, for summary_id, of kind (condensed
  * or leaf) and depth, over items (the nitems it replaces, under the session
- * lock) spanning seq_start .. seq_end.  marker gets what the summary's
- * compaction_marker part keeps of it, as JSON members, each after ", ".
- * Inside SPI.
+ * lock) spanning seq_start .. seq_end, in at most max_tokens: the about
+ * line's names go first, then the header's times, then the header itself
+ * (content is returned as it is).  marker gets what the summary's
+ * compaction_marker part keeps of it, as JSON members, each after ", ",
+ * whatever the text shows.  Inside SPI.
  */
 char *
 MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock, const char *summary_id,
 					 bool condensed, int32 depth, MnemoSwapItem *items, int nitems,
-					 int64 seq_start, int64 seq_end, const char *content, StringInfo marker)
+					 int64 seq_start, int64 seq_end, const char *content, int32 max_tokens,
+					 StringInfo marker)
 {
 	Annotation	a;
 	MnemoFileIds named;
 	StringInfoData out;
+	/* estimate_tokens is characters / 4, and a character at least a byte */
+	int64		room = (int64) Max(max_tokens, 0) * 4 + 3;
+	int			line_room;
 	int			mark;
 	bool		first = true;
 	int			k;
@@ -609,33 +648,35 @@ MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock, const char 
 		GatherLeaf(&a, session_id, lock, items, nitems);
 
 	initStringInfo(&out);
-	appendStringInfo(&out, HEADER_START "%s: %s, depth %d, ", summary_id,
-					 condensed ? "condensed" : "leaf", depth);
-	if (condensed)
-		appendStringInfo(&out, "%d %s", nitems, nitems == 1 ? "summary" : "summaries");
-	if (a.messages >= 0)
-		appendStringInfo(&out, "%s" INT64_FORMAT " %s", condensed ? " of " : "", a.messages,
-						 a.messages == 1 ? "message" : "messages");
-	appendStringInfo(&out, " (seq " INT64_FORMAT "-" INT64_FORMAT ")", seq_start, seq_end);
-	AppendTimes(&out, &a);
-	appendStringInfoString(&out, "]\n");
-
-	/* the file ids the text names already, its footer's: not repeated */
-	MnemoFileIdsInit(&named);
-	MnemoFileIdsIn(content, strlen(content), &named);
-	mark = out.len;
-	appendStringInfoString(&out, ABOUT_START);
-	for (k = 0; k < ABOUT_LISTS; k++)
-		if (AboutShow(&out, k, &a.lists[k], k == ABOUT_FILE_IDS ? named.list : NIL, first))
-			first = false;
-	if (first)
+	AppendHeader(&out, &a, summary_id, condensed, depth, nitems, seq_start, seq_end, true);
+	if (out.len > room)
 	{
-		/* nothing to name: no line */
-		out.len = mark;
-		out.data[mark] = '\0';
+		resetStringInfo(&out);
+		AppendHeader(&out, &a, summary_id, condensed, depth, nitems, seq_start, seq_end, false);
 	}
+	if (out.len > room)
+		resetStringInfo(&out);
 	else
-		appendStringInfoString(&out, "]\n");
+	{
+		/* the file ids the text names already, its footer's: not repeated */
+		MnemoFileIdsInit(&named);
+		MnemoFileIdsIn(content, strlen(content), &named);
+		mark = out.len;
+		line_room = (int) Min(room - out.len - (int) (sizeof(ABOUT_START) - 1) - 2, PG_INT32_MAX);
+		appendStringInfoString(&out, ABOUT_START);
+		for (k = 0; k < ABOUT_LISTS; k++)
+			if (AboutShow(&out, k, &a.lists[k], k == ABOUT_FILE_IDS ? named.list : NIL, first,
+						  &line_room))
+				first = false;
+		if (first)
+		{
+			/* nothing to name, or no room to: no line */
+			out.len = mark;
+			out.data[mark] = '\0';
+		}
+		else
+			appendStringInfoString(&out, "]\n");
+	}
 	appendStringInfoString(&out, content);
 
 	appendStringInfo(marker, ", \"depth\": %d", depth);

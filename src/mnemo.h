@@ -334,7 +334,8 @@ extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
 extern char *MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock,
 								  const char *summary_id, bool condensed, int32 depth,
 								  MnemoSwapItem *items, int nitems, int64 seq_start,
-								  int64 seq_end, const char *content, StringInfo marker);
+								  int64 seq_end, const char *content, int32 max_tokens,
+								  StringInfo marker);
 extern int	MnemoSummaryBody(const char *summary_id, const char *text, int len);
 
 /* claim.c */

@@ -19,6 +19,10 @@
  * and seq_end are the span of original messages underneath.  Edges are
  * numbered in the order of what they cover (seq, or a node's span), whatever
  * the order the caller listed the items in.
+ *
+ * With annotate_tokens, the text is stored after an annotation naming the
+ * summary, its span and what it covers (annotate.c), which the marker part
+ * keeps the lists of.
  */
 #include "postgres.h"
 
@@ -92,7 +96,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	int64		created_at = PG_NARGS() > 10 && !PG_ARGISNULL(10) ? PG_GETARG_INT64(10) : -1;
 	char	   *part_ids[2] = {NULL, NULL};
 	Jsonb	   *metadata = PG_NARGS() > 12 && !PG_ARGISNULL(12) ? PG_GETARG_JSONB_P(12) : NULL;
-	bool		annotate = PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13);
+	bool		annotate = PG_NARGS() > 13 && !PG_ARGISNULL(13);
+	int32		annotate_tokens = annotate ? PG_GETARG_INT32(13) : 0;
 	StringInfoData annotation;
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
@@ -130,6 +135,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 errmsg("created_at must not be negative")));
 	if (PG_NARGS() > 11 && !PG_ARGISNULL(11))
 		SummaryPartIds(MnemoTextListArg(fcinfo, 11, "part_ids"), part_ids);
+	if (annotate_tokens < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("annotate_tokens must not be negative")));
 	if (metadata != NULL && !JB_ROOT_IS_OBJECT(metadata))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -210,16 +219,17 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	depth = condensed ? MnemoGetInt64(0, 4, NULL) + 1 : 0;
 
 	/*
-	 * The annotation goes before the text (annotate.c); the node counts the
-	 * caller's tokens plus what the annotation adds by the one estimator, so
-	 * that a text the caller estimated is counted as it is stored.
+	 * The annotation, of at most annotate_tokens, goes before the text
+	 * (annotate.c); the node counts the caller's tokens plus what the
+	 * annotation adds by the one estimator, so that a text the caller
+	 * estimated is counted as it is stored.
 	 */
 	initStringInfo(&annotation);
 	if (annotate)
 	{
 		char	   *annotated = MnemoAnnotateSummary(session_id, &lock, summary_id, condensed,
 													 depth, items, nids, seq_start, seq_end,
-													 content, &annotation);
+													 content, annotate_tokens, &annotation);
 		int64		tokens = (int64) token_count +
 			MnemoEstimateTokens(annotated, strlen(annotated)) -
 			MnemoEstimateTokens(content, strlen(content));

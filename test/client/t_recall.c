@@ -318,6 +318,7 @@ test_annotated_turn(mnemo_store *st, const char *provider)
 	memset(&co, 0, sizeof(co));
 	co.first_level = 3;
 	co.no_prune = true;
+	co.tail_messages = -1;		/* the two latest user turns only */
 	is_code(st, mnemo_compact(st, sid, &co, &r), MNEMO_OK, "annotated: the engine compacts");
 	ok(r.summaries == 1, "%s: one summary (%s)", provider, r.summary_id);
 

@@ -35,6 +35,9 @@
 /* Level 3's least cap: the marker (9 tokens) and a line of the start */
 #define L3_MIN_TOKENS 24
 
+/* a summary's annotation: all of it (header and about line), at most */
+#define ANNOTATE_TOKENS 160
+
 typedef struct compaction
 {
 	mnemo_store *st;
@@ -48,6 +51,7 @@ typedef struct compaction
 	int			l3_cap;			/* Level 3's size now */
 	bool		lone_spent;		/* a lone summary that Level 3 cannot shrink */
 	bool		lone_round;		/* the last round summarised a lone summary */
+	int			annotate_tokens;	/* a summary's annotation, at most */
 } compaction;
 
 /* The picks of a budgeted round, in order: by the budget's shares, then
@@ -325,7 +329,7 @@ round_once(compaction *c, bool *progress)
 		s.provider_id = level < 3 ? c->model.cfg.provider_name : NULL;
 		s.holder = c->holder;
 		/* the model reading the context learns what it can expand */
-		s.annotate = true;
+		s.annotate_tokens = c->annotate_tokens;
 		rc = ids == NULL ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
 			: mnemo_summary_commit(c->st, c->sid, &s, NULL, id);
 		free(ids);
@@ -509,6 +513,16 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 		snprintf(c.holder, sizeof(c.holder), "%s", c.o.holder);
 	else
 		snprintf(c.holder, sizeof(c.holder), "%s", mn_compact_holder(st));
+
+	/*
+	 * A summary's annotation (doc/compaction.md, "What the model sees"):
+	 * with a budget, at most a sixteenth of it, half of Level 3's share, so
+	 * that a tight budget's summaries are not outgrown by it and the floor
+	 * (a budget of 1 leaves none) is what the summaries' texts make it.
+	 */
+	c.annotate_tokens = ANNOTATE_TOKENS;
+	if (c.o.budget_tokens > 0 && c.o.budget_tokens / 16 < c.annotate_tokens)
+		c.annotate_tokens = c.o.budget_tokens / 16;
 
 	/* Level 3's size: with a budget, at most an eighth of it */
 	c.l3_cap = c.o.l3_tokens > 0 ? c.o.l3_tokens : 512;

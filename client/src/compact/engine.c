@@ -17,8 +17,10 @@
  * and the task each at most a quarter, Level 3 at most an eighth, a
  * model's summary at most a quarter.  When that leaves the context over
  * the budget, the engine squeezes: only the latest user message stays
- * protected, a short run or a lone item goes too, and Level 3's size halves
- * down to its least.  What is left then is the floor: OVER_BUDGET.
+ * protected, a short run or a lone item goes too, Level 3's size halves
+ * down to its least, and then summaries are made without annotations
+ * (commit_summary's header and about line, at most a sixteenth of the
+ * budget otherwise).  What is left then is the floor: OVER_BUDGET.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -412,7 +414,9 @@ run(compaction *c)
 	 * replaces two items or more with one, or a message with a summary, so
 	 * the rounds end with the blocks even without max_rounds.  With a budget
 	 * still out of reach when no block is left, Level 3's size halves down
-	 * to its least and the lone summaries over it go round again.
+	 * to its least and the lone summaries over it go round again; at its
+	 * least, they go round once more without annotations, so that the
+	 * floor is what the summaries' texts make it, whatever the budget.
 	 */
 	while (c->r.rounds < rounds && held && !c->r.lost)
 	{
@@ -423,9 +427,14 @@ run(compaction *c)
 			break;
 		if (!progress)
 		{
-			if (c->o.budget_tokens <= 0 || c->l3_cap <= L3_MIN_TOKENS)
+			if (c->o.budget_tokens <= 0)
 				break;
-			c->l3_cap = c->l3_cap / 2 < L3_MIN_TOKENS ? L3_MIN_TOKENS : c->l3_cap / 2;
+			if (c->l3_cap > L3_MIN_TOKENS)
+				c->l3_cap = c->l3_cap / 2 < L3_MIN_TOKENS ? L3_MIN_TOKENS : c->l3_cap / 2;
+			else if (c->annotate_tokens > 0)
+				c->annotate_tokens = 0;
+			else
+				break;
 			c->lone_spent = false;
 		}
 		c->r.rounds++;

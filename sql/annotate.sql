@@ -84,13 +84,16 @@ SELECT count(*) FROM mnemo.append_messages('an_many', jsonb_build_array(
   jsonb_build_object('id', 'anm_u1', 'role', 'user', 'parts', jsonb_build_array(jsonb_build_object(
     'type', 'text', 'text', (SELECT string_agg('/p/d' || i || '/f.c', ' ') FROM generate_series(1, 40) i)))),
   jsonb_build_object('id', 'anm_u2', 'role', 'user', 'parts', jsonb_build_array(jsonb_build_object(
-    'type', 'text', 'text', 'more /p/d1/f.c and /q/r/s.c')))));
+    'type', 'text', 'text', 'more /p/d1/f.c and /q/r/s.c; /q/r/ is /q/r.')))));
 SELECT mnemo.commit_summary('an_many', 'anm_s1', 'many', 1, ARRAY['anm_u1'], annotate_tokens => 200);
 SELECT split_part(content, E'\n', 2) AS about FROM mnemo.build_context('an_many', 100000) WHERE item_id = 'anm_s1';
 SELECT jsonb_array_length(content->'about'->'paths'->'names') AS kept, content->'about'->'paths'->'more' AS more
   FROM mnemo.get_parts('an_many', 'anm_s1') WHERE part_type = 'compaction_marker';
 -- a union of a cut list: its count is an upper bound
 SELECT mnemo.commit_summary('an_many', 'anm_s2', 'one more', 1, ARRAY['anm_u2'], annotate_tokens => 200);
+-- a path once, whatever its last slash or full stop
+SELECT content->'about'->'paths'->'names' AS paths
+  FROM mnemo.get_parts('an_many', 'anm_s2') WHERE part_type = 'compaction_marker';
 SELECT mnemo.commit_summary('an_many', 'anm_c1', 'all', 1, ARRAY['anm_s1', 'anm_s2'], 'condensed', annotate_tokens => 200);
 SELECT split_part(content, E'\n', 2) AS about FROM mnemo.build_context('an_many', 100000) WHERE item_id = 'anm_c1';
 

@@ -190,8 +190,9 @@ PathsIn(Annotation *a, const char *s, int len)
 		start = i;
 		while (i < len && IsPathChar(s[i]))
 			i++;
-		/* a sentence's full stop is not the path's */
-		for (end = i; end > start && s[end - 1] == '.'; end--)
+		/* a sentence's full stop is not the path's, nor is a directory's
+		 * last slash (src/ and src are one) */
+		for (end = i; end > start && (s[end - 1] == '.' || s[end - 1] == '/'); end--)
 			;
 		/* a URL's path ("https://host/a/b") is not a file's */
 		if (start > 0 && s[start - 1] == ':')

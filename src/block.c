@@ -38,8 +38,9 @@
  * The transcript is the items as build_context renders them (one renderer,
  * one estimator): "[ROLE]: content" for messages, "[Summary ID]:" blocks
  * separated by "---" for nodes (without their annotations: annotate.c),
- * each item cut to item_chars characters when given (Level 2 does that).  File ids are gathered from the whole items,
- * footers of the summaries being condensed included.
+ * each item cut to item_chars characters when given (Level 2 does that).
+ * File ids are gathered from the whole items, footers of the summaries
+ * being condensed included.
  */
 #include "postgres.h"
 

@@ -37,9 +37,10 @@
  *
  * The transcript is the items as build_context renders them (one renderer,
  * one estimator): "[ROLE]: content" for messages, "[Summary ID]:" blocks
- * separated by "---" for nodes, each item cut to item_chars characters when
- * given (Level 2 does that).  File ids are gathered from the whole items,
- * footers of the summaries being condensed included.
+ * separated by "---" for nodes (without their annotations: annotate.c),
+ * each item cut to item_chars characters when given (Level 2 does that).
+ * File ids are gathered from the whole items, footers of the summaries
+ * being condensed included.
  */
 #include "postgres.h"
 
@@ -209,12 +210,14 @@ TextArray(List *strings)
 static void
 AppendItem(StringInfo out, MnemoContextEntry *e, bool condensed, int32 item_chars)
 {
-	int			len = e->content_len;
+	/* a node's annotation is left out: the condensation's own unions it */
+	int			skip = condensed ? MnemoSummaryBody(e->item_id, e->content, e->content_len) : 0;
+	int			len = e->content_len - skip;
 	char	   *role;
 	char	   *p;
 
 	if (item_chars > 0)
-		len = pg_mbcharcliplen(e->content, e->content_len, item_chars);
+		len = pg_mbcharcliplen(e->content + skip, len, item_chars);
 	if (out->len > 0)
 		appendStringInfoString(out, condensed ? "\n\n---\n\n" : "\n\n");
 	if (condensed)
@@ -226,7 +229,7 @@ AppendItem(StringInfo out, MnemoContextEntry *e, bool condensed, int32 item_char
 			*p = pg_ascii_toupper((unsigned char) *p);
 		appendStringInfo(out, "[%s]: ", role);
 	}
-	appendBinaryStringInfo(out, e->content, len);
+	appendBinaryStringInfo(out, e->content + skip, len);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_compaction_block);

@@ -141,10 +141,12 @@ MnemoCheckFileId(const char *id, const char *what)
 /*
  * Add id to ids unless it is there already.  An id found in a text that a
  * footer could not carry (a "Content-ID: " line of a comma list, say) is
- * not an id: left out, so that the footer reads back as written.
+ * not an id: left out, so that the footer reads back as written.  Also the
+ * one ordered set of the other names a list of a summary carries
+ * (annotate.c), for the same reason.
  */
-static void
-AddId(MnemoFileIds *ids, const char *id, int len)
+void
+MnemoFileIdsAdd(MnemoFileIds *ids, const char *id, int len)
 {
 	SeenId		key;
 	SeenId	   *entry;
@@ -223,7 +225,7 @@ MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 			strncmp(text + i, CONTENT_ID, CONTENT_ID_LEN) == 0)
 		{
 			end = LineEnd(text, len, i);
-			AddId(ids, text + i + CONTENT_ID_LEN, end - i - CONTENT_ID_LEN);
+			MnemoFileIdsAdd(ids, text + i + CONTENT_ID_LEN, end - i - CONTENT_ID_LEN);
 			i = end;
 		}
 		else if (len - i > FOOTER_LEN && strncmp(text + i, FOOTER, FOOTER_LEN) == 0 &&
@@ -237,7 +239,7 @@ MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 
 				while (q < end && text[q] != ',')
 					q++;
-				AddId(ids, text + p, q - p);
+				MnemoFileIdsAdd(ids, text + p, q - p);
 				p = q + 1;
 				while (p < end && text[p] == ' ')
 					p++;
@@ -249,7 +251,7 @@ MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 			while (i < len && IsWordChar(text[i]))
 				i++;
 			if (IsFileId(text + start, i - start))
-				AddId(ids, text + start, i - start);
+				MnemoFileIdsAdd(ids, text + start, i - start);
 			else if (i - start == 6 && strncmp(text + start, "sha256", 6) == 0 &&
 					 i < len && text[i] == ':')
 			{
@@ -258,7 +260,7 @@ MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids)
 					end++;
 				if (end - i - 1 >= 8 && end - i - 1 <= 64 && AllHex(text + i + 1, end - i - 1))
 				{
-					AddId(ids, text + start, end - start);
+					MnemoFileIdsAdd(ids, text + start, end - start);
 					i = end;
 				}
 			}
@@ -304,7 +306,7 @@ MnemoFileIdFooter(const char *content, List *extra, int *body_len)
 	MnemoFileIdsInit(&ids);
 	MnemoFileIdsIn(content, len, &ids);
 	foreach(lc, extra)
-		AddId(&ids, lfirst(lc), strlen(lfirst(lc)));
+		MnemoFileIdsAdd(&ids, lfirst(lc), strlen(lfirst(lc)));
 	initStringInfo(&out);
 	appendBinaryStringInfo(&out, content, BodyLength(content, len));
 	if (body_len != NULL)

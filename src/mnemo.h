@@ -328,6 +328,17 @@ typedef struct MnemoContextEntry
 extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
 										   MemoryContext callcxt, int *nentries);
 
+/*
+ * annotate.c: a summary's annotation (its header and "Expand for details
+ * about" line, before its text) and the text after it
+ */
+extern char *MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock,
+								  const char *summary_id, bool condensed, int32 depth,
+								  MnemoSwapItem *items, int nitems, int64 seq_start,
+								  int64 seq_end, const char *content, int32 max_tokens,
+								  StringInfo marker);
+extern int	MnemoSummaryBody(const char *summary_id, const char *text, int len);
+
 /* claim.c */
 extern void MnemoCheckClaim(const char *session_id, const char *holder);
 
@@ -339,6 +350,7 @@ typedef struct MnemoFileIds
 } MnemoFileIds;
 extern void MnemoFileIdsInit(MnemoFileIds *ids);
 extern void MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids);
+extern void MnemoFileIdsAdd(MnemoFileIds *ids, const char *id, int len);
 extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
 extern void MnemoCheckFileId(const char *id, const char *what);
 

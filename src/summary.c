@@ -19,6 +19,10 @@
  * and seq_end are the span of original messages underneath.  Edges are
  * numbered in the order of what they cover (seq, or a node's span), whatever
  * the order the caller listed the items in.
+ *
+ * With annotate_tokens, the text is stored after an annotation naming the
+ * summary, its span and what it covers (annotate.c), which the marker part
+ * keeps the lists of.
  */
 #include "postgres.h"
 
@@ -92,6 +96,9 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	int64		created_at = PG_NARGS() > 10 && !PG_ARGISNULL(10) ? PG_GETARG_INT64(10) : -1;
 	char	   *part_ids[2] = {NULL, NULL};
 	Jsonb	   *metadata = PG_NARGS() > 12 && !PG_ARGISNULL(12) ? PG_GETARG_JSONB_P(12) : NULL;
+	bool		annotate = PG_NARGS() > 13 && !PG_ARGISNULL(13);
+	int32		annotate_tokens = annotate ? PG_GETARG_INT32(13) : 0;
+	StringInfoData annotation;
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	Oid			types[9] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
@@ -128,6 +135,10 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 errmsg("created_at must not be negative")));
 	if (PG_NARGS() > 11 && !PG_ARGISNULL(11))
 		SummaryPartIds(MnemoTextListArg(fcinfo, 11, "part_ids"), part_ids);
+	if (annotate_tokens < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("annotate_tokens must not be negative")));
 	if (metadata != NULL && !JB_ROOT_IS_OBJECT(metadata))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -207,6 +218,27 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	seq_end = MnemoGetInt64(0, 3, NULL);
 	depth = condensed ? MnemoGetInt64(0, 4, NULL) + 1 : 0;
 
+	/*
+	 * The annotation, of at most annotate_tokens, goes before the text
+	 * (annotate.c); the node counts the caller's tokens plus what the
+	 * annotation adds by the one estimator, so that a text the caller
+	 * estimated is counted as it is stored.
+	 */
+	initStringInfo(&annotation);
+	if (annotate)
+	{
+		char	   *annotated = MnemoAnnotateSummary(session_id, &lock, summary_id, condensed,
+													 depth, items, nids, seq_start, seq_end,
+													 content, annotate_tokens, &annotation);
+		int64		tokens = (int64) token_count +
+			MnemoEstimateTokens(annotated, strlen(annotated)) -
+			MnemoEstimateTokens(content, strlen(content));
+
+		token_count = (int32) Min(tokens, PG_INT32_MAX);
+		values[5] = Int32GetDatum(token_count);
+		content = annotated;
+	}
+
 	/* the summary message: its text and a compaction marker */
 	initStringInfo(&parts);
 	appendStringInfoString(&parts, "[{");
@@ -226,8 +258,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	escape_json(&parts, summary_id);
 	appendStringInfo(&parts, ", \"kind\": \"%s\", \"level\": %d, \"compacted_item_count\": %d, "
 					 "\"seq_start\": " INT64_FORMAT ", \"seq_end\": " INT64_FORMAT
-					 ", \"token_estimate\": 0}]",
-					 kind, level, nids, seq_start, seq_end);
+					 ", \"token_estimate\": 0%s}]",
+					 kind, level, nids, seq_start, seq_end, annotation.data);
 	MnemoAppendSummaryMessage(session_id, summary_id, model_id, provider_id,
 							  DatumGetJsonbP(DirectFunctionCall1(jsonb_in, CStringGetDatum(parts.data))),
 							  &lock, lock.last_seq, DatumGetInt64(values[6]));

@@ -225,8 +225,10 @@ test_default_hard(mnemo_store *st)
 	/* the prompt, which holds the file reference, is the task: it stays
 	 * verbatim (a quarter of the budget holds it); the rest is summarised */
 	ok(n > 0 && strstr(json_object_to_json_string(jpath(log[n - 1], "body.messages")),
-					   "\"## Goal\\ncontinue\"") != NULL,
-	   "default hard: it carries the summary");
+					   "\"[Summary ") != NULL &&
+	   strstr(json_object_to_json_string(jpath(log[n - 1], "body.messages")),
+			  "]\\n## Goal\\ncontinue\"") != NULL,
+	   "default hard: it carries the summary, after its annotation");
 	ok(n > 0 && strstr(json_object_to_json_string(jpath(log[n - 1], "body.messages")),
 					   "Content-ID: " CONTENT_ID) != NULL,
 	   "default hard: and the task, with its file reference, verbatim");

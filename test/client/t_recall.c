@@ -79,7 +79,8 @@ body_text(json_object **log, int i, const char *path)
 {
 	json_object *v = jpath(log[i], path);
 
-	return v != NULL ? json_object_to_json_string(v) : "";
+	return v != NULL ? json_object_to_json_string_ext(v, JSON_C_TO_STRING_SPACED |
+													  JSON_C_TO_STRING_NOSLASHESCAPE) : "";
 }
 
 /* the recall tool parts of the session, name:state:output-has-fact */
@@ -275,6 +276,90 @@ test_limit(mnemo_store *st)
 	free(script);
 }
 
+/*
+ * A session compacted by the engine (Level 3, no model): the summary the
+ * next turn's request carries is annotated (its id, kind, depth, span, and
+ * the tools and paths it covers), and the model can describe and expand
+ * that id.
+ */
+static void
+test_annotated_turn(mnemo_store *st, const char *provider)
+{
+	char		sid[64];
+	char		url[128];
+	char		script[1024];
+	char		header[MNEMO_ID_MAX + 64];
+	char		sql[2048];
+	char	   *calls;
+	server		srv;
+	mnemo_turn_options o;
+	mnemo_compact_options co;
+	mnemo_compact_result r;
+	mnemo_turn *turn = NULL;
+	collected	c = {0};
+	json_object **log;
+	int			n = 0;
+
+	snprintf(sid, sizeof(sid), "ra_%s", provider);
+	session(st, sid, provider, "model-x");
+	snprintf(sql, sizeof(sql),
+			 "SELECT count(*) FROM mnemo.append_messages($1, '["
+			 "{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"start the api server\"}]},"
+			 "{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool\",\"tool_name\":\"bash\","
+			 "\"tool_call_id\":\"c1\",\"tool_state\":\"completed\","
+			 "\"input\":{\"command\":\"serve --config /etc/api/config.yaml --port " FACT "\"},"
+			 "\"output\":\"listening on 0.0.0.0:" FACT "\"}]},"
+			 "{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"The server is up.\"}]},"
+			 "{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"now the docs\"}]},"
+			 "{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"Docs written.\"}]},"
+			 "{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"and the tests\"}]},"
+			 "{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"text\":\"Tests pass.\"}]}]')");
+	free(sql_value(sql, sid));
+	memset(&co, 0, sizeof(co));
+	co.first_level = 3;
+	co.no_prune = true;
+	co.tail_messages = -1;		/* the two latest user turns only */
+	is_code(st, mnemo_compact(st, sid, &co, &r), MNEMO_OK, "annotated: the engine compacts");
+	ok(r.summaries == 1, "%s: one summary (%s)", provider, r.summary_id);
+
+	snprintf(script, sizeof(script),
+			 "reply\n  tool lcm_describe \"{\\\"id\\\":\\\"%s\\\"}\" id=call_d\n"
+			 "reply\n  tool lcm_expand \"{\\\"summary_id\\\":\\\"%s\\\"}\" id=call_e\n"
+			 "reply\n  text \"done\"\n", r.summary_id, r.summary_id);
+	server_start(&srv, script);
+	options(&o, &srv, provider, url, sizeof(url));
+	is_code(st, mnemo_session_send(st, sid, &o, "Which config did the server use?", NULL, 0,
+								   on_part, &c, &turn), MNEMO_OK, "annotated: the turn");
+	log = log_read(&srv, &n);
+	is_int(n, 3, "%s: the question, after lcm_describe, after lcm_expand", provider);
+	snprintf(header, sizeof(header), "[Summary %s: leaf, depth 0, 3 messages (seq 1-3), ",
+			 r.summary_id);
+	if (n == 3)
+	{
+		const char *first = body_text(log, 0, "body.messages");
+
+		/* the body as JSON text: a newline is written \n */
+		ok(strstr(first, header) != NULL,
+		   "%s: the request carries the summary's header, its id first (%s)", provider, header);
+		ok(strstr(first, "]\\n[Expand for details about: paths /etc/api/config.yaml; tools bash]\\n")
+		   != NULL, "%s: and the about line: the path and the tool it covers", provider);
+		ok(strstr(body_text(log, 1, "body.messages"), "covers messages #1 to #3") != NULL,
+		   "%s: lcm_describe of that id answers", provider);
+		ok(strstr(body_text(log, 2, "body.messages"), "serve --config /etc/api/config.yaml --port "
+				  FACT) != NULL, "%s: lcm_expand of that id gives back the tool call", provider);
+	}
+	log_free(log, n);
+	calls = sql_value("SELECT string_agg(p.content->>'tool_name' || ':' || p.tool_state, ',' ORDER BY m.seq) "
+					  "FROM mnemo.messages m JOIN mnemo.message_parts p "
+					  "  ON p.session_id = m.session_id AND p.message_id = m.id "
+					  "WHERE m.session_id = $1 AND p.content->>'tool_name' LIKE 'lcm_%'", sid);
+	is_str(calls, "lcm_describe:completed,lcm_expand:completed",
+		   "%s: both calls stored as completed tool parts", provider);
+	free(calls);
+	mnemo_turn_free(turn);
+	server_stop(&srv);
+}
+
 /* the store calls a program uses */
 static void
 test_store_calls(mnemo_store *st)
@@ -325,6 +410,8 @@ main(void)
 
 	test_recall_turn(st, "openai");
 	test_recall_turn(st, "anthropic");
+	test_annotated_turn(st, "openai");
+	test_annotated_turn(st, "anthropic");
 	test_not_offered(st);
 	test_mixed_and_bad(st);
 	test_limit(st);

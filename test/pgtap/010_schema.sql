@@ -248,7 +248,7 @@ INSERT INTO fns VALUES
   ('history', '{text,integer}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_context_items', '{text}', 'setof mnemo.context_item', 'stable'),
   ('build_context', '{text,integer}', 'setof mnemo.context_entry', 'stable'),
-  ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text,text,bigint,text[],jsonb}', 'bigint', 'volatile'),
+  ('commit_summary', '{text,text,text,integer,text[],text,integer,text,text,text,bigint,text[],jsonb,integer}', 'bigint', 'volatile'),
   ('expand_summary', '{text,text,boolean}', 'setof mnemo.expansion', 'stable'),
   ('summary_nodes', '{text,boolean}', 'setof mnemo.summary_nodes', 'stable'),
   ('context_report', '{text,integer}', 'mnemo.context_budget', 'stable'),

@@ -109,6 +109,12 @@ typedef struct mnemo_new_summary
 	int64_t		created_at;
 	const char *const *part_ids;	/* NULL, or 2 ids */
 	const char *metadata;
+	/* > 0: the server puts a header (id, kind, depth, span) and an
+	 * "Expand for details about: ..." line (the file ids, paths and tools
+	 * it covers) of at most this many tokens before content, and adds
+	 * their tokens to token_count (doc/compaction.md, "What the model
+	 * sees"); 0: content is stored as given */
+	int			annotate_tokens;
 } mnemo_new_summary;
 
 /* Initialises a summary spec: a new id, kind "leaf", level 1. */

@@ -17,8 +17,10 @@
  * and the task each at most a quarter, Level 3 at most an eighth, a
  * model's summary at most a quarter.  When that leaves the context over
  * the budget, the engine squeezes: only the latest user message stays
- * protected, a short run or a lone item goes too, and Level 3's size halves
- * down to its least.  What is left then is the floor: OVER_BUDGET.
+ * protected, a short run or a lone item goes too, Level 3's size halves
+ * down to its least, and then summaries are made without annotations
+ * (commit_summary's header and about line, at most a sixteenth of the
+ * budget otherwise).  What is left then is the floor: OVER_BUDGET.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -35,6 +37,9 @@
 /* Level 3's least cap: the marker (9 tokens) and a line of the start */
 #define L3_MIN_TOKENS 24
 
+/* a summary's annotation: all of it (header and about line), at most */
+#define ANNOTATE_TOKENS 160
+
 typedef struct compaction
 {
 	mnemo_store *st;
@@ -47,6 +52,8 @@ typedef struct compaction
 	int			items;			/* it replaced */
 	int			l3_cap;			/* Level 3's size now */
 	bool		lone_spent;		/* a lone summary that Level 3 cannot shrink */
+	bool		lone_round;		/* the last round summarised a lone summary */
+	int			annotate_tokens;	/* a summary's annotation, at most */
 } compaction;
 
 /* The picks of a budgeted round, in order: by the budget's shares, then
@@ -256,6 +263,7 @@ round_once(compaction *c, bool *progress)
 	int			rc;
 
 	*progress = false;
+	c->lone_round = false;
 	rc = next_block(c, &b, &found);
 	if (rc != MNEMO_OK || !found)
 		return rc;
@@ -322,6 +330,8 @@ round_once(compaction *c, bool *progress)
 		s.model_id = level < 3 ? c->model.cfg.model : NULL;
 		s.provider_id = level < 3 ? c->model.cfg.provider_name : NULL;
 		s.holder = c->holder;
+		/* the model reading the context learns what it can expand */
+		s.annotate_tokens = c->annotate_tokens;
 		rc = ids == NULL ? mn_fail(c->st, MNEMO_ERR_NOMEM, "out of memory")
 			: mnemo_summary_commit(c->st, c->sid, &s, NULL, id);
 		free(ids);
@@ -341,6 +351,7 @@ round_once(compaction *c, bool *progress)
 			c->r.levels[level]++;
 			memcpy(c->r.summary_id, id, strlen(id) + 1);
 			*progress = true;
+			c->lone_round = lone;
 			rc = compaction_checkpoint(c, id);
 		}
 	}
@@ -403,19 +414,27 @@ run(compaction *c)
 	 * replaces two items or more with one, or a message with a summary, so
 	 * the rounds end with the blocks even without max_rounds.  With a budget
 	 * still out of reach when no block is left, Level 3's size halves down
-	 * to its least and the lone summaries over it go round again.
+	 * to its least and the lone summaries over it go round again; at its
+	 * least, they go round once more without annotations, so that the
+	 * floor is what the summaries' texts make it, whatever the budget.
 	 */
 	while (c->r.rounds < rounds && held && !c->r.lost)
 	{
 		int			before = c->r.summaries;
+		int64_t		size_before = size;
 
 		if (c->o.budget_tokens > 0 ? size <= c->o.budget_tokens : c->r.rounds > 0)
 			break;
 		if (!progress)
 		{
-			if (c->o.budget_tokens <= 0 || c->l3_cap <= L3_MIN_TOKENS)
+			if (c->o.budget_tokens <= 0)
 				break;
-			c->l3_cap = c->l3_cap / 2 < L3_MIN_TOKENS ? L3_MIN_TOKENS : c->l3_cap / 2;
+			if (c->l3_cap > L3_MIN_TOKENS)
+				c->l3_cap = c->l3_cap / 2 < L3_MIN_TOKENS ? L3_MIN_TOKENS : c->l3_cap / 2;
+			else if (c->annotate_tokens > 0)
+				c->annotate_tokens = 0;
+			else
+				break;
 			c->lone_spent = false;
 		}
 		c->r.rounds++;
@@ -423,6 +442,15 @@ run(compaction *c)
 			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
 			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
 			break;
+
+		/*
+		 * A lone summary's text shrank, yet the context did not: its new
+		 * annotation (commit_summary's header and about line, which the
+		 * block's text leaves out) took what the text gave.  Lone ones are
+		 * left be until Level 3's size halves, or the rounds would go on.
+		 */
+		if (c->lone_round && size >= size_before)
+			c->lone_spent = true;
 		if (c->r.summaries > before && c->o.progress != NULL)
 			c->o.progress(c->r.summary_id, c->kind, c->r.level, c->items, size,
 						  c->o.progress_arg);
@@ -494,6 +522,16 @@ mnemo_compact(mnemo_store *st, const char *session_id, const mnemo_compact_optio
 		snprintf(c.holder, sizeof(c.holder), "%s", c.o.holder);
 	else
 		snprintf(c.holder, sizeof(c.holder), "%s", mn_compact_holder(st));
+
+	/*
+	 * A summary's annotation (doc/compaction.md, "What the model sees"):
+	 * with a budget, at most a sixteenth of it, half of Level 3's share, so
+	 * that a tight budget's summaries are not outgrown by it and the floor
+	 * (a budget of 1 leaves none) is what the summaries' texts make it.
+	 */
+	c.annotate_tokens = ANNOTATE_TOKENS;
+	if (c.o.budget_tokens > 0 && c.o.budget_tokens / 16 < c.annotate_tokens)
+		c.annotate_tokens = c.o.budget_tokens / 16;
 
 	/* Level 3's size: with a budget, at most an eighth of it */
 	c.l3_cap = c.o.l3_tokens > 0 ? c.o.l3_tokens : 512;

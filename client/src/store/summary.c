@@ -22,9 +22,9 @@ static const mn_stmt commit_stmt = {
 	"SELECT s.id AS summary_id, mnemo.commit_summary($1::text, s.id, $3::text, $4::integer, "
 	"$5::text[], kind => $6::text, level => $7::integer, model_id => $8::text, "
 	"provider_id => $9::text, holder => $10::text, created_at => $11::bigint, "
-	"part_ids => $12::text[], metadata => $13::jsonb) AS \"position\" "
+	"part_ids => $12::text[], metadata => $13::jsonb, annotate_tokens => $14::integer) AS \"position\" "
 	"FROM (SELECT coalesce($2::text, mnemo.new_id('sum')) AS id) AS s",
-	13
+	14
 };
 
 static const mn_stmt nodes_stmt = {
@@ -48,7 +48,8 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 	char		token_count[24];
 	char		level[24];
 	char		created_at[24];
-	const char *params[13];
+	char		annotate[24];
+	const char *params[14];
 	char	   *array;
 	char	   *part_ids = NULL;
 	PGresult   *res;
@@ -82,6 +83,8 @@ mnemo_summary_commit(mnemo_store *st, const char *session_id, const mnemo_new_su
 	}
 	params[11] = part_ids;
 	params[12] = summary->metadata;
+	params[13] = summary->annotate_tokens > 0 ? mn_i64_param(annotate, summary->annotate_tokens)
+		: NULL;
 	res = mn_exec(st, &commit_stmt, params);
 	free(array);
 	free(part_ids);

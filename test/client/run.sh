@@ -79,6 +79,9 @@ sanitizer_env() {
 
 version=$(make -s --no-print-directory -C client print-version 2>/dev/null)
 major=${version%%.*}
+# the soname's version: the major, and before 1.0 the minor too (version.h)
+abi=$major
+[ "$major" = 0 ] && abi=${version%.*}
 if make -C client >"$work/build.log" 2>&1; then
 	ok "libmnemo $version and mnemo build with -Wall -Wextra -Werror (make -C client)"
 else
@@ -288,16 +291,16 @@ else
 	not_ok "libmnemo.so exports only mnemo_* symbols; also: ${others//$'\n'/ }"
 fi
 soname=$(readelf -d "$so" 2>/dev/null | sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p')
-if [ "$soname" = "libmnemo.so.$major" ]; then
-	ok "the soname is libmnemo.so.$major"
+if [ "$soname" = "libmnemo.so.$abi" ]; then
+	ok "the soname is libmnemo.so.$abi"
 else
-	not_ok "the soname is libmnemo.so.$major, not '$soname'"
+	not_ok "the soname is libmnemo.so.$abi, not '$soname'"
 fi
 
 prefix=$work/prefix
 if make -C client install PREFIX="$prefix" >"$work/install.log" 2>&1; then
 	missing=()
-	for f in include/mnemo.h lib/libmnemo.a "lib/libmnemo.so.$version" "lib/libmnemo.so.$major" \
+	for f in include/mnemo.h lib/libmnemo.a "lib/libmnemo.so.$version" "lib/libmnemo.so.$abi" \
 		lib/libmnemo.so lib/pkgconfig/mnemo.pc; do
 		[ -e "$prefix/$f" ] || missing+=("$f")
 	done

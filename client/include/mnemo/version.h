@@ -12,7 +12,10 @@
  * the next major.  Option and spec structs only ever gain fields at the end
  * (a new major), and a field's zero value, or its _INIT macro's value, keeps
  * the old behaviour: code that initialises with the _INIT macro compiles
- * and behaves the same against the next version.
+ * and behaves the same against the next version.  Before 1.0 each minor
+ * may do so (0.4 and 0.5 gave option and result structs new fields), so the
+ * soname is libmnemo.so.0.MINOR: a program is rebuilt for each 0.x minor,
+ * which it needs anyway to meet the extension of that version.
  */
 #ifndef MNEMO_API_VERSION_H
 #define MNEMO_API_VERSION_H

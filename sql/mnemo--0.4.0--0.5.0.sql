@@ -7,3 +7,7 @@
  * database updated step by step from 0.1.0 and a fresh 0.5.0 install have
  * the same schema (the upgrade test, test/upgrade.sh, compares them).
  */
+
+-- Issue 36, compaction_block costs its block (src/context_walk.c): the
+-- user messages of a view found by index, however far back.
+CREATE INDEX messages_user_idx ON mnemo.messages (session_id, seq) WHERE role = 'user' AND NOT is_summary;

@@ -130,13 +130,18 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	/*
 	 * Planned without sequential scans, as MnemoReadContext's statement
 	 * (context_view.c says why), and without JIT: a batch is planned as
-	 * ~1,000 rows.  ViewWalkEnd, or an error with the transaction, undoes
-	 * both.
+	 * ~1,000 rows.  Nor bitmap scans: the look-ups of the latest user
+	 * messages (LIMIT 2) were planned, on statistics of a small table, as a
+	 * bitmap scan of every user message of the session and a sort, which a
+	 * backward scan of messages_user_idx reads two of.  ViewWalkEnd, or an
+	 * error with the transaction, undoes all three.
 	 */
 	w->nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	return true;
 }

@@ -149,7 +149,7 @@ dry_run(compaction *c)
 	bool		found;
 	int			rc;
 
-	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK ||
+	if ((rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &c->r.tokens_before)) != MNEMO_OK ||
 		(rc = next_block(c, &b, &found)) != MNEMO_OK)
 		return rc;
 	c->r.tokens_after = c->r.tokens_before;
@@ -384,12 +384,12 @@ run(compaction *c)
 	bool		progress = true;
 	int			rc;
 
-	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK)
+	if ((rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &c->r.tokens_before)) != MNEMO_OK)
 		return rc;
 	if (!c->o.no_prune &&
 		(rc = mnemo_prune_tool_outputs(c->st, c->sid, NULL, &c->r.pruned)) != MNEMO_OK)
 		return rc;
-	if ((rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK)
+	if ((rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &size)) != MNEMO_OK)
 		return rc;
 	if (c->o.first_level < 3)
 		mn_compact_model_init(c->st, c->sid, &c->o, &c->model);
@@ -420,7 +420,7 @@ run(compaction *c)
 		}
 		c->r.rounds++;
 		if ((rc = round_once(c, &progress)) != MNEMO_OK ||
-			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
+			(rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &size)) != MNEMO_OK ||
 			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
 			break;
 		if (c->r.summaries > before && c->o.progress != NULL)

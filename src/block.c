@@ -40,6 +40,23 @@
  * separated by "---" for nodes, each item cut to item_chars characters when
  * given (Level 2 does that).  File ids are gathered from the whole items,
  * footers of the summaries being condensed included.
+ *
+ * A pick costs what its rules look at, not the session (issue 36: on a
+ * never-compacted import of a million messages every round rendered all of
+ * them).  On a session that is not a fork the view is walked from both ends
+ * (context_walk.c), each walk a batch at a time and only as far as asked:
+ * newest first, the messages up to where the fresh tail's rule is decided
+ * (protect_tokens full, the tail_messages-th counted, max_tokens reached);
+ * the latest user messages and the task, however far back, by index
+ * (ViewWalkUsers); oldest first, the items up to where the first qualifying
+ * run's block ends (a run is not read past its block), and for a
+ * condensation the explicit rows only (the implicit tail holds messages
+ * only).  A fork's view, whose items its ancestors hold, is read whole
+ * (MnemoReadContext) as build_context reads it.  The rules are written once
+ * over BlockView, which serves both; sql/block_walk.sql checks that a
+ * session and a fork holding the same items get the same block.  The rules
+ * address the fresh tail and the pins by position, items by their index in
+ * position order.
  */
 #include "postgres.h"
 

@@ -74,9 +74,9 @@ int			mn_compact_release_any(mnemo_store *st, const char *sid, char *holder);
 
 /*
  * The assembled context's size, summaries included, as context_report
- * gives it for budget_tokens (0: none): exact up to past the budget, and
- * past that an estimate that stays over it, so that a round costs what the
- * budget holds, not the session (issue 36).
+ * gives it for budget_tokens: exact up to past the budget, and past that an
+ * estimate that stays over it, so that a round costs what the budget holds,
+ * not the session (issue 36); 0: exact, the whole view rendered.
  */
 int			mn_compact_size(mnemo_store *st, const char *sid, int budget_tokens, int64_t *size);
 

@@ -104,7 +104,26 @@ bool
 ViewWalkBegin(const char *session_id, ViewWalk *w)
 {
 	Datum		values[1];
+	int			nestlevel;
 
+	/*
+	 * Planned without sequential scans, as MnemoReadContext's statement
+	 * (context_view.c says why), the session's row too (on the partitioned
+	 * layout a small partition of sessions was read whole), and without
+	 * JIT: a batch is planned as ~1,000 rows.  Nor bitmap scans: the
+	 * look-ups of the latest user messages (LIMIT 2) were planned, on
+	 * statistics of a small table, as a bitmap scan of every user message
+	 * of the session and a sort, which a backward scan of messages_user_idx
+	 * reads two of.  ViewWalkEnd, or an error with the transaction, undoes
+	 * all three.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	MnemoPrepare(&session_plan,
 				 "SELECT tenant, context_generation, context_tail_seq, last_seq, "
 				 "fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
@@ -113,7 +132,10 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 1) == 1,
 						 1, 0, false);
 	if (MnemoGetBool(0, 5))
+	{
+		AtEOXact_GUC(true, nestlevel);
 		return false;
+	}
 	memset(w, 0, sizeof(*w));
 	w->session_id = session_id;
 	w->generation = MnemoGetInt64(0, 2, NULL);
@@ -126,23 +148,7 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	w->old_lo = w->tail_seq + 1;
 	w->old_batch = CONTEXT_BATCH_MIN;
 	w->old_limit = CONTEXT_END_POSITION;
-
-	/*
-	 * Planned without sequential scans, as MnemoReadContext's statement
-	 * (context_view.c says why), and without JIT: a batch is planned as
-	 * ~1,000 rows.  Nor bitmap scans: the look-ups of the latest user
-	 * messages (LIMIT 2) were planned, on statistics of a small table, as a
-	 * bitmap scan of every user message of the session and a sort, which a
-	 * backward scan of messages_user_idx reads two of.  ViewWalkEnd, or an
-	 * error with the transaction, undoes all three.
-	 */
-	w->nestlevel = NewGUCNestLevel();
-	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
-	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
-							 GUC_ACTION_SAVE, true, 0, false);
+	w->nestlevel = nestlevel;
 	return true;
 }
 

@@ -74,9 +74,15 @@ BEGIN
     d := pg_temp.differ(a, b);
     steps := steps + 1; asked := asked + d.asked; hits := hits + d.hits; differ := differ + d.differ;
     EXIT WHEN i = rounds;
-    -- the next block as the engine would take it: messages, else nodes
+    -- the next block as the engine would take it: messages, else nodes;
+    -- every other one by budget, which pins the task and the latest user
+    -- message, so that messages before a block stay as explicit rows
     kind := 'leaf';
-    SELECT * INTO blk FROM mnemo.compaction_block(a, 'leaf', 4, 900, 3);
+    IF i % 2 = 1 THEN
+      SELECT * INTO blk FROM mnemo.compaction_block(a, 'leaf', 4, 900, 3, NULL, 200, 300);
+    ELSE
+      SELECT * INTO blk FROM mnemo.compaction_block(a, 'leaf', 4, 900, 3);
+    END IF;
     IF blk IS NULL OR blk.item_ids IS NULL THEN
       kind := 'condensed';
       SELECT * INTO blk FROM mnemo.compaction_block(a, 'condensed', 4, 900, 2);
@@ -89,6 +95,8 @@ BEGIN
   END LOOP;
 END $$;
 SELECT r.* FROM generate_series(1, 6) s, LATERAL pg_temp.run(s, 140, 50, 6) r;
+-- explicit message rows were made (messages kept before a block)
+SELECT count(*) > 0 AS explicit_messages FROM mnemo.context_items c JOIN mnemo.sessions s ON s.id = c.session_id AND c.generation = s.context_generation WHERE c.session_id LIKE 'bw%\_a' AND c.item_type = 'message';
 -- the fork's view is read whole; A's is walked: the fork is a fork
 SELECT s.id, s.fork_seq IS NOT NULL AS fork FROM mnemo.sessions s WHERE s.id LIKE 'bw1\__' ORDER BY s.id;
 -- What a pick reads: two sessions never compacted whose oldest and newest

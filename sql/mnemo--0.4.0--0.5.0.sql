@@ -37,3 +37,7 @@ CREATE FUNCTION mnemo.commit_summary(
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_commit_summary';
 COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text, integer, text, text, text, bigint, text[], jsonb, integer) IS 'in one atomic call: the summary message, its DAG node and provenance, the supersession of consumed nodes and the context swap; returns the summary''s position; MN006 and no change if an item is no longer in context, or if holder is given and does not hold the session''s compaction claim; created_at (unix ms, now when NULL) and part_ids (of its text and marker parts) restore a summary''s time and ids, metadata (an object) is kept in its text part; with annotate_tokens, the text is stored after a header (id, kind, depth, span) and an "Expand for details about" line (file ids, paths, tools it covers) of at most that many tokens, and token_count grows by what they add';
+
+-- Issue 36, compaction_block costs its block (src/context_walk.c): the
+-- user messages of a view found by index, however far back.
+CREATE INDEX messages_user_idx ON mnemo.messages (session_id, seq) WHERE role = 'user' AND NOT is_summary;

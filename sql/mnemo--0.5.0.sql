@@ -103,6 +103,10 @@ CREATE TABLE mnemo.messages (
 COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense per session, in commit order; ids are unique within their session';
 -- last_summary: only summary rows enter this index.
 CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, seq) WHERE is_summary;
+-- compaction_block: the latest user messages of a view and its first (the
+-- task), however far back, in O(log n) (src/context_walk.c).  Only user
+-- messages enter it: an agent's tool steps and replies pay nothing.
+CREATE INDEX messages_user_idx ON mnemo.messages (session_id, seq) WHERE role = 'user' AND NOT is_summary;
 
 CREATE TABLE mnemo.message_parts (
     session_id      text NOT NULL,

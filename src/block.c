@@ -41,6 +41,23 @@
  * each item cut to item_chars characters when given (Level 2 does that).
  * File ids are gathered from the whole items, footers of the summaries
  * being condensed included.
+ *
+ * A pick costs what its rules look at, not the session (issue 36: on a
+ * never-compacted import of a million messages every round rendered all of
+ * them).  On a session that is not a fork the view is walked from both ends
+ * (context_walk.c), each walk a batch at a time and only as far as asked:
+ * newest first, the messages up to where the fresh tail's rule is decided
+ * (protect_tokens full, the tail_messages-th counted, max_tokens reached);
+ * the latest user messages and the task, however far back, by index
+ * (ViewWalkUsers); oldest first, the items up to where the first qualifying
+ * run's block ends (a run is not read past its block), and for a
+ * condensation the explicit rows only (the implicit tail holds messages
+ * only).  A fork's view, whose items its ancestors hold, is read whole
+ * (MnemoReadContext) as build_context reads it.  The rules are written once
+ * over BlockView, which serves both; sql/block_walk.sql checks that a
+ * session and a fork holding the same items get the same block.  The rules
+ * address the fresh tail and the pins by position, items by their index in
+ * position order.
  */
 #include "postgres.h"
 
@@ -52,89 +69,166 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "context.h"
 
 /*
- * The index in entries where the fresh tail starts.  Too few user messages
- * or messages for a rule protects every message, not the summaries before
- * them.  With max_tokens >= 0, the user-turn rule protects at most
- * max_tokens of the newest messages (see FirstRun's caller); -1: no cap.
+ * The view as the rules read it: whole (a fork), or walked from both ends
+ * as far as the rules need (context_walk.c).  Items are addressed by their
+ * index in position order; the fresh tail and the pins by position.
  */
-static int
-TailStart(MnemoContextEntry *entries, int n, int32 tail_messages, int32 max_tokens)
+typedef struct BlockView
 {
-	int			users = 0;
-	int			messages = 0;
-	int64		tokens = 0;
-	int			oldest = n;		/* the oldest message seen */
-	int			within = n;		/* the oldest of the newest max_tokens */
-	int			by_users = -1;
-	int			by_count = tail_messages == 0 ? n : -1;
+	/* a fork: the whole view, and the indexes of its messages newest first */
+	MnemoContextEntry *all;
+	int			nall;
+	int		   *messages;
+	int			nmessages;
+	/* any other session */
+	bool		walking;
+	ViewWalk	w;
+	ContextReceiver older;		/* the items, oldest first */
+	ContextReceiver newer;		/* the messages, newest first */
+	int64		implicit_from;	/* the first position of the implicit tail */
+	/* the positions ViewWalkUsers gives, and the oldest message's */
+	bool		have_users;
+	int64		latest_user;
+	int64		second_user;
+	int64		first_user;
+	bool		have_oldest;
+	int64		oldest_message;
+} BlockView;
+
+/* Item k of the view in position order; NULL past its end or at below. */
+static MnemoContextEntry *
+ViewItem(BlockView *v, int k, int64 below)
+{
+	MnemoContextEntry *e = NULL;
+
+	if (!v->walking)
+		e = k < v->nall ? &v->all[k] : NULL;
+	else
+	{
+		/* nothing at or past below is read: the walk stops before it */
+		v->w.old_limit = below;
+		while (k >= v->older.nentries && ViewWalkOlder(&v->w, &v->older))
+			;
+		e = k < v->older.nentries ? &v->older.entries[k] : NULL;
+	}
+	return e != NULL && e->position < below ? e : NULL;
+}
+
+/* The view's k-th newest message (0: the newest); NULL when it has fewer. */
+static MnemoContextEntry *
+NewestMessage(BlockView *v, int k)
+{
+	if (!v->walking)
+		return k < v->nmessages ? &v->all[v->messages[k]] : NULL;
+	while (k >= v->newer.nentries && ViewWalkNewer(&v->w, &v->newer))
+		;
+	return k < v->newer.nentries ? &v->newer.entries[k] : NULL;
+}
+
+static bool
+IsUser(const MnemoContextEntry *e)
+{
+	return !e->is_summary && strcmp(e->role, "user") == 0;
+}
+
+/* The positions of the latest user message, the one before it and the first. */
+static void
+Users(BlockView *v)
+{
 	int			i;
 
-	for (i = n; i-- > 0;)
+	if (v->have_users)
+		return;
+	v->have_users = true;
+	if (v->walking)
 	{
-		if (entries[i].is_summary)
-			continue;
-		oldest = i;
-		tokens += entries[i].tokens;
-		if (max_tokens < 0 || tokens <= max_tokens)
-			within = i;
-		if (strcmp(entries[i].role, "user") == 0 && ++users == 2)
-			by_users = i;
-		if (++messages == tail_messages)
-			by_count = i;
-		if (by_users >= 0 && by_count >= 0)
-			break;
+		ViewWalkUsers(&v->w, &v->latest_user, &v->second_user, &v->first_user);
+		return;
 	}
-	if (by_users < 0)
-		by_users = oldest;
-	if (by_count < 0)
-		by_count = oldest;
-	return Min(Max(by_users, within), by_count);
+	v->latest_user = v->second_user = v->first_user = CONTEXT_NO_POSITION;
+	for (i = 0; i < v->nmessages; i++)
+	{
+		MnemoContextEntry *e = &v->all[v->messages[i]];
+
+		if (!IsUser(e))
+			continue;
+		if (v->latest_user == CONTEXT_NO_POSITION)
+			v->latest_user = e->position;
+		else
+		{
+			v->second_user = e->position;
+			break;
+		}
+	}
+	for (i = v->nmessages; i-- > 0;)
+	{
+		if (IsUser(&v->all[v->messages[i]]))
+		{
+			v->first_user = v->all[v->messages[i]].position;
+			break;
+		}
+	}
+}
+
+/* The position of the view's oldest message; CONTEXT_END_POSITION: none. */
+static int64
+OldestMessage(BlockView *v)
+{
+	if (!v->have_oldest)
+	{
+		v->have_oldest = true;
+		if (v->walking)
+			v->oldest_message = ViewWalkOldestMessage(&v->w);
+		else
+			v->oldest_message = v->nmessages > 0 ?
+				v->all[v->messages[v->nmessages - 1]].position : CONTEXT_END_POSITION;
+	}
+	return v->oldest_message;
 }
 
 /*
- * By budget: the index where the newest messages within protect_tokens
- * start, and the two pinned user messages (-1: none).
+ * The position where the fresh tail starts.  Too few user messages or
+ * messages for a rule protects every message, not the summaries before
+ * them.  With max_tokens >= 0, the user-turn rule protects at most
+ * max_tokens of the newest messages (see FirstRun's caller); -1: no cap.
+ * Reads the newest tail_messages messages, and with a cap the newest
+ * max_tokens of them.
  */
-static int
-BudgetTail(MnemoContextEntry *entries, int n, int32 protect_tokens, int *latest, int *task)
+static int64
+TailStart(BlockView *v, int32 tail_messages, int32 max_tokens)
 {
-	int64		tokens = 0;
-	int			tail = n;
-	bool		full = false;
-	int			i;
+	int64		by_users;
+	int64		by_count = CONTEXT_END_POSITION;
+	int64		within = CONTEXT_END_POSITION;	/* the oldest of the newest max_tokens */
+	MnemoContextEntry *e;
 
-	*latest = -1;
-	*task = -1;
-	for (i = n; i-- > 0;)
+	Users(v);
+	by_users = v->second_user != CONTEXT_NO_POSITION ? v->second_user : OldestMessage(v);
+	if (tail_messages > 0)
 	{
-		MnemoContextEntry *e = &entries[i];
+		e = NewestMessage(v, tail_messages - 1);
+		by_count = e != NULL ? e->position : OldestMessage(v);
+	}
+	if (max_tokens < 0)
+		return Min(by_users, by_count);
 
-		if (e->is_summary)
-			continue;
-		if (*latest < 0 && strcmp(e->role, "user") == 0)
-			*latest = i;
-		if (!full && tokens + e->tokens <= protect_tokens)
+	/* older than by_users, within no longer matters */
+	{
+		int64		tokens = 0;
+		int			k;
+
+		for (k = 0; (e = NewestMessage(v, k)) != NULL && e->position > by_users; k++)
 		{
 			tokens += e->tokens;
-			tail = i;
-		}
-		else
-			full = true;
-		if (full && *latest >= 0)
-			break;
-	}
-	for (i = 0; i < n; i++)
-	{
-		if (!entries[i].is_summary && strcmp(entries[i].role, "user") == 0)
-		{
-			if (i != *latest && entries[i].tokens <= protect_tokens)
-				*task = i;
-			break;
+			if (tokens > max_tokens)
+				break;
+			within = e->position;
 		}
 	}
-	return tail;
+	return Min(Max(by_users, within), by_count);
 }
 
 /* How runs are cut: the kind, pinned items, and whether depths may mix. */
@@ -142,24 +236,52 @@ typedef struct RunRules
 {
 	bool		condensed;
 	bool		mixed;			/* a condensation of any depths */
-	int			pins[2];		/* items never picked (-1: none) */
+	int64		latest;			/* the latest user message, never picked */
+	int64		task;			/* the task, never picked while it fits in task_tokens */
+	int64		task_tokens;
 	int32		min_items;
 	int64		lone_tokens;	/* a shorter run over this qualifies; -1: none */
+	int32		max_tokens;		/* of a block past its first min_items items */
 } RunRules;
 
-/* Whether entry i can join a block of the rules' kind at depth. */
-static bool
-Fits(MnemoContextEntry *entries, int i, const RunRules *r, int32 depth)
+/*
+ * By budget: the position where the newest messages within protect_tokens
+ * start, and the two pinned user messages into rules.  Reads the newest
+ * protect_tokens of messages and one more.
+ */
+static int64
+BudgetTail(BlockView *v, int32 protect_tokens, RunRules *rules)
 {
-	MnemoContextEntry *e = &entries[i];
+	int64		tokens = 0;
+	int64		tail = CONTEXT_END_POSITION;
+	MnemoContextEntry *e;
+	int			k;
 
+	Users(v);
+	rules->latest = v->latest_user;
+	rules->task = v->first_user;
+	rules->task_tokens = protect_tokens;
+	for (k = 0; (e = NewestMessage(v, k)) != NULL; k++)
+	{
+		if (tokens + e->tokens > protect_tokens)
+			break;
+		tokens += e->tokens;
+		tail = e->position;
+	}
+	return tail;
+}
+
+/* Whether e can join a block of the rules' kind at depth. */
+static bool
+Fits(const MnemoContextEntry *e, const RunRules *r, int32 depth)
+{
 	/*
 	 * An item whose rendering was not kept cannot be summarised; nor, in a
 	 * condensation, can a fork's inherited summary node, which is its
 	 * ancestor's (a fork's leaf may cover the messages it inherited).
 	 */
 	if (e->oversize || e->let_go || (r->condensed && e->inherited) ||
-		i == r->pins[0] || i == r->pins[1])
+		e->position == r->latest || (e->position == r->task && e->tokens <= r->task_tokens))
 		return false;
 	if (!r->condensed)
 		return !e->is_summary;
@@ -168,31 +290,95 @@ Fits(MnemoContextEntry *entries, int i, const RunRules *r, int32 depth)
 
 /*
  * The first run, oldest first, of at least min_items items (or of fewer
- * over lone_tokens) before tail: its start, and its end into *end (when
- * not NULL); tail when there is none.
+ * over lone_tokens) before position below, and the block it gives: its
+ * first min_items items, then more while their tokens stay within
+ * max_tokens; the indexes of the block's first item and one past its last
+ * into *start and *end.  False when there is none.  A run is read up to
+ * where its block ends, not to its end.
  */
-static int
-FirstRun(MnemoContextEntry *entries, int tail, const RunRules *r, int *end)
+static bool
+FirstRun(BlockView *v, int64 below, const RunRules *r, int *start, int *end)
 {
-	int			start;
-	int			stop = 0;
+	MnemoContextEntry *e;
+	int			first;
+	int			stop;
 
-	for (start = 0; start < tail; start = stop)
+	/* the implicit tail holds messages only: no condensation reaches it */
+	if (r->condensed)
+		below = Min(below, v->implicit_from);
+	for (first = 0; (e = ViewItem(v, first, below)) != NULL; first = stop)
 	{
-		int64		tokens;
+		int32		depth = e->depth;
+		int64		run_tokens = e->tokens;
+		int64		block_tokens = e->tokens;
+		bool		closed = false;
 
-		stop = start + 1;
-		if (!Fits(entries, start, r, entries[start].depth))
-			continue;
-		tokens = entries[start].tokens;
-		while (stop < tail && Fits(entries, stop, r, entries[start].depth))
-			tokens += entries[stop++].tokens;
-		if (stop - start >= r->min_items || (r->lone_tokens >= 0 && tokens > r->lone_tokens))
-			break;
-	}
-	if (end != NULL)
+		stop = first + 1;
 		*end = stop;
-	return Min(start, tail);
+		if (!Fits(e, r, depth))
+			continue;
+		while (!closed && (e = ViewItem(v, stop, below)) != NULL && Fits(e, r, depth))
+		{
+			run_tokens += e->tokens;
+			if (stop - first >= r->min_items && block_tokens + e->tokens > r->max_tokens)
+				closed = true;
+			else
+			{
+				block_tokens += e->tokens;
+				*end = stop + 1;
+			}
+			stop++;
+		}
+		if (stop - first >= r->min_items || (r->lone_tokens >= 0 && run_tokens > r->lone_tokens))
+		{
+			*start = first;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Open session_id's view for the rules: walked, within an SPI connection
+ * that CloseView ends, or, for a fork, read whole (MN001 either way when it
+ * does not exist).  Entries go in callcxt.
+ */
+static void
+OpenView(const char *session_id, MemoryContext callcxt, BlockView *v, MnemoCall *call)
+{
+	int			i;
+
+	memset(v, 0, sizeof(*v));
+	v->implicit_from = CONTEXT_END_POSITION;
+	MnemoConnect(call);
+	if (ViewWalkBegin(session_id, &v->w))
+	{
+		v->walking = true;
+		/* explicit positions are all below the tail's seqs (mnemo.h) */
+		v->implicit_from = v->w.tail_seq + 1;
+		ContextReceiverInit(&v->older, session_id, PG_INT32_MAX, callcxt, 64);
+		ContextReceiverInit(&v->newer, session_id, PG_INT32_MAX, callcxt, 64);
+		return;
+	}
+	MnemoFinish(call);
+	v->all = MnemoReadContext(session_id, PG_INT32_MAX, callcxt, &v->nall);
+	v->messages = palloc(sizeof(int) * Max(v->nall, 1));
+	for (i = v->nall; i-- > 0;)
+		if (!v->all[i].is_summary)
+			v->messages[v->nmessages++] = i;
+}
+
+/* The items read oldest first, each with its content. */
+static MnemoContextEntry *
+CloseView(BlockView *v, MnemoCall *call)
+{
+	if (!v->walking)
+		return v->all;
+	ViewWalkEnd(&v->w);
+	MnemoFinish(call);
+	ContextReceiverDone(&v->older);
+	ContextReceiverDone(&v->newer);
+	return v->older.entries;
 }
 
 static Datum
@@ -247,12 +433,16 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 	bool		lone = PG_NARGS() > 7 && !PG_ARGISNULL(7);
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MnemoContextEntry *entries;
+	BlockView	v;
 	RunRules	rules;
+	MnemoCall	call;
 	bool		condensed = strcmp(kind, "condensed") == 0;
-	int			n;
-	int			tail;
-	int			start;
+	bool		found;
+	int64		tail;
+	int			start = 0;
 	int			end = 0;
+	int			pair_start;
+	int			pair_end;
 
 	if (!condensed && strcmp(kind, "leaf") != 0)
 		ereport(ERROR,
@@ -287,18 +477,18 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 	rules.condensed = condensed;
 	rules.min_items = min_items;
 	rules.lone_tokens = lone ? PG_GETARG_INT32(7) : -1;
-	rules.pins[0] = rules.pins[1] = -1;
+	rules.max_tokens = max_tokens;
+	rules.latest = rules.task = CONTEXT_NO_POSITION;
 
-	entries = MnemoReadContext(session_id, PG_INT32_MAX, CurrentMemoryContext, &n);
-	InitMaterializedSRF(fcinfo, 0);
+	OpenView(session_id, CurrentMemoryContext, &v, &call);
 	if (by_budget)
 	{
-		tail = BudgetTail(entries, n, protect_tokens, &rules.pins[0], &rules.pins[1]);
-		start = FirstRun(entries, tail, &rules, &end);
-		if (condensed && start >= tail)
+		tail = BudgetTail(&v, protect_tokens, &rules);
+		found = FirstRun(&v, tail, &rules, &start, &end);
+		if (condensed && !found)
 		{
 			rules.mixed = true;
-			start = FirstRun(entries, tail, &rules, &end);
+			found = FirstRun(&v, tail, &rules, &start, &end);
 		}
 	}
 	else
@@ -308,8 +498,8 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 		pairs.condensed = true;
 		pairs.min_items = 2;
 		pairs.lone_tokens = -1;
-		tail = TailStart(entries, n, tail_messages, -1);
-		start = FirstRun(entries, tail, &rules, &end);
+		tail = TailStart(&v, tail_messages, -1);
+		found = FirstRun(&v, tail, &rules, &start, &end);
 
 		/*
 		 * The current turn of an agent's loop (tool steps after one prompt,
@@ -320,19 +510,20 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 		 * the tail), the rule protects at most max_tokens of the newest
 		 * messages instead; tail_messages still protects its count.
 		 */
-		if (!condensed && start >= tail && FirstRun(entries, tail, &pairs, NULL) >= tail)
+		if (!condensed && !found && !FirstRun(&v, tail, &pairs, &pair_start, &pair_end))
 		{
-			tail = TailStart(entries, n, tail_messages, max_tokens);
-			start = FirstRun(entries, tail, &rules, &end);
+			tail = TailStart(&v, tail_messages, max_tokens);
+			found = FirstRun(&v, tail, &rules, &start, &end);
 		}
 	}
+	entries = CloseView(&v, &call);
+	InitMaterializedSRF(fcinfo, 0);
 
-	if (start < tail)
+	if (found)
 	{
 		List	   *ids = NIL;
 		MnemoFileIds file_ids;
 		StringInfoData text;
-		int64		tokens = 0;
 		int32		depth = -1;
 		Datum		values[6];
 		bool		nulls[6] = {false, false, false, false, false, false};
@@ -344,9 +535,6 @@ mnemo_compaction_block(PG_FUNCTION_ARGS)
 		{
 			MnemoContextEntry *e = &entries[i];
 
-			if (i - start >= min_items && tokens + e->tokens > max_tokens)
-				break;
-			tokens += e->tokens;
 			depth = Max(depth, e->depth);
 			ids = lappend(ids, e->item_id);
 			MnemoFileIdsIn(e->content, e->content_len, &file_ids);

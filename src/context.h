@@ -1,12 +1,19 @@
 /*
  * context.h
- *		Context assembly shared by build_context and context_report
- *		(context.c) and turn_context (turn_context.c).
+ *		Reading the context view, shared by its readers: the receiver that
+ *		renders a statement's rows into entries (context_rows.c), the whole
+ *		view (context_view.c), the walks from either end of a view that
+ *		cost what they read (context_walk.c), assembly for build_context and
+ *		context_report (context.c) and turn_context (turn_context.c), and
+ *		the block picker (block.c).
  */
 #ifndef MNEMO_CONTEXT_H
 #define MNEMO_CONTEXT_H
 
 #include "fmgr.h"
+#include "executor/spi.h"
+#include "lib/stringinfo.h"
+#include "tcop/dest.h"
 
 #include "mnemo.h"
 
@@ -28,5 +35,147 @@ typedef struct ContextTotals
  */
 extern ContextEntry *AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt,
 									 bool count_omitted, int *nentries, ContextTotals *totals);
+
+/* see context.c's header comment: one item's rendering, all renderings held */
+#define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
+#define CONTEXT_HELD_MAX (256 * 1024 * 1024)
+
+/* see AssembleNewestFirst: the fewest messages left out to count; batches */
+#define CONTEXT_COUNT_MIN 64
+#define CONTEXT_BATCH_MIN 16
+#define CONTEXT_BATCH_MAX 1024
+
+/*
+ * Receives the statement's rows one at a time and folds them into entries:
+ * the SPI tuple table would copy every row, part contents included, only
+ * for the loop here to read it once.  The rendered contents of all entries
+ * share one buffer, each followed by a NUL (so a view renders to at most
+ * 1 GB); a buffer per entry allocated several times the memory the contents
+ * need, and the page faults of fresh memory on every call cost more than the
+ * rendering.
+ */
+typedef struct ContextReceiver
+{
+	DestReceiver pub;
+	MemoryContext callcxt;		/* entries, their strings, contents */
+	MemoryContext rowcxt;		/* reset after every part */
+	MnemoContextEntry *entries;
+	int			nentries;
+	int			maxentries;
+	StringInfoData contents;
+	int			content_start;	/* of the last entry, in contents */
+	int32		budget;
+	int			first_held;		/* the oldest message whose content is held */
+	int64		held_tokens;	/* of the messages from first_held on */
+	int64		dropped_bytes;	/* in contents, of entries let go */
+	const char *session_id;
+	bool		inherited;		/* saw an item of a fork's ancestor */
+	bool		feeding_inherited;	/* ReadForkContext: the rows are an ancestor's */
+
+	/*
+	 * The newest-first walk (AssembleNewestFirst): messages come newest
+	 * first and each is taken or left out as it is finished.
+	 */
+	bool		open;			/* the last entry is not finished yet */
+	bool		newest_first;
+	bool		cut;			/* a message did not fit: the rest are left out */
+	bool		stop;			/* the walk has seen all it needs */
+	bool		count_omitted;	/* keep rendering after the cut, to count */
+	int64		remaining;		/* of the budget, after the summaries and those taken */
+	int64		last_position;	/* of the last message finished */
+	int64		omitted_items;	/* messages rendered and left out */
+	int64		omitted_tokens;
+} ContextReceiver;
+
+/*
+ * context_rows.c: a receiver rendering into entries allocated in callcxt
+ * (budget: see FinishEntry; PG_INT32_MAX keeps all but oversize ones), the
+ * last entry of a statement closed, the content pointers set once all are
+ * in, and the receiver's own memory freed.
+ */
+extern void ContextReceiverInit(ContextReceiver *r, const char *session_id, int32 budget,
+								MemoryContext callcxt, int maxentries);
+extern void ContextFinishEntry(ContextReceiver *r);
+extern void ContextReceiverDone(ContextReceiver *r);
+
+/*
+ * The one statement of assembly: the items of the view in position order,
+ * each with its message's role, a summary's node token count, and its parts
+ * in part_index order, one row per part (one row with NULL part columns for
+ * an item without parts).
+ *
+ * Each item is looked up by an index key that leads with the session: the
+ * message by (session_id, seq), the parts by (session_id, message_id), a
+ * summary's node by (session_id, id) in a subquery that runs for summary
+ * items only.  Written as a join, it let the planner hash the session's
+ * whole summary_nodes -- every node the session ever had, about one per 180
+ * messages of history -- on every call, so that assembly grew with the
+ * length of the session.  The message and the parts are LATERAL
+ * subqueries kept apart by OFFSET 0 for the same reason: as plain joins, a
+ * plan made while the session was small (the plan cache keeps one per
+ * backend) hashed all of the session's messages and parts on every call,
+ * 24 ms at 30,000 messages against 1.5 ms (bench/context, right after a
+ * swap).  The view itself is read in position order, the live generation's
+ * range only.
+ */
+#define CONTEXT_COLUMNS(tenant) \
+	"SELECT c.position, c.item_type, c.item_id, m.role, " \
+	"CASE WHEN c.item_type = 'summary' THEN " \
+	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
+	"p.part_type, p.content, p.compacted_at, " tenant ", " \
+	"CASE WHEN c.item_type = 'summary' THEN " \
+	"(SELECT n.depth FROM mnemo.summary_nodes n " \
+	"WHERE n.session_id = $1 AND n.id = c.item_id) END "
+#define CONTEXT_LOOKUPS(join) \
+	join " LATERAL (SELECT m.role FROM mnemo.messages m " \
+	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m ON true " \
+	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
+	"         FROM mnemo.message_parts p " \
+	"         WHERE p.session_id = $1 AND p.message_id = c.item_id OFFSET 0) p ON true "
+#define CONTEXT_ORDER "ORDER BY c.position, p.part_index"
+/* the newest-first walk: items newest first, each one's parts in order */
+#define CONTEXT_ORDER_DESC "ORDER BY c.position DESC, p.part_index"
+
+/*
+ * context_walk.c: the view of a session that is not a fork, read a batch at
+ * a time from either end, each batch by the index keys of what it reads, so
+ * that a reader that stops early costs what it read, not the view.  The
+ * walk runs inside the caller's SPI connection; ViewWalkBegin sets the
+ * planner settings the walk's statements need and ViewWalkEnd restores them.
+ */
+typedef struct ViewWalk
+{
+	const char *session_id;
+	int64		generation;		/* the live one of the explicit rows */
+	int64		tail_seq;		/* the implicit tail: seqs after it ... */
+	int64		last_seq;		/* ... up to this one */
+	int			nestlevel;
+	/* newest first: the tail's seqs down from new_hi, then rows before new_before */
+	int64		new_hi;
+	int64		new_before;
+	int64		new_batch;
+	bool		new_rows;
+	bool		new_done;
+	/* oldest first: rows after old_after, then the tail's seqs up from old_lo */
+	int64		old_after;
+	int64		old_lo;
+	int64		old_batch;
+	int64		old_limit;		/* no position at or past it is read */
+	bool		old_tail;
+	bool		old_done;
+} ViewWalk;
+
+extern bool ViewWalkBegin(const char *session_id, ViewWalk *w);
+extern void ViewWalkEnd(ViewWalk *w);
+extern bool ViewWalkNewer(ViewWalk *w, ContextReceiver *r);
+extern bool ViewWalkOlder(ViewWalk *w, ContextReceiver *r);
+extern void ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first);
+extern int64 ViewWalkOldestMessage(ViewWalk *w);
+
+/* the position of no item: before every one of the view */
+#define CONTEXT_NO_POSITION PG_INT64_MIN
+/* one past the newest item of any view */
+#define CONTEXT_END_POSITION PG_INT64_MAX
 
 #endif

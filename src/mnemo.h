@@ -174,8 +174,9 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  * ctid, NULL for a tail item.  A read of the whole view goes through this;
  * the reads that must cost less than the view read its two parts by key
  * themselves, in the same way: context assembly newest first, a batch of
- * seqs at a time, up to what the budget holds (context.c), and a swap, the
- * items it names and their span (swap.c).
+ * seqs at a time, up to what the budget holds, and compaction_block from
+ * either end, up to where its rules are decided (context_walk.c), and a
+ * swap, the items it names and their span (swap.c).
  */
 #define MNEMO_CONTEXT_VIEW \
 	"(SELECT c.session_id, c.position, c.item_type, c.item_id, c.seq, c.created_at, c.tenant, " \
@@ -303,8 +304,9 @@ extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *w
 extern void MnemoCheckToolState(const char *state, const char *where);
 
 /*
- * context.c: the context view read and rendered, one entry per item in
- * position order (the one rendering build_context and compaction share)
+ * context_view.c: the context view read and rendered whole, one entry per
+ * item in position order (the one rendering build_context and compaction
+ * share; context_rows.c renders, context_walk.c reads it a batch at a time)
  */
 typedef struct MnemoContextEntry
 {

@@ -119,7 +119,7 @@ SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', 
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
-SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx']);
+SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx', 'messages_user_idx']);
 SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key']);
 -- (context_items: the key, and the item ids a swap finds its items by so
 -- that it costs its block, src/swap.c; appends write no context row, so

@@ -72,8 +72,13 @@ int			mn_compact_release(mnemo_store *st, const char *sid, const char *holder, i
  * its holder, "" when none. */
 int			mn_compact_release_any(mnemo_store *st, const char *sid, char *holder);
 
-/* The assembled context's size, summaries included. */
-int			mn_compact_size(mnemo_store *st, const char *sid, int64_t *size);
+/*
+ * The assembled context's size, summaries included, as context_report
+ * gives it for budget_tokens: exact up to past the budget, and past that an
+ * estimate that stays over it, so that a round costs what the budget holds,
+ * not the session (issue 36); 0: exact, the whole view rendered.
+ */
+int			mn_compact_size(mnemo_store *st, const char *sid, int budget_tokens, int64_t *size);
 
 /* ---- the levels that call a model (levels.c) ---- */
 

@@ -156,7 +156,7 @@ dry_run(compaction *c)
 	bool		found;
 	int			rc;
 
-	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK ||
+	if ((rc = mn_compact_size(c->st, c->sid, 0, &c->r.tokens_before)) != MNEMO_OK ||
 		(rc = next_block(c, &b, &found)) != MNEMO_OK)
 		return rc;
 	c->r.tokens_after = c->r.tokens_before;
@@ -395,12 +395,18 @@ run(compaction *c)
 	bool		progress = true;
 	int			rc;
 
-	if ((rc = mn_compact_size(c->st, c->sid, &c->r.tokens_before)) != MNEMO_OK)
+	/*
+	 * The sizes reported, before and (when over the budget) after, are
+	 * exact: each renders the whole view once a compaction.  A round's is
+	 * at the budget, which is all its comparison needs: on a million-message
+	 * import every round rendered every message.
+	 */
+	if ((rc = mn_compact_size(c->st, c->sid, 0, &c->r.tokens_before)) != MNEMO_OK)
 		return rc;
 	if (!c->o.no_prune &&
 		(rc = mnemo_prune_tool_outputs(c->st, c->sid, NULL, &c->r.pruned)) != MNEMO_OK)
 		return rc;
-	if ((rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK)
+	if ((rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &size)) != MNEMO_OK)
 		return rc;
 	if (c->o.first_level < 3)
 		mn_compact_model_init(c->st, c->sid, &c->o, &c->model);
@@ -439,7 +445,7 @@ run(compaction *c)
 		}
 		c->r.rounds++;
 		if ((rc = round_once(c, &progress)) != MNEMO_OK ||
-			(rc = mn_compact_size(c->st, c->sid, &size)) != MNEMO_OK ||
+			(rc = mn_compact_size(c->st, c->sid, c->o.budget_tokens, &size)) != MNEMO_OK ||
 			(rc = mn_compact_claim(c->st, c->sid, c->holder, ttl, &held)) != MNEMO_OK)
 			break;
 
@@ -456,6 +462,9 @@ run(compaction *c)
 						  c->o.progress_arg);
 	}
 	c->r.lost = c->r.lost || !held;
+	if (rc == MNEMO_OK && c->o.budget_tokens > 0 && size > c->o.budget_tokens &&
+		(rc = mn_compact_size(c->st, c->sid, 0, &size)) != MNEMO_OK)
+		return rc;
 	c->r.tokens_after = size;
 	/*
 	 * Nothing left to pick and still over: the budget is below the floor.

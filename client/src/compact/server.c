@@ -230,13 +230,20 @@ mn_compact_release_any(mnemo_store *st, const char *sid, char *holder)
 }
 
 int
-mn_compact_size(mnemo_store *st, const char *sid, int64_t *size)
+mn_compact_size(mnemo_store *st, const char *sid, int budget_tokens, int64_t *size)
 {
 	turn_context tc;
 	int			rc;
 
+	/*
+	 * For INT_MAX, context_report renders the whole view: on a session never
+	 * compacted, every round rendered every message (a million of them on
+	 * an import); at the budget, it renders what the budget holds and
+	 * counts the rest.
+	 */
 	memset(&tc, 0, sizeof(tc));
-	if ((rc = mnemo_context_report(st, sid, INT_MAX, &tc.report)) == MNEMO_OK)
+	if ((rc = mnemo_context_report(st, sid, budget_tokens > 0 ? budget_tokens : INT_MAX,
+								   &tc.report)) == MNEMO_OK)
 		*size = mn_turn_context_size(&tc);
 	return rc;
 }

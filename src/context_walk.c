@@ -1,0 +1,360 @@
+/*
+ * context_walk.c
+ *		The context view of a session that is not a fork, read a batch at a
+ *		time from either end (issue 36): a reader that stops when it has
+ *		what it needs costs what it read, not the view.
+ *
+ * The view is the explicit rows of the live generation of context_items,
+ * then the implicit tail, the messages after sessions.context_tail_seq
+ * (mnemo.h, MNEMO_CONTEXT_VIEW).  Newest first (ViewWalkNewer): the tail
+ * seq by seq down from last_seq, then the explicit message rows backwards
+ * by position (the readers newest first, assembly and the fresh tail of
+ * compaction_block, skip summaries, which assembly reads apart).  Oldest
+ * first (ViewWalkOlder): every explicit row forwards by position, then the
+ * tail seq by seq up.  Batches start at CONTEXT_BATCH_MIN items and double
+ * up to CONTEXT_BATCH_MAX, so a walk that stops after a few items reads a
+ * few, and one that goes far makes few statements.  Each statement looks
+ * its items up as the whole view's does (CONTEXT_LOOKUPS), by index keys
+ * that lead with the session.
+ *
+ * The user messages of the view, which compaction_block's rules need
+ * however far back they are (an agent's loop: one prompt, then a million
+ * tool steps), are found by index (ViewWalkUsers): in the tail through the
+ * partial index of user messages, messages_user_idx; among the explicit
+ * rows by position, reading no part.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+
+#include "mnemo.h"
+#include "context.h"
+
+static SPIPlanPtr session_plan;
+static SPIPlanPtr tail_plan;
+static SPIPlanPtr rows_plan;
+static SPIPlanPtr tail_asc_plan;
+static SPIPlanPtr rows_asc_plan;
+static SPIPlanPtr tail_users_plan;
+static SPIPlanPtr rows_users_plan;
+static SPIPlanPtr tail_first_user_plan;
+static SPIPlanPtr rows_first_user_plan;
+static SPIPlanPtr rows_first_message_plan;
+static SPIPlanPtr tail_first_message_plan;
+
+/*
+ * A batch of the tail: the messages that are not summaries among seqs $3
+ * to $4 (step: -1 newest first, 1 oldest first), each looked up by
+ * (session_id, seq).  Seq by seq over generate_series, as
+ * MNEMO_CONTEXT_VIEW reads the tail and for the same reason, and a batch at
+ * a time: the reader decides how far the walk goes, and a range "seq > the
+ * tail start" would be planned as a third of the session's messages.
+ */
+#define CONTEXT_TAIL_SQL(step, order) \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT t.seq AS position, 'message'::text AS item_type, t.id AS item_id, " \
+	"             t.seq, t.tenant " \
+	"      FROM generate_series($3::bigint, $4::bigint, " step ") g(seq), " \
+	"      LATERAL (SELECT t.seq, t.id, t.tenant FROM mnemo.messages t " \
+	"               WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary " \
+	"               OFFSET 0) t) c " \
+	CONTEXT_LOOKUPS("JOIN") order
+
+/*
+ * A batch of the explicit rows: newest first, at most $4 message rows
+ * before position $3; oldest first, at most $4 rows of any kind after it;
+ * by the generation's (session_id, generation, position) range.
+ */
+#define CONTEXT_ROWS_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
+	"      AND c.position < $3 AND c.item_type = 'message' " \
+	"      ORDER BY c.position DESC LIMIT $4) c " \
+	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER_DESC
+#define CONTEXT_ROWS_ASC_SQL \
+	CONTEXT_COLUMNS("c.tenant") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
+	"      AND c.position > $3 ORDER BY c.position LIMIT $4) c " \
+	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER
+
+/* the explicit message rows that are user messages, by position */
+#define CONTEXT_ROWS_USERS(order) \
+	"SELECT c.position FROM mnemo.context_items c, " \
+	"LATERAL (SELECT m.role FROM mnemo.messages m " \
+	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
+	"WHERE c.session_id = $1 AND c.generation = $2 AND c.item_type = 'message' " \
+	"AND m.role = 'user' ORDER BY c.position " order
+/* the tail's user messages, by messages_user_idx */
+#define CONTEXT_TAIL_USERS(order) \
+	"SELECT m.seq FROM mnemo.messages m " \
+	"WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 " \
+	"AND m.role = 'user' AND NOT m.is_summary ORDER BY m.seq " order
+
+/*
+ * The head of session_id's view.  False, with nothing set up, for a fork
+ * (whose view is read whole: context_view.c); MN001 if the session does not
+ * exist or is not visible.  Within an SPI connection (MnemoConnect).
+ */
+bool
+ViewWalkBegin(const char *session_id, ViewWalk *w)
+{
+	Datum		values[1];
+	int			nestlevel;
+
+	/*
+	 * Planned without sequential scans, as MnemoReadContext's statement
+	 * (context_view.c says why), the session's row too (on the partitioned
+	 * layout a small partition of sessions was read whole), and without
+	 * JIT: a batch is planned as ~1,000 rows.  Nor bitmap scans: the
+	 * look-ups of the latest user messages (LIMIT 2) were planned, on
+	 * statistics of a small table, as a bitmap scan of every user message
+	 * of the session and a sort, which a backward scan of messages_user_idx
+	 * reads two of.  ViewWalkEnd, or an error with the transaction, undoes
+	 * all three.
+	 */
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	MnemoPrepare(&session_plan,
+				 "SELECT tenant, context_generation, context_tail_seq, last_seq, "
+				 "fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
+				 1, (Oid[]) {TEXTOID});
+	values[0] = CStringGetTextDatum(session_id);
+	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 1) == 1,
+						 1, 0, false);
+	if (MnemoGetBool(0, 5))
+	{
+		AtEOXact_GUC(true, nestlevel);
+		return false;
+	}
+	memset(w, 0, sizeof(*w));
+	w->session_id = session_id;
+	w->generation = MnemoGetInt64(0, 2, NULL);
+	w->tail_seq = MnemoGetInt64(0, 3, NULL);
+	w->last_seq = MnemoGetInt64(0, 4, NULL);
+	w->new_hi = w->last_seq;
+	w->new_before = PG_INT64_MAX;
+	w->new_batch = CONTEXT_BATCH_MIN;
+	w->old_after = PG_INT64_MIN;
+	w->old_lo = w->tail_seq + 1;
+	w->old_batch = CONTEXT_BATCH_MIN;
+	w->old_limit = CONTEXT_END_POSITION;
+	w->nestlevel = nestlevel;
+	return true;
+}
+
+void
+ViewWalkEnd(ViewWalk *w)
+{
+	AtEOXact_GUC(true, w->nestlevel);
+}
+
+static Datum *
+WalkValues(ViewWalk *w, Datum *values, int64 a, int64 b)
+{
+	values[0] = CStringGetTextDatum(w->session_id);
+	values[1] = Int64GetDatum(w->generation);
+	values[2] = Int64GetDatum(a);
+	values[3] = Int64GetDatum(b);
+	return values;
+}
+
+/*
+ * One more batch of the view's messages, newest first, into r (the
+ * receiver stops it early by returning false from a row).  False when the
+ * walk had nothing left to read.
+ */
+bool
+ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
+{
+	Datum		values[4];
+
+	CHECK_FOR_INTERRUPTS();
+	if (w->new_done)
+		return false;
+	if (!w->new_rows && w->new_hi > w->tail_seq)
+	{
+		int64		lo = Max(w->new_hi - w->new_batch + 1, w->tail_seq + 1);
+
+		MnemoPrepare(&tail_plan, CONTEXT_TAIL_SQL("-1", CONTEXT_ORDER_DESC), 4,
+					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+		MnemoExecuteTo(tail_plan, WalkValues(w, values, w->new_hi, lo), NULL, true, &r->pub);
+		ContextFinishEntry(r);
+		w->new_hi = lo - 1;
+	}
+	else
+	{
+		w->new_rows = true;
+		MnemoPrepare(&rows_plan, CONTEXT_ROWS_SQL, 4,
+					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+		if (MnemoExecuteTo(rows_plan, WalkValues(w, values, w->new_before, w->new_batch), NULL,
+						   true, &r->pub) == 0)
+		{
+			w->new_done = true;
+			return false;
+		}
+		ContextFinishEntry(r);
+		/* the next batch starts before the oldest message this one gave */
+		w->new_before = r->last_position;
+	}
+	w->new_batch = Min(w->new_batch * 2, CONTEXT_BATCH_MAX);
+	return true;
+}
+
+/*
+ * One more batch of the view's items, oldest first, into r.  False when the
+ * walk had nothing left to read.
+ */
+bool
+ViewWalkOlder(ViewWalk *w, ContextReceiver *r)
+{
+	Datum		values[4];
+
+	CHECK_FOR_INTERRUPTS();
+	if (w->old_done)
+		return false;
+	if (!w->old_tail)
+	{
+		MnemoPrepare(&rows_asc_plan, CONTEXT_ROWS_ASC_SQL, 4,
+					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+		if (MnemoExecuteTo(rows_asc_plan, WalkValues(w, values, w->old_after, w->old_batch), NULL,
+						   true, &r->pub) == 0)
+		{
+			w->old_tail = true;
+			w->old_batch = CONTEXT_BATCH_MIN;
+			return w->old_lo <= w->last_seq;
+		}
+		ContextFinishEntry(r);
+		w->old_after = r->last_position;
+	}
+	else
+	{
+		int64		hi = Min(w->old_lo + w->old_batch - 1, w->last_seq);
+
+		if (w->old_lo > w->last_seq)
+		{
+			w->old_done = true;
+			return false;
+		}
+		/* a reader that needs nothing from old_limit on: a later call may */
+		if (w->old_lo >= w->old_limit)
+			return false;
+		hi = Min(hi, w->old_limit - 1);
+		MnemoPrepare(&tail_asc_plan, CONTEXT_TAIL_SQL("1", CONTEXT_ORDER), 4,
+					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+		MnemoExecuteTo(tail_asc_plan, WalkValues(w, values, w->old_lo, hi), NULL, true, &r->pub);
+		ContextFinishEntry(r);
+		w->old_lo = hi + 1;
+	}
+	w->old_batch = Min(w->old_batch * 2, CONTEXT_BATCH_MAX);
+	return true;
+}
+
+/* The positions a statement gave, up to two, into out; how many. */
+static int
+Positions(SPIPlanPtr plan, Datum *values, int64 *out)
+{
+	uint64		n = MnemoExecute(plan, values, NULL, true, 2);
+	uint64		i;
+
+	for (i = 0; i < n; i++)
+		out[i] = MnemoGetInt64(i, 1, NULL);
+	return (int) n;
+}
+
+/*
+ * The positions of the view's newest user message, of the one before it,
+ * and of its first (the session's task); CONTEXT_NO_POSITION for those it
+ * does not have.  Two index look-ups in the tail; the explicit rows only
+ * when the tail has fewer, and then only their message rows, by position.
+ */
+void
+ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first)
+{
+	Datum		values[3];
+	int64		found[2];
+	int			n;
+
+	*latest = *second = *first = CONTEXT_NO_POSITION;
+	values[0] = CStringGetTextDatum(w->session_id);
+	values[1] = Int64GetDatum(w->tail_seq);
+	values[2] = Int64GetDatum(w->last_seq);
+	MnemoPrepare(&tail_users_plan, CONTEXT_TAIL_USERS("DESC LIMIT 2"), 3,
+				 (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	n = Positions(tail_users_plan, values, found);
+	if (n > 0)
+		*latest = found[0];
+	if (n > 1)
+		*second = found[1];
+
+	values[1] = Int64GetDatum(w->generation);
+	if (n < 2)
+	{
+		int64		rows[2];
+		int			m;
+		int			i;
+
+		MnemoPrepare(&rows_users_plan, CONTEXT_ROWS_USERS("DESC LIMIT 2"), 2,
+					 (Oid[]) {TEXTOID, INT8OID});
+		m = Positions(rows_users_plan, values, rows);
+		for (i = 0; i < m && n < 2; i++, n++)
+		{
+			if (n == 0)
+				*latest = rows[i];
+			else
+				*second = rows[i];
+		}
+	}
+	MnemoPrepare(&rows_first_user_plan, CONTEXT_ROWS_USERS("LIMIT 1"), 2,
+				 (Oid[]) {TEXTOID, INT8OID});
+	if (Positions(rows_first_user_plan, values, found) == 1)
+	{
+		*first = found[0];
+		return;
+	}
+	values[1] = Int64GetDatum(w->tail_seq);
+	MnemoPrepare(&tail_first_user_plan, CONTEXT_TAIL_USERS("LIMIT 1"), 3,
+				 (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	if (Positions(tail_first_user_plan, values, found) == 1)
+		*first = found[0];
+}
+
+/*
+ * The position of the view's oldest message (CONTEXT_END_POSITION when it
+ * has none): its first explicit message row, else the tail's first.
+ */
+int64
+ViewWalkOldestMessage(ViewWalk *w)
+{
+	Datum		values[3];
+	int64		found[2];
+
+	values[0] = CStringGetTextDatum(w->session_id);
+	values[1] = Int64GetDatum(w->generation);
+	MnemoPrepare(&rows_first_message_plan,
+				 "SELECT c.position FROM mnemo.context_items c "
+				 "WHERE c.session_id = $1 AND c.generation = $2 AND c.item_type = 'message' "
+				 "ORDER BY c.position LIMIT 1",
+				 2, (Oid[]) {TEXTOID, INT8OID});
+	if (Positions(rows_first_message_plan, values, found) == 1)
+		return found[0];
+	values[1] = Int64GetDatum(w->tail_seq);
+	values[2] = Int64GetDatum(w->last_seq);
+	MnemoPrepare(&tail_first_message_plan,
+				 "SELECT m.seq FROM mnemo.messages m "
+				 "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 AND NOT m.is_summary "
+				 "ORDER BY m.seq LIMIT 1",
+				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	if (Positions(tail_first_message_plan, values, found) == 1)
+		return found[0];
+	return CONTEXT_END_POSITION;
+}

@@ -76,6 +76,7 @@ typedef struct MnemoRowsInsert
 	const Oid  *types;			/* their types */
 	const char *what;			/* a row, for MN004 */
 	SPIPlanPtr	plans[MNEMO_ROWS_WIDTHS];	/* by log2 of the width */
+	SPIPlanPtr	arrays_plan;	/* the one statement of a plain layout */
 } MnemoRowsInsert;
 typedef void (*MnemoRowFill) (void *arg, int row, Datum *values, bool *nulls);
 extern void MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant,

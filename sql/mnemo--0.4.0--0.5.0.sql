@@ -41,3 +41,11 @@ COMMENT ON FUNCTION mnemo.commit_summary(text, text, text, integer, text[], text
 -- Issue 36, compaction_block costs its block (src/context_walk.c): the
 -- user messages of a view found by index, however far back.
 CREATE INDEX messages_user_idx ON mnemo.messages (session_id, seq) WHERE role = 'user' AND NOT is_summary;
+
+-- mnemo feed's page (client/src/events/feed.c): a read that costs its rows
+CREATE FUNCTION mnemo.get_messages_after(session_id text, after_seq bigint, "limit" integer DEFAULT NULL)
+    RETURNS SETOF mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_after';
+COMMENT ON FUNCTION mnemo.get_messages_after(text, bigint, integer) IS 'a session''s messages past after_seq in seq order, at most "limit" (all when NULL): a follower''s page, costing its rows';

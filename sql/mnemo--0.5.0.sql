@@ -1056,6 +1056,13 @@ CREATE FUNCTION mnemo.get_messages(session_id text, since_message_id text DEFAUL
     AS 'MODULE_PATHNAME', 'mnemo_get_messages';
 COMMENT ON FUNCTION mnemo.get_messages(text, text) IS 'a session''s messages in seq order, optionally only those after since_message_id';
 
+CREATE FUNCTION mnemo.get_messages_after(session_id text, after_seq bigint, "limit" integer DEFAULT NULL)
+    RETURNS SETOF mnemo.messages
+    LANGUAGE c STABLE PARALLEL SAFE
+    SET search_path = pg_catalog, pg_temp
+    AS 'MODULE_PATHNAME', 'mnemo_get_messages_after';
+COMMENT ON FUNCTION mnemo.get_messages_after(text, bigint, integer) IS 'a session''s messages past after_seq in seq order, at most "limit" (all when NULL): a follower''s page, costing its rows';
+
 CREATE FUNCTION mnemo.get_parts(session_id text, message_id text) RETURNS SETOF mnemo.message_parts
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp

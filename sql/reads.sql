@@ -144,3 +144,44 @@ SELECT id, seq FROM mnemo.last_summary('rd');
 SELECT mnemo.last_summary('rd_other') IS NULL AS no_summary;
 SELECT * FROM mnemo.last_summary('no_such_session');
 SELECT * FROM mnemo.last_summary(NULL);
+
+--
+-- get_messages_after: a follower's page, past a seq, at most limit rows
+--
+SELECT (mnemo.create_session('ra')).id;
+SELECT count(*) FROM mnemo.append_messages('ra', (SELECT jsonb_agg(jsonb_build_object('id', 'ra_' || n, 'role', 'user', 'parts', '[]'::jsonb)) FROM generate_series(1, 6) n));
+SELECT seq, id FROM mnemo.get_messages_after('ra', 2, 3);
+SELECT seq, id FROM mnemo.get_messages_after('ra', 4);
+SELECT count(*) FROM mnemo.get_messages_after('ra', 6);
+SELECT count(*) FROM mnemo.get_messages_after('ra', 0, 100);
+-- a fork's page runs across its line: the inherited messages, then its own
+SELECT fork_seq FROM mnemo.fork_session('ra', '4', 'ra_f');
+SELECT count(*) FROM mnemo.append_messages('ra_f', '[{"id": "ra_f5", "role": "user", "parts": []}, {"id": "ra_f6", "role": "user", "parts": []}]');
+SELECT seq, id, session_id FROM mnemo.get_messages_after('ra_f', 2, 3);
+SELECT seq, id FROM mnemo.get_messages_after('ra_f', 3);
+-- the same rows as get_messages past the seq, on the source and the fork
+SELECT (SELECT array_agg(id ORDER BY seq) FROM mnemo.get_messages_after(s, 1))
+     = (SELECT array_agg(id ORDER BY seq) FROM mnemo.get_messages(s) WHERE seq > 1) AS same
+  FROM unnest(ARRAY['ra', 'ra_f']) s;
+-- a page reads its rows, not the session: rows of messages read in one
+-- transaction (pg_stat_xact_user_tables, partitions included), a page of 5
+-- at the end of 2,000 messages against the same page taken from get_messages
+SELECT (mnemo.create_session('rb')).id;
+SELECT count(*) FROM mnemo.append_messages('rb', (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts', '[]'::jsonb)) FROM generate_series(1, 2000)));
+CREATE FUNCTION pg_temp.messages_read() RETURNS bigint LANGUAGE sql AS $$
+  SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint FROM pg_stat_xact_user_tables
+   WHERE schemaname = 'mnemo' AND relname ~ '^messages(_p[0-9]+)?$' $$;
+BEGIN;
+SELECT pg_temp.messages_read() AS before \gset
+SELECT array_agg(seq ORDER BY seq) FROM mnemo.get_messages_after('rb', 1995, 5);
+SELECT pg_temp.messages_read() - :before < 50 AS page_reads_its_rows;
+SELECT pg_temp.messages_read() AS before \gset
+SELECT array_agg(seq ORDER BY seq) FROM (SELECT seq FROM mnemo.get_messages('rb') WHERE seq > 1995 ORDER BY seq LIMIT 5) g;
+SELECT pg_temp.messages_read() - :before >= 2000 AS get_messages_reads_all;
+COMMIT;
+-- errors
+SELECT * FROM mnemo.get_messages_after('ra', -1);
+SELECT * FROM mnemo.get_messages_after('ra', 0, 0);
+SELECT * FROM mnemo.get_messages_after('no_such_session', 0);
+SELECT * FROM mnemo.get_messages_after('ra', NULL);
+SELECT * FROM mnemo.get_messages_after(NULL, 0);

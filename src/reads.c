@@ -1,8 +1,8 @@
 /*
  * reads.c
- *		Reading the log: get_message, get_messages, get_parts,
- *		get_messages_with_parts, get_messages_with_parts_by_ids, history,
- *		get_context_items, last_summary (get_messages_flat: flat.c).
+ *		Reading the log: get_message, get_messages, get_messages_after,
+ *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
+ *		history, get_context_items, last_summary (get_messages_flat: flat.c).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -34,6 +34,7 @@
 static SPIPlanPtr message_plan;
 static SPIPlanPtr by_ids_line_plan;
 static SPIPlanPtr messages_plan;
+static SPIPlanPtr after_plan;
 static SPIPlanPtr parts_plan;
 static SPIPlanPtr with_parts_plan;
 
@@ -181,6 +182,55 @@ mnemo_get_messages(PG_FUNCTION_ARGS)
 	return ReadSession(fcinfo, &messages_plan,
 					   "SELECT * FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
 					   "AND seq <= $3 ORDER BY seq");
+}
+
+/*
+ * get_messages_after(session_id, after_seq, limit): the messages of the
+ * line past after_seq, in seq order, at most limit of them (NULL: all).
+ * A follower's page (mnemo feed): each segment's statement reads from the
+ * seq on, by the (session_id, seq) key, and stops at what the page still
+ * needs, so a page costs its rows, not the session (get_messages builds the
+ * whole line before a caller's WHERE and LIMIT could apply).
+ */
+PG_FUNCTION_INFO_V1(mnemo_get_messages_after);
+Datum
+mnemo_get_messages_after(PG_FUNCTION_ARGS)
+{
+	int64		after = DatumGetInt64(MnemoRequireArg(fcinfo, 1, "after_seq"));
+	int64		left = PG_ARGISNULL(2) ? PG_INT64_MAX : PG_GETARG_INT32(2);
+	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+	MnemoCall	call;
+	MnemoLine	line;
+	int			i;
+
+	if (after < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("after_seq must not be negative")));
+	if (left < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("limit must be at least 1")));
+	(void) ConnectToSession(fcinfo, &call, &line);
+	MnemoPrepare(&after_plan,
+				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
+				 "AND seq <= $3 ORDER BY seq LIMIT $4",
+				 4, types);
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < line.nsegs && left > 0; i++)
+	{
+		MnemoSegment *seg = &line.segs[i];
+
+		if (seg->to <= after)
+			continue;
+		left -= MnemoExecuteResult(fcinfo, after_plan,
+								   (Datum[]) {CStringGetTextDatum(seg->owner),
+								   Int64GetDatum(Max(after, seg->from - 1)), Int64GetDatum(seg->to),
+								   Int64GetDatum(left)},
+								   NULL, true);
+	}
+	MnemoFinish(&call);
+	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(384);
+SELECT plan(387);
 
 --
 -- tables
@@ -241,6 +241,7 @@ INSERT INTO fns VALUES
   ('swap_context_items', '{text,text[],text}', 'bigint', 'volatile'),
   ('get_message', '{text,text}', 'mnemo.messages', 'stable'),
   ('get_messages', '{text,text}', 'setof mnemo.messages', 'stable'),
+  ('get_messages_after', '{text,bigint,integer}', 'setof mnemo.messages', 'stable'),
   ('get_parts', '{text,text}', 'setof mnemo.message_parts', 'stable'),
   ('get_messages_with_parts', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_messages_flat', '{text,text}', 'setof mnemo.message_flat', 'stable'),

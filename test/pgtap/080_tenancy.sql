@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(230);
+SELECT plan(231);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -127,6 +127,7 @@ INSERT INTO calls VALUES
   ('prune_tool_outputs', $$SELECT mnemo.prune_tool_outputs('ta_s', 0, 0)$$),
   ('get_message', $$SELECT mnemo.get_message('ta_s', 'ta_m1')$$),
   ('get_messages', $$SELECT * FROM mnemo.get_messages('ta_s')$$),
+  ('get_messages_after', $$SELECT * FROM mnemo.get_messages_after('ta_s', 0)$$),
   ('get_parts', $$SELECT * FROM mnemo.get_parts('ta_s', 'ta_m1')$$),
   ('get_messages_with_parts', $$SELECT * FROM mnemo.get_messages_with_parts('ta_s')$$),
   ('get_messages_flat', $$SELECT * FROM mnemo.get_messages_flat('ta_s')$$),

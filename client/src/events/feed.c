@@ -84,10 +84,10 @@ static const mn_stmt watch_stmt = {
 	1
 };
 
+/* a page costs its rows: get_messages would build the whole line first */
 static const mn_stmt page_stmt = {
 	"mnemo_feed_page",
-	"SELECT id, seq FROM mnemo.get_messages($1) WHERE seq > $2 "
-	"ORDER BY seq LIMIT " MN_FEED_PAGE,
+	"SELECT id, seq FROM mnemo.get_messages_after($1, $2, " MN_FEED_PAGE ")",
 	2
 };
 

@@ -64,6 +64,7 @@ extern char *MnemoTenantGuess(bool *all);
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
+extern bool MnemoCitusTable(Oid relid);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
 

@@ -118,11 +118,37 @@ PrepareRows(MnemoRowsInsert *ins, int k)
 }
 
 /*
+ * Whether relid is a Citus table: a row of pg_dist_partition names it.  A
+ * catalog scan, not SPI (tenant.c asks inside row-level security checks);
+ * pg_dist_partition has a row per distributed table, a few dozen.  Callers
+ * cache the answer until a relcache invalidation (mnemo.distribute() sends
+ * one).
+ */
+bool
+MnemoCitusTable(Oid relid)
+{
+	Oid			catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	bool		found;
+
+	if (!OidIsValid(catalog))
+		return false;
+	rel = table_open(catalog, AccessShareLock);
+	/* logicalrelid is its first column */
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
+	found = HeapTupleIsValid(systable_getnext(scan));
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
+/*
  * Whether the tables are spread over partitions or Citus shards (mnemo's
- * messages table is partitioned, or a row of pg_dist_partition names it),
- * cached per backend until a relcache invalidation (mnemo.distribute() sends
- * one).  A catalog scan, not SPI: pg_dist_partition has a row per
- * distributed table, a few dozen.
+ * messages table is partitioned, or a Citus table), cached per backend until
+ * a relcache invalidation.
  */
 static int	spread = -1;
 
@@ -137,7 +163,6 @@ TablesSpread(void)
 {
 	static bool callback_registered = false;
 	Oid			messages;
-	Oid			catalog;
 
 	if (spread >= 0)
 		return spread;
@@ -147,21 +172,7 @@ TablesSpread(void)
 		callback_registered = true;
 	}
 	messages = get_relname_relid("messages", get_namespace_oid("mnemo", false));
-	spread = get_rel_relkind(messages) == RELKIND_PARTITIONED_TABLE;
-	catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
-	if (!spread && OidIsValid(catalog))
-	{
-		Relation	rel = table_open(catalog, AccessShareLock);
-		ScanKeyData key;
-		SysScanDesc scan;
-
-		/* logicalrelid is its first column */
-		ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(messages));
-		scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-		spread = HeapTupleIsValid(systable_getnext(scan));
-		systable_endscan(scan);
-		table_close(rel, AccessShareLock);
-	}
+	spread = get_rel_relkind(messages) == RELKIND_PARTITIONED_TABLE || MnemoCitusTable(messages);
 	return spread;
 }
 

@@ -45,7 +45,6 @@
 #include "catalog/indexing.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_extension.h"
-#include "catalog/pg_namespace.h"
 #include "commands/extension.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
@@ -221,34 +220,16 @@ RegisteredRole(const char *tenant, bool *found)
 }
 
 /*
- * Whether mnemo.tenants is a Citus table (a row of pg_dist_partition names
- * it), so that tenants are bound by name (see the top).  RegisteredRole's
- * direct read cannot serve there anyway: a node's mnemo.tenants is the
- * shell of a reference table, and its rows are in a shard placement.  A
- * catalog scan, not SPI, for the reason RegisteredRole gives;
- * pg_dist_partition holds a row per distributed table, a few dozen.
+ * Whether mnemo.tenants is a Citus table, so that tenants are bound by name
+ * (see the top).  RegisteredRole's direct read cannot serve there anyway: a
+ * node's mnemo.tenants is the shell of a reference table, and its rows are
+ * in a shard placement.
  */
 static bool
 TenantsDistributed(void)
 {
-	Oid			catalog;
-	Relation	rel;
-	ScanKeyData key;
-	SysScanDesc scan;
-
-	if (tenants_distributed >= 0)
-		return tenants_distributed;
-	catalog = get_relname_relid("pg_dist_partition", PG_CATALOG_NAMESPACE);
-	tenants_distributed = 0;
-	if (!OidIsValid(catalog))
-		return false;
-	rel = table_open(catalog, AccessShareLock);
-	/* logicalrelid is its first column */
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_OIDEQ, ObjectIdGetDatum(TenantsRelid()));
-	scan = systable_beginscan(rel, InvalidOid, false, NULL, 1, &key);
-	tenants_distributed = HeapTupleIsValid(systable_getnext(scan)) ? 1 : 0;
-	systable_endscan(scan);
-	table_close(rel, AccessShareLock);
+	if (tenants_distributed < 0)
+		tenants_distributed = MnemoCitusTable(TenantsRelid()) ? 1 : 0;
 	return tenants_distributed;
 }
 

@@ -1,0 +1,9 @@
+/* mnemo 0.5.0 -> 0.6.0: ALTER EXTENSION mnemo UPDATE TO '0.6.0' */
+
+\echo Use "ALTER EXTENSION mnemo UPDATE TO '0.6.0'" to load this file. \quit
+
+/*
+ * Every change made to mnemo--0.6.0.sql is made here too, so that a
+ * database updated step by step from 0.1.0 and a fresh 0.6.0 install have
+ * the same schema (the upgrade test, test/upgrade.sh, compares them).
+ */

@@ -5,6 +5,8 @@
 
 SELECT id FROM mnemo.create_session('ap', model_id => 'gpt-4o', provider_id => 'openai', agent => 'coder');
 SELECT id FROM mnemo.create_session('ap_other');
+-- the session row as created: an append writes no version of it
+SELECT xmin AS ap_xmin, ctid AS ap_ctid FROM mnemo.sessions WHERE id = 'ap' \gset
 
 --
 -- append_message: seq starts at 1 and grows by exactly 1
@@ -25,7 +27,15 @@ SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_*' ELSE id END AS id, role, age
        provider_id, run_id, is_summary, tokens_input, tokens_output, cost, finish_reason,
        abs(created_at - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS created_now
   FROM mnemo.messages WHERE session_id = 'ap' ORDER BY seq;
-SELECT last_seq, last_position FROM mnemo.get_session('ap');
+SELECT last_seq FROM mnemo.get_session('ap');
+-- five appends later the session row is the one create_session wrote: the
+-- seqs came from the messages' key, under a lock that writes nothing
+SELECT xmin = :'ap_xmin' AND ctid = :'ap_ctid' AS session_row_unwritten
+  FROM mnemo.sessions WHERE id = 'ap';
+-- and get_session's updated_at is the newest message's time
+SELECT (SELECT updated_at FROM mnemo.get_session('ap')) =
+       (SELECT created_at FROM mnemo.messages WHERE session_id = 'ap' ORDER BY seq DESC LIMIT 1)
+       AS updated_at_is_newest_message;
 
 -- every non-summary message joins the end of the context view
 SELECT item_type, CASE WHEN item_id LIKE 'msg\_%' THEN 'msg_*' ELSE item_id END AS item_id, position
@@ -88,7 +98,7 @@ SELECT * FROM mnemo.append_message('ap', 'user', '[]', id => 'ap_m12', is_summar
 SELECT seq, id, is_summary FROM mnemo.messages WHERE session_id = 'ap' AND seq >= 8 AND id NOT LIKE 'sum\_%' ORDER BY seq;
 -- positions stay dense: the summaries took seqs 9 and 10 but no positions
 SELECT item_type, item_id, position FROM mnemo.get_context_items('ap') WHERE position >= 6;
-SELECT last_seq, last_position FROM mnemo.get_session('ap');
+SELECT last_seq FROM mnemo.get_session('ap');
 
 --
 -- errors; none of them writes anything or uses up a seq
@@ -165,7 +175,7 @@ SELECT mnemo.append_message('ap', 'user', NULL);
 SELECT mnemo.append_message('ap', 'user', '[{"type": "text", "text": "x"');
 SELECT mnemo.append_message('ap', 'user', 'not json');
 -- nothing was written: the seqs, positions and rows are as before
-SELECT last_seq, last_position FROM mnemo.get_session('ap');
+SELECT last_seq FROM mnemo.get_session('ap');
 SELECT count(*) AS messages, max(seq) AS max_seq FROM mnemo.messages WHERE session_id = 'ap';
 SELECT count(*) AS context_items FROM mnemo.get_context_items('ap');
 SELECT * FROM mnemo.append_message('ap', 'user', '[]', id => 'ap_m13');
@@ -216,7 +226,7 @@ SELECT item_type, CASE WHEN item_id LIKE 'msg\_%' THEN 'msg_*' ELSE item_id END 
   FROM mnemo.get_context_items('ab');
 -- an empty batch returns nothing and uses no seq
 SELECT count(*) FROM mnemo.append_messages('ab', '[]');
-SELECT last_seq, last_position FROM mnemo.get_session('ab');
+SELECT last_seq FROM mnemo.get_session('ab');
 -- atomic: one bad message anywhere in the batch, and none of it is stored
 SELECT * FROM mnemo.append_messages('ab', '[
   {"id": "ab_x1", "role": "user", "parts": []},
@@ -262,7 +272,7 @@ SELECT * FROM mnemo.append_messages('ab', '[{"role": "user", "parts": [');
 SELECT (SELECT count(*) FROM mnemo.messages WHERE id LIKE 'ab\_x%') AS messages,
        (SELECT count(*) FROM mnemo.message_parts WHERE id = 'ab_x1_p' OR message_id LIKE 'ab\_x%') AS parts,
        (SELECT count(*) FROM mnemo.context_items WHERE item_id LIKE 'ab\_x%') AS context_items;
-SELECT last_seq, last_position FROM mnemo.get_session('ab');
+SELECT last_seq FROM mnemo.get_session('ab');
 SELECT * FROM mnemo.append_messages('ab', '[{"id": "ab_7", "role": "user", "parts": []}]');
 
 --
@@ -281,7 +291,7 @@ SELECT mnemo.append_part('ab', 'ab_s', '{"type": "compaction_marker", "id": "ab_
 SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, token_estimate
   FROM mnemo.message_parts WHERE message_id IN ('ab_4', 'ab_s') ORDER BY message_id, part_index;
 -- appending parts does not touch seqs or the context view
-SELECT last_seq, last_position FROM mnemo.get_session('ab');
+SELECT last_seq FROM mnemo.get_session('ab');
 -- errors: unknown message MN002, duplicate part id MN004, bad part 22023,
 -- NULLs 22004, not JSON 22P02; none leaves a row or a gap in part_index
 SELECT mnemo.append_part('ab', 'no_such_message', '{"type": "text", "text": "x"}');

@@ -54,7 +54,7 @@ RESET mnemo.max_messages_per_batch;
 -- nothing of the failed calls was written: seqs 1..4 are the four that passed
 SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_...' ELSE id END AS id, (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = m.session_id AND p.message_id = m.id) AS parts
   FROM mnemo.messages m WHERE session_id = 'lim' ORDER BY seq;
-SELECT last_seq, last_position FROM mnemo.get_session('lim');
+SELECT last_seq FROM mnemo.get_session('lim');
 
 -- an output or error merged in by update_part_status is held to
 -- max_part_bytes too: 54000, and the part keeps what it had
@@ -105,7 +105,7 @@ SELECT count(*) FROM rv_int_batch b, mnemo.append_messages('rv_int', b.messages)
 RESET statement_timeout;
 \set VERBOSITY terse
 -- nothing was written
-SELECT last_seq FROM mnemo.sessions WHERE id = 'rv_int';
+SELECT last_seq FROM mnemo.get_session('rv_int');
 SELECT mnemo.purge_session('rv_int');
 
 -- Memory: a batch's parts are validated in a scratch context and only what

@@ -17,7 +17,7 @@ SELECT count(*) FROM mnemo.append_messages('fk', '[
   {"role": "assistant", "id": "fk_m6", "parts": [{"type": "text", "text": "foxtrot six"}]}]');
 
 -- fork at a checkpoint: the child inherits seqs 1..4 and the view as of seq 4
-SELECT id, parent_id, fork_seq, fork_run, last_seq, last_position, model_id, title, state,
+SELECT id, parent_id, fork_seq, fork_run, last_seq, model_id, title, state,
        tenant = current_user AS own_tenant
   FROM mnemo.fork_session('fk', 'two-done', 'fk_c1');
 SELECT forks FROM mnemo.get_session('fk');

@@ -119,9 +119,9 @@ UPDATE mnemo.messages SET session_id = 'ses_a' WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
 UPDATE mnemo.messages SET created_at = 0 WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'gd';
+UPDATE mnemo.sessions SET context_tail_seq = 100 WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.sessions SET last_position = 100 WHERE id = 'gd';
+UPDATE mnemo.sessions SET discards = 100 WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
 UPDATE mnemo.sessions SET id = 'gd2' WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE

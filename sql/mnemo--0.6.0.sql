@@ -51,8 +51,6 @@ CREATE TABLE mnemo.sessions (
     system_prompt   text NOT NULL DEFAULT '',
     state           jsonb NOT NULL DEFAULT '{}',
     watched         boolean NOT NULL DEFAULT false,
-    last_seq        bigint NOT NULL DEFAULT 0,
-    last_position   bigint NOT NULL DEFAULT 0,
     tenant          text NOT NULL,
     -- the generation of context_items that is the session's view now, and
     -- how many of its rows swaps deleted in place (src/swap.c)
@@ -71,7 +69,7 @@ CREATE TABLE mnemo.sessions (
     -- writes no context_items row (src/swap.c, src/mnemo.h)
     context_tail_seq bigint NOT NULL DEFAULT 0
 );
-COMMENT ON TABLE mnemo.sessions IS 'one row per session; last_seq allocates message seqs under the row lock; context_generation names the live generation of its context view, whose messages after context_tail_seq are its implicit tail';
+COMMENT ON TABLE mnemo.sessions IS 'one row per session, which an append does not write (its seqs follow the session''s newest message, under the session''s write lock); context_generation names the live generation of its context view, whose messages after context_tail_seq are its implicit tail';
 -- list_sessions: newest first, (created_at, id) descending (ids are time-ordered),
 -- optionally among one parent's children.
 CREATE INDEX sessions_created_idx ON mnemo.sessions (created_at, id);
@@ -342,11 +340,10 @@ COMMENT ON TABLE mnemo.tenants IS 'the registry of tenants, made on first use: e
  * allows it, as in a CHECK.
  */
 CREATE FUNCTION mnemo._check_session(created_at bigint, updated_at bigint, metadata jsonb,
-                                     state jsonb, last_seq bigint, last_position bigint,
-                                     fork_seq bigint, forks bigint, discards bigint)
+                                     state jsonb, fork_seq bigint, forks bigint, discards bigint)
     RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
     AS 'MODULE_PATHNAME', 'mnemo_check_session';
-COMMENT ON FUNCTION mnemo._check_session(bigint, bigint, jsonb, jsonb, bigint, bigint, bigint, bigint, bigint) IS 'the CHECK of mnemo.sessions: times, counters, fork_seq, forks and discards >= 0; metadata NULL or an object; state an object';
+COMMENT ON FUNCTION mnemo._check_session(bigint, bigint, jsonb, jsonb, bigint, bigint, bigint) IS 'the CHECK of mnemo.sessions: times, counters, fork_seq, forks and discards >= 0; metadata NULL or an object; state an object';
 CREATE FUNCTION mnemo._check_message(role text, cost double precision, created_at bigint,
                                      tokens_input bigint, tokens_output bigint,
                                      tokens_cache_read bigint, tokens_cache_write bigint,
@@ -365,8 +362,7 @@ CREATE FUNCTION mnemo._check_context_item(item_type text, created_at bigint)
 COMMENT ON FUNCTION mnemo._check_context_item(text, bigint) IS 'the CHECK of mnemo.context_items: item_type message or summary; created_at >= 0';
 
 ALTER TABLE mnemo.sessions ADD CONSTRAINT sessions_row_check
-    CHECK (mnemo._check_session(created_at, updated_at, metadata, state, last_seq, last_position,
-                                fork_seq, forks, discards));
+    CHECK (mnemo._check_session(created_at, updated_at, metadata, state, fork_seq, forks, discards));
 ALTER TABLE mnemo.messages ADD CONSTRAINT messages_row_check
     CHECK (mnemo._check_message(role, cost, created_at, tokens_input, tokens_output,
                                 tokens_cache_read, tokens_cache_write, tokens_reasoning));
@@ -383,7 +379,7 @@ ALTER TABLE mnemo.file_references
 -- search_history: full-text search over every part ever appended, indexed
 -- off the append path (src/search_index.c).  An append writes nothing for
 -- search: a session's messages past its search_progress.indexed_seq (up to
--- sessions.last_seq, which the append moves anyway) wait to be indexed, and
+-- its newest message) wait to be indexed, and
 -- a later change of what an indexed message's parts say queues its seq.
 -- index_search (which search_history runs first) turns the parts of those
 -- messages into documents, one tsvector per part, the expression SEARCH_TSV
@@ -394,7 +390,7 @@ CREATE TABLE mnemo.search_progress (
     indexed_seq bigint NOT NULL,
     tenant      text NOT NULL
 );
-COMMENT ON TABLE mnemo.search_progress IS 'how far index_search has indexed each session''s messages: seqs past indexed_seq, up to the session''s last_seq, wait to be indexed; no row: none of the session''s own messages is indexed yet';
+COMMENT ON TABLE mnemo.search_progress IS 'how far index_search has indexed each session''s messages: seqs past indexed_seq, up to the session''s newest message, wait to be indexed; no row: none of the session''s own messages is indexed yet';
 CREATE TABLE mnemo.search_queue (
     session_id  text NOT NULL,
     seq_from    bigint NOT NULL,
@@ -802,6 +798,37 @@ COMMENT ON FUNCTION mnemo.estimate_tokens(text) IS 'the one token estimator: 0 f
  * Sessions
  * ------------------------------------------------------------------------ */
 
+-- What the session functions return: the session's row, with last_seq
+-- (its newest message's seq, else a fork's fork point, else 0) and
+-- updated_at (the later of the row's last change and its newest message's
+-- created_at) read from its messages, which an append writes without
+-- touching the session row.
+CREATE TYPE mnemo.session AS (
+    id              text,
+    parent_id       text,
+    created_at      bigint,
+    updated_at      bigint,
+    model_id        text,
+    provider_id     text,
+    agent           text,
+    title           text,
+    is_active       boolean,
+    metadata        jsonb,
+    system_prompt   text,
+    state           jsonb,
+    watched         boolean,
+    last_seq        bigint,
+    tenant          text,
+    context_generation bigint,
+    context_dead    bigint,
+    fork_seq        bigint,
+    fork_run        text,
+    forks           bigint,
+    discards        bigint,
+    context_tail_seq bigint
+);
+COMMENT ON TYPE mnemo.session IS 'a session as the functions return it: its row, with last_seq and updated_at read from its messages';
+
 CREATE FUNCTION mnemo.create_session(
     id text DEFAULT NULL,
     model_id text DEFAULT '',
@@ -812,13 +839,13 @@ CREATE FUNCTION mnemo.create_session(
     metadata jsonb DEFAULT NULL,
     system_prompt text DEFAULT '',
     created_at bigint DEFAULT NULL)
-    RETURNS mnemo.sessions
+    RETURNS mnemo.session
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_create_session';
 COMMENT ON FUNCTION mnemo.create_session(text, text, text, text, text, text, jsonb, text, bigint) IS 'creates a session (id generated when NULL; created_at in unix ms, now when NULL); MN004 if the id exists, MN001 if parent_id does not';
 
-CREATE FUNCTION mnemo.get_session(id text) RETURNS mnemo.sessions
+CREATE FUNCTION mnemo.get_session(id text) RETURNS mnemo.session
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_session';
@@ -833,7 +860,7 @@ CREATE FUNCTION mnemo.get_or_create_session(
     title text DEFAULT NULL,
     metadata jsonb DEFAULT NULL,
     system_prompt text DEFAULT '')
-    RETURNS mnemo.sessions
+    RETURNS mnemo.session
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_or_create_session';
@@ -844,7 +871,7 @@ CREATE FUNCTION mnemo.list_sessions(
     active_only boolean DEFAULT true,
     "limit" integer DEFAULT 100,
     "offset" integer DEFAULT 0)
-    RETURNS SETOF mnemo.sessions
+    RETURNS SETOF mnemo.session
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_list_sessions';
@@ -1355,7 +1382,7 @@ CREATE FUNCTION mnemo.get_state(session_id text)
 COMMENT ON FUNCTION mnemo.get_state(text) IS 'the session''s state object ({} until update_state)';
 
 CREATE FUNCTION mnemo.fork_session(source_id text, "at" text, new_id text DEFAULT NULL)
-    RETURNS mnemo.sessions
+    RETURNS mnemo.session
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_fork_session';

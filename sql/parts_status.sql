@@ -75,7 +75,7 @@ SELECT mnemo.update_part_status(NULL, NULL, tool_state => 'completed');
 SELECT id, tool_state, started_at, completed_at, compacted_at, content
   FROM mnemo.message_parts WHERE message_id = 'ps_m1' ORDER BY part_index;
 -- status changes are not appends: no seq, no part, no context item
-SELECT last_seq, last_position FROM mnemo.get_session('ps');
+SELECT last_seq FROM mnemo.get_session('ps');
 SELECT count(*) FROM mnemo.message_parts WHERE message_id = 'ps_m1';
 
 -- the allowed moves: pending -> running -> completed or error, pending ->
@@ -167,7 +167,7 @@ SELECT id, compacted_at IS NOT NULL AS tombstoned FROM mnemo.message_parts
 SELECT mnemo.tombstone_part('ps', 'no_such_part');
 SELECT mnemo.tombstone_part(NULL, NULL);
 -- tombstones are not appends
-SELECT last_seq, last_position FROM mnemo.get_session('ps');
+SELECT last_seq FROM mnemo.get_session('ps');
 
 -- token counts are bigint; "total" is checked and dropped; NULL cost and
 -- finish_reason keep their stored values

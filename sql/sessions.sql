@@ -8,7 +8,7 @@
 -- create_session: defaults
 --
 SELECT id, parent_id, model_id, provider_id, agent, title, is_active, metadata,
-       system_prompt, state, watched, last_seq, last_position,
+       system_prompt, state, watched, last_seq,
        created_at = updated_at AS same_times,
        abs(created_at - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS created_now
   FROM mnemo.create_session('ses_a');

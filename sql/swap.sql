@@ -112,7 +112,7 @@ SELECT pg_temp.ctx('sw_other');
 SELECT mnemo.swap_context_items('sw', ARRAY(SELECT item_id FROM mnemo.get_context_items('sw')), 'sw_s4');
 SELECT pg_temp.ctx('sw');
 -- swaps are not appends: seqs and positions are not allocated
-SELECT last_seq, last_position FROM mnemo.get_session('sw');
+SELECT last_seq FROM mnemo.get_session('sw');
 
 -- generations: a swap deletes in place until the rows so deleted would
 -- outnumber the live ones, then writes the view anew as the session's next

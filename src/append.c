@@ -595,7 +595,7 @@ mnemo_append_message(PG_FUNCTION_ARGS)
 		m.id = MnemoNewId(m.is_summary ? "sum" : "msg");
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 1, m.is_summary ? 0 : 1, true, &lock);
+	MnemoLockSession(session_id, 1, true, &lock);
 	StoreMessages(session_id, &m, 1, &lock, lock.last_seq);
 	MnemoFinish(&call);
 
@@ -618,7 +618,6 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	MessageInput *ms;
 	MnemoSessionLock lock;
 	int			n;
-	int			nsummaries = 0;
 	int64		seq;
 	int			i;
 	MnemoCall	call;
@@ -669,7 +668,6 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 						 errmsg("%s: \"is_summary\" must be a boolean", where)));
 			ms[i].is_summary = field->val.boolean;
 		}
-		nsummaries += ms[i].is_summary ? 1 : 0;
 		ms[i].created_at = MnemoJsonbCount(obj, "created_at", where, PG_INT64_MAX);
 		field = getKeyJsonValueFromContainer(obj, "parts", 5, &buf);
 		if (field == NULL)
@@ -686,7 +684,7 @@ mnemo_append_messages(PG_FUNCTION_ARGS)
 	}
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, n, n - nsummaries, true, &lock);
+	MnemoLockSession(session_id, n, true, &lock);
 	seq = lock.last_seq - n + 1;
 	if (n > 0)
 		StoreMessages(session_id, ms, n, &lock, seq);
@@ -742,7 +740,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 		part.id = MnemoNewId("part");
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
 	/* not read-only: it must see parts committed while we waited for the lock */

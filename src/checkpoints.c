@@ -53,7 +53,7 @@ mnemo_add_checkpoint(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a checkpoint's seq and created_at must not be negative")));
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	if (seq > lock.last_seq)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

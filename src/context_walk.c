@@ -125,8 +125,8 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
 	MnemoPrepare(&session_plan,
-				 "SELECT tenant, context_generation, context_tail_seq, last_seq, "
-				 "fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
+				 "SELECT s.tenant, s.context_generation, s.context_tail_seq, " MNEMO_LAST_SEQ("s", "$1") ", "
+				 "s.fork_seq IS NOT NULL FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 1) == 1,

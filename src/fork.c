@@ -276,7 +276,7 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 		new_id = MnemoNewId("sess");
 	MnemoCheckId(new_id, "new_id");
 	MnemoConnect(&call);
-	MnemoLockSession(source_id, 0, 0, true, &lock);
+	MnemoLockSession(source_id, 0, true, &lock);
 	MnemoReadLine(source_id, lock.last_seq, true, true, &src);
 	fork_seq = ForkPoint(&src, at, &run_id, &excluded, &nexcluded);
 	MnemoClipLine(&src, fork_seq, excluded, nexcluded, &keep);
@@ -301,18 +301,17 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	}
 	values[9] = Int64GetDatum(MnemoNowMs());
 	values[10] = Int64GetDatum(fork_seq);
-	values[11] = Int64GetDatum(nitems);
-	values[12] = CStringGetTextDatum(lock.tenant);
-	values[13] = run_id ? CStringGetTextDatum(run_id) : (Datum) 0;
+	values[11] = CStringGetTextDatum(lock.tenant);
+	values[12] = run_id ? CStringGetTextDatum(run_id) : (Datum) 0;
 	if (run_id == NULL)
-		nulls[13] = 'n';
+		nulls[12] = 'n';
 	MnemoPrepare(&insert_plan,
 				 "INSERT INTO mnemo.sessions (id, parent_id, model_id, provider_id, agent, title, "
-				 "metadata, system_prompt, state, created_at, updated_at, last_seq, last_position, "
+				 "metadata, system_prompt, state, created_at, updated_at, "
 				 "tenant, fork_seq, fork_run, context_tail_seq) "
-				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $11, $12, $13, $11, $14, $11)",
-				 14, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
-				 TEXTOID, JSONBOID, INT8OID, INT8OID, INT8OID, TEXTOID, TEXTOID});
+				 "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $10, $12, $11, $13, $11)",
+				 13, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, JSONBOID,
+				 TEXTOID, JSONBOID, INT8OID, INT8OID, TEXTOID, TEXTOID});
 	MnemoInsert(insert_plan, values, nulls, "session", new_id);
 
 	/* what it inherits, as references */
@@ -336,7 +335,7 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 						 PointerGetDatum(construct_array(froms, keep.nsegs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 						 PointerGetDatum(construct_array(tos, keep.nsegs, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 						 PointerGetDatum(construct_array(owners, keep.nsegs, TEXTOID, -1, false, TYPALIGN_INT)),
-					 values[12]},
+					 values[11]},
 					 NULL, false, 0);
 	}
 	MnemoWriteView(new_id, lock.tenant, 0, items, nitems);
@@ -345,7 +344,9 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(count_plan, (Datum[]) {CStringGetTextDatum(source_id)}, NULL, false, 0);
 
-	MnemoPrepare(&result_plan, "SELECT * FROM mnemo.sessions WHERE id = $1", 1, (Oid[]) {TEXTOID});
+	MnemoPrepare(&result_plan,
+				 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(result_plan, values, NULL, false, 1);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);

@@ -69,8 +69,8 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	line->session_id = pstrdup(session_id);
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&session_plan,
-				 "SELECT tenant, is_active, fork_seq, discards, last_seq, parent_id, forks "
-				 "FROM mnemo.sessions WHERE id = $1",
+				 "SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", "
+				 "s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
 	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 1) == 1, 1, 2,
 						 require_active);

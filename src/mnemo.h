@@ -14,6 +14,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "storage/lockdefs.h"
 #include "utils/array.h"
 #include "utils/jsonb.h"
 
@@ -65,6 +66,7 @@ extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argt
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern bool MnemoCitusTable(Oid relid);
+extern bool MnemoTablesDistributed(void);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);
 
@@ -130,11 +132,36 @@ extern void MnemoCheckId(const char *id, const char *what);
 /* tokens.c */
 extern int32 MnemoEstimateTokens(const char *text, int len);
 
-/* sessions.c: the per-session row lock that orders every write */
+/*
+ * A session's last seq, as SQL over its row s and an expression id naming
+ * it: its newest own message's seq (a backward probe of the (session_id,
+ * seq) key), else where a fork's inheritance ends, else 0.  Appends take
+ * their seqs from it under the session lock (sessions.c) and write nothing
+ * to the session row.
+ */
+#define MNEMO_LAST_SEQ(s, id) \
+	"coalesce((SELECT max(l_.seq) FROM mnemo.messages l_ WHERE l_.session_id = " id "), " \
+	s ".fork_seq, 0)"
+
+/*
+ * The columns of mnemo.session, what the session functions return, from
+ * the session row s: its columns, last_seq, and updated_at as the later of
+ * the row's last change and its newest message's created_at.
+ */
+#define MNEMO_SESSION_COLUMNS(s) \
+	s ".id, " s ".parent_id, " s ".created_at, " \
+	"greatest(" s ".updated_at, (SELECT l_.created_at FROM mnemo.messages l_ " \
+	"WHERE l_.session_id = " s ".id ORDER BY l_.seq DESC LIMIT 1)), " \
+	s ".model_id, " s ".provider_id, " s ".agent, " s ".title, " s ".is_active, " \
+	s ".metadata, " s ".system_prompt, " s ".state, " s ".watched, " \
+	MNEMO_LAST_SEQ(s, s ".id") ", " s ".tenant, " s ".context_generation, " \
+	s ".context_dead, " s ".fork_seq, " s ".fork_run, " s ".forks, " s ".discards, " \
+	s ".context_tail_seq"
+
+/* sessions.c: the per-session write lock that orders every write */
 typedef struct MnemoSessionLock
 {
 	int64		last_seq;		/* after reserving */
-	int64		last_position;	/* after reserving */
 	bool		watched;
 	char	   *agent;			/* the session's, the default for its messages */
 	char	   *model_id;
@@ -146,8 +173,9 @@ typedef struct MnemoSessionLock
 	bool		is_fork;		/* its line begins with what it inherited */
 } MnemoSessionLock;
 
-extern void MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
-							 bool require_active, MnemoSessionLock *lock);
+extern void MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
+							 MnemoSessionLock *lock);
+extern void MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode);
 extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
 extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
 								 int active_col, bool require_active);
@@ -165,7 +193,7 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  * Both branches are index scans, (session_id, generation, position) and
  * (session_id, seq), so no read visits rows of earlier generations nor
  * messages before the tail (invariant 5).  The tail is read seq by seq
- * over generate_series(tail start, last_seq), not as a range "seq > the
+ * over generate_series(tail start, last seq), not as a range "seq > the
  * tail start": a range over a parameter is estimated at a third of the
  * session's messages, which at a million messages turned nested loops
  * into hash joins and pushed every reader's cost past jit_above_cost
@@ -187,7 +215,7 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
 	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1) " \
 	" UNION ALL " \
 	" SELECT t.session_id, t.seq, 'message'::text, t.id, t.seq, t.created_at, t.tenant, NULL::tid " \
-	"  FROM mnemo.sessions s, generate_series(s.context_tail_seq + 1, s.last_seq) g(seq), " \
+	"  FROM mnemo.sessions s, generate_series(s.context_tail_seq + 1, " MNEMO_LAST_SEQ("s", "$1") ") g(seq), " \
 	"  LATERAL (SELECT t.* FROM mnemo.messages t " \
 	"           WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t " \
 	"  WHERE s.id = $1)"

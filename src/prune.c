@@ -84,7 +84,7 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 				 errmsg("minimum_tokens must not be negative")));
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = Int32GetDatum(protect_tokens);
 	values[2] = Int32GetDatum(minimum_tokens);

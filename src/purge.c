@@ -14,10 +14,12 @@
  * forks first, or soft-delete it, which they read through.  Purging a fork
  * takes it off its parent's count.
  *
- * The writes that do not take the session lock (a search drain, a
- * compaction claim, a part's status) hold the session row FOR KEY SHARE
- * (sessions.c): the row is locked FOR UPDATE first, which waits for them to
- * commit, and the deletes then run with a snapshot that sees their rows.
+ * The writes that do not take the session's write lock (a search drain, a
+ * compaction claim, a part's status) hold its session lock in the shared
+ * mode and the session row FOR KEY SHARE (sessions.c): the purge takes the
+ * lock in its exclusive mode and the row FOR UPDATE, in that order, which
+ * waits for them to commit, and the deletes then run with a snapshot that
+ * sees their rows.
  */
 #include "postgres.h"
 
@@ -40,21 +42,24 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	Datum		values[1];
 	MnemoSessionLock lock;
 	MnemoCall	call;
+	char	   *tenant;
 	int64		messages;
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoConnect(&call);
 	/* the tenant first: another tenant's session is neither locked nor waited for */
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSessionExists(session_id, &tenant, NULL);
 
 	/*
-	 * FOR UPDATE before the session lock: it waits for the writes that hold
-	 * the row FOR KEY SHARE, and one of those may go on to append (and wait
-	 * for the session lock) before it commits.
+	 * The session lock's exclusive mode, then FOR UPDATE, before the write
+	 * lock: they wait for the writes that hold the lock shared and the row
+	 * FOR KEY SHARE, and one of those may go on to append (and wait for the
+	 * write lock) before it commits.
 	 */
+	MnemoLockSessionKey(tenant, session_id, AccessExclusiveLock);
 	MnemoPrepare(&row_lock_plan, "SELECT 1 FROM mnemo.sessions WHERE id = $1 FOR UPDATE", 1, types);
 	MnemoExecute(row_lock_plan, values, NULL, false, 0);
-	MnemoLockSession(session_id, 0, 0, false, &lock);
+	MnemoLockSession(session_id, 0, false, &lock);
 	MnemoPrepare(&forks_plan,
 				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
 				 1, types);

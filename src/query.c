@@ -146,34 +146,51 @@ MnemoCitusTable(Oid relid)
 }
 
 /*
- * Whether the tables are spread over partitions or Citus shards (mnemo's
- * messages table is partitioned, or a Citus table), cached per backend until
- * a relcache invalidation.
+ * How mnemo's tables are laid out, cached per backend until a relcache
+ * invalidation (mnemo.distribute() and the partitioning send one): spread
+ * over partitions or Citus shards (the messages table is partitioned, or a
+ * Citus table), and whether they are Citus tables.
  */
-static int	spread = -1;
+#define LAYOUT_SPREAD	1
+#define LAYOUT_CITUS	2
+static int	layout = -1;
 
 static void
-ForgetSpread(Datum arg, Oid relid)
+ForgetLayout(Datum arg, Oid relid)
 {
-	spread = -1;
+	layout = -1;
+}
+
+static int
+Layout(void)
+{
+	static bool callback_registered = false;
+	Oid			messages;
+
+	if (layout >= 0)
+		return layout;
+	if (!callback_registered)
+	{
+		CacheRegisterRelcacheCallback(ForgetLayout, (Datum) 0);
+		callback_registered = true;
+	}
+	messages = get_relname_relid("messages", get_namespace_oid("mnemo", false));
+	layout = MnemoCitusTable(messages) ? LAYOUT_SPREAD | LAYOUT_CITUS :
+		get_rel_relkind(messages) == RELKIND_PARTITIONED_TABLE ? LAYOUT_SPREAD : 0;
+	return layout;
 }
 
 static bool
 TablesSpread(void)
 {
-	static bool callback_registered = false;
-	Oid			messages;
+	return (Layout() & LAYOUT_SPREAD) != 0;
+}
 
-	if (spread >= 0)
-		return spread;
-	if (!callback_registered)
-	{
-		CacheRegisterRelcacheCallback(ForgetSpread, (Datum) 0);
-		callback_registered = true;
-	}
-	messages = get_relname_relid("messages", get_namespace_oid("mnemo", false));
-	spread = get_rel_relkind(messages) == RELKIND_PARTITIONED_TABLE || MnemoCitusTable(messages);
-	return spread;
+/* Whether mnemo's tables are Citus tables (mnemo.distribute() ran). */
+bool
+MnemoTablesDistributed(void)
+{
+	return (Layout() & LAYOUT_CITUS) != 0;
 }
 
 /*

@@ -56,7 +56,7 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	MnemoReadLine(session_id, lock.last_seq, true, true, &line);
 	seq = MnemoFindCheckpoint(&line, label);
 	if (line.is_fork && seq < line.fork_seq)
@@ -132,13 +132,12 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 	MnemoWriteView(session_id, lock.tenant, lock.context_generation + 1, items, nitems);
 	MnemoPrepare(&session_plan,
 				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = 0, "
-				 "discards = discards + 1, last_position = greatest(last_position, $3), "
-				 "context_tail_seq = last_seq "
+				 "discards = discards + 1, context_tail_seq = $3 "
 				 "WHERE id = $1",
 				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
 	MnemoExecute(session_plan,
 				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(lock.context_generation + 1),
-				 Int64GetDatum(nitems)},
+				 Int64GetDatum(lock.last_seq)},
 				 NULL, false, 0);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(discarded);

@@ -66,7 +66,7 @@ JsonbObject(FunctionCallInfo fcinfo, int argno, bool null_ok)
 }
 
 /*
- * sessions: created_at, updated_at, metadata, state, last_seq, last_position,
+ * sessions: created_at, updated_at, metadata, state,
  * fork_seq, forks, discards
  */
 PG_FUNCTION_INFO_V1(mnemo_check_session);

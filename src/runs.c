@@ -73,7 +73,7 @@ mnemo_claim_run(PG_FUNCTION_ARGS)
 
 	MnemoCheckId(run_id, "run_id");
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	if (MnemoFindRun(session_id, run_id, true, &completion_seq))
 	{
 		if (completion_seq > 0)
@@ -117,7 +117,7 @@ mnemo_complete_run(PG_FUNCTION_ARGS)
 	int64		completion_seq;
 
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(run_id);
 	values[2] = Int64GetDatum(MnemoNowMs());

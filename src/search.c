@@ -239,7 +239,7 @@ SearchSegment(MnemoSearchRun *run, MnemoSegment *seg)
 	int64		direct_from;
 
 	MnemoPrepare(&state_plan,
-				 "SELECT coalesce(g.indexed_seq, s.fork_seq, 0), s.last_seq "
+				 "SELECT coalesce(g.indexed_seq, s.fork_seq, 0), " MNEMO_LAST_SEQ("s", "$1") " "
 				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
 				 "WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});

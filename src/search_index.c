@@ -5,8 +5,7 @@
  *
  * An append writes nothing for search.  What waits to be indexed is, per
  * session, the seqs past mnemo.search_progress.indexed_seq up to the
- * session's last_seq (which the append moves under the session lock
- * anyway), plus the seq ranges in mnemo.search_queue: messages indexed
+ * session's newest message, plus the seq ranges in mnemo.search_queue: messages indexed
  * already whose parts changed since (append_part, and update_part_status
  * merging an output or an error).  Draining a session -- index_search(),
  * and a slice of MNEMO_SEARCH_SLICE messages before each search_history()
@@ -21,14 +20,13 @@
  * work happens on the drain, in the searcher's or a scheduled job's time
  * (doc/benchmarks.md, "Search without the tax").
  *
- * Correctness of the drain: it first locks the session row FOR KEY SHARE,
- * which an append's update of the row does not wait for but a purge's
- * delete does (so a purge removes what a drain wrote, and a drain after a
+ * Correctness of the drain: it first takes the session lock shared and
+ * the session row FOR KEY SHARE, which an append does not wait for but a
+ * purge does (so a purge removes what a drain wrote, and a drain after a
  * purge finds no session), then the session's progress row, so drains of
  * one session take turns; then, with a snapshot taken after that lock, it
- * reads the session's last_seq.  An append moves last_seq and inserts its messages in
- * one transaction, so every message up to the last_seq the drain sees is
- * visible to it; one that commits later is past the new indexed_seq and
+ * reads the session's newest seq.  Every message up to that seq is
+ * committed and visible to it (seqs are given in commit order); one that commits later is past the new indexed_seq and
  * waits for the next drain.  A queue row is visible only if the change that
  * queued it committed before, so the parts the drain reads include that
  * change.  A fork's own messages start after its fork_seq: its indexed_seq
@@ -92,6 +90,7 @@ int64
 MnemoDrainSearch(const char *session_id, int32 max_messages)
 {
 	Datum		values[5];
+	char	   *tenant;
 	int64		indexed_seq;
 	int64		last_seq;
 	int64		hi;
@@ -109,11 +108,14 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 		return 0;
 
 	/*
-	 * The session row FOR KEY SHARE (a purge waits for the drain, and a
-	 * drain after a purge finds no session), then the progress row, made on
+	 * The session lock shared and the session row FOR KEY SHARE, in the
+	 * order a purge takes them (a purge waits for the drain, and a drain
+	 * after a purge finds no session), then the progress row, made on
 	 * the first drain and locked by its DO UPDATE: a concurrent drain of the
 	 * session waits there, then reads what this one wrote.
 	 */
+	MnemoCheckSessionExists(session_id, &tenant, NULL);
+	MnemoLockSessionKey(tenant, session_id, AccessShareLock);
 	MnemoPrepare(&session_plan,
 				 "SELECT coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
 				 "WHERE s.id = $1 FOR KEY SHARE",
@@ -133,8 +135,8 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	MnemoExecute(progress_plan, values, NULL, false, 0);
 	indexed_seq = MnemoGetInt64(0, 1, NULL);
 
-	/* fresh snapshots, taken after the lock: last_seq and its messages */
-	MnemoPrepare(&top_plan, "SELECT s.last_seq FROM mnemo.sessions s WHERE s.id = $1",
+	/* fresh snapshots, taken after the lock: the last seq and its messages */
+	MnemoPrepare(&top_plan, "SELECT " MNEMO_LAST_SEQ("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(top_plan, values, NULL, false, 1);
 	last_seq = MnemoGetInt64(0, 1, NULL);
@@ -222,7 +224,7 @@ MnemoSearchPending(const char *session_id, bool fresh)
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&pending_plan,
-				 "SELECT greatest(s.last_seq - coalesce(g.indexed_seq, s.fork_seq, 0), 0) "
+				 "SELECT greatest(" MNEMO_LAST_SEQ("s", "$1") " - coalesce(g.indexed_seq, s.fork_seq, 0), 0) "
 				 "+ coalesce((SELECT sum(q.seq_to - q.seq_from + 1) FROM mnemo.search_queue q "
 				 "            WHERE q.session_id = $1), 0)::bigint "
 				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "

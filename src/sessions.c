@@ -5,11 +5,13 @@
  *		row lock every write takes.
  *
  * Locking: every write to a session's log starts with MnemoLockSession(),
- * one UPDATE of the session row that also reserves the seqs and positions
- * the write will use.  The row lock is held to commit, so writes to one
- * session serialise and seqs are dense and in commit order; writes to
- * different sessions touch different rows and never wait on each other.
- * updated_at is not indexed, so the update is HOT.
+ * which takes the session's write lock, held to commit, and reads the
+ * session's row and its newest seq after it: writes to one session
+ * serialise, so seqs are dense and in commit order; writes to different
+ * sessions never wait on each other.  The lock writes nothing: an append
+ * writes its message and part rows and no version of the session row, whose
+ * last_seq and updated_at the session functions read from the messages
+ * (MNEMO_SESSION_COLUMNS).
  *
  * Tenancy: a session of a tenant the caller may not see is reported exactly
  * as a missing one (MN001), so that its existence does not leak; see
@@ -19,10 +21,15 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
 #include "miscadmin.h"
+#include "storage/itemptr.h"
+#include "storage/lmgr.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
+#include "utils/snapmgr.h"
 
 #include "mnemo.h"
 
@@ -30,7 +37,7 @@
 	"INSERT INTO mnemo.sessions (id, model_id, provider_id, agent, parent_id, title, " \
 	"metadata, system_prompt, created_at, updated_at, tenant) " \
 	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) " \
-	"ON CONFLICT (id) DO NOTHING RETURNING *"
+	"ON CONFLICT (id) DO NOTHING"
 
 static SPIPlanPtr lock_plan;
 static SPIPlanPtr insert_plan;
@@ -101,72 +108,176 @@ CheckSession(const char *session_id, bool require_active, bool fresh, char **ten
 }
 
 /*
- * Lock session_id's row and reserve add_seq message seqs and add_positions
- * context positions.  Fills *lock with the counters after the reservation:
- * the reserved seqs are last_seq - add_seq + 1 .. last_seq.  Must be called
+ * The session lock on a single node: an advisory lock of this database, in
+ * a class of its own (pg_locks shows it as locktype advisory, objsubid
+ * MNEMO_SESSION_LOCK_CLASS), so that it never meets an application's
+ * pg_advisory_lock keys.  Its key is the first 8 bytes of the sha256 of the
+ * tenant and the session id: two tenants' locks never meet, and no tenant
+ * can choose an id whose key is another's (a second preimage of 64 bits of
+ * sha256), so no write waits on another tenant's session.  An in-memory
+ * lock: no row version, no WAL, no buffer dirtied; lock_timeout,
+ * statement_timeout and the deadlock detector apply to its waits as to a
+ * row lock's.  Its modes mirror the row locks Citus uses instead (where it
+ * is a no-op): AccessShareLock for the writes that take no write lock (FOR
+ * KEY SHARE), ExclusiveLock for the log's writes (FOR NO KEY UPDATE),
+ * AccessExclusiveLock for a purge (FOR UPDATE).  Every caller takes it
+ * before any row lock on the session row, so the two never wait on each
+ * other in opposite orders.
+ */
+#define MNEMO_SESSION_LOCK_CLASS 28014	/* 'm' << 8 | 'n' */
+
+void
+MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode)
+{
+	pg_cryptohash_ctx *ctx;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	LOCKTAG		tag;
+
+	if (MnemoTablesDistributed())
+		return;
+	ctx = pg_cryptohash_create(PG_SHA256);
+	/* the NUL ends the tenant: ("ab", "c") and ("a", "bc") differ */
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) tenant, strlen(tenant) + 1) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) session_id, strlen(session_id)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute the session lock key: %s",
+			 pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 (uint32) digest[0] << 24 | (uint32) digest[1] << 16 |
+						 (uint32) digest[2] << 8 | digest[3],
+						 (uint32) digest[4] << 24 | (uint32) digest[5] << 16 |
+						 (uint32) digest[6] << 8 | digest[7],
+						 MNEMO_SESSION_LOCK_CLASS);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/*
+ * Take session_id's write lock and reserve add_seq message seqs: fills
+ * *lock with the session's row and last_seq after the reservation (the
+ * reserved seqs are last_seq - add_seq + 1 .. last_seq).  Must be called
  * inside SPI.  MN001 if the session does not exist or is another tenant's
- * (checked before the row is locked); MN012 if it is inactive and
+ * (checked before anything of it is locked); MN012 if it is inactive and
  * require_active.
  *
- * The UPDATE matches a tenant the caller may see, so it neither waits for
- * nor writes another tenant's row (the row's qual is checked before its
- * lock is taken): the tenant the caller most likely writes as (its role, or
- * mnemo.tenant), so that an ordinary call is one statement; when the row is
- * not that tenant's, or there is no such guess, the row's tenant is read
- * and checked first, then the UPDATE matches it, so a session purged and
- * re-created by another tenant in between is not touched.  A caller that
- * sees every tenant matches any.
+ * The lock is keyed by the tenant the caller most likely writes as (its
+ * role, or mnemo.tenant), so that an ordinary call is the lock and one
+ * statement; when the session is not that tenant's, or there is no such
+ * guess (a superuser), its tenant is read and checked first and the lock
+ * taken under it.  Either way the row and the newest seq are read after the
+ * lock, with a fresh snapshot, so they include what the lock's previous
+ * holder committed.
+ *
+ * Under Citus the sessions of one database are written through any node,
+ * which an advisory lock does not span: there the lock is the session row's
+ * (FOR NO KEY UPDATE, on the session's shard), which does not conflict with
+ * the FOR KEY SHARE of the writes that do not take this lock.
+ *
+ * REPEATABLE READ and SERIALIZABLE read in the transaction's snapshot: a
+ * write that waited for the lock, or finds that another transaction wrote
+ * the session since its snapshot, would reserve seqs already taken; it
+ * fails with 40001 instead, as a row update at those levels does.
  */
-void
-MnemoLockSession(const char *session_id, int64 add_seq, int64 add_positions,
-				 bool require_active, MnemoSessionLock *lock)
-{
-	Oid			types[5] = {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID};
-	Datum		values[5];
-	char		nulls[5] = {' ', ' ', ' ', ' ', ' '};
-	bool		all;
-	bool		checked = false;
-	char	   *tenant = MnemoTenantGuess(&all);
-	uint64		found;
+#define SESSION_READ \
+	"SELECT s.is_active, s.watched, s.agent, s.model_id, s.provider_id, s.tenant, " \
+	"s.context_generation, s.context_dead, s.context_tail_seq, s.fork_seq IS NOT NULL, " \
+	MNEMO_LAST_SEQ("s", "$1") ", s.ctid " \
+	"FROM mnemo.sessions s WHERE s.id = $1 AND s.tenant = $2"
 
-	if (tenant == NULL && !all)
-	{
-		CheckSession(session_id, false, true, &tenant, NULL);
-		checked = true;
-	}
-	MnemoPrepare(&lock_plan,
-				 "UPDATE mnemo.sessions SET last_seq = last_seq + $2, "
-				 "last_position = last_position + $3, updated_at = $4 "
-				 "WHERE id = $1 AND tenant = coalesce($5, tenant) "
-				 "RETURNING last_seq, last_position, is_active, watched, "
-				 "agent, model_id, provider_id, tenant, context_generation, context_dead, context_tail_seq, "
-				 "fork_seq IS NOT NULL",
-				 5, types);
+static SPIPlanPtr lock_row_plan;
+
+/*
+ * Run the SESSION_READ plan in snapshot (InvalidSnapshot: the statement's own,
+ * as MnemoExecute); whether it found the row, and its newest seq and ctid.
+ */
+static bool
+ReadRow(SPIPlanPtr plan, Datum *values, Snapshot snapshot, int64 *seq, ItemPointerData *ctid)
+{
+	bool		isnull;
+	int			rc = SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
+										  false, false, 0);
+
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed != 1)
+		return false;
+	*seq = MnemoGetInt64(0, 11, NULL);
+	*ctid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   12, &isnull));
+	return true;
+}
+
+/* The session's write lock under tenant, then its row into SPI_tuptable; whether found. */
+static bool
+ReadLocked(const char *session_id, const char *tenant)
+{
+	Datum		values[2];
+	int64		seq,
+				latest_seq = 0;
+	ItemPointerData ctid,
+				latest_ctid;
+	bool		latest;
+	bool		found;
+
 	values[0] = CStringGetTextDatum(session_id);
-	values[1] = Int64GetDatum(add_seq);
-	values[2] = Int64GetDatum(add_positions);
-	values[3] = Int64GetDatum(MnemoNowMs());
-	values[4] = tenant ? CStringGetTextDatum(tenant) : (Datum) 0;
-	nulls[4] = tenant ? ' ' : 'n';
-	found = MnemoExecute(lock_plan, values, nulls, false, 0);
-	if (found == 0 && !all && !checked)
+	values[1] = CStringGetTextDatum(tenant);
+	if (MnemoTablesDistributed())
 	{
-		CheckSession(session_id, false, true, &tenant, NULL);
-		values[4] = CStringGetTextDatum(tenant);
-		found = MnemoExecute(lock_plan, values, nulls, false, 0);
+		MnemoPrepare(&lock_row_plan, SESSION_READ " FOR NO KEY UPDATE OF s", 2,
+					 (Oid[]) {TEXTOID, TEXTOID});
+		return MnemoExecute(lock_row_plan, values, NULL, false, 0) == 1;
 	}
-	MnemoCheckSessionRow(session_id, found == 1, 0, 3, require_active);
-	lock->last_seq = MnemoGetInt64(0, 1, NULL);
-	lock->last_position = MnemoGetInt64(0, 2, NULL);
-	lock->watched = MnemoGetBool(0, 4);
-	lock->agent = MnemoGetText(0, 5, NULL);
-	lock->model_id = MnemoGetText(0, 6, NULL);
-	lock->provider_id = MnemoGetText(0, 7, NULL);
-	lock->tenant = MnemoGetText(0, 8, NULL);
-	lock->context_generation = MnemoGetInt64(0, 9, NULL);
-	lock->context_dead = MnemoGetInt64(0, 10, NULL);
-	lock->context_tail_seq = MnemoGetInt64(0, 11, NULL);
-	lock->is_fork = MnemoGetBool(0, 12);
+	MnemoLockSessionKey(tenant, session_id, ExclusiveLock);
+	MnemoPrepare(&lock_plan, SESSION_READ, 2, (Oid[]) {TEXTOID, TEXTOID});
+	if (!IsolationUsesXactSnapshot())
+		return ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
+
+	/*
+	 * The row and newest seq as committed now, against what the
+	 * transaction's snapshot sees (read last, to stay in SPI_tuptable): a
+	 * difference is a write this transaction cannot serialise after.
+	 */
+	ItemPointerSetInvalid(&latest_ctid);
+	latest = ReadRow(lock_plan, values, GetLatestSnapshot(), &latest_seq, &latest_ctid);
+	found = ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
+	if (found != latest || (found && (seq != latest_seq || !ItemPointerEquals(&ctid, &latest_ctid))))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent write to session \"%s\"",
+						session_id)));
+	return found;
+}
+
+void
+MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
+				 MnemoSessionLock *lock)
+{
+	bool		all;
+	char	   *tenant = MnemoTenantGuess(&all);
+	bool		found = false;
+
+	if (tenant != NULL)
+		found = ReadLocked(session_id, tenant);
+	if (!found)
+	{
+		char	   *checked;
+
+		CheckSession(session_id, false, true, &checked, NULL);
+		if (tenant == NULL || strcmp(checked, tenant) != 0)
+			found = ReadLocked(session_id, checked);
+	}
+	MnemoCheckSessionRow(session_id, found, 0, 1, require_active);
+	lock->watched = MnemoGetBool(0, 2);
+	lock->agent = MnemoGetText(0, 3, NULL);
+	lock->model_id = MnemoGetText(0, 4, NULL);
+	lock->provider_id = MnemoGetText(0, 5, NULL);
+	lock->tenant = MnemoGetText(0, 6, NULL);
+	lock->context_generation = MnemoGetInt64(0, 7, NULL);
+	lock->context_dead = MnemoGetInt64(0, 8, NULL);
+	lock->context_tail_seq = MnemoGetInt64(0, 9, NULL);
+	lock->is_fork = MnemoGetBool(0, 10);
+	lock->last_seq = MnemoGetInt64(0, 11, NULL) + add_seq;
 }
 
 /* For reads, and writes under the session lock. */
@@ -177,14 +288,13 @@ MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched)
 }
 
 /*
- * For the writes that do not take the session lock: status, tokens,
- * tombstones, state, a compaction claim, ...  After the check the row is
- * locked FOR KEY SHARE and re-read with a fresh snapshot (to see a soft
- * delete or a purge that committed while the caller waited for a row):
- * appends, which update the row without touching its key, never wait on it,
- * but a purge, which deletes the row, waits for the write to commit and then
- * deletes what it wrote, and a write that comes after a purge finds no
- * session.
+ * For the writes that do not take the session's write lock: status,
+ * tokens, tombstones, state, a compaction claim, ...  After the check the
+ * session lock is taken in its shared mode and the row locked FOR KEY SHARE
+ * and re-read with a fresh snapshot (to see a soft delete or a purge that
+ * committed while the caller waited): appends never wait on either, but a
+ * purge waits for the write to commit and then deletes what it wrote, and a
+ * write that comes after a purge finds no session.
  */
 void
 MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
@@ -192,6 +302,7 @@ MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 	char	   *checked;
 
 	CheckSession(session_id, false, true, &checked, NULL);
+	MnemoLockSessionKey(checked, session_id, AccessShareLock);
 	MnemoPrepare(&share_plan,
 				 "SELECT tenant, watched, is_active FROM mnemo.sessions "
 				 "WHERE id = $1 AND tenant = $2 FOR KEY SHARE",
@@ -231,7 +342,9 @@ SelectSession(const char *session_id, bool read_only, bool *visible)
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 
-	MnemoPrepare(&select_plan, "SELECT * FROM mnemo.sessions WHERE id = $1", 1, types);
+	MnemoPrepare(&select_plan,
+				 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s WHERE s.id = $1",
+				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
 	if (MnemoExecute(select_plan, values, NULL, read_only, 1) != 1)
 		return false;
@@ -253,6 +366,7 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	JSONBOID, TEXTOID, INT8OID, TEXTOID};
 	Datum		values[10];
 	char		nulls[10];
+	bool		visible;
 	int			i;
 
 	MnemoCheckId(id, "session id");
@@ -305,7 +419,10 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	 */
 	(void) MnemoTenantChannel(TextDatumGetCString(values[9]));
 	MnemoPrepare(&insert_plan, SESSION_INSERT, 10, types);
-	return MnemoExecute(insert_plan, values, nulls, false, 0) == 1;
+	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
+		return false;
+	/* read back as the functions return it: no subquery in the RETURNING (Citus) */
+	return SelectSession(id, false, &visible);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_create_session);
@@ -410,16 +527,18 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 	{
 		MnemoPrepare(&list_plan,
-					 "SELECT * FROM mnemo.sessions WHERE (is_active OR NOT $1) AND " LIST_VISIBLE
-					 " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s "
+					 "WHERE (s.is_active OR NOT $1) AND " LIST_VISIBLE
+					 " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
 					 6, types);
 		MnemoExecuteResult(fcinfo, list_plan, values, "   n  ", true);
 	}
 	else
 	{
 		MnemoPrepare(&list_parent_plan,
-					 "SELECT * FROM mnemo.sessions WHERE parent_id = $4 AND (is_active OR NOT $1) "
-					 "AND " LIST_VISIBLE " ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3",
+					 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s "
+					 "WHERE s.parent_id = $4 AND (s.is_active OR NOT $1) "
+					 "AND " LIST_VISIBLE " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
 					 6, types);
 		MnemoExecuteResult(fcinfo, list_parent_plan, values, NULL, true);
 	}

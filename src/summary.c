@@ -167,7 +167,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 		MnemoCheckSessionExists(session_id, NULL, NULL);
 		MnemoCheckClaim(session_id, holder);
 	}
-	MnemoLockSession(session_id, 1, 0, true, &lock);
+	MnemoLockSession(session_id, 1, true, &lock);
 	items = MnemoFindInContext(session_id, &lock, ids, &nids);
 	item_types = palloc(sizeof(Datum) * Max(nids, 1));
 	item_seqs = palloc(sizeof(Datum) * Max(nids, 1));

@@ -514,7 +514,7 @@ mnemo_swap_context_items(PG_FUNCTION_ARGS)
 
 	MnemoCheckRemoveList(ids, session_id);
 	MnemoConnect(&call);
-	MnemoLockSession(session_id, 0, 0, true, &lock);
+	MnemoLockSession(session_id, 0, true, &lock);
 	position = MnemoSwap(session_id, &lock, ids, NULL, 0, summary_id, false);
 	MnemoNotify(lock.watched, lock.tenant, "context_swapped", session_id, summary_id, -1);
 	MnemoFinish(&call);

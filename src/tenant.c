@@ -76,9 +76,10 @@ static Oid	tenants_relid = InvalidOid;
 static int	tenants_distributed = -1;
 
 /*
- * The last registry lookup, good for the rest of its command: a call and
- * the row-level security of one statement ask for the same tenant over and
- * over, and nothing else can change the registry within one command.
+ * The last registry lookup that found its tenant, good for the rest of its
+ * command: a call and the row-level security of one statement ask for the
+ * same tenant over and over, and nothing else can change the registry
+ * within one command.
  */
 static struct
 {
@@ -212,7 +213,13 @@ RegisteredRole(const char *tenant, bool *found)
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
-	registered.lxid = MyProc->lxid;
+	/*
+	 * A miss is not kept: the snapshot read may be older than the command
+	 * (a function's check after its own SPI registered the tenant), and the
+	 * command id does not move past a command that wrote nothing, so a kept
+	 * miss would outlive the registration into the next statement.
+	 */
+	registered.lxid = registered.found ? MyProc->lxid : InvalidLocalTransactionId;
 	registered.cid = GetCurrentCommandId(false);
 	strlcpy(registered.tenant, tenant, NAMEDATALEN);
 	*found = registered.found;

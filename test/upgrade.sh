@@ -124,10 +124,11 @@ VALUES ('sha256:up', 'a.c', 'c', 9, 'main()', 1700000000500);
 SQL
 }
 
-# the rows of every table but the tenant, in a stable order
-rows_sql="SELECT md5(concat_ws('#',
+# the rows of every table but the tenant, in a stable order; a session's
+# counters are SESSION_COUNTERS (rows_sql_with)
+rows_sql_template="SELECT md5(concat_ws('#',
   (SELECT string_agg(concat_ws(',', id, parent_id, created_at, updated_at, model_id, provider_id, agent, title,
-                               is_active, metadata, system_prompt, state, watched, last_seq, last_position), '|' ORDER BY id)
+                               is_active, metadata, system_prompt, state, watched, SESSION_COUNTERS), '|' ORDER BY id)
      FROM mnemo.sessions),
   (SELECT string_agg(concat_ws(',', session_id, seq, id, role, created_at, agent, model_id, provider_id, run_id,
                                is_summary, tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
@@ -145,6 +146,9 @@ rows_sql="SELECT md5(concat_ws('#',
      FROM mnemo.summary_edges),
   (SELECT string_agg(concat_ws(',', content_id, path, file_type, token_count, exploration_summary, created_at), '|')
      FROM mnemo.file_references)))"
+rows_sql_with() { echo "${rows_sql_template//SESSION_COUNTERS/$1}"; }
+# up to 0.5.0 the counters are columns of mnemo.sessions
+rows_sql=$(rows_sql_with "last_seq, last_position")
 
 main() {
 	local before owner
@@ -180,10 +184,14 @@ main() {
 		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.5.0'"
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.5.0 "the database is at 0.5.0"
 	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged by 0.4.0 -> 0.5.0"
+	# 0.6.0 drops sessions.last_seq and last_position: get_session reads
+	# last_seq from the messages, and it must say what the column said
+	before=$(val "$old" "$(rows_sql_with last_seq)")
 	check "ALTER EXTENSION mnemo UPDATE TO '0.6.0'" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.6.0'"
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.6.0 "the database is at 0.6.0"
-	is "$(val "$old" "$rows_sql")" "$before" "every row of every table is unchanged by 0.5.0 -> 0.6.0"
+	is "$(val "$old" "$(rows_sql_with "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.5.0 -> 0.6.0, and get_session's last_seq is the dropped column's"
 	# read back through the new functions: the library installed is 0.6.0's,
 	# and a database runs its functions once updated to the library's version
 	# (doc/operations.md, Upgrading)

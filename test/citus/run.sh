@@ -161,7 +161,7 @@ check "an append to the fork, with an id (checked against the source's)" \
 is "$(sqlstate_of "SELECT mnemo.append_message('$f1', 'user', '[{\"type\":\"text\",\"text\":\"x\"}]', id => 'cs_m1')")" \
 	MN004 "an id the fork inherited is taken"
 check "a fork of the fork, back on the first worker" q -c "SELECT mnemo.fork_session('$f1',
-  '$(val "SELECT last_seq FROM mnemo.sessions WHERE id = '$f1'")', '$f2')"
+  '$(val "SELECT last_seq FROM mnemo.get_session('$f1')")', '$f2')"
 check "an append to the fork of the fork" q -c "SELECT mnemo.append_message('$f2', 'user', '[{\"type\":\"text\",\"text\":\"twice forked\"}]')"
 is "$(val "SELECT count(*) FROM mnemo.build_context('$f2', 1000000)")" \
 	"$(val "SELECT count(*) + 1 FROM mnemo.build_context('$f1', 1000000)")" \

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(387);
+SELECT plan(388);
 
 --
 -- tables
@@ -76,7 +76,7 @@ $$, 'every unique index of a session-keyed table includes session_id');
 -- columns: every table carries its tenant (after its 0.1.0 columns; later ones follow it)
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
-    'last_seq', 'last_position', 'tenant', 'context_generation', 'context_dead', 'fork_seq', 'fork_run',
+    'tenant', 'context_generation', 'context_dead', 'fork_seq', 'fork_run',
     'forks', 'discards', 'context_tail_seq']);
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
@@ -214,6 +214,7 @@ SELECT has_composite('mnemo', 'context_budget', 'type mnemo.context_budget exist
 SELECT has_composite('mnemo', 'expansion', 'type mnemo.expansion exists');
 SELECT has_composite('mnemo', 'search_hit', 'type mnemo.search_hit exists');
 SELECT has_composite('mnemo', 'compaction_block', 'type mnemo.compaction_block exists');
+SELECT has_composite('mnemo', 'session', 'type mnemo.session exists');
 
 --
 -- functions: names, signatures, result types, volatility
@@ -224,10 +225,10 @@ INSERT INTO fns VALUES
   ('version', '{}', 'text', 'immutable'),
   ('new_id', '{text}', 'text', 'volatile'),
   ('estimate_tokens', '{text}', 'integer', 'immutable'),
-  ('create_session', '{text,text,text,text,text,text,jsonb,text,bigint}', 'mnemo.sessions', 'volatile'),
-  ('get_session', '{text}', 'mnemo.sessions', 'stable'),
-  ('get_or_create_session', '{text,text,text,text,text,text,jsonb,text}', 'mnemo.sessions', 'volatile'),
-  ('list_sessions', '{text,boolean,integer,integer}', 'setof mnemo.sessions', 'stable'),
+  ('create_session', '{text,text,text,text,text,text,jsonb,text,bigint}', 'mnemo.session', 'volatile'),
+  ('get_session', '{text}', 'mnemo.session', 'stable'),
+  ('get_or_create_session', '{text,text,text,text,text,text,jsonb,text}', 'mnemo.session', 'volatile'),
+  ('list_sessions', '{text,boolean,integer,integer}', 'setof mnemo.session', 'stable'),
   ('soft_delete_session', '{text}', 'void', 'volatile'),
   ('purge_session', '{text}', 'bigint', 'volatile'),
   ('watch', '{text}', 'text', 'volatile'),
@@ -280,7 +281,7 @@ INSERT INTO fns VALUES
   ('load_pending_request', '{text}', 'mnemo.pending_requests', 'stable'),
   ('update_state', '{text,jsonb}', 'jsonb', 'volatile'),
   ('get_state', '{text}', 'jsonb', 'stable'),
-  ('fork_session', '{text,text,text}', 'mnemo.sessions', 'volatile'),
+  ('fork_session', '{text,text,text}', 'mnemo.session', 'volatile'),
   ('resume_session', '{text,text}', 'bigint', 'volatile'),
   ('list_discarded', '{text}', 'setof mnemo.message_with_parts', 'stable'),
   ('create_map', '{text,text,jsonb,text,jsonb,jsonb,text}', 'mnemo.maps', 'volatile'),
@@ -294,7 +295,7 @@ INSERT INTO fns VALUES
   ('_session_column', '{regclass}', 'name', 'stable'),
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
-  ('_check_session', '{bigint,bigint,jsonb,jsonb,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
+  ('_check_session', '{bigint,bigint,jsonb,jsonb,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),

@@ -9,8 +9,8 @@ SELECT plan(53);
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_s1', model_id => 'm', title => 't') $$,
                 'create_session with a caller id');
 SELECT results_eq($$ SELECT id, model_id, provider_id, agent, title, is_active, metadata, system_prompt,
-                            last_seq, last_position FROM mnemo.get_session('tap_s1') $$,
-                  $$ VALUES ('tap_s1', 'm', '', 'default', 't', true, NULL::jsonb, '', 0::bigint, 0::bigint) $$,
+                            last_seq FROM mnemo.get_session('tap_s1') $$,
+                  $$ VALUES ('tap_s1', 'm', '', 'default', 't', true, NULL::jsonb, '', 0::bigint) $$,
                   'get_session returns the stored row with its defaults');
 SELECT matches((mnemo.create_session()).id, '^sess_[0-9A-HJKMNP-TV-Z]{26}$', 'a NULL id makes a sess_ id');
 SELECT throws_ok($$ SELECT mnemo.create_session('tap_s1') $$, 'MN004',

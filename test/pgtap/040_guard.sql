@@ -79,7 +79,7 @@ SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE me
 SELECT throws_ok($$ DO 'BEGIN DELETE FROM mnemo.messages; END' $$, '42501', NULL, 'DELETE from a DO block');
 -- the other tables
 SELECT throws_ok($$ INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('tap_gx', 0, 0) $$, '42501', NULL, 'INSERT into sessions');
-SELECT throws_ok($$ UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'tap_g' $$,
+SELECT throws_ok($$ UPDATE mnemo.sessions SET context_tail_seq = 0 WHERE id = 'tap_g' $$,
                  '42501', NULL, 'UPDATE of a session counter');
 SELECT throws_ok($$ DELETE FROM mnemo.sessions WHERE id = 'tap_g' $$, '42501', NULL, 'DELETE from sessions');
 SELECT throws_ok($$ TRUNCATE mnemo.sessions $$, '42501', NULL, 'TRUNCATE sessions');
@@ -156,7 +156,7 @@ SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = '{}' WHERE session_
                  '42501', NULL, 'UPDATE of part content: 42501');
 SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'system' WHERE id = 'tap_ga1' $$,
                  '42501', NULL, 'UPDATE of a role: 42501');
-SELECT throws_ok($$ UPDATE mnemo.sessions SET last_seq = 0 WHERE id = 'tap_ga' $$, '42501', NULL, 'UPDATE of a session counter: 42501');
+SELECT throws_ok($$ UPDATE mnemo.sessions SET context_tail_seq = 0 WHERE id = 'tap_ga' $$, '42501', NULL, 'UPDATE of a session counter: 42501');
 SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from context_items: 42501');
 SELECT throws_ok($$ DELETE FROM mnemo.messages WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from messages: 42501');
 SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE: 42501');

@@ -32,8 +32,8 @@ SELECT col_has_check('mnemo', 'messages', ARRAY['role', 'cost', 'created_at', 't
                      'messages: one CHECK on role, cost, created_at and the token counts');
 SELECT col_has_check('mnemo', 'message_parts', ARRAY['tool_state', 'token_estimate', 'compacted_at', 'started_at',
                      'completed_at'], 'message_parts: one CHECK on tool_state, token_estimate and the times');
-SELECT col_has_check('mnemo', 'sessions', ARRAY['created_at', 'updated_at', 'metadata', 'state', 'last_seq',
-                     'last_position', 'fork_seq', 'forks', 'discards'],
+SELECT col_has_check('mnemo', 'sessions', ARRAY['created_at', 'updated_at', 'metadata', 'state',
+                     'fork_seq', 'forks', 'discards'],
                      'sessions: one CHECK on the times, metadata, state and the counters');
 SELECT col_has_check('mnemo', 'context_items', ARRAY['item_type', 'created_at'],
                      'context_items: one CHECK on item_type and created_at');

@@ -72,7 +72,7 @@ INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_ty
       FROM mnemo.sessions WHERE id = 'tap_r';
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant, generation)
     SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant, context_generation FROM mnemo.sessions WHERE id = 'tap_r';
-UPDATE mnemo.sessions SET last_seq = 1, last_position = 1, context_tail_seq = 1 WHERE id = 'tap_r';
+UPDATE mnemo.sessions SET context_tail_seq = 1 WHERE id = 'tap_r';
 SELECT cmp_ok((SELECT length(content) FROM mnemo.build_context('tap_r', 1000000)), '<', 25000,
               'a 24 KB tool input nested 12,000 deep renders to under 25 KB (was 576 MB)');
 SELECT is((SELECT content FROM mnemo.build_context('tap_r', 1000000)),

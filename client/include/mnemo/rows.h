@@ -25,7 +25,7 @@ typedef struct mnemo_session
 	char	   *id;
 	char	   *parent_id;		/* or NULL */
 	int64_t		created_at;
-	int64_t		updated_at;
+	int64_t		updated_at;		/* the later of the last change to the session and its newest message */
 	char	   *model_id;
 	char	   *provider_id;
 	char	   *agent;
@@ -35,8 +35,7 @@ typedef struct mnemo_session
 	char	   *system_prompt;
 	char	   *state;			/* JSON object */
 	bool		watched;
-	int64_t		last_seq;		/* seq of the newest message, 0 if none */
-	int64_t		last_position;
+	int64_t		last_seq;		/* seq of the newest message, 0 if none (a fork: its fork point) */
 } mnemo_session;
 
 typedef struct mnemo_sessions

@@ -286,7 +286,6 @@ static const field session_fields[] = {
 	{"state", F_STR, offsetof(mnemo_session, state)},
 	{"watched", F_BOOL, offsetof(mnemo_session, watched)},
 	{"last_seq", F_I64, offsetof(mnemo_session, last_seq)},
-	{"last_position", F_I64, offsetof(mnemo_session, last_position)},
 };
 
 static const field message_fields[] = {

@@ -15,7 +15,7 @@
 
 #define SESSION_COLUMNS \
 	"id, parent_id, created_at, updated_at, model_id, provider_id, agent, title, " \
-	"is_active, metadata, system_prompt, state, watched, last_seq, last_position"
+	"is_active, metadata, system_prompt, state, watched, last_seq"
 
 static const mn_stmt create_stmt = {
 	"mnemo_session_create",

@@ -345,7 +345,7 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	MnemoExecute(count_plan, (Datum[]) {CStringGetTextDatum(source_id)}, NULL, false, 0);
 
 	MnemoPrepare(&result_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s WHERE s.id = $1",
+				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(result_plan, values, NULL, false, 1);
 	result = MnemoResultRow(fcinfo, callcxt, 0);

@@ -145,16 +145,18 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
 
 /*
  * The columns of mnemo.session, what the session functions return, from
- * the session row s: its columns, last_seq, and updated_at as the later of
- * the row's last change and its newest message's created_at.
+ * the session row s named by the expression id (its parameter, so that
+ * the messages' look-ups are pruned to the session's partition): its
+ * columns, last_seq, and updated_at as the later of the row's last change
+ * and its newest message's created_at.
  */
-#define MNEMO_SESSION_COLUMNS(s) \
+#define MNEMO_SESSION_COLUMNS(s, id) \
 	s ".id, " s ".parent_id, " s ".created_at, " \
 	"greatest(" s ".updated_at, (SELECT l_.created_at FROM mnemo.messages l_ " \
-	"WHERE l_.session_id = " s ".id ORDER BY l_.seq DESC LIMIT 1)), " \
+	"WHERE l_.session_id = " id " ORDER BY l_.seq DESC LIMIT 1)), " \
 	s ".model_id, " s ".provider_id, " s ".agent, " s ".title, " s ".is_active, " \
 	s ".metadata, " s ".system_prompt, " s ".state, " s ".watched, " \
-	MNEMO_LAST_SEQ(s, s ".id") ", " s ".tenant, " s ".context_generation, " \
+	MNEMO_LAST_SEQ(s, id) ", " s ".tenant, " s ".context_generation, " \
 	s ".context_dead, " s ".fork_seq, " s ".fork_run, " s ".forks, " s ".discards, " \
 	s ".context_tail_seq"
 

@@ -36,7 +36,7 @@
 #define SESSION_INSERT \
 	"INSERT INTO mnemo.sessions (id, model_id, provider_id, agent, parent_id, title, " \
 	"metadata, system_prompt, created_at, updated_at, tenant) " \
-	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9, $10) " \
+	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10) " \
 	"ON CONFLICT (id) DO NOTHING"
 
 static SPIPlanPtr lock_plan;
@@ -343,7 +343,7 @@ SelectSession(const char *session_id, bool read_only, bool *visible)
 	Datum		values[1];
 
 	MnemoPrepare(&select_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s WHERE s.id = $1",
+				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
 				 1, types);
 	values[0] = CStringGetTextDatum(session_id);
 	if (MnemoExecute(select_plan, values, NULL, read_only, 1) != 1)
@@ -362,10 +362,11 @@ SelectSession(const char *session_id, bool read_only, bool *visible)
 static bool
 InsertSession(FunctionCallInfo fcinfo, const char *id)
 {
-	Oid			types[10] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
-	JSONBOID, TEXTOID, INT8OID, TEXTOID};
-	Datum		values[10];
-	char		nulls[10];
+	Oid			types[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
+	JSONBOID, TEXTOID, INT8OID, TEXTOID, INT8OID};
+	Datum		values[11];
+	char		nulls[11];
+	int64		now = MnemoNowMs();
 	bool		visible;
 	int			i;
 
@@ -405,10 +406,13 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 		values[8] = PG_GETARG_DATUM(8);
 	}
 	else
-		values[8] = Int64GetDatum(MnemoNowMs());
+		values[8] = Int64GetDatum(now);
 	nulls[8] = ' ';
 	values[9] = CStringGetTextDatum(MnemoCallerTenant());
 	nulls[9] = ' ';
+	/* the write's own time, also for a restored session: "last written" sorts an import first */
+	values[10] = Int64GetDatum(now);
+	nulls[10] = ' ';
 
 	/*
 	 * The tenant's channel exists before its first session, so that watch
@@ -418,7 +422,7 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	 * create_session itself is not delegated.
 	 */
 	(void) MnemoTenantChannel(TextDatumGetCString(values[9]));
-	MnemoPrepare(&insert_plan, SESSION_INSERT, 10, types);
+	MnemoPrepare(&insert_plan, SESSION_INSERT, 11, types);
 	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
 		return false;
 	/* read back as the functions return it: no subquery in the RETURNING (Citus) */
@@ -527,7 +531,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 	{
 		MnemoPrepare(&list_plan,
-					 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s "
+					 "SELECT " MNEMO_SESSION_COLUMNS("s", "s.id") " FROM mnemo.sessions s "
 					 "WHERE (s.is_active OR NOT $1) AND " LIST_VISIBLE
 					 " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
 					 6, types);
@@ -536,7 +540,7 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	else
 	{
 		MnemoPrepare(&list_parent_plan,
-					 "SELECT " MNEMO_SESSION_COLUMNS("s") " FROM mnemo.sessions s "
+					 "SELECT " MNEMO_SESSION_COLUMNS("s", "s.id") " FROM mnemo.sessions s "
 					 "WHERE s.parent_id = $4 AND (s.is_active OR NOT $1) "
 					 "AND " LIST_VISIBLE " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
 					 6, types);

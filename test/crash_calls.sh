@@ -30,7 +30,7 @@
 #     last); its messages, parts, nodes, edges, checkpoint, lineage and
 #     session row are deleted and its parent's forks count is decremented.
 #   swap_context_items: the second of the two context rows it removes held
-#     FOR KEY SHARE; the first is deleted.
+#     FOR KEY SHARE; the first is deleted (its session lock writes nothing).
 #
 # After the crash: the call's client lost its connection and got no result;
 # nothing it wrote is there (named, row by row) and every row of every
@@ -360,7 +360,7 @@ test_call_swap() {
 	mid_call "$mode" "$label" \
 		"SELECT 1 FROM mnemo.context_items WHERE session_id = '$s' AND item_id = '${s}_m3' FOR KEY SHARE;" \
 		"SELECT mnemo.swap_context_items('$s', ARRAY['${s}_m2', '${s}_m3'], '${s}_s2')" \
-		"sessions context_items"
+		"context_items"
 	after_crash "$label" "$s" "$rows" "$before"
 	is "$("$mnemo_cli" verify "$s" 2>&1 || true)" "$report" \
 		"$label: mnemo verify reports the same as before the call (a bare swap records no provenance)"

@@ -9,11 +9,12 @@
 # clients append one small message a call, each to a session of its own,
 # for SLICES slices of SECONDS; the rate of each slice is printed.  Then the
 # same again while a REPEATABLE READ transaction that has read
-# mnemo.sessions sleeps beside them.  Each append updates its session's row
-# (last_seq, last_position, updated_at), and none of the dead versions can
-# be pruned while the snapshot is held: the second line falls slice after
-# slice where the first stays level.  mnemo.sessions' size and dead tuples
-# are printed after each line.
+# mnemo.sessions sleeps beside them.  Up to 0.5.0 each append updated its
+# session's row (last_seq, last_position, updated_at), and none of the dead
+# versions could be pruned while the snapshot was held: the second line fell
+# slice after slice where the first stayed level.  Since 0.6.0 an append
+# writes no version of the row, and both lines are level.  mnemo.sessions'
+# size and dead tuples are printed after each line.
 set -euo pipefail
 slices=${1:-4}
 secs=${2:-15}

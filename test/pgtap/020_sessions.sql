@@ -1,7 +1,7 @@
 -- 020_sessions: session lifecycle, its errors with exact SQLSTATEs, and
 -- purge_session's privilege under SET ROLE to non-superuser roles.
 BEGIN;
-SELECT plan(53);
+SELECT plan(54);
 
 --
 -- create / get / get_or_create
@@ -106,6 +106,8 @@ SELECT is((SELECT count(*) FROM mnemo.sessions WHERE id = 'tap_p1')
 -- session's created time, checkpoints at their own seq and time
 SELECT is((mnemo.create_session('tap_r1', created_at => 1700000000123)).created_at, 1700000000123::bigint,
           'create_session keeps a given created_at');
+SELECT ok((SELECT updated_at FROM mnemo.get_session('tap_r1')) > extract(epoch FROM now()) * 1000 - 600000,
+          'and its updated_at is the time of the write, so "last written" sorts an import first');
 SELECT throws_ok($$ SELECT mnemo.create_session('tap_r2', created_at => -1) $$, '22023', NULL,
                  'a negative created_at: 22023');
 SELECT ok((mnemo.create_session('tap_r3')).created_at > 1700000000123, 'a NULL created_at is now');

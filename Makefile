@@ -2,9 +2,9 @@
 EXTENSION    = mnemo
 EXTVERSION   = $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" mnemo.control)
 MODULE_big   = mnemo
-OBJS         = $(patsubst %.c,%.o,$(sort $(wildcard src/*.c)))
+OBJS         = $(patsubst %.c,%.o,$(sort $(wildcard src/*/*.c)))
 DATA         = $(wildcard sql/mnemo--*.sql)
-PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes
+PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes -I$(srcdir)/src -I$(srcdir)/src/core
 
 # pg_regress inputs share sql/ with the install script, so the list is explicit.
 REGRESS      = ids sessions append append_limits parts_status swap reads flat files guard notify tenancy errors context turn_context summary prune search recall recall_expand annotate compaction block_walk checkpoints runs pending state fork maps fuzz distribute
@@ -20,9 +20,9 @@ include $(PGXS)
 
 # the version is compiled in (mnemo.version()), so a new default_version
 # rebuilds; PGXS tracks no header dependencies (only with --enable-depend), so
-# every object depends on every header of src/: a changed struct must never
+# every object depends on every header of src/'s rooms: a changed struct must never
 # leave an object compiled against its old layout
-$(OBJS): mnemo.control $(wildcard src/*.h)
+$(OBJS): mnemo.control $(wildcard src/*/*.h)
 
 # libmnemo and the mnemo command build with their own plain Makefile, so the
 # extension build never needs json-c (see client/Makefile).

@@ -1,6 +1,6 @@
 -- compaction_block reads a session that is not a fork from both ends, only
--- as far as its rules need (src/context_walk.c), and a fork's view whole
--- (src/context_view.c).  The two must pick the same block on every input:
+-- as far as its rules need (src/context/context_walk.c), and a fork's view whole
+-- (src/context/context_view.c).  The two must pick the same block on every input:
 -- for sessions of irregular shapes, a plain session A and a fork B holding
 -- the same items (B inherits the first k messages of A's prefix P and
 -- appends the rest under the same ids) are compacted alike, block by block

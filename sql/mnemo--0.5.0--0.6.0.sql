@@ -11,7 +11,7 @@
 /*
  * An append no longer writes its session's row: its seqs follow the
  * session's newest message, read under a per-session write lock
- * (src/sessions.c), so last_seq and last_position leave the table, and the
+ * (src/lifecycle/sessions.c), so last_seq and last_position leave the table, and the
  * functions that return a session compute last_seq (and updated_at's
  * newest message) from the messages.  Their result type becomes
  * mnemo.session, which keeps last_seq where it was.

@@ -53,7 +53,7 @@ CREATE TABLE mnemo.sessions (
     watched         boolean NOT NULL DEFAULT false,
     tenant          text NOT NULL,
     -- the generation of context_items that is the session's view now, and
-    -- how many of its rows swaps deleted in place (src/swap.c)
+    -- how many of its rows swaps deleted in place (src/context/swap.c)
     context_generation bigint NOT NULL DEFAULT 0,
     context_dead    bigint NOT NULL DEFAULT 0,
     -- a fork: the seq its inheritance ends at (its own seqs follow), and
@@ -66,7 +66,7 @@ CREATE TABLE mnemo.sessions (
     discards        bigint NOT NULL DEFAULT 0,
     -- the session's messages after this seq that are not summaries are the
     -- implicit tail of its context view, at position = seq: an append
-    -- writes no context_items row (src/swap.c, src/mnemo.h)
+    -- writes no context_items row (src/context/swap.c, src/core/mnemo.h)
     context_tail_seq bigint NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE mnemo.sessions IS 'one row per session, which an append does not write (its seqs follow the session''s newest message, under the session''s write lock); context_generation names the live generation of its context view, whose messages after context_tail_seq are its implicit tail';
@@ -102,7 +102,7 @@ COMMENT ON TABLE mnemo.messages IS 'the append-only message log; seq is dense pe
 -- last_summary: only summary rows enter this index.
 CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, seq) WHERE is_summary;
 -- compaction_block: the latest user messages of a view and its first (the
--- task), however far back, in O(log n) (src/context_walk.c).  Only user
+-- task), however far back, in O(log n) (src/context/context_walk.c).  Only user
 -- messages enter it: an agent's tool steps and replies pay nothing.
 CREATE INDEX messages_user_idx ON mnemo.messages (session_id, seq) WHERE role = 'user' AND NOT is_summary;
 
@@ -144,7 +144,7 @@ CREATE TABLE mnemo.context_items (
     PRIMARY KEY (session_id, generation, position)
 );
 COMMENT ON TABLE mnemo.context_items IS 'the explicit rows of the ordered view of what is in context now, as of its session''s context_generation; the view continues with the session''s messages after its context_tail_seq; a swap replaces a span with one summary row at its smallest position';
--- A swap finds the items it names by id (src/swap.c), so that it costs its
+-- A swap finds the items it names by id (src/context/swap.c), so that it costs its
 -- block, not the view.  Appends write no context row (the implicit tail),
 -- so this index costs a btree entry per row a swap writes, not per message.
 CREATE INDEX context_items_item_idx ON mnemo.context_items (session_id, generation, item_id);
@@ -334,7 +334,7 @@ COMMENT ON TABLE mnemo.tenants IS 'the registry of tenants, made on first use: e
  * metadata and state objects.  The functions refuse such values first with
  * 22023; these CHECKs (23514) are the backstop.  See doc/limits.md.  The
  * tables an append writes have one CHECK each, a call of a C function over
- * the columns (src/row_checks.c): the executor prepares every CHECK of a
+ * the columns (src/core/row_checks.c): the executor prepares every CHECK of a
  * table anew for each statement, and one call over plain columns is the
  * cheapest expression to prepare.  Not strict: NULL passes where the column
  * allows it, as in a CHECK.
@@ -377,13 +377,13 @@ ALTER TABLE mnemo.file_references
     ADD CONSTRAINT file_references_counts_check CHECK (token_count >= 0 AND created_at >= 0);
 
 -- search_history: full-text search over every part ever appended, indexed
--- off the append path (src/search_index.c).  An append writes nothing for
+-- off the append path (src/reads/search_index.c).  An append writes nothing for
 -- search: a session's messages past its search_progress.indexed_seq (up to
 -- its newest message) wait to be indexed, and
 -- a later change of what an indexed message's parts say queues its seq.
 -- index_search (which search_history runs first) turns the parts of those
 -- messages into documents, one tsvector per part, the expression SEARCH_TSV
--- of src/search.h.
+-- of src/reads/search.h.
 CREATE TABLE mnemo.search_progress (
     session_id  text PRIMARY KEY,
     -- the session's own messages up to this seq are indexed
@@ -408,7 +408,7 @@ CREATE TABLE mnemo.search_documents (
     tenant      text NOT NULL,
     -- the message's seq (last: added in 0.4.0).  search_history reads a
     -- session's documents newest first down this key and stops at its page
-    -- (src/search.c)
+    -- (src/reads/search.c)
     seq         bigint NOT NULL,
     PRIMARY KEY (session_id, seq, part_index)
 );

@@ -12,14 +12,14 @@ SELECT id, agent, system_prompt FROM mnemo.create_session('demo', model_id => 'g
 
 \echo '== turn 1: the user asks, the assistant calls a tool'
 SELECT seq FROM mnemo.append_message('demo', 'user',
-    '[{"type":"text","text":"How many lines does src/append.c have?"}]', id => 'u1');
+    '[{"type":"text","text":"How many lines does src/log/append.c have?"}]', id => 'u1');
 SELECT seq FROM mnemo.append_message('demo', 'assistant',
     '[{"type":"text","text":"Let me count them."},
-      {"type":"tool","id":"call1","tool_name":"bash","tool_call_id":"toolu_01","input":{"cmd":"wc -l src/append.c"}}]',
+      {"type":"tool","id":"call1","tool_name":"bash","tool_call_id":"toolu_01","input":{"cmd":"wc -l src/log/append.c"}}]',
     id => 'a1');
 SELECT mnemo.update_part_status('demo', 'call1', tool_state => 'running', started_at => 1700000000000);
 SELECT mnemo.update_part_status('demo', 'call1', tool_state => 'completed', completed_at => 1700000000250,
-    output => '262 src/append.c');
+    output => '262 src/log/append.c');
 SELECT mnemo.update_message_tokens('demo', 'a1', '{"input":812,"output":41}', 0.0021, 'tool_calls');
 SELECT mnemo.append_part('demo', 'a1', '{"type":"text","text":"It has 262 lines."}') AS part_index;
 
@@ -36,7 +36,7 @@ SELECT mnemo.tombstone_part('demo', 'call1') > 0 AS tombstoned;
 
 \echo '== compaction: a summary replaces turn 1 in the context view, in one atomic commit'
 SELECT mnemo.commit_summary('demo', 'sum1',
-    'Summary: the user asked for the size of src/append.c (262 lines).', 16, ARRAY['u1', 'a1']) AS summary_position;
+    'Summary: the user asked for the size of src/log/append.c (262 lines).', 16, ARRAY['u1', 'a1']) AS summary_position;
 SELECT * FROM mnemo.get_context_items('demo');
 
 \echo '== a second compactor racing on the same span loses cleanly (MN006), writing nothing'
@@ -72,6 +72,6 @@ SELECT count(*) AS messages, count(*) FILTER (WHERE is_summary) AS summaries,
 SELECT content->>'output' AS tool_output_still_stored, compacted_at IS NOT NULL AS tombstoned
   FROM mnemo.message_parts WHERE id = 'call1';
 SELECT CASE WHEN (SELECT count(*) FROM mnemo.get_messages('demo')) = 5
-             AND (SELECT content->>'output' FROM mnemo.message_parts WHERE id = 'call1') = '262 src/append.c'
+             AND (SELECT content->>'output' FROM mnemo.message_parts WHERE id = 'call1') = '262 src/log/append.c'
             THEN 'OK: every message of the SQL session is in the log'
             ELSE 'FAILED: messages missing' END AS check;

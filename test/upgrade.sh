@@ -10,7 +10,7 @@
 # DIR is a running cluster started by test/cluster.sh (test/run.sh passes its
 # own); without it a private cluster is started and removed at the end.  The
 # extension must be installed (make install): the library is this version's,
-# and the 0.1.0 script loads against it (src/compat.c keeps the one symbol it
+# and the 0.1.0 script loads against it (src/core/compat.c keeps the one symbol it
 # names that 0.2.0 dropped).  The 0.1.0 rows are loaded as a restore loads
 # them, with session_replication_role = replica, since the 0.1.0 functions do
 # not run on this library.

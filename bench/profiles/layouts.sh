@@ -18,7 +18,7 @@
 # assistant message (~800 B), one text part each, from one seeded word
 # generator (bench.texts) for every side.  Each layout side writes a turn the
 # way append_messages does: one round trip, the session row's seq
-# reservation (UPDATE ... RETURNING, as src/sessions.c does) and one INSERT
+# reservation (UPDATE ... RETURNING, as src/lifecycle/sessions.c does) and one INSERT
 # ... SELECT per table, as one statement of data-modifying CTEs.  The plain
 # side is bench/append's hand-written table and transaction (BEGIN, two
 # INSERTs, COMMIT: four round trips); "plain1" writes it in one statement,
@@ -79,7 +79,7 @@ q -c "ALTER SYSTEM SET autovacuum = off" -c "ALTER SYSTEM SET max_wal_size = '8G
 	-c "ALTER SYSTEM SET checkpoint_timeout = '1h'" -c "SELECT pg_reload_conf()" >/dev/null
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# Ids shaped like mnemo's (src/ids.c: prefix, 10 time-ordered characters, 16
+# Ids shaped like mnemo's (src/core/ids.c: prefix, 10 time-ordered characters, 16
 # random ones): same lengths, increasing within a session, as ULIDs are.
 q <<'SQL'
 CREATE SCHEMA bench;
@@ -239,7 +239,7 @@ ddl() {
 	E | E_lean) echo "CREATE UNIQUE INDEX ON $s.items (session_id, message_id) WHERE part_index = 0;" ;;
 	# ids found through hash indexes (one 4-byte hash an entry, not the text
 	# key), their uniqueness checked by the append under the session row lock
-	# that every write to a session already holds (src/sessions.c)
+	# that every write to a session already holds (src/lifecycle/sessions.c)
 	B_hash) echo "ALTER TABLE $s.messages DROP CONSTRAINT messages_pkey;
 	  ALTER TABLE $s.message_parts DROP CONSTRAINT message_parts_session_id_id_key;
 	  CREATE INDEX ON $s.messages USING hash (id); CREATE INDEX ON $s.message_parts USING hash (id);" ;;

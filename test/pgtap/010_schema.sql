@@ -122,7 +122,7 @@ SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx', 'messages_user_idx']);
 SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key']);
 -- (context_items: the key, and the item ids a swap finds its items by so
--- that it costs its block, src/swap.c; appends write no context row, so
+-- that it costs its block, src/context/swap.c; appends write no context row, so
 -- they pay for neither)
 SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'context_items_item_idx']);
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);

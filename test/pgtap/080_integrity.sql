@@ -26,7 +26,7 @@ $$;
 -- CHECK constraints
 --
 -- (one CHECK per table an append writes, over every column it rules on:
--- src/row_checks.c)
+-- src/core/row_checks.c)
 SELECT col_has_check('mnemo', 'messages', ARRAY['role', 'cost', 'created_at', 'tokens_input', 'tokens_output',
                      'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning'],
                      'messages: one CHECK on role, cost, created_at and the token counts');

@@ -3,7 +3,7 @@
  *		The token estimate and server-made ids.
  *
  * mnemo_estimate_tokens must give exactly what the server's
- * mnemo.estimate_tokens() gives (src/tokens.c), so that a client budgeting a
+ * mnemo.estimate_tokens() gives (src/core/tokens.c), so that a client budgeting a
  * context agrees with build_context: it walks the text the way PostgreSQL's
  * pg_mbstrlen_with_len does for UTF-8, a character's length read from its
  * first byte, so even malformed input is counted the same way.

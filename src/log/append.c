@@ -34,7 +34,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
-#include "search.h"
+#include "reads/search.h"
 
 /*
  * One message to append: its fields and its parts, all validated before the

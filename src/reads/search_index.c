@@ -15,7 +15,7 @@
  * message's seq) under the GIN index that search reads, and moves
  * indexed_seq over them.  No call indexes an unbounded backlog (issue 36:
  * the first search after 900,000 appends took 115 s); what a search sees
- * of the rest is src/search.c's.  So an append pays nothing for search, not
+ * of the rest is src/reads/search.c's.  So an append pays nothing for search, not
  * even a queue row, and never for a flush of the GIN's pending list: that
  * work happens on the drain, in the searcher's or a scheduled job's time
  * (doc/benchmarks.md, "Search without the tax").
@@ -32,7 +32,7 @@
  * change.  A fork's own messages start after its fork_seq: its indexed_seq
  * starts there.  A document is replaced only when its words changed.
  *
- * The searched text of a part is that of src/search.c (SEARCH_TSV).
+ * The searched text of a part is that of src/reads/search.c (SEARCH_TSV).
  */
 #include "postgres.h"
 
@@ -43,7 +43,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
-#include "search.h"
+#include "reads/search.h"
 
 static SPIPlanPtr queue_plan;
 static SPIPlanPtr progress_plan;

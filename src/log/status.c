@@ -29,7 +29,7 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
-#include "search.h"
+#include "reads/search.h"
 
 /*
  * $3 the new tool_state, $7 the content patch; a tool part appended without

@@ -22,7 +22,7 @@
 #include "utils/memutils.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 /*
  * Move the contents still held to the front of the buffer, once the ones let

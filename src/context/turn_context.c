@@ -27,7 +27,7 @@
 #include "utils/typcache.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 #define TURN_CONTEXT_COLUMNS 8
 

@@ -16,7 +16,7 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 static SPIPlanPtr context_plan;
 static SPIPlanPtr items_plan;

@@ -47,7 +47,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 static SPIPlanPtr summaries_plan;
 static SPIPlanPtr count_plan;

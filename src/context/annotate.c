@@ -138,7 +138,7 @@ IsPathChar(char c)
  * Whether a run of path characters is a path: rooted ("/", "~/", "./",
  * "../") with two components or more, as the recall sweep's distinctive
  * paths are (/[A-Za-z0-9_.-]+){2,}; or relative with a directory and a file
- * extension (src/recall.c), which "and/or" and "2024/12" are not.
+ * extension (src/reads/recall.c), which "and/or" and "2024/12" are not.
  */
 static bool
 LooksLikePath(const char *p, int len)

@@ -69,7 +69,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 /*
  * The view as the rules read it: whole (a fork), or walked from both ends

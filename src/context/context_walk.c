@@ -31,7 +31,7 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
-#include "context.h"
+#include "context/context.h"
 
 static SPIPlanPtr session_plan;
 static SPIPlanPtr tail_plan;

@@ -33,7 +33,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
-#include "search.h"
+#include "reads/search.h"
 
 static SPIPlanPtr span_plan;
 static SPIPlanPtr compile_plan;

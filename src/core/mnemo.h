@@ -3,9 +3,11 @@
  *		Declarations shared by the mnemo extension's source files.
  *
  * Every SQL function's C body is named mnemo_<sqlname> and lives in the file
- * named for its concept (sessions.c, append.c, swap.c, ...).  The helpers
- * below are the one way each of those files talks to SPI, allocates ids,
- * locks a session and sends notifications.
+ * named for its concept, in the room of src/ for its concern (log/append.c,
+ * lifecycle/sessions.c, context/swap.c, ...; each room's README.md says what
+ * it owns and what it may call).  The helpers below are the one way each of
+ * those files talks to SPI, allocates ids, locks a session and sends
+ * notifications.
  */
 #ifndef MNEMO_H
 #define MNEMO_H

@@ -48,7 +48,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
-#include "search.h"
+#include "reads/search.h"
 
 static SPIPlanPtr words_plan;
 static SPIPlanPtr state_plan;

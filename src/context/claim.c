@@ -165,7 +165,7 @@ mnemo_release_compaction(PG_FUNCTION_ARGS)
 	bool		released;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, &watched);
+	MnemoCheckSession(session_id, false, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
 	MnemoPrepare(&release_plan,
@@ -223,7 +223,7 @@ mnemo_compaction_holder(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	MnemoPrepare(&current_holder_plan,
 				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1",
 				 1, (Oid[]) {TEXTOID});

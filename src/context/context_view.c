@@ -223,7 +223,7 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 	 * tells an empty session from a missing one.
 	 */
 	if (receiver.nentries == 0)
-		MnemoCheckSessionExists(session_id, NULL, NULL);
+		MnemoCheckSession(session_id, false, NULL, NULL);
 	MnemoFinish(&call);
 	ContextReceiverDone(&receiver);
 	*nentries = receiver.nentries;

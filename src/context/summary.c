@@ -164,7 +164,7 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	if (holder != NULL)
 	{
 		/* another tenant's session is a missing one, claim or not */
-		MnemoCheckSessionExists(session_id, NULL, NULL);
+		MnemoCheckSession(session_id, false, NULL, NULL);
 		MnemoCheckClaim(session_id, holder);
 	}
 	MnemoLockSession(session_id, 1, true, &lock);
@@ -538,7 +538,7 @@ mnemo_summary_nodes(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = BoolGetDatum(all);
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	/* a node whose summary message a resume discarded is off the live line */
 	MnemoPrepare(&nodes_plan,
 				 "SELECT n.* FROM mnemo.summary_nodes n "

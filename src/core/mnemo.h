@@ -162,7 +162,7 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
 	s ".context_dead, " s ".fork_seq, " s ".fork_run, " s ".forks, " s ".discards, " \
 	s ".context_tail_seq"
 
-/* sessions.c: the per-session write lock that orders every write */
+/* tenancy/session_lock.c: the session check, and the lock that orders every write */
 typedef struct MnemoSessionLock
 {
 	int64		last_seq;		/* after reserving */
@@ -180,7 +180,7 @@ typedef struct MnemoSessionLock
 extern void MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
 							 MnemoSessionLock *lock);
 extern void MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode);
-extern void MnemoCheckSessionExists(const char *session_id, char **tenant, bool *watched);
+extern void MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched);
 extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
 								 int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);

@@ -85,7 +85,7 @@ mnemo_list_checkpoints(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&list_plan,
 				 "SELECT * FROM mnemo.checkpoints WHERE session_id = $1 "

@@ -94,7 +94,7 @@ mnemo_load_pending_request(PG_FUNCTION_ARGS)
 	bool		found;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&load_plan,
 				 "SELECT * FROM mnemo.pending_requests WHERE session_id = $1",

@@ -48,7 +48,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoConnect(&call);
 	/* the tenant first: another tenant's session is neither locked nor waited for */
-	MnemoCheckSessionExists(session_id, &tenant, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 
 	/*
 	 * The session lock's exclusive mode, then FOR UPDATE, before the write

@@ -152,7 +152,7 @@ mnemo_list_discarded(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	MnemoPrepare(&list_plan,
 				 "SELECT m.* FROM mnemo.discarded d, "
 				 "LATERAL (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "

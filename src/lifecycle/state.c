@@ -71,7 +71,7 @@ mnemo_get_state(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&get_plan, "SELECT state FROM mnemo.sessions WHERE id = $1",
 				 1, (Oid[]) {TEXTOID});

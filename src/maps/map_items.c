@@ -56,7 +56,7 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lease_ms must be at least 1")));
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	now = MnemoNowMs();
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
@@ -119,7 +119,7 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 	if (sub_session_id)
 		MnemoCheckId(sub_session_id, "sub_session_id");
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, &tenant, &watched);
+	MnemoCheckSession(session_id, false, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
 	values[2] = Int32GetDatum(ordinal);

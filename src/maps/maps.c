@@ -155,7 +155,7 @@ mnemo_map_status(PG_FUNCTION_ARGS)
 	Datum		result;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
 	values[2] = Int64GetDatum(MnemoNowMs());
@@ -188,7 +188,7 @@ mnemo_map_results(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	MnemoCheckMapExists(session_id, map_id);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
@@ -210,7 +210,7 @@ mnemo_list_maps(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&list_plan,
 				 "SELECT * FROM mnemo.maps WHERE session_id = $1 ORDER BY created_at, map_id",

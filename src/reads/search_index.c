@@ -114,7 +114,7 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	 * the first drain and locked by its DO UPDATE: a concurrent drain of the
 	 * session waits there, then reads what this one wrote.
 	 */
-	MnemoCheckSessionExists(session_id, &tenant, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	MnemoLockSessionKey(tenant, session_id, AccessShareLock);
 	MnemoPrepare(&session_plan,
 				 "SELECT coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
@@ -259,7 +259,7 @@ mnemo_index_search(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_messages must not be negative")));
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	indexed = MnemoDrainSearch(session_id, max_messages);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(indexed);
@@ -274,7 +274,7 @@ mnemo_search_pending(PG_FUNCTION_ARGS)
 	int64		pending;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionExists(session_id, NULL, NULL);
+	MnemoCheckSession(session_id, false, NULL, NULL);
 	pending = MnemoSearchPending(session_id, false);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(pending);

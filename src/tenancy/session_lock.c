@@ -1,0 +1,287 @@
+/*
+ * session_lock.c
+ *		The session check and the session lock: whether a session exists
+ *		for the caller, and the lock every write to a session takes first.
+ *
+ * A session of a tenant the caller may not see is reported exactly as a
+ * missing one (MN001), so that its existence does not leak (tenant.c has
+ * the rule), and every call checks the tenant before it locks or writes
+ * anything of a session.  Writes to one session serialise on its lock, held
+ * to commit, so seqs are dense and in commit order; writes to different
+ * sessions never wait on each other.  The lock writes nothing: an append
+ * writes its message and part rows and no version of the session row.
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/cryptohash.h"
+#include "common/sha2.h"
+#include "miscadmin.h"
+#include "storage/itemptr.h"
+#include "storage/lmgr.h"
+#include "utils/builtins.h"
+#include "utils/snapmgr.h"
+
+#include "mnemo.h"
+
+static SPIPlanPtr exists_plan;
+static SPIPlanPtr share_plan;
+static SPIPlanPtr lock_plan;
+static SPIPlanPtr lock_row_plan;
+
+/*
+ * After a statement that read session_id's row (found: it returned one),
+ * with its tenant in column tenant_col and is_active in active_col of the
+ * SPI result: MN001 unless it was found and the caller may see it, MN012
+ * if it is inactive and require_active.  tenant_col 0: the statement
+ * matched a tenant already checked (the locking ones below), so only found
+ * counts.
+ */
+void
+MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int active_col,
+					 bool require_active)
+{
+	if (!found || (tenant_col > 0 && !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL))))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+				 errmsg("session \"%s\" does not exist", session_id)));
+	if (require_active && !MnemoGetBool(0, active_col))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
+				 errmsg("session \"%s\" is inactive", session_id),
+				 errhint("It was soft-deleted; its messages stay readable.")));
+}
+
+/*
+ * MN001 unless session_id exists and the caller may see it.  Its tenant
+ * and watched flag into *tenant and *watched unless NULL.  Inside SPI.
+ * Locks nothing: every lock on or
+ * write to a session row comes after this check, so a call on another
+ * tenant's session never waits on, locks or writes a version of its row
+ * (nor learns from a lock wait that it exists).
+ *
+ * fresh: read with a new snapshot, as the locking statement that follows
+ * will (to see a session committed while this transaction waited); else in
+ * the caller's snapshot, for reads.
+ */
+void
+MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched)
+{
+	Oid			types[1] = {TEXTOID};
+	Datum		values[1];
+	uint64		found;
+
+	values[0] = CStringGetTextDatum(session_id);
+	MnemoPrepare(&exists_plan,
+				 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
+				 1, types);
+	found = MnemoExecute(exists_plan, values, NULL, !fresh, 1);
+	MnemoCheckSessionRow(session_id, found == 1, 1, 3, false);
+	if (tenant)
+		*tenant = MnemoGetText(0, 1, NULL);
+	if (watched)
+		*watched = MnemoGetBool(0, 2);
+}
+
+/*
+ * The session lock on a single node: an advisory lock of this database, in
+ * a class of its own (pg_locks shows it as locktype advisory, objsubid
+ * MNEMO_SESSION_LOCK_CLASS), so that it never meets an application's
+ * pg_advisory_lock keys.  Its key is the first 8 bytes of the sha256 of the
+ * tenant and the session id: two tenants' locks never meet, and no tenant
+ * can choose an id whose key is another's (a second preimage of 64 bits of
+ * sha256), so no write waits on another tenant's session.  An in-memory
+ * lock: no row version, no WAL, no buffer dirtied; lock_timeout,
+ * statement_timeout and the deadlock detector apply to its waits as to a
+ * row lock's.  Its modes mirror the row locks Citus uses instead (where it
+ * is a no-op): AccessShareLock for the writes that take no write lock (FOR
+ * KEY SHARE), ExclusiveLock for the log's writes (FOR NO KEY UPDATE),
+ * AccessExclusiveLock for a purge (FOR UPDATE).  Every caller takes it
+ * before any row lock on the session row, so the two never wait on each
+ * other in opposite orders.
+ */
+#define MNEMO_SESSION_LOCK_CLASS 28014	/* 'm' << 8 | 'n' */
+
+void
+MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode)
+{
+	pg_cryptohash_ctx *ctx;
+	uint8		digest[PG_SHA256_DIGEST_LENGTH];
+	LOCKTAG		tag;
+
+	if (MnemoTablesDistributed())
+		return;
+	ctx = pg_cryptohash_create(PG_SHA256);
+	/* the NUL ends the tenant: ("ab", "c") and ("a", "bc") differ */
+	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) tenant, strlen(tenant) + 1) < 0 ||
+		pg_cryptohash_update(ctx, (const uint8 *) session_id, strlen(session_id)) < 0 ||
+		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
+		elog(ERROR, "could not compute the session lock key: %s",
+			 pg_cryptohash_error(ctx));
+	pg_cryptohash_free(ctx);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
+						 (uint32) digest[0] << 24 | (uint32) digest[1] << 16 |
+						 (uint32) digest[2] << 8 | digest[3],
+						 (uint32) digest[4] << 24 | (uint32) digest[5] << 16 |
+						 (uint32) digest[6] << 8 | digest[7],
+						 MNEMO_SESSION_LOCK_CLASS);
+	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/*
+ * Take session_id's write lock and reserve add_seq message seqs: fills
+ * *lock with the session's row and last_seq after the reservation (the
+ * reserved seqs are last_seq - add_seq + 1 .. last_seq).  Must be called
+ * inside SPI.  MN001 if the session does not exist or is another tenant's
+ * (checked before anything of it is locked); MN012 if it is inactive and
+ * require_active.
+ *
+ * The lock is keyed by the tenant the caller most likely writes as (its
+ * role, or mnemo.tenant), so that an ordinary call is the lock and one
+ * statement; when the session is not that tenant's, or there is no such
+ * guess (a superuser), its tenant is read and checked first and the lock
+ * taken under it.  Either way the row and the newest seq are read after the
+ * lock, with a fresh snapshot, so they include what the lock's previous
+ * holder committed.
+ *
+ * Under Citus the sessions of one database are written through any node,
+ * which an advisory lock does not span: there the lock is the session row's
+ * (FOR NO KEY UPDATE, on the session's shard), which does not conflict with
+ * the FOR KEY SHARE of the writes that do not take this lock.
+ *
+ * REPEATABLE READ and SERIALIZABLE read in the transaction's snapshot: a
+ * write that waited for the lock, or finds that another transaction wrote
+ * the session since its snapshot, would reserve seqs already taken; it
+ * fails with 40001 instead, as a row update at those levels does.
+ */
+#define SESSION_READ \
+	"SELECT s.is_active, s.watched, s.agent, s.model_id, s.provider_id, s.tenant, " \
+	"s.context_generation, s.context_dead, s.context_tail_seq, s.fork_seq IS NOT NULL, " \
+	MNEMO_LAST_SEQ("s", "$1") ", s.ctid " \
+	"FROM mnemo.sessions s WHERE s.id = $1 AND s.tenant = $2"
+
+/*
+ * Run the SESSION_READ plan in snapshot (InvalidSnapshot: the statement's own,
+ * as MnemoExecute); whether it found the row, and its newest seq and ctid.
+ */
+static bool
+ReadRow(SPIPlanPtr plan, Datum *values, Snapshot snapshot, int64 *seq, ItemPointerData *ctid)
+{
+	bool		isnull;
+	int			rc = SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
+										  false, false, 0);
+
+	if (rc < 0)
+		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
+	if (SPI_processed != 1)
+		return false;
+	*seq = MnemoGetInt64(0, 11, NULL);
+	*ctid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											   12, &isnull));
+	return true;
+}
+
+/* The session's write lock under tenant, then its row into SPI_tuptable; whether found. */
+static bool
+ReadLocked(const char *session_id, const char *tenant)
+{
+	Datum		values[2];
+	int64		seq,
+				latest_seq = 0;
+	ItemPointerData ctid,
+				latest_ctid;
+	bool		latest;
+	bool		found;
+
+	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
+	if (MnemoTablesDistributed())
+	{
+		MnemoPrepare(&lock_row_plan, SESSION_READ " FOR NO KEY UPDATE OF s", 2,
+					 (Oid[]) {TEXTOID, TEXTOID});
+		return MnemoExecute(lock_row_plan, values, NULL, false, 0) == 1;
+	}
+	MnemoLockSessionKey(tenant, session_id, ExclusiveLock);
+	MnemoPrepare(&lock_plan, SESSION_READ, 2, (Oid[]) {TEXTOID, TEXTOID});
+	if (!IsolationUsesXactSnapshot())
+		return ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
+
+	/*
+	 * The row and newest seq as committed now, against what the
+	 * transaction's snapshot sees (read last, to stay in SPI_tuptable): a
+	 * difference is a write this transaction cannot serialise after.
+	 */
+	ItemPointerSetInvalid(&latest_ctid);
+	latest = ReadRow(lock_plan, values, GetLatestSnapshot(), &latest_seq, &latest_ctid);
+	found = ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
+	if (found != latest || (found && (seq != latest_seq || !ItemPointerEquals(&ctid, &latest_ctid))))
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("could not serialize access due to concurrent write to session \"%s\"",
+						session_id)));
+	return found;
+}
+
+void
+MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
+				 MnemoSessionLock *lock)
+{
+	bool		all;
+	char	   *tenant = MnemoTenantGuess(&all);
+	bool		found = false;
+
+	if (tenant != NULL)
+		found = ReadLocked(session_id, tenant);
+	if (!found)
+	{
+		char	   *checked;
+
+		MnemoCheckSession(session_id, true, &checked, NULL);
+		if (tenant == NULL || strcmp(checked, tenant) != 0)
+			found = ReadLocked(session_id, checked);
+	}
+	MnemoCheckSessionRow(session_id, found, 0, 1, require_active);
+	lock->watched = MnemoGetBool(0, 2);
+	lock->agent = MnemoGetText(0, 3, NULL);
+	lock->model_id = MnemoGetText(0, 4, NULL);
+	lock->provider_id = MnemoGetText(0, 5, NULL);
+	lock->tenant = MnemoGetText(0, 6, NULL);
+	lock->context_generation = MnemoGetInt64(0, 7, NULL);
+	lock->context_dead = MnemoGetInt64(0, 8, NULL);
+	lock->context_tail_seq = MnemoGetInt64(0, 9, NULL);
+	lock->is_fork = MnemoGetBool(0, 10);
+	lock->last_seq = MnemoGetInt64(0, 11, NULL) + add_seq;
+}
+
+/*
+ * For the writes that do not take the session's write lock: status,
+ * tokens, tombstones, state, a compaction claim, ...  After the check the
+ * session lock is taken in its shared mode and the row locked FOR KEY SHARE
+ * and re-read with a fresh snapshot (to see a soft delete or a purge that
+ * committed while the caller waited): appends never wait on either, but a
+ * purge waits for the write to commit and then deletes what it wrote, and a
+ * write that comes after a purge finds no session.
+ */
+void
+MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
+{
+	char	   *checked;
+
+	MnemoCheckSession(session_id, true, &checked, NULL);
+	MnemoLockSessionKey(checked, session_id, AccessShareLock);
+	MnemoPrepare(&share_plan,
+				 "SELECT tenant, watched, is_active FROM mnemo.sessions "
+				 "WHERE id = $1 AND tenant = $2 FOR KEY SHARE",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoCheckSessionRow(session_id,
+						 MnemoExecute(share_plan,
+									  (Datum[]) {CStringGetTextDatum(session_id),
+									  CStringGetTextDatum(checked)},
+									  NULL, false, 1) == 1,
+						 0, 3, true);
+	if (tenant)
+		*tenant = MnemoGetText(0, 1, NULL);
+	if (watched)
+		*watched = MnemoGetBool(0, 2);
+}

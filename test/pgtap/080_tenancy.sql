@@ -256,7 +256,7 @@ SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE 
 CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
-                              'summary_edges', 'file_references', 'tenants', 'compaction_claims',
+                              'summary_edges', 'file_references', 'blobs', 'tenants', 'compaction_claims',
                               'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
                               'maps', 'map_items']) AS t,
   LATERAL (VALUES

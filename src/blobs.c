@@ -28,9 +28,14 @@
  *
  * Rows are per tenant: the same image in two tenants is two rows, and an
  * append never reads, locks or waits on another tenant's row (doc/security.md).
+ *
+ * Under Citus, mnemo.blobs is a reference table (it has no session column),
+ * and a call delegated to a session's node may not write one: there, images
+ * stay in their parts as text, as before blobs (doc/scale-out.md).
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "common/base64.h"
 #include "common/cryptohash.h"
@@ -39,6 +44,7 @@
 #include "utils/datum.h"
 #include "utils/fmgrprotos.h"
 #include "utils/jsonb.h"
+#include "utils/lsyscache.h"
 
 #include "mnemo.h"
 
@@ -54,6 +60,13 @@ typedef struct BlobRef
 	int			part;			/* the first part that carries it */
 	int64		refs;			/* how many parts of the call do */
 } BlobRef;
+
+/* Whether mnemo.blobs is written here: not where Citus replicates it. */
+static bool
+BlobsWritable(void)
+{
+	return !MnemoCitusTable(get_relname_relid("blobs", get_namespace_oid("mnemo", false)));
+}
 
 static int
 CompareRefs(const void *a, const void *b)
@@ -164,6 +177,8 @@ MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts)
 			continue;
 		if (stored == NULL)
 		{
+			if (!BlobsWritable())
+				return NULL;
 			stored = palloc0(sizeof(Jsonb *) * n);
 			refs = palloc(sizeof(BlobRef) * n);
 		}
@@ -230,6 +245,8 @@ MnemoReleaseBlobs(const char *session_id, const char *tenant)
 	uint64		n;
 	uint64		i;
 
+	if (!BlobsWritable())
+		return;
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&lock_plan,

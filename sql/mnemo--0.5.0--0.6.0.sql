@@ -44,7 +44,7 @@ WITH candidates AS (
 ), exact AS MATERIALIZED (
     SELECT c.session_id, c.id, c.tenant, c.bytes, pg_catalog.sha256(c.bytes) AS sha256
       FROM candidates c
-     WHERE pg_catalog.translate(pg_catalog.encode(c.bytes, 'base64'), E'\n', '') = c.data
+     WHERE pg_catalog.replace(pg_catalog.encode(c.bytes, 'base64'), E'\n', '') = c.data
 ), stored AS (
     INSERT INTO mnemo.blobs (sha256, bytes, refs, created_at, tenant)
     SELECT DISTINCT ON (e.tenant, e.sha256) e.sha256, e.bytes,

@@ -156,7 +156,7 @@ rows_sql="SELECT md5(concat_ws('#',
 # rows_sql with each part's content as the functions read it in 0.6.0: an
 # image stored as a blob with its base64 back (src/blobs.c)
 content_read="CASE WHEN p.part_type = 'image' AND jsonb_typeof(p.content -> 'data') = 'object'
-  THEN p.content || jsonb_build_object('data', (SELECT translate(encode(b.bytes, 'base64'), E'\\n', '')
+  THEN p.content || jsonb_build_object('data', (SELECT replace(encode(b.bytes, 'base64'), E'\\n', '')
     FROM mnemo.blobs b WHERE b.tenant = p.tenant AND b.sha256 = decode(p.content -> 'data' ->> 'sha256', 'hex')))
   ELSE p.content END"
 rows_read_sql=${rows_sql/part_type, content, tool_name/part_type, $content_read, tool_name}

@@ -4,8 +4,9 @@
 --   createdb img && psql -d img -c 'CREATE EXTENSION mnemo' && psql -X -d img -f bench/image_bytes.sql
 --
 -- The image is 300,000 random bytes (as incompressible as a PNG or JPEG),
--- 400,000 characters of base64.  A first message with a small image comes
--- first, so that the relations have their first pages before the measure.
+-- 400,000 characters of base64.  A first message with a 3,000-byte image
+-- comes first, so that the relations (and their TOAST tables) have their
+-- first pages before the measure.
 \set QUIET on
 SELECT setseed(0.34) \gset
 CREATE TEMP TABLE img AS
@@ -21,7 +22,7 @@ CREATE FUNCTION pg_temp.image(data text) RETURNS jsonb LANGUAGE sql AS $$
                              jsonb_build_object('type', 'image', 'media_type', 'image/png', 'data', data))
 $$;
 SELECT (mnemo.create_session()).id AS sid \gset
-SELECT seq FROM mnemo.append_message(:'sid', 'user', pg_temp.image('AAAA')) \gset
+SELECT seq FROM mnemo.append_message(:'sid', 'user', pg_temp.image((SELECT left(b64, 4000) FROM img))) \gset
 SELECT pg_temp.store_bytes() AS before \gset
 SELECT count(mnemo.append_message(:'sid', 'user', pg_temp.image((SELECT b64 FROM img)))) AS n
   FROM generate_series(1, 10) \gset

@@ -24,10 +24,11 @@ $$;
 
 -- ten messages carrying the same image grow the store by about one copy of
 -- its bytes (before blobs: 4.25 MB, the base64 text ten times over)
--- (a first message with a small image, so that every table, or the
--- session's partition of it, has its first pages)
+-- (a first message with a 3,000-byte image, so that every table, or the
+-- session's partition of it, and the TOAST table of mnemo.blobs have
+-- their first pages)
 SELECT id FROM mnemo.create_session('bl');
-SELECT seq FROM mnemo.append_message('bl', 'user', pg_temp.image('AAAA'));
+SELECT seq FROM mnemo.append_message('bl', 'user', pg_temp.image((SELECT left(b64, 4000) FROM img)));
 SELECT pg_temp.store_bytes() AS before \gset
 SELECT count(mnemo.append_message('bl', 'user', pg_temp.image((SELECT b64 FROM img)))) AS appended
   FROM generate_series(1, 10);
@@ -37,7 +38,7 @@ SELECT octet_length(bytes) AS bytes, refs, sha256 = sha256(decode((SELECT b64 FR
 -- the part names its blob instead of holding the data
 SELECT DISTINCT content - 'data' AS rest, content -> 'data' ->> 'bytes' AS bytes,
        content -> 'data' ->> 'sha256' = encode(sha256(decode((SELECT b64 FROM img), 'base64')), 'hex') AS sha256
-  FROM mnemo.message_parts WHERE session_id = 'bl' AND part_type = 'image' AND content -> 'data' ->> 'bytes' <> '3';
+  FROM mnemo.message_parts WHERE session_id = 'bl' AND part_type = 'image' AND content -> 'data' ->> 'bytes' <> '3000';
 
 -- every read gives the appended base64 back, byte for byte
 SELECT count(*) AS parts, bool_and(p ->> 'data' = (SELECT b64 FROM img)) AS exact

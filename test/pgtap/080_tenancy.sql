@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(247);
+SELECT plan(251);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -464,6 +464,26 @@ RESET ROLE;
 SELECT is((SELECT string_agg(tenant || ':' || refs, ',' ORDER BY tenant) FROM mnemo.blobs
             WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))),
           'tap_tb:2', 'the purge deleted tap_ta''s blob and left tap_tb''s');
+-- a tenant handed over to one holding the same image: one blob, both counts
+CREATE ROLE tap_dave NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_dave;
+GRANT SELECT ON img TO tap_dave;
+GRANT ALL ON __tcache__ TO tap_dave;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_dave;
+SET ROLE tap_dave;
+SELECT lives_ok($$SELECT mnemo.create_session('dave_img');
+                  SELECT mnemo.append_message('dave_img', 'user', pg_temp.image())$$,
+                'tap_dave stores the image tap_tb stored');
+RESET ROLE;
+SELECT is(mnemo.reassign_tenant('tap_dave', 'tap_tb'), 1::bigint, 'a superuser hands tap_dave''s session to tap_tb');
+SELECT is((SELECT string_agg(tenant || ':' || refs, ',' ORDER BY tenant) FROM mnemo.blobs
+            WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))),
+          'tap_tb:3', 'tap_dave''s copy merged into tap_tb''s: one row counting the three parts');
+SET ROLE tap_tb;
+SELECT is((SELECT p ->> 'data' = (SELECT b64 FROM img)
+             FROM mnemo.get_messages_with_parts('dave_img') m, jsonb_array_elements(m.parts) p), true,
+          'tap_tb reads the image of the session handed to it exactly');
+RESET ROLE;
 
 SELECT * FROM finish();
 ROLLBACK;

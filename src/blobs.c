@@ -76,8 +76,8 @@ CompareRefs(const void *a, const void *b)
 }
 
 /*
- * The "data" string of an image part, or NULL when there is none (a url, or
- * a part already naming a blob).
+ * Whether part is an image with a "data" string (not a url, nor an object
+ * naming a blob); if so, *data and *len are that string's, in the part.
  */
 static bool
 ImageData(const MnemoPart *part, const char **data, int *len)

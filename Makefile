@@ -7,11 +7,11 @@ DATA         = $(wildcard sql/mnemo--*.sql)
 PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes -I$(srcdir)/src -I$(srcdir)/src/core
 
 # pg_regress inputs share sql/ with the install script, so the list is explicit.
-REGRESS      = ids sessions append append_limits parts_status swap reads flat files guard notify tenancy errors context turn_context summary prune search recall recall_expand annotate compaction block_walk checkpoints runs pending state fork maps fuzz distribute
+REGRESS      = ids sessions append append_limits parts_status swap reads flat files blobs guard notify tenancy errors context turn_context summary prune search recall recall_expand annotate compaction block_walk checkpoints runs pending state fork maps fuzz distribute
 REGRESS_OPTS = --inputdir=. --load-extension=mnemo
 
 # isolation specs for the locking claims: test/specs/*.spec, test/expected/*.out
-ISOLATION      = append_order append_snapshot swap_race summary_race claim_race run_claim_race state_merge fork_race map_claim_race search_drain purge_race tenant_lock part_once_race
+ISOLATION      = append_order append_snapshot swap_race summary_race claim_race run_claim_race state_merge fork_race map_claim_race search_drain purge_race tenant_lock part_once_race blob_purge_race
 ISOLATION_OPTS = --inputdir=test --load-extension=mnemo
 
 PG_CONFIG   ?= pg_config

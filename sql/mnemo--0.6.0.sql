@@ -24,8 +24,8 @@ $$;
 /* ------------------------------------------------------------------------
  * Tables
  *
- * Every key leads with session_id (file_references aside: its key leads with
- * the tenant), so the data set can be distributed by session: ids are unique
+ * Every key leads with session_id (file_references and blobs aside: their
+ * keys lead with the tenant), so the data set can be distributed by session: ids are unique
  * within their session, never alone.  Every row carries its tenant, the role
  * whose data it is (see doc/security.md); a child row copies its session's.
  * Times are unix milliseconds.  Rows are written only through the functions
@@ -195,6 +195,19 @@ COMMENT ON TABLE mnemo.file_references IS 'content-addressed cache of large file
 -- get_file_reference_by_path.  A hash index: paths may be longer than a
 -- btree entry allows, and the few rows of one path are sorted after the fetch.
 CREATE INDEX file_references_path_idx ON mnemo.file_references USING hash (path);
+
+CREATE TABLE mnemo.blobs (
+    sha256      bytea NOT NULL CHECK (octet_length(sha256) = 32),
+    bytes       bytea NOT NULL,
+    -- the image parts of the tenant's sessions that name it (src/log/blobs.c)
+    refs        bigint NOT NULL CHECK (refs > 0),
+    created_at  bigint NOT NULL CHECK (created_at >= 0),
+    tenant      text NOT NULL,
+    PRIMARY KEY (tenant, sha256)
+);
+COMMENT ON TABLE mnemo.blobs IS 'the bytes of image parts appended as base64, once per tenant and sha256; refs counts the parts that name one';
+-- images are compressed already: store them as they are, without trying
+ALTER TABLE mnemo.blobs ALTER COLUMN bytes SET STORAGE EXTERNAL;
 
 CREATE TABLE mnemo.compaction_claims (
     session_id  text PRIMARY KEY,
@@ -426,7 +439,7 @@ CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);
  * PostgreSQL then holds the schema to Citus's rules: every unique key must
  * include the session column, and each statement that filters by one session
  * is pruned to one partition (test/partitioned/). Tables without a session
- * column (file_references) stay as they are: under Citus they are reference
+ * column (file_references, blobs) stay as they are: under Citus they are reference
  * tables.
  *
  * The rebuild (mnemo._partition_by_session) is derived from the catalog,
@@ -648,6 +661,7 @@ SELECT pg_catalog.pg_extension_config_dump('mnemo.context_items', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.summary_edges', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.file_references', '');
+SELECT pg_catalog.pg_extension_config_dump('mnemo.blobs', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.tenants', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_progress', '');
 SELECT pg_catalog.pg_extension_config_dump('mnemo.search_queue', '');
@@ -1489,7 +1503,7 @@ DECLARE
     t text;
 BEGIN
     FOREACH t IN ARRAY ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                             'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                             'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                              'compaction_claims', 'search_progress', 'search_queue', 'search_documents',
                              'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
                              'maps', 'map_items']

@@ -90,7 +90,8 @@ SELECT mnemo.append_part('bk_a', 'msg_a3', '{"type":"text","text":"Found one TOD
 SELECT mnemo.update_message_tokens('bk_a', 'msg_a3',
        '{"input":100,"output":20,"cache_read":5,"cache_write":3,"reasoning":7}', 0.0123, 'stop');
 SELECT mnemo.append_messages('bk_child',
-       '[{"role":"user","parts":[{"type":"text","text":"child one"}]},
+       '[{"role":"user","parts":[{"type":"text","text":"child one"},
+                                 {"type":"image","media_type":"image/png","data":"iVBORw0KGgo="}]},
          {"role":"assistant","parts":[{"type":"text","text":"child two"}]}]');
 SELECT mnemo.store_file_reference('sha256:0123abcd', 'src/main.c', 'c', 420, 'int main(void): entry point');
 SELECT mnemo.store_file_reference('sha256:4567ef', 'README.md', 'markdown', 99, '# Title');
@@ -145,7 +146,7 @@ mnemo_tables() {
 
 check_source() {
 	local t
-	for t in sessions messages message_parts context_items summary_nodes summary_edges file_references; do
+	for t in sessions messages message_parts context_items summary_nodes summary_edges file_references blobs; do
 		is "$(val "$src" "SELECT count(*) > 0 FROM mnemo.$t")" t "source: mnemo.$t has rows to back up"
 	done
 	is "$(val "$src" "SELECT string_agg(item_type || ':' || item_id || '@' || position, ',' ORDER BY position)

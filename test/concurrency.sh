@@ -29,6 +29,11 @@
 #    fork's fork: appends to any of them, and searches of either fork, which
 #    index every session of their line: no transaction fails (no deadlock),
 #    and a last search of the fork's fork finds every message of its line.
+# 7. pgbench, 16 clients x 100 transactions appending one of three images
+#    to a new session and to the client's own, then purging the new one,
+#    while the others append the same images (src/log/blobs.c): no error, every
+#    blob counts exactly the parts that name it, none is missing or left
+#    over, and every image of the clients' sessions reads back exactly.
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.  These are assertions about behaviour, not speed.
@@ -273,6 +278,36 @@ SQL
 		"fork searches: a search of the fork's fork finds every message of its line"
 }
 
+test_blob_purges() {
+	local each=100
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+CREATE TABLE conc_images AS
+SELECT k, translate(encode(decode(repeat(lpad(to_hex(k + 1), 2, '0') || 'a0b1c2', 8000), 'hex'), 'base64'),
+                    E'\n', '') AS b64
+  FROM generate_series(0, 2) k;
+CREATE FUNCTION conc_image(k integer) RETURNS jsonb LANGUAGE sql STABLE AS $$
+    SELECT jsonb_build_array(jsonb_build_object('type', 'image', 'media_type', 'image/png', 'data',
+                                                (SELECT b64 FROM conc_images i WHERE i.k = conc_image.k)))
+$$;
+SELECT count(mnemo.create_session('conc_img_' || c)) FROM generate_series(0, 15) c;
+SQL
+	run_pgbench "$here/pgbench/blob_purge.sql" "blob purges" "$each"
+	is "$(val "SELECT count(*) FROM mnemo.blobs b FULL JOIN (
+	             SELECT tenant, decode(content -> 'data' ->> 'sha256', 'hex') AS sha256, count(*) AS n
+	               FROM mnemo.message_parts
+	              WHERE part_type = 'image' AND jsonb_typeof(content -> 'data') = 'object'
+	              GROUP BY 1, 2) r USING (tenant, sha256)
+	            WHERE b.refs IS DISTINCT FROM r.n")" 0 \
+		"blob purges: every blob counts exactly the parts that name it, and every part's blob is there"
+	is "$(val "SELECT count(*) FROM mnemo.sessions WHERE id LIKE 'sess\\_%'")" 0 \
+		"blob purges: every new session was purged"
+	is "$(val "SELECT count(*) || '/' || count(*) FILTER (WHERE p ->> 'data' IN (SELECT b64 FROM conc_images))
+	             FROM mnemo.sessions s, mnemo.get_messages_with_parts(s.id) m, jsonb_array_elements(m.parts) p
+	            WHERE s.id LIKE 'conc\_img\_%'")" "$((clients * each))/$((clients * each))" \
+		"blob purges: all $((clients * each)) images of the clients' sessions read back exactly"
+	is "$(val "SELECT count(*) FROM mnemo.blobs")" 3 "blob purges: one blob per image"
+}
+
 main() {
 	setup_cluster concurrency "${1:-}"
 	setup_db mnemo_concurrency
@@ -282,6 +317,7 @@ main() {
 	test_run_claims
 	test_state_merges
 	test_search_forks
+	test_blob_purges
 	summary concurrency
 }
 

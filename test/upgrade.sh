@@ -83,7 +83,7 @@ lines AS (
 SELECT line FROM lines ORDER BY line"
 
 # The 0.1.0 database: two sessions (one a child), messages of each role with
-# text, reasoning, tool and file_ref parts, a tombstone, token usage, a leaf
+# text, reasoning, tool, file_ref and image parts, a tombstone, token usage, a leaf
 # summary and its node, edges and context item, a file reference.
 populate_old() {
 	fresh_db "$old"
@@ -111,6 +111,13 @@ VALUES ('up_a', 'up_m1', 0, 'up_p1', 'text', '{"type": "text", "text": "list the
        ('up_a', 'up_m3', 0, 'up_p4', 'file_ref', '{"type": "file_ref", "content_id": "sha256:up", "path": "a.c", "summary": "main()"}', NULL, NULL, NULL, NULL, NULL, NULL, 9),
        ('up_a', 'up_s1', 0, 'up_p5', 'text', '{"type": "text", "text": "they listed files", "token_estimate": 4}', NULL, NULL, NULL, NULL, NULL, NULL, 4),
        ('up_child', 'up_c1', 0, 'up_p6', 'text', '{"type": "text", "text": "child says hi"}', NULL, NULL, NULL, NULL, NULL, NULL, 3);
+-- an image twice as canonical base64, and its bytes once more with line
+-- breaks: 0.6.0 stores the first two as one blob, the third stays text
+INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, token_estimate)
+SELECT 'up_child', 'up_c1', i, 'up_p' || (6 + i), 'image',
+       jsonb_build_object('type', 'image', 'media_type', 'image/png',
+                          'data', CASE WHEN i < 3 THEN translate(b64, E'\n', '') ELSE b64 END), 1600
+  FROM generate_series(1, 3) i, encode(decode(repeat('89504e470d0a1a0a', 4000), 'hex'), 'base64') b64;
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at)
 VALUES ('up_a', 1, 'summary', 'up_s1', 4, 1700000004000),
        ('up_a', 3, 'message', 'up_m3', 3, 1700000003000),
@@ -149,6 +156,23 @@ rows_sql_template="SELECT md5(concat_ws('#',
 rows_sql_with() { echo "${rows_sql_template//SESSION_COUNTERS/$1}"; }
 # up to 0.5.0 the counters are columns of mnemo.sessions
 rows_sql=$(rows_sql_with "last_seq, last_position")
+
+# rows_sql with each part's content as the functions read it in 0.6.0: an
+# image stored as a blob with its base64 back (src/log/blobs.c)
+content_read="CASE WHEN p.part_type = 'image' AND jsonb_typeof(p.content -> 'data') = 'object'
+  THEN p.content || jsonb_build_object('data', (SELECT replace(encode(b.bytes, 'base64'), E'\\n', '')
+    FROM mnemo.blobs b WHERE b.tenant = p.tenant AND b.sha256 = decode(p.content -> 'data' ->> 'sha256', 'hex')))
+  ELSE p.content END"
+rows_read_with() {
+	local q
+	q=$(rows_sql_with "$1")
+	q=${q/part_type, content, tool_name/part_type, $content_read, tool_name}
+	echo "${q/FROM mnemo.message_parts)/FROM mnemo.message_parts p)}"
+}
+
+# the three images of up_c1, as populate_old wrote them
+images_sql="SELECT string_agg(CASE WHEN i < 3 THEN translate(b64, E'\\n', '') ELSE b64 END, ',' ORDER BY i)
+  FROM generate_series(1, 3) i, encode(decode(repeat('89504e470d0a1a0a', 4000), 'hex'), 'base64') b64"
 
 main() {
 	local before owner
@@ -190,8 +214,18 @@ main() {
 	check "ALTER EXTENSION mnemo UPDATE TO '0.6.0'" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.6.0'"
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.6.0 "the database is at 0.6.0"
-	is "$(val "$old" "$(rows_sql_with "(mnemo.get_session(id)).last_seq")")" "$before" \
-		"every row of every table is unchanged by 0.5.0 -> 0.6.0, and get_session's last_seq is the dropped column's"
+	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.5.0 -> 0.6.0, the image parts as they read, and get_session's last_seq is the dropped column's"
+	is "$(val "$old" "SELECT string_agg(id || ':' || jsonb_typeof(content -> 'data'), ',' ORDER BY id)
+	                  FROM mnemo.message_parts WHERE part_type = 'image'")" \
+		"up_p7:object,up_p8:object,up_p9:string" \
+		"the two canonical images now name a blob, the one with line breaks is kept as text"
+	is "$(val "$old" "SELECT count(*) || ' ' || sum(refs) || ' ' || sum(octet_length(bytes)) || ' ' || min(tenant)
+	                  FROM mnemo.blobs")" "1 2 32000 $owner" "one blob of 32,000 bytes, for both, of the owner's tenant"
+	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
+	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
+	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
+		"get_messages_with_parts gives each image's base64 back exactly"
 	# read back through the new functions: the library installed is 0.6.0's,
 	# and a database runs its functions once updated to the library's version
 	# (doc/operations.md, Upgrading)

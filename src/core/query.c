@@ -415,6 +415,7 @@ MnemoArray(Oid type, Datum *values, bool *nulls, int n)
 	{
 		case TEXTOID:
 		case JSONBOID:
+		case BYTEAOID:
 			typlen = -1;
 			byval = false;
 			align = TYPALIGN_INT;

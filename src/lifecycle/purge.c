@@ -12,7 +12,8 @@
  * no longer exists.  But a session that forks still read from (sessions.forks,
  * fork.c) is refused with 2BP01 (dependent_objects_still_exist): purge the
  * forks first, or soft-delete it, which they read through.  Purging a fork
- * takes it off its parent's count.
+ * takes it off its parent's count.  The images of its parts stored as blobs
+ * lose its references, and a blob left with none is deleted (blobs.c).
  *
  * The writes that do not take the session's write lock (a search drain, a
  * compaction claim, a part's status) hold its session lock in the shared
@@ -78,6 +79,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 		MnemoExecute(parent_plan, (Datum[]) {CStringGetTextDatum(MnemoGetText(0, 2, NULL))},
 					 NULL, false, 0);
 	}
+	MnemoReleaseBlobs(session_id, lock.tenant);
 	MnemoPrepare(&purge_plan,
 				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
 				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1), "

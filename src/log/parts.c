@@ -281,6 +281,7 @@ typedef struct PartRows
 	char	  **message_ids;
 	const int32 *part_indexes;
 	const MnemoPart *parts;
+	Jsonb	  **stored;			/* a content naming its blob, or NULL (blobs.c) */
 } PartRows;
 
 static void
@@ -311,7 +312,8 @@ FillPart(void *arg, int row, Datum *values, bool *nulls)
 				s = part->part_type;
 				break;
 			case PART_CONTENT:
-				values[c] = JsonbPGetDatum(part->content);
+				values[c] = JsonbPGetDatum(rows->stored && rows->stored[row] ?
+										   rows->stored[row] : part->content);
 				continue;
 			case PART_TOOL_NAME:
 				s = part->tool_name;
@@ -348,13 +350,15 @@ static MnemoRowsInsert part_insert = {
  * indexes and given every part an id; a taken id is MN004, which the caller
  * turns into one naming the id (append.c).  Only the parts of one statement
  * at a time (MnemoInsertRows) are copied into its parameters: a call of a
- * million parts holds its validated parts and no second copy of them.
+ * million parts holds its validated parts and no second copy of them.  An
+ * image's base64 data is stored as a blob (blobs.c), its part naming it.
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,
 				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
 {
-	PartRows	rows = {message_ids, part_indexes, parts};
+	PartRows	rows = {message_ids, part_indexes, parts, NULL};
 
+	rows.stored = MnemoStoreBlobs(tenant, n, parts);
 	MnemoInsertRows(&part_insert, session_id, tenant, n, FillPart, &rows);
 }

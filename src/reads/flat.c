@@ -63,7 +63,7 @@ static SPIPlanPtr parts_ids_plan;
 
 /* the parts statements select message_id, then the part columns */
 #define FLAT_PARTS_SELECT \
-	"SELECT p.message_id, p.id, p.part_index, p.content, p.tool_state, p.compacted_at, " \
+	"SELECT p.message_id, p.id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, p.compacted_at, " \
 	"p.started_at, p.completed_at, p.token_estimate FROM mnemo.message_parts p " \
 	"WHERE p.session_id = $1 AND "
 

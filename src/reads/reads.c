@@ -251,8 +251,11 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	(void) ConnectToSession(fcinfo, &call, &line);
 	owner = SelectMessage(fcinfo, &line);
 	MnemoPrepare(&parts_plan,
-				 "SELECT * FROM mnemo.message_parts WHERE session_id = $1 AND message_id = $2 "
-				 "ORDER BY part_index",
+				 "SELECT p.session_id, p.message_id, p.part_index, p.id, p.part_type, "
+				 MNEMO_PART_CONTENT ", p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at, "
+				 "p.started_at, p.completed_at, p.token_estimate, p.tenant "
+				 "FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.message_id = $2 "
+				 "ORDER BY p.part_index",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecuteResult(fcinfo, parts_plan, (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1)},
 					   NULL, true);

@@ -77,6 +77,28 @@ ValueTextOr(JsonbContainer *obj, const char *key, const char *otherwise)
 }
 
 /*
+ * The length of an image's base64 data: the string's, or for data stored as
+ * a blob (blobs.c), that of the exact base64 of its bytes, what the append
+ * gave.
+ */
+static int64
+ImageBase64Length(JsonbContainer *obj)
+{
+	JsonbValue	buf;
+	JsonbValue *v = getKeyJsonValueFromContainer(obj, "data", 4, &buf);
+	char	   *bytes;
+
+	if (v == NULL)
+		return 0;
+	if (v->type == jbvString)
+		return v->val.string.len;
+	if (v->type != jbvBinary || !JsonContainerIsObject(v->val.binary.data) ||
+		(bytes = ValueText(v->val.binary.data, "bytes")) == NULL)
+		return 0;
+	return (strtoi64(bytes, NULL, 10) + 2) / 3 * 4;
+}
+
+/*
  * Render a part whose content has been validated by MnemoParsePart.  A tool
  * part with has_compacted_at renders as its tombstone.  Result palloc'd in the
  * current memory context.
@@ -114,13 +136,12 @@ MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
 	else if (strcmp(part_type, "image") == 0)
 	{
 		char	   *url = ValueText(obj, "url");
-		char	   *data = ValueText(obj, "data");
 
 		appendStringInfo(&out, "[Image: %s, ", ValueTextOr(obj, "media_type", "unknown type"));
 		if (url != NULL)
 			AppendCapped(&out, "", url);
 		else
-			appendStringInfo(&out, "%zu bytes of base64", data != NULL ? strlen(data) : (size_t) 0);
+			appendStringInfo(&out, INT64_FORMAT " bytes of base64", ImageBase64Length(obj));
 		appendStringInfo(&out, ", ~%s tokens]", ValueTextOr(obj, "token_estimate", CppAsString2(MNEMO_IMAGE_TOKENS)));
 	}
 	else if (strcmp(part_type, "file_ref") == 0)

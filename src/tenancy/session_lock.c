@@ -14,7 +14,6 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
-#include "common/cryptohash.h"
 #include "common/sha2.h"
 #include "miscadmin.h"
 #include "storage/itemptr.h"
@@ -105,21 +104,15 @@ MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watch
 void
 MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode)
 {
-	pg_cryptohash_ctx *ctx;
+	/* the NUL ends the tenant: ("ab", "c") and ("a", "bc") differ */
+	const void *parts[2] = {tenant, session_id};
+	size_t		lens[2] = {strlen(tenant) + 1, strlen(session_id)};
 	uint8		digest[PG_SHA256_DIGEST_LENGTH];
 	LOCKTAG		tag;
 
 	if (MnemoTablesDistributed())
 		return;
-	ctx = pg_cryptohash_create(PG_SHA256);
-	/* the NUL ends the tenant: ("ab", "c") and ("a", "bc") differ */
-	if (ctx == NULL || pg_cryptohash_init(ctx) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) tenant, strlen(tenant) + 1) < 0 ||
-		pg_cryptohash_update(ctx, (const uint8 *) session_id, strlen(session_id)) < 0 ||
-		pg_cryptohash_final(ctx, digest, sizeof(digest)) < 0)
-		elog(ERROR, "could not compute the session lock key: %s",
-			 pg_cryptohash_error(ctx));
-	pg_cryptohash_free(ctx);
+	MnemoSha256(2, parts, lens, digest);
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId,
 						 (uint32) digest[0] << 24 | (uint32) digest[1] << 16 |
 						 (uint32) digest[2] << 8 | digest[3],

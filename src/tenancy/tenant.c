@@ -422,6 +422,18 @@ mnemo_reassign_tenant(PG_FUNCTION_ARGS)
 	{
 		SPITupleTable *tables;
 
+		/*
+		 * An image both tenants stored is one blob of to's, with both
+		 * tenants' references (blobs.c); the rest move below with the rows.
+		 */
+		if (SPI_execute_with_args("WITH f AS (DELETE FROM mnemo.blobs f WHERE f.tenant = $1 "
+								  "AND EXISTS (SELECT FROM mnemo.blobs t WHERE t.tenant = $2 "
+								  "AND t.sha256 = f.sha256) RETURNING f.sha256, f.refs) "
+								  "UPDATE mnemo.blobs t SET refs = t.refs + f.refs FROM f "
+								  "WHERE t.tenant = $2 AND t.sha256 = f.sha256",
+								  2, (Oid[]) {TEXTOID, TEXTOID}, args, NULL, false, 0) != SPI_OK_UPDATE)
+			elog(ERROR, "could not merge the blobs of tenant \"%s\"", from);
+
 		if (SPI_execute("SELECT format('UPDATE %s SET tenant = $2 WHERE tenant = $1', c.oid::regclass) "
 						"FROM pg_catalog.pg_class c "
 						"JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_class'::regclass "

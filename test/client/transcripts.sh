@@ -30,6 +30,11 @@ trap cleanup EXIT
 sessions() { psql_q -c "SELECT count(*) FROM mnemo.sessions"; }
 # q SID SQL-after-WHERE-session: a count over the session's parts
 parts_where() { psql_q -c "SELECT count(*) FROM mnemo.message_parts WHERE session_id = '$1' AND $2"; }
+# the parts as the functions read them (content), where an image's data is
+# its base64 again: the table holds it once per tenant, as bytes (mnemo.blobs)
+parts_read_where() {
+	psql_q -c "SELECT count(*) FROM mnemo.get_messages_with_parts('$1') m, jsonb_array_elements(m.parts) content WHERE $2"
+}
 msgs_where() { psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$1' AND $2"; }
 
 createdb "$copy_db" >/dev/null 2>&1 && psql_q -d "$copy_db" -c "CREATE EXTENSION mnemo" >/dev/null
@@ -242,7 +247,7 @@ oi_sid=$(cat "$work/out")
 check "openai: the call completed with the result's text" \
 	test "$(parts_where "$oi_sid" "tool_name = 'screenshot' AND tool_state = 'completed' AND content->>'output' = 'captured 1 screen'")" = 1
 check "openai: the image an image part of the tool message after it, naming the call" \
-	test "$(parts_where "$oi_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo=' AND content->'metadata'->>'tool_call_id' = 'call_s1'")" = 1
+	test "$(parts_read_where "$oi_sid" "content->>'type' = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo=' AND content->'metadata'->>'tool_call_id' = 'call_s1'")" = 1
 
 # --format that the content disagrees with: read as named, with a warning
 printf '%s\n' '{"model":"gpt-4o","messages":[{"role":"system","content":"be brief"},{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}' >"$work/oa-body.json"
@@ -558,7 +563,7 @@ run_m import "$work/images.json"
 expect_rc 0 "OpenAI image_url blocks import"
 img_sid=$(cat "$work/out")
 check "a data: URL is an image part with its media type and base64 data" \
-	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo='")" = 1
+	test "$(parts_read_where "$img_sid" "content->>'type' = 'image' AND content->>'media_type' = 'image/png' AND content->>'data' = 'iVBORw0KGgo='")" = 1
 check "a plain URL is an image part with the url" \
 	test "$(parts_where "$img_sid" "part_type = 'image' AND content->>'url' = 'https://example.com/cat.jpg'")" = 1
 check "an image is estimated at 1600 tokens" \

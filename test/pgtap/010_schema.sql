@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(388);
+SELECT plan(394);
 
 --
 -- tables
@@ -14,18 +14,18 @@ SELECT set_eq($$
     SELECT c.relname::text FROM pg_class c
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
 $$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-          'summary_nodes', 'summary_edges', 'file_references', 'tenants', 'compaction_claims',
+          'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants', 'compaction_claims',
           'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
 -- primary keys: every one leads with session_id, except sessions (id, the
--- distribution column), file_references and tenants (the tenant)
+-- distribution column), file_references, blobs and tenants (the tenant)
 SELECT col_is_pk('mnemo', 'sessions', ARRAY['id'], 'sessions: primary key (id)');
 SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'id'], 'messages: primary key (session_id, id)');
 SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'id'],
@@ -37,6 +37,7 @@ SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'or
                  'summary_edges: primary key (session_id, summary_id, ordinal)');
 SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
+SELECT col_is_pk('mnemo', 'blobs', ARRAY['tenant', 'sha256'], 'blobs: primary key (tenant, sha256)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
 SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
 SELECT col_is_pk('mnemo', 'search_progress', ARRAY['session_id'], 'search_progress: primary key (session_id)');
@@ -58,16 +59,16 @@ SELECT is_empty($$
       JOIN pg_class c ON c.oid = i.indrelid
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
      WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisprimary AND NOT c.relispartition
-       AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
+       AND c.relname NOT IN ('sessions', 'file_references', 'blobs', 'tenants')
        AND a.attname <> 'session_id'
-$$, 'every primary key but those of sessions, file_references and tenants leads with session_id');
+$$, 'every primary key but those of sessions, file_references, blobs and tenants leads with session_id');
 -- the rule of hash partitioning and of Citus: every unique index of a
 -- session-keyed table includes session_id; none is on id alone
 SELECT is_empty($$
     SELECT i.indexrelid::regclass::text
       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
      WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisunique AND NOT c.relispartition
-       AND c.relname NOT IN ('sessions', 'file_references', 'tenants')
+       AND c.relname NOT IN ('sessions', 'file_references', 'blobs', 'tenants')
        AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                         WHERE a.attrelid = i.indrelid AND a.attname = 'session_id'
                           AND a.attnum = ANY (i.indkey))
@@ -92,6 +93,7 @@ SELECT columns_are('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', '
     'item_id', 'tenant']);
 SELECT columns_are('mnemo', 'file_references', ARRAY['content_id', 'path', 'file_type', 'token_count',
     'exploration_summary', 'created_at', 'ordinal', 'tenant']);
+SELECT columns_are('mnemo', 'blobs', ARRAY['sha256', 'bytes', 'refs', 'created_at', 'tenant']);
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel', 'role_id']);
 SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
@@ -113,7 +115,7 @@ SELECT columns_are('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal'
     'completion_seq', 'completed_at', 'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
@@ -128,6 +130,7 @@ SELECT indexes_are('mnemo', 'context_items', ARRAY['context_items_pkey', 'contex
 SELECT indexes_are('mnemo', 'summary_nodes', ARRAY['summary_nodes_pkey']);
 SELECT indexes_are('mnemo', 'summary_edges', ARRAY['summary_edges_pkey', 'summary_edges_item_idx']);
 SELECT indexes_are('mnemo', 'file_references', ARRAY['file_references_pkey', 'file_references_path_idx']);
+SELECT indexes_are('mnemo', 'blobs', ARRAY['blobs_pkey']);
 SELECT indexes_are('mnemo', 'tenants', ARRAY['tenants_pkey', 'tenants_channel_key']);
 SELECT indexes_are('mnemo', 'compaction_claims', ARRAY['compaction_claims_pkey']);
 SELECT indexes_are('mnemo', 'search_progress', ARRAY['search_progress_pkey']);
@@ -167,7 +170,7 @@ SELECT is_empty($$
 $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
   FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
-                    'summary_nodes', 'summary_edges', 'file_references', 'tenants',
+                    'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 SELECT is_empty($$
@@ -189,7 +192,7 @@ SELECT set_eq($$
     SELECT r::regclass::text FROM pg_extension, unnest(extconfig) r
      WHERE extname = 'mnemo' AND NOT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = r)
 $$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
-          'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.tenants',
+          'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.blobs', 'mnemo.tenants',
           'mnemo.search_progress', 'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
           'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.lineage', 'mnemo.discarded', 'mnemo.maps', 'mnemo.map_items'],
    'every table but compaction_claims (a lease does not outlive its compactor), and the sequence giving file store order, are registered with pg_extension_config_dump');

@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(231);
+SELECT plan(251);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -256,7 +256,7 @@ SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE 
 CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
 SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
-                              'summary_edges', 'file_references', 'tenants', 'compaction_claims',
+                              'summary_edges', 'file_references', 'blobs', 'tenants', 'compaction_claims',
                               'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
                               'maps', 'map_items']) AS t,
   LATERAL (VALUES
@@ -414,6 +414,75 @@ SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint, 'tap_
 RESET ROLE;
 SET ROLE tap_carol;
 SELECT throws_ok($$SELECT mnemo.get_session('carol_s')$$, 'MN001', NULL, 'tap_carol no longer does');
+RESET ROLE;
+
+--
+-- images are stored once per tenant (mnemo.blobs, src/log/blobs.c): tap_tb
+-- storing the image tap_ta stored learns nothing of it.  Its append writes
+-- its own row, so it meets no unique violation, waits on no lock and
+-- changes nothing of tap_ta's row; the table is closed to it, so no row,
+-- count or plan counter says whether the image is there.
+--
+CREATE TEMP TABLE img AS
+SELECT translate(encode(decode(repeat('89504e470d0a1a0a', 4000), 'hex'), 'base64'), E'\n', '') AS b64;
+GRANT SELECT ON img TO tap_ta, tap_tb, tap_eraser;
+CREATE FUNCTION pg_temp.image() RETURNS jsonb LANGUAGE sql AS $$
+    SELECT jsonb_build_array(jsonb_build_object('type', 'image', 'media_type', 'image/png',
+                                                'data', (SELECT b64 FROM img)))
+$$;
+SET ROLE tap_ta;
+SELECT lives_ok($$SELECT mnemo.create_session('ta_img');
+                  SELECT mnemo.append_message('ta_img', 'user', pg_temp.image())$$,
+                'tap_ta stores an image');
+RESET ROLE;
+CREATE TEMP TABLE a_blob AS
+SELECT ctid::text || '/' || xmin || '/' || xmax || '/' || refs AS row_version
+  FROM mnemo.blobs WHERE tenant = 'tap_ta';
+SELECT is((SELECT count(*) FROM a_blob), 1::bigint, 'tap_ta''s image is one blob of tap_ta''s');
+SET ROLE tap_tb;
+SELECT lives_ok($$SELECT mnemo.create_session('tb_img');
+                  SELECT mnemo.append_message('tb_img', 'user', pg_temp.image());
+                  SELECT mnemo.append_message('tb_img', 'user', pg_temp.image())$$,
+                'tap_tb stores the same image twice: no unique violation, nothing to tell');
+SELECT throws_ok($$SELECT count(*) FROM mnemo.blobs WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))$$,
+                 '42501', NULL, 'tap_tb: SELECT of mnemo.blobs by the image''s digest: 42501');
+SELECT throws_ok($$EXPLAIN (ANALYZE) SELECT 1 FROM mnemo.blobs WHERE tenant = 'tap_ta'$$, '42501', NULL,
+                 'tap_tb: EXPLAIN ANALYZE of mnemo.blobs: 42501');
+SELECT is((SELECT string_agg(p ->> 'data', ',') = (SELECT b64 || ',' || b64 FROM img)
+             FROM mnemo.get_messages_with_parts('tb_img') m, jsonb_array_elements(m.parts) p), true,
+          'tap_tb reads its images back exactly');
+RESET ROLE;
+SELECT is((SELECT string_agg(tenant || ':' || refs, ',' ORDER BY tenant) FROM mnemo.blobs
+            WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))),
+          'tap_ta:1,tap_tb:2', 'the same image in two tenants is two rows, each counting its own tenant''s parts');
+SELECT is((SELECT ctid::text || '/' || xmin || '/' || xmax || '/' || refs FROM mnemo.blobs WHERE tenant = 'tap_ta'),
+          (SELECT row_version FROM a_blob),
+          'tap_tb''s appends neither wrote nor locked tap_ta''s row (ctid, xmin, xmax, refs unchanged)');
+SET ROLE tap_eraser;
+SELECT lives_ok($$SELECT mnemo.purge_session('ta_img')$$, 'tap_eraser purges tap_ta''s image session');
+RESET ROLE;
+SELECT is((SELECT string_agg(tenant || ':' || refs, ',' ORDER BY tenant) FROM mnemo.blobs
+            WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))),
+          'tap_tb:2', 'the purge deleted tap_ta''s blob and left tap_tb''s');
+-- a tenant handed over to one holding the same image: one blob, both counts
+CREATE ROLE tap_dave NOLOGIN;
+GRANT USAGE ON SCHEMA mnemo TO tap_dave;
+GRANT SELECT ON img TO tap_dave;
+GRANT ALL ON __tcache__ TO tap_dave;
+GRANT ALL ON SEQUENCE __tcache___id_seq, __tresults___numb_seq TO tap_dave;
+SET ROLE tap_dave;
+SELECT lives_ok($$SELECT mnemo.create_session('dave_img');
+                  SELECT mnemo.append_message('dave_img', 'user', pg_temp.image())$$,
+                'tap_dave stores the image tap_tb stored');
+RESET ROLE;
+SELECT is(mnemo.reassign_tenant('tap_dave', 'tap_tb'), 1::bigint, 'a superuser hands tap_dave''s session to tap_tb');
+SELECT is((SELECT string_agg(tenant || ':' || refs, ',' ORDER BY tenant) FROM mnemo.blobs
+            WHERE sha256 = sha256(decode((SELECT b64 FROM img), 'base64'))),
+          'tap_tb:3', 'tap_dave''s copy merged into tap_tb''s: one row counting the three parts');
+SET ROLE tap_tb;
+SELECT is((SELECT p ->> 'data' = (SELECT b64 FROM img)
+             FROM mnemo.get_messages_with_parts('dave_img') m, jsonb_array_elements(m.parts) p), true,
+          'tap_tb reads the image of the session handed to it exactly');
 RESET ROLE;
 
 SELECT * FROM finish();

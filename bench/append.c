@@ -26,13 +26,16 @@
  * holding input and output).
  *
  * Rounds: the timed measures run --rounds times, interleaved: each round
- * runs every one of them once, both sides back to back (which side goes
- * first alternates by round, so drift hits both alike), each side on a
- * connection of its own opened for the round and a fresh session (mnemo:
- * create_session; plain: a new session_id, fresh rows).  A round:
- *   turns/s       one turn per call, synchronous_commit on, then off, then
- *                 the tools mix; 100 messages per call against COPY of 100
- *                 rows; W3 = --w3 connections at once, each its own session.
+ * runs every one of them, both sides back to back, a few runs a side
+ * (REPS_*, so that a side's share lasts about a second) in the order ABBA...
+ * (which side goes first alternates by round, so drift hits both alike),
+ * each run on a connection of its own and a fresh session (mnemo:
+ * create_session; plain: a new session_id, fresh rows).  A round's ratio
+ * is its turns/s mnemo / plain.  A round:
+ *   turns/s       one turn per call (--turns turns a run), synchronous_commit
+ *                 on, then off, then the tools mix; 100 messages per call
+ *                 against COPY of 100 rows (--turns turns a run); W3 = --w3
+ *                 connections at once, each its own session.
  *   load          the full history of the session the round's sync-on turns
  *                 wrote (2 x --turns messages), every value read: --loads
  *                 reads of each statement, taking turns, their median.
@@ -99,26 +102,6 @@ run_prepared(PGconn *conn, const char *name, int n, const char *const *values)
 	return res;
 }
 
-void
-open_conn(Conn *c, bool sync_on)
-{
-	c->conn = connect_db();
-	c->insert = "plain_insert";
-	exec_cmd(c->conn, "SET ROLE " APP_ROLE);
-	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
-	prepare(c->conn, "plain_insert",
-			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
-	prepare(c->conn, "plain_gin_insert",
-			"INSERT INTO plain_gin.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
-	prepare(c->conn, "mnemo_append",
-			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
-	prepare(c->conn, "plain_load",
-			"SELECT id, seq, role, content, created_at FROM plain.messages "
-			"WHERE session_id = $1 ORDER BY seq");
-	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_flat($1)");
-	prepare(c->conn, "mnemo_load_json", "SELECT * FROM mnemo.get_messages_with_parts($1)");
-}
-
 PGresult *
 run_params(PGconn *conn, const char *sql, int n, const char *const *values)
 {
@@ -153,6 +136,45 @@ plain_row(Conn *c, const char *role, const char *content)
 
 	snprintf(seq, sizeof(seq), "%d", ++c->seq);
 	PQclear(run_prepared(c->conn, c->insert, 4, values));
+}
+
+/*
+ * One message on each side, in sessions of their own, before anything is
+ * timed on c: a backend's first append pays for loading mnemo's library and
+ * preparing its statements (3 ms, ten appends' worth), its first INSERT for
+ * opening the table; neither is the cost of a turn.
+ */
+static void
+warm_up(Conn *c)
+{
+	const char *values[2] = {c->session, "[{\"role\": \"user\", \"parts\": "
+	"[{\"type\": \"text\", \"text\": \"warm-up\"}]}]"};
+
+	new_session(c, MNEMO);
+	PQclear(run_prepared(c->conn, "mnemo_append", 2, values));
+	new_session(c, PLAIN);
+	plain_row(c, "user", "warm-up");
+}
+
+void
+open_conn(Conn *c, bool sync_on)
+{
+	c->conn = connect_db();
+	c->insert = "plain_insert";
+	exec_cmd(c->conn, "SET ROLE " APP_ROLE);
+	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+	prepare(c->conn, "plain_insert",
+			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	prepare(c->conn, "plain_gin_insert",
+			"INSERT INTO plain_gin.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	prepare(c->conn, "mnemo_append",
+			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
+	prepare(c->conn, "plain_load",
+			"SELECT id, seq, role, content, created_at FROM plain.messages "
+			"WHERE session_id = $1 ORDER BY seq");
+	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_flat($1)");
+	prepare(c->conn, "mnemo_load_json", "SELECT * FROM mnemo.get_messages_with_parts($1)");
+	warm_up(c);
 }
 
 /* Turn i of l on side: plain in one transaction of prepared INSERTs. */
@@ -284,7 +306,7 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Total turns/s of w3_clients connections running w3_turns turns each. */
+/* Seconds w3_clients connections take to run load's turns each at once. */
 static double
 run_w3(enum side side, const Load *load)
 {
@@ -315,7 +337,7 @@ run_w3(enum side side, const Load *load)
 		PQfinish(w[i].c.conn);
 	pthread_barrier_destroy(&barrier);
 	free(w);
-	return (double) w3_clients * load->n / elapsed;
+	return elapsed;
 }
 
 /* ---- reporting --------------------------------------------------------- */
@@ -371,41 +393,69 @@ load_history(Conn *c, const char *stmt, const char *session, int *rows)
 static double tools_rate[2][MAX_ROUNDS];
 
 /*
- * Both sides' turns/s over l, side first first, each on a connection of
- * its own and a fresh session; the sessions written are left in written.
+ * Repeats a round of each timed measure, a side: enough runs that a side's
+ * share of a round lasts about a second on the 2-core host of
+ * doc/benchmarks.md (a tenth of a second measures the host's hiccups, not
+ * the sides).
  */
-static void
-turns_pair(const Load *l, bool sync_on, int first, double rate[2], char written[2][64])
+#define REPS_SYNC_ON 3
+#define REPS_SYNC_OFF 6
+#define REPS_TOOLS 2
+#define REPS_BATCH 20
+#define REPS_W3 5
+
+typedef enum Work
 {
-	int			k;
+	WORK_TURNS,					/* a Load, one turn per call */
+	WORK_BATCHES,				/* Batches, 100 messages per call */
+	WORK_W3						/* a Load on w3_clients connections at once */
+} Work;
 
-	for (k = 0; k < 2; k++)
-	{
-		int			side = k == 0 ? first : !first;
-		Conn		c;
+/*
+ * One run of work on side, on connections opened for it and a fresh
+ * session; seconds taken.  The session written is left in session, if
+ * asked.
+ */
+static double
+run_once(Work kind, const void *work, enum side side, bool sync_on, char *session)
+{
+	Conn		c;
+	double		secs;
 
-		open_conn(&c, sync_on);
-		rate[side] = l->n / run_turns(&c, side, l, NULL);
-		if (written)
-			memcpy(written[side], c.session, sizeof(c.session));
-		PQfinish(c.conn);
-	}
+	if (kind == WORK_W3)
+		return run_w3(side, work);
+	open_conn(&c, sync_on);
+	if (kind == WORK_TURNS)
+		secs = run_turns(&c, side, work, NULL);
+	else
+		secs = run_batches(&c, side, work);
+	if (session)
+		memcpy(session, c.session, sizeof(c.session));
+	PQfinish(c.conn);
+	return secs;
 }
 
+/*
+ * Both sides' turns/s over reps runs of work each (turns a run), in the
+ * order first, other, other, first, ...; the session of each side's first
+ * run is left in written, if asked.
+ */
 static void
-batches_pair(const Batches *b, int first, double rate[2])
+run_pairs(Work kind, const void *work, int turns_a_run, bool sync_on, int reps, int first,
+		  double rate[2], char written[2][64])
 {
+	double		secs[2] = {0, 0};
 	int			k;
 
-	for (k = 0; k < 2; k++)
+	for (k = 0; k < 2 * reps; k++)
 	{
-		int			side = k == 0 ? first : !first;
-		Conn		c;
+		enum side	side = (k % 4 == 0 || k % 4 == 3) ? first : !first;
 
-		open_conn(&c, true);
-		rate[side] = b->n * BATCH_TURNS / run_batches(&c, side, b);
-		PQfinish(c.conn);
+		secs[side] += run_once(kind, work, side, sync_on,
+							   written && k < 2 ? written[side] : NULL);
 	}
+	rate[PLAIN] = (double) reps * turns_a_run / secs[PLAIN];
+	rate[MNEMO] = (double) reps * turns_a_run / secs[MNEMO];
 }
 
 /*
@@ -449,7 +499,7 @@ loads_round(char written[2][64], double ms[3])
 
 /*
  * Round r of the timed measures, each with both sides back to back, the
- * side that goes first alternating by round (ABBA over two rounds).
+ * side that goes first alternating by round.
  */
 static void
 run_round(int r)
@@ -464,17 +514,16 @@ run_round(int r)
 	double		rate[2],
 				ms[3];
 
-	turns_pair(l, true, first, rate, written);
+	run_pairs(WORK_TURNS, l, l->n, true, REPS_SYNC_ON, first, rate, written);
 	goal_add(ROW_TURN_SYNC_ON, rate[MNEMO], rate[PLAIN]);
-	turns_pair(l, false, first, rate, NULL);
+	run_pairs(WORK_TURNS, l, l->n, false, REPS_SYNC_OFF, first, rate, NULL);
 	goal_add(ROW_TURN_SYNC_OFF, rate[MNEMO], rate[PLAIN]);
-	turns_pair(tools, true, first, rate, NULL);
+	run_pairs(WORK_TURNS, tools, tools->n, true, REPS_TOOLS, first, rate, NULL);
 	tools_rate[MNEMO][r] = rate[MNEMO];
 	tools_rate[PLAIN][r] = rate[PLAIN];
-	batches_pair(b, first, rate);
+	run_pairs(WORK_BATCHES, b, b->n * BATCH_TURNS, true, REPS_BATCH, first, rate, NULL);
 	goal_add(ROW_BATCH, rate[MNEMO], rate[PLAIN]);
-	rate[first] = run_w3(first, w3);
-	rate[!first] = run_w3(!first, w3);
+	run_pairs(WORK_W3, w3, w3_clients * w3->n, true, REPS_W3, first, rate, NULL);
 	goal_add(ROW_W3, rate[MNEMO], rate[PLAIN]);
 	loads_round(written, ms);
 	goal_add(ROW_LOAD_FLAT, ms[1], ms[0]);

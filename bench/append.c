@@ -486,7 +486,7 @@ loads_round(char written[2][64], double ms[3])
 
 			t[which][i] = load_history(&c, stmt[which], session[which], &rows[which]) * 1000;
 		}
-	if (rows[PLAIN] != rows[1] || rows[2] != rows[1])
+	if (rows[0] != rows[1] || rows[2] != rows[1])
 		die("history load: plain read %d rows, get_messages_flat %d, get_messages_with_parts %d",
 			rows[0], rows[1], rows[2]);
 	for (k = 0; k < 3; k++)

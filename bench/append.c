@@ -29,9 +29,10 @@
  * runs every one of them, both sides back to back, a few runs a side
  * (REPS_*, so that a side's share lasts about a second) in the order ABBA...
  * (which side goes first alternates by round, so drift hits both alike),
- * each run on a connection of its own and a fresh session (mnemo:
- * create_session; plain: a new session_id, fresh rows).  A round's ratio
- * is its turns/s mnemo / plain.  A round:
+ * each run on a connection of its own (warmed by one untimed message a
+ * side: warm_up) and a fresh session (mnemo: create_session; plain: a new
+ * session_id, fresh rows).  A round's ratio is its turns/s (or load time)
+ * mnemo / plain.  A round:
  *   turns/s       one turn per call (--turns turns a run), synchronous_commit
  *                 on, then off, then the tools mix; 100 messages per call
  *                 against COPY of 100 rows (--turns turns a run); W3 = --w3
@@ -45,8 +46,9 @@
  *   WAL/turn      pg_current_wal_lsn() around the same load.
  *   image         ten messages carrying the same --image-kb image.
  * And after them: per-turn latency p50/p99/p99.9/max over --latency-turns.
- * Each measure is printed as mnemo, plain and mnemo/plain (and written as a
- * JSON line to --json FILE); issue 34's table comes last (append_table.c).
+ * The measured-once ones, the tools mix and latency are printed as mnemo,
+ * plain and mnemo/plain (and written as JSON lines to --json FILE), each
+ * round's ratios as it ends; issue 34's table comes last (append_table.c).
  *
  * Both sides run as an application role, APP_ROLE (SET ROLE after
  * connecting; granted what doc/security.md grants an application role, the

@@ -1,7 +1,8 @@
 /*
  * bench/append.c
  *		mnemo's write and load paths against the table a team would write by
- *		hand instead, measured side by side in one run on one cluster.
+ *		hand instead, measured side by side in one run on one cluster; it
+ *		ends with issue 34's table, each of its rows with its goal.
  *
  * The plain side is what a user writes with libpq without mnemo:
  *
@@ -11,43 +12,57 @@
  *
  * one transaction per turn (BEGIN, one prepared INSERT per message, COMMIT:
  * four round trips for a user + assistant turn), COPY for bulk loads, and a
- * plain SELECT ... ORDER BY seq for the history.  The mnemo side stores the
- * same turn with one mnemo.append_messages() call (one round trip), loads
- * with mnemo.get_messages_flat() (one row per part, what libmnemo reads; the
- * parts assembled as JSON by get_messages_with_parts() are reported beside
- * it).  Both get the same content from the
+ * plain SELECT ... ORDER BY seq for the history.  For the bytes with search
+ * indexed it is the same table in schema plain_gin with the GIN expression
+ * index a user would add, nothing else.  The mnemo side stores the same
+ * turn with one mnemo.append_messages() call (one round trip) and loads
+ * with mnemo.get_messages_flat() (one row per part, what libmnemo reads)
+ * and mnemo.get_messages_with_parts() (the parts assembled as JSON, what
+ * the README's getting-started reads).  Both get the same content from the
  * same generator with the same seeds: a user text of about 200 bytes and an
  * assistant text of about 800; in the "tools" mix every third turn also has
  * a tool call and a result of about 4 KB (plain: the call's JSON appended to
  * the assistant row, the result as a third row; mnemo: a completed tool part
  * holding input and output).
  *
- * Measures (each printed as mnemo, plain and mnemo/plain, and written as one
- * JSON line to --json FILE):
- *   turns/s       one turn per call, synchronous_commit on and off; the tools
- *                 mix; 100 messages per call against COPY of 100 rows; W3 =
- *                 4 connections at once, each its own session.  Medians over
- *                 --rounds runs, the two sides alternating (ABBA) so drift
- *                 hits both alike.
+ * Rounds: the timed measures run --rounds times, interleaved: each round
+ * runs every one of them, both sides back to back, a few runs a side
+ * (REPS_*, so that a side's share lasts about a second) in the order ABBA...
+ * (which side goes first alternates by round, so drift hits both alike),
+ * each run on a connection of its own (warmed by one untimed message a
+ * side: warm_up) and a fresh session (mnemo: create_session; plain: a new
+ * session_id, fresh rows).  A round's ratio is its turns/s (or load time)
+ * mnemo / plain.  A round:
+ *   turns/s       one turn per call (--turns turns a run), synchronous_commit
+ *                 on, then off, then the tools mix; 100 messages per call
+ *                 against COPY of 100 rows (--turns turns a run); W3 = --w3
+ *                 connections at once, each its own session.
+ *   load          the full history of the session the round's sync-on turns
+ *                 wrote (2 x --turns messages), every value read: --loads
+ *                 reads of each statement, taking turns, their median.
+ * Measured once, before the rounds (append_storage.c):
  *   bytes/turn    heap, TOAST and each index of every table a side writes,
- *                 grown over --turns turns into fresh tables.
- *   WAL/turn      pg_current_wal_lsn() around the same load, each side alone,
- *                 each after a CHECKPOINT.
- *   load          the full history of a session of 2 x --turns messages, every
- *                 value read; median of --loads calls.
- *   latency       per-turn p50/p99/p99.9/max over --latency-turns turns.
+ *                 grown over --turns turns; then with search indexed.
+ *   WAL/turn      pg_current_wal_lsn() around the same load.
+ *   image         ten messages carrying the same --image-kb image.
+ * And after them: per-turn latency p50/p99/p99.9/max over --latency-turns.
+ * The measured-once ones, the tools mix and latency are printed as mnemo,
+ * plain and mnemo/plain (and written as JSON lines to --json FILE), each
+ * round's ratios as it ends; issue 34's table comes last (append_table.c).
  *
  * Both sides run as an application role, APP_ROLE (SET ROLE after
  * connecting; granted what doc/security.md grants an application role, the
- * plain table, and pg_checkpoint), not as the superuser the environment
+ * plain tables, and pg_checkpoint), not as the superuser the environment
  * names: mnemo's calls then pay for its tenancy as an application does (a
  * superuser's tenant check is a shortcut, and row-level security does not
  * apply to it).
  *
  * Usage: bench/append [--turns N] [--rounds R] [--w3 CLIENTS:TURNS]
- *                     [--latency-turns N] [--loads N] [--json FILE]
+ *                     [--latency-turns N] [--loads N] [--image-kb N]
+ *                     [--json FILE]
  * Connects with the PG* environment as a superuser; the database must have
- * mnemo.  Drops and recreates schema plain, and creates APP_ROLE if need be.
+ * mnemo.  Drops and recreates schemas plain and plain_gin, and creates
+ * APP_ROLE if need be.
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -61,39 +76,24 @@
 
 #include <libpq-fe.h>
 
-#include "append_load.h"
+#include "append.h"
 #include "common.h"
 
 const char *bench_name = "bench/append";
 
-#define APP_ROLE "mnemo_bench_app"
-
-enum side
-{
-	PLAIN,
-	MNEMO
-};
-
-static int	turns = 1000;
+int			turns = 1000;
+FILE	   *json_out;
 static int	rounds = 10;
 static int	w3_clients = 4;
 static int	w3_turns = 200;
 static int	latency_turns = 10000;
-static int	loads = 50;
-static FILE *json_out;
+static int	loads = 20;
+static int	image_kb = 300;
 static int	session_counter;
 
 /* ---- the two sides --------------------------------------------------- */
 
-typedef struct Conn
-{
-	PGconn	   *conn;
-	char		session[64];
-	int			seq;			/* plain: the last seq written */
-	uint64_t	seed;
-} Conn;
-
-static PGresult *
+PGresult *
 run_prepared(PGconn *conn, const char *name, int n, const char *const *values)
 {
 	PGresult   *res = PQexecPrepared(conn, name, n, values, NULL, NULL, 0);
@@ -104,25 +104,7 @@ run_prepared(PGconn *conn, const char *name, int n, const char *const *values)
 	return res;
 }
 
-static void
-open_conn(Conn *c, bool sync_on)
-{
-	c->conn = connect_db();
-	exec_cmd(c->conn, "SET ROLE " APP_ROLE);
-	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
-	prepare(c->conn, "plain_insert",
-			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
-	prepare(c->conn, "mnemo_append",
-			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
-	prepare(c->conn, "plain_load",
-			"SELECT id, seq, role, content, created_at FROM plain.messages "
-			"WHERE session_id = $1 ORDER BY seq");
-	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_flat($1)");
-	prepare(c->conn, "mnemo_load_json", "SELECT * FROM mnemo.get_messages_with_parts($1)");
-}
-
-
-static PGresult *
+PGresult *
 run_params(PGconn *conn, const char *sql, int n, const char *const *values)
 {
 	PGresult   *res = PQexecParams(conn, sql, n, NULL, values, NULL, NULL, 0);
@@ -134,7 +116,7 @@ run_params(PGconn *conn, const char *sql, int n, const char *const *values)
 }
 
 /* A fresh session on c for side (mnemo's are created through the API). */
-static void
+void
 new_session(Conn *c, enum side side)
 {
 	snprintf(c->session, sizeof(c->session), "bench_%d_%d_%s", (int) getpid(),
@@ -155,7 +137,46 @@ plain_row(Conn *c, const char *role, const char *content)
 	const char *values[4] = {c->session, seq, role, content};
 
 	snprintf(seq, sizeof(seq), "%d", ++c->seq);
-	PQclear(run_prepared(c->conn, "plain_insert", 4, values));
+	PQclear(run_prepared(c->conn, c->insert, 4, values));
+}
+
+/*
+ * One message on each side, in sessions of their own, before anything is
+ * timed on c: a backend's first append pays for loading mnemo's library and
+ * preparing its statements (3 ms, ten appends' worth), its first INSERT for
+ * opening the table; neither is the cost of a turn.
+ */
+static void
+warm_up(Conn *c)
+{
+	const char *values[2] = {c->session, "[{\"role\": \"user\", \"parts\": "
+	"[{\"type\": \"text\", \"text\": \"warm-up\"}]}]"};
+
+	new_session(c, MNEMO);
+	PQclear(run_prepared(c->conn, "mnemo_append", 2, values));
+	new_session(c, PLAIN);
+	plain_row(c, "user", "warm-up");
+}
+
+void
+open_conn(Conn *c, bool sync_on)
+{
+	c->conn = connect_db();
+	c->insert = "plain_insert";
+	exec_cmd(c->conn, "SET ROLE " APP_ROLE);
+	exec_cmd(c->conn, sync_on ? "SET synchronous_commit = on" : "SET synchronous_commit = off");
+	prepare(c->conn, "plain_insert",
+			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	prepare(c->conn, "plain_gin_insert",
+			"INSERT INTO plain_gin.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	prepare(c->conn, "mnemo_append",
+			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
+	prepare(c->conn, "plain_load",
+			"SELECT id, seq, role, content, created_at FROM plain.messages "
+			"WHERE session_id = $1 ORDER BY seq");
+	prepare(c->conn, "mnemo_load", "SELECT * FROM mnemo.get_messages_flat($1)");
+	prepare(c->conn, "mnemo_load_json", "SELECT * FROM mnemo.get_messages_with_parts($1)");
+	warm_up(c);
 }
 
 /* Turn i of l on side: plain in one transaction of prepared INSERTs. */
@@ -180,7 +201,7 @@ do_turn(Conn *c, enum side side, const Load *l, int i)
 }
 
 /* All of l's turns on a fresh session; seconds taken; latencies if asked. */
-static double
+double
 run_turns(Conn *c, enum side side, const Load *l, double *latency)
 {
 	double		start;
@@ -287,7 +308,7 @@ worker_main(void *arg)
 	return NULL;
 }
 
-/* Total turns/s of w3_clients connections running w3_turns turns each. */
+/* Seconds w3_clients connections take to run load's turns each at once. */
 static double
 run_w3(enum side side, const Load *load)
 {
@@ -318,7 +339,7 @@ run_w3(enum side side, const Load *load)
 		PQfinish(w[i].c.conn);
 	pthread_barrier_destroy(&barrier);
 	free(w);
-	return (double) w3_clients * load->n / elapsed;
+	return elapsed;
 }
 
 /* ---- reporting --------------------------------------------------------- */
@@ -332,7 +353,7 @@ quantile(const double *v, int n, double q)
 	return v[k < 0 ? 0 : (k >= n ? n - 1 : k)];
 }
 
-static void
+void
 report(const char *measure, const char *unit, double mnemo, double plain)
 {
 	double		ratio = plain > 0 ? mnemo / plain : 0;
@@ -347,84 +368,14 @@ report(const char *measure, const char *unit, double mnemo, double plain)
 	fflush(stdout);
 }
 
-/* ---- bytes and WAL ------------------------------------------------------ */
-
-#define MAX_RELS 64
-#define NAMEDATALEN_BENCH 96		/* a relation name and its kind */
-
-typedef struct Sizes
-{
-	int			n;
-	char		name[MAX_RELS][NAMEDATALEN_BENCH];
-	long long	bytes[MAX_RELS];
-} Sizes;
-
-/* Heap, TOAST (with its index) and each index of every table in schema. */
-static void
-rel_sizes(PGconn *conn, const char *schema, Sizes *s)
-{
-	const char *values[1] = {schema};
-	PGresult   *res = run_params(conn,
-								 "SELECT c.relname || CASE c.relkind WHEN 'i' THEN ' (index)' ELSE ' (heap)' END, "
-								 "       pg_relation_size(c.oid) "
-								 "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-								 " WHERE n.nspname = $1 AND c.relkind IN ('r', 'i') "
-								 "UNION ALL "
-								 "SELECT c.relname || ' (TOAST)', pg_total_relation_size(c.reltoastrelid) "
-								 "  FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-								 " WHERE n.nspname = $1 AND c.relkind = 'r' AND c.reltoastrelid <> 0 "
-								 "ORDER BY 1", 1, values);
-	int			i;
-
-	s->n = PQntuples(res) < MAX_RELS ? PQntuples(res) : MAX_RELS;
-	for (i = 0; i < s->n; i++)
-	{
-		snprintf(s->name[i], sizeof(s->name[i]), "%s", PQgetvalue(res, i, 0));
-		s->bytes[i] = atoll(PQgetvalue(res, i, 1));
-	}
-	PQclear(res);
-}
-
-/* Print each relation's growth per turn; return the total per turn. */
-static double
-size_growth(const char *schema, const Sizes *before, const Sizes *after, int nturns)
-{
-	long long	total = 0;
-	int			i,
-				j;
-
-	for (i = 0; i < after->n; i++)
-	{
-		long long	grown = after->bytes[i];
-
-		for (j = 0; j < before->n; j++)
-			if (strcmp(before->name[j], after->name[i]) == 0)
-				grown -= before->bytes[j];
-		total += grown;
-		if (grown != 0)
-			printf("  %-6s %-52s %10.1f B/turn\n", schema, after->name[i], (double) grown / nturns);
-	}
-	return (double) total / nturns;
-}
-
-static long long
-wal_lsn(PGconn *conn)
-{
-	PGresult   *res = exec_ok(conn, "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint");
-	long long	v = atoll(PQgetvalue(res, 0, 0));
-
-	PQclear(res);
-	return v;
-}
-
 /* What the loads read, kept so that reading every value is not optimised out. */
 static volatile size_t value_bytes;
 
-/* Full history of c's session by statement stmt, every value read; seconds. */
+/* Full history of session by statement stmt, every value read; seconds. */
 static double
-load_history(Conn *c, const char *stmt, int *rows)
+load_history(Conn *c, const char *stmt, const char *session, int *rows)
 {
-	const char *values[1] = {c->session};
+	const char *values[1] = {session};
 	double		start = now_s();
 	PGresult   *res = run_prepared(c->conn, stmt, 1, values);
 	int			i,
@@ -438,161 +389,162 @@ load_history(Conn *c, const char *stmt, int *rows)
 	return now_s() - start;
 }
 
-/* ---- the measures ------------------------------------------------------- */
+/* ---- a round ------------------------------------------------------------ */
 
-/* Bytes and WAL per turn over `turns` turns into fresh tables; then load. */
-static void
-measure_storage(void)
+/* The tools mix, reported beside the table (it is not one of its rows). */
+static double tools_rate[2][MAX_ROUNDS];
+
+/*
+ * Repeats a round of each timed measure, a side: enough runs that a side's
+ * share of a round lasts about a second on the 2-core host of
+ * doc/benchmarks.md (a tenth of a second measures the host's hiccups, not
+ * the sides).
+ */
+#define REPS_SYNC_ON 3
+#define REPS_SYNC_OFF 6
+#define REPS_TOOLS 2
+#define REPS_BATCH 20
+#define REPS_W3 5
+
+typedef enum Work
 {
-	Conn		c[2];
-	Sizes		before[2],
-				after[2],
-				indexed;
-	const char *schema[2] = {"plain", "mnemo"};
-	double		per_turn[2],
-				wal[2],
-				indexed_per_turn,
-				indexed_wal,
-				load[2][1024],
-				load_json[1024];
-	Load	   *l = make_load(turns, 1, false);
-	int			side,
-				i,
-				rows[2] = {0, 0},
-				rows_json = 0;
+	WORK_TURNS,					/* a Load, one turn per call */
+	WORK_BATCHES,				/* Batches, 100 messages per call */
+	WORK_W3						/* a Load on w3_clients connections at once */
+} Work;
 
-	for (side = PLAIN; side <= MNEMO; side++)
-	{
-		long long	lsn;
-
-		open_conn(&c[side], true);
-		rel_sizes(c[side].conn, schema[side], &before[side]);
-		exec_cmd(c[side].conn, "CHECKPOINT");
-		lsn = wal_lsn(c[side].conn);
-		run_turns(&c[side], side, l, NULL);
-		wal[side] = (double) (wal_lsn(c[side].conn) - lsn) / turns;
-		rel_sizes(c[side].conn, schema[side], &after[side]);
-	}
-
-	/*
-	 * Search on: the same session's queue drained by index_search, as a
-	 * scheduled job or the next search would; its bytes and WAL added.
-	 */
-	{
-		const char *values[1] = {c[MNEMO].session};
-		long long	lsn = wal_lsn(c[MNEMO].conn);
-
-		PQclear(run_params(c[MNEMO].conn, "SELECT mnemo.index_search($1)", 1, values));
-		indexed_wal = wal[MNEMO] + (double) (wal_lsn(c[MNEMO].conn) - lsn) / turns;
-		rel_sizes(c[MNEMO].conn, "mnemo", &indexed);
-	}
-	printf("storage: %d turns of user ~200 B + assistant ~800 B into each side's tables\n", turns);
-	for (side = PLAIN; side <= MNEMO; side++)
-		per_turn[side] = size_growth(schema[side], &before[side], &after[side], turns);
-	report("table bytes/turn (heap+TOAST+indexes)", "B", per_turn[MNEMO], per_turn[PLAIN]);
-	report("WAL bytes/turn", "B", wal[MNEMO], wal[PLAIN]);
-	printf("then mnemo.index_search() over the session (search on):\n");
-	indexed_per_turn = size_growth("mnemo", &before[MNEMO], &indexed, turns);
-	report("table bytes/turn, search indexed", "B", indexed_per_turn, per_turn[PLAIN]);
-	report("WAL bytes/turn, search indexed", "B", indexed_wal, wal[PLAIN]);
-
-	/*
-	 * The sessions just written hold 2 x turns messages of one part each.
-	 * mnemo's load is what libmnemo's mnemo_messages_get runs for a history
-	 * with its parts, get_messages_flat (one row per part); the parts
-	 * assembled as JSON per message, get_messages_with_parts, follow.  The
-	 * three reads take turns, so drift hits them alike.
-	 */
-	for (i = 0; i < loads && i < 1024; i++)
-	{
-		const char *stmt[2] = {"plain_load", "mnemo_load"};
-		int			first = i % 2 ? MNEMO : PLAIN;
-		int			second = !first;
-
-		load[first][i] = load_history(&c[first], stmt[first], &rows[first]) * 1000;
-		load_json[i] = load_history(&c[MNEMO], "mnemo_load_json", &rows_json) * 1000;
-		load[second][i] = load_history(&c[second], stmt[second], &rows[second]) * 1000;
-	}
-	if (rows[PLAIN] != rows[MNEMO] || rows_json != rows[MNEMO])
-		die("history load: plain read %d rows, mnemo %d, as JSON %d", rows[PLAIN], rows[MNEMO],
-			rows_json);
-	{
-		char		name[64];
-
-		snprintf(name, sizeof(name), "full history load, %d messages", rows[MNEMO]);
-		report(name, "ms, lower is better", median(load[MNEMO], i), median(load[PLAIN], i));
-		report("  the same, parts as JSON (with_parts)", "ms, lower is better",
-			   median(load_json, i), median(load[PLAIN], i));
-	}
-	PQfinish(c[PLAIN].conn);
-	PQfinish(c[MNEMO].conn);
-	free_load(l);
-}
-
-/* Turns/s, one turn per call, median over the rounds (ABBA). */
-static void
-measure_turns(const char *name, bool sync_on, bool tools)
+/*
+ * One run of work on side, on connections opened for it and a fresh
+ * session; seconds taken.  The session written is left in session, if
+ * asked.
+ */
+static double
+run_once(Work kind, const void *work, enum side side, bool sync_on, char *session)
 {
 	Conn		c;
-	double		rate[2][256];
-	int			r;
+	double		secs;
 
+	if (kind == WORK_W3)
+		return run_w3(side, work);
 	open_conn(&c, sync_on);
-	for (r = 0; r < rounds && r < 256; r++)
-	{
-		Load	   *l = make_load(turns, (uint64_t) r + 100, tools);
-		int			first = r % 2 ? MNEMO : PLAIN;
-
-		rate[first][r] = turns / run_turns(&c, first, l, NULL);
-		rate[!first][r] = turns / run_turns(&c, !first, l, NULL);
-		free_load(l);
-	}
-	report(name, "turns/s", median(rate[MNEMO], r), median(rate[PLAIN], r));
+	if (kind == WORK_TURNS)
+		secs = run_turns(&c, side, work, NULL);
+	else
+		secs = run_batches(&c, side, work);
+	if (session)
+		memcpy(session, c.session, sizeof(c.session));
 	PQfinish(c.conn);
+	return secs;
 }
 
+/*
+ * Both sides' turns/s over reps runs of work each (turns a run), in the
+ * order first, other, other, first, ...; the session of each side's first
+ * run is left in written, if asked.
+ */
 static void
-measure_batches(void)
+run_pairs(Work kind, const void *work, int turns_a_run, bool sync_on, int reps, int first,
+		  double rate[2], char written[2][64])
 {
+	double		secs[2] = {0, 0};
+	int			k;
+
+	for (k = 0; k < 2 * reps; k++)
+	{
+		enum side	side = (k % 4 == 0 || k % 4 == 3) ? first : !first;
+
+		secs[side] += run_once(kind, work, side, sync_on,
+							   written && k < 2 ? written[side] : NULL);
+	}
+	rate[PLAIN] = (double) reps * turns_a_run / secs[PLAIN];
+	rate[MNEMO] = (double) reps * turns_a_run / secs[MNEMO];
+}
+
+/*
+ * Rows 8 and 9: the histories in written, on a connection opened for them;
+ * --loads reads of each of the plain SELECT, get_messages_flat and
+ * get_messages_with_parts, taking turns (the order rotating), and each
+ * one's median in ms.
+ */
+static void
+loads_round(char written[2][64], double ms[3])
+{
+	static const char *const stmt[3] = {"plain_load", "mnemo_load", "mnemo_load_json"};
+	const char *session[3] = {written[PLAIN], written[MNEMO], written[MNEMO]};
+	double	   *t[3];
+	int			rows[3] = {0, 0, 0},
+				i,
+				k;
 	Conn		c;
-	double		rate[2][256];
-	int			nbatches = turns / BATCH_TURNS > 0 ? turns / BATCH_TURNS : 1;
-	int			r;
 
 	open_conn(&c, true);
-	for (r = 0; r < rounds && r < 256; r++)
-	{
-		Batches    *b = make_batches(nbatches, (uint64_t) r + 200);
-		int			first = r % 2 ? MNEMO : PLAIN;
+	for (k = 0; k < 3; k++)
+		if (!(t[k] = malloc(sizeof(double) * loads)))
+			die("out of memory");
+	for (i = 0; i < loads; i++)
+		for (k = 0; k < 3; k++)
+		{
+			int			which = (i + k) % 3;
 
-		rate[first][r] = nbatches * BATCH_TURNS / run_batches(&c, first, b);
-		rate[!first][r] = nbatches * BATCH_TURNS / run_batches(&c, !first, b);
-		free_batches(b);
+			t[which][i] = load_history(&c, stmt[which], session[which], &rows[which]) * 1000;
+		}
+	if (rows[0] != rows[1] || rows[2] != rows[1])
+		die("history load: plain read %d rows, get_messages_flat %d, get_messages_with_parts %d",
+			rows[0], rows[1], rows[2]);
+	for (k = 0; k < 3; k++)
+	{
+		ms[k] = median(t[k], loads);
+		free(t[k]);
 	}
-	report("100 messages/call vs COPY of 100 rows", "turns/s", median(rate[MNEMO], r),
-		   median(rate[PLAIN], r));
 	PQfinish(c.conn);
 }
 
+/*
+ * Round r of the timed measures, each with both sides back to back, the
+ * side that goes first alternating by round.
+ */
 static void
-measure_w3(void)
+run_round(int r)
 {
-	double		rate[2][256];
-	char		name[64];
-	int			r;
+	int			first = r % 2 ? MNEMO : PLAIN;
+	int			nbatches = turns / BATCH_TURNS > 0 ? turns / BATCH_TURNS : 1;
+	Load	   *l = make_load(turns, (uint64_t) r + 100, false);
+	Load	   *tools = make_load(turns, (uint64_t) r + 100, true);
+	Load	   *w3 = make_load(w3_turns, (uint64_t) r + 300, false);
+	Batches    *b = make_batches(nbatches, (uint64_t) r + 200);
+	char		written[2][64];
+	double		rate[2],
+				ms[3];
 
-	for (r = 0; r < rounds && r < 256; r++)
-	{
-		Load	   *l = make_load(w3_turns, (uint64_t) r + 300, false);
-		int			first = r % 2 ? MNEMO : PLAIN;
+	run_pairs(WORK_TURNS, l, l->n, true, REPS_SYNC_ON, first, rate, written);
+	goal_add(ROW_TURN_SYNC_ON, rate[MNEMO], rate[PLAIN]);
+	run_pairs(WORK_TURNS, l, l->n, false, REPS_SYNC_OFF, first, rate, NULL);
+	goal_add(ROW_TURN_SYNC_OFF, rate[MNEMO], rate[PLAIN]);
+	run_pairs(WORK_TURNS, tools, tools->n, true, REPS_TOOLS, first, rate, NULL);
+	tools_rate[MNEMO][r] = rate[MNEMO];
+	tools_rate[PLAIN][r] = rate[PLAIN];
+	run_pairs(WORK_BATCHES, b, b->n * BATCH_TURNS, true, REPS_BATCH, first, rate, NULL);
+	goal_add(ROW_BATCH, rate[MNEMO], rate[PLAIN]);
+	run_pairs(WORK_W3, w3, w3_clients * w3->n, true, REPS_W3, first, rate, NULL);
+	goal_add(ROW_W3, rate[MNEMO], rate[PLAIN]);
+	loads_round(written, ms);
+	goal_add(ROW_LOAD_FLAT, ms[1], ms[0]);
+	goal_add(ROW_LOAD_PARTS, ms[2], ms[0]);
 
-		rate[first][r] = run_w3(first, l);
-		rate[!first][r] = run_w3(!first, l);
-		free_load(l);
-	}
-	snprintf(name, sizeof(name), "W3: %d connections x %d turns, total", w3_clients, w3_turns);
-	report(name, "turns/s", median(rate[MNEMO], r), median(rate[PLAIN], r));
+	printf("round %2d/%d (%s first): sync on %.2f, off %.2f, tools %.2f, 100/call %.2f, "
+		   "W3 %.2f, load flat %.2f, with_parts %.2f\n", r + 1, rounds,
+		   first == MNEMO ? "mnemo" : "plain", goal_last_ratio(ROW_TURN_SYNC_ON),
+		   goal_last_ratio(ROW_TURN_SYNC_OFF), tools_rate[MNEMO][r] / tools_rate[PLAIN][r],
+		   goal_last_ratio(ROW_BATCH), goal_last_ratio(ROW_W3),
+		   goal_last_ratio(ROW_LOAD_FLAT), goal_last_ratio(ROW_LOAD_PARTS));
+	fflush(stdout);
+	free_load(l);
+	free_load(tools);
+	free_load(w3);
+	free_batches(b);
 }
+
+/* ---- latency ------------------------------------------------------------- */
 
 static void
 measure_latency(void)
@@ -662,6 +614,8 @@ main(int argc, char **argv)
 			latency_turns = int_arg(argv[i], v), i++;
 		else if (strcmp(argv[i], "--loads") == 0)
 			loads = int_arg(argv[i], v), i++;
+		else if (strcmp(argv[i], "--image-kb") == 0)
+			image_kb = int_arg(argv[i], v), i++;
 		else if (strcmp(argv[i], "--w3") == 0 && v && sscanf(v, "%d:%d", &w3_clients, &w3_turns) == 2 &&
 				 w3_clients > 0 && w3_clients <= 64 && w3_turns > 0)
 			i++;
@@ -673,35 +627,64 @@ main(int argc, char **argv)
 		}
 		else
 			die("usage: bench/append [--turns N] [--rounds R] [--w3 CLIENTS:TURNS] "
-				"[--latency-turns N] [--loads N] [--json FILE]");
+				"[--latency-turns N] [--loads N] [--image-kb N] [--json FILE]");
 	}
+	if (rounds > MAX_ROUNDS)
+		die("--rounds takes at most %d", MAX_ROUNDS);
+	if (image_kb > 8192)
+		die("--image-kb takes at most 8192");
 
 	conn = connect_db();
 	exec_cmd(conn, "SET client_min_messages = warning");
-	exec_cmd(conn, "DROP SCHEMA IF EXISTS plain CASCADE");
-	exec_cmd(conn, "CREATE SCHEMA plain");
-	exec_cmd(conn, "CREATE TABLE plain.messages (id bigserial PRIMARY KEY, session_id text, "
-			 "seq int, role text, content text, created_at timestamptz DEFAULT now(), "
-			 "UNIQUE (session_id, seq))");
 	exec_cmd(conn, "DO $$ BEGIN CREATE ROLE " APP_ROLE " NOLOGIN; "
 			 "EXCEPTION WHEN duplicate_object THEN NULL; END $$");
-	exec_cmd(conn, "GRANT USAGE ON SCHEMA mnemo, plain TO " APP_ROLE);
-	exec_cmd(conn, "GRANT SELECT, INSERT ON plain.messages TO " APP_ROLE);
-	exec_cmd(conn, "GRANT USAGE ON SEQUENCE plain.messages_id_seq TO " APP_ROLE);
+	exec_cmd(conn, "GRANT USAGE ON SCHEMA mnemo TO " APP_ROLE);
 	exec_cmd(conn, "GRANT pg_checkpoint TO " APP_ROLE);
+	for (i = 0; i < 2; i++)
+	{
+		const char *schema = i == 0 ? "plain" : "plain_gin";
+		char		sql[512];
+
+		snprintf(sql, sizeof(sql), "DROP SCHEMA IF EXISTS %s CASCADE", schema);
+		exec_cmd(conn, sql);
+		snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", schema);
+		exec_cmd(conn, sql);
+		snprintf(sql, sizeof(sql),
+				 "CREATE TABLE %s.messages (id bigserial PRIMARY KEY, session_id text, "
+				 "seq int, role text, content text, created_at timestamptz DEFAULT now(), "
+				 "UNIQUE (session_id, seq))", schema);
+		exec_cmd(conn, sql);
+		snprintf(sql, sizeof(sql),
+				 "GRANT USAGE ON SCHEMA %s TO " APP_ROLE "; "
+				 "GRANT SELECT, INSERT ON %s.messages TO " APP_ROLE "; "
+				 "GRANT USAGE ON SEQUENCE %s.messages_id_seq TO " APP_ROLE, schema, schema, schema);
+		exec_cmd(conn, sql);
+	}
+	/* what a user writes for full-text search, in mnemo's configuration */
+	exec_cmd(conn, "CREATE INDEX ON plain_gin.messages USING gin (to_tsvector('simple', content))");
 	print_server(conn, settings);
 	printf("\nrole:     " APP_ROLE " on both sides (SET ROLE: no superuser, mnemo's tenancy checks apply)");
 	printf("\nbench/append: mnemo against a hand-written plain table (see bench/append.c), "
-		   "%d turns a run, %d rounds (median), same content both sides\n", turns, rounds);
+		   "%d turns a run, %d interleaved rounds, same content both sides\n", turns, rounds);
+	if (rounds < 7)
+		printf("(fewer than the 7 rounds issue 34 asks for: a smoke run, not figures)\n");
 	printf("%-46s %12s %12s %8s\n", "measure", "mnemo", "plain", "ratio");
 
 	measure_storage();
-	measure_turns("one turn per call, synchronous_commit=on", true, false);
-	measure_turns("one turn per call, synchronous_commit=off", false, false);
-	measure_turns("one turn per call with tools, sync on", true, true);
-	measure_batches();
-	measure_w3();
+	measure_image(image_kb * 1024);
+	for (i = 0; i < rounds; i++)
+		run_round(i);
+	report("one turn per call with tools, sync on", "turns/s", median(tools_rate[MNEMO], rounds),
+		   median(tools_rate[PLAIN], rounds));
 	measure_latency();
+	if (w3_clients != 4)
+	{
+		static char w3_name[64];
+
+		snprintf(w3_name, sizeof(w3_name), "W3 (%d connections, one session each)", w3_clients);
+		goal_rename(ROW_W3, w3_name);
+	}
+	goal_print_table(rounds);
 
 	PQfinish(conn);
 	if (json_out)

@@ -14,10 +14,11 @@
 #   bash bench/run.sh [append|context|send|compact|fork|import|map|scale|scale_search|scale_compact|all]   or   BENCH=send make bench
 #                  which benchmarks to run    (default all)
 #   BENCH_TURNS    append: turns per run              (default 1000)
-#   BENCH_ROUNDS   append: runs per measure, median   (default 10)
+#   BENCH_ROUNDS   append: interleaved rounds, median (default 10; issue 34 asks for 7 or more)
 #   BENCH_W3       append: CLIENTS:TURNS at once      (default 4:200)
 #   BENCH_LATENCY_TURNS append: turns for percentiles (default 10000)
-#   BENCH_LOADS    append: history loads, median      (default 50)
+#   BENCH_LOADS    append: history loads a round, median (default 20)
+#   BENCH_IMAGE_KB append: the image stored 10 times, KB (default 300)
 #                  append's raw figures: bench/results/append-<time>.jsonl
 #   BENCH_SIZES    context: session sizes, messages   (default 1000,100000,1000000)
 #   BENCH_SWAP_SIZES context: sessions timed right after one large swap
@@ -67,7 +68,7 @@ make -s install >/dev/null
 
 PG_INCLUDE=$(pg_config --includedir)
 PG_LIBDIR=$(pg_config --libdir)
-cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/append_load.c bench/common.c \
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/append_load.c bench/append_storage.c bench/append_table.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/context_load.c bench/context_measure.c bench/context_swap.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context
@@ -107,7 +108,7 @@ if [ "$which" = append ] || [ "$which" = all ]; then
 	mkdir -p bench/results
 	cmd=(bench/append --turns "${BENCH_TURNS:-1000}" --rounds "${BENCH_ROUNDS:-10}"
 		--w3 "${BENCH_W3:-4:200}" --latency-turns "${BENCH_LATENCY_TURNS:-10000}"
-		--loads "${BENCH_LOADS:-50}" --json "bench/results/append-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
+		--loads "${BENCH_LOADS:-20}" --image-kb "${BENCH_IMAGE_KB:-300}" --json "bench/results/append-$(date -u +%Y%m%dT%H%M%SZ).jsonl")
 	echo "make bench: ${cmd[*]}"
 	"${cmd[@]}"
 fi

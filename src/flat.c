@@ -1,18 +1,21 @@
 /*
  * flat.c
  *		get_messages_flat: a session's messages with their parts as plain
- *		rows, one per part with its message's columns beside it.
+ *		rows, one per part with its message's columns beside it; and the
+ *		same scan for get_messages_with_parts and history, which put each
+ *		message's parts into a jsonb array instead (MnemoResultMessages).
  *
- * get_messages_with_parts builds a jsonb array per message, and that
- * assembly is most of what it costs.  This read returns what is stored: a
- * part's content is its stored object, its status columns stand beside it,
- * and a message without parts is one row whose part columns are NULL; rows
- * come in (seq, part_index) order.  A history then loads at about the cost of
- * a SELECT of a hand-written table (bench/append, bench/profiles/reads.txt).
- *
+ * get_messages_flat returns what is stored: a part's content is its stored
+ * object, its status columns stand beside it, and a message without parts is
+ * one row whose part columns are NULL; rows come in (seq, part_index) order.
  * Content goes out as json, printed by MnemoJsonbAppendText: jsonb_out's
  * text, without its byte-at-a-time escaping, which was the largest single
- * cost of sending parts.
+ * cost of sending parts.  get_messages_with_parts builds each message's
+ * array in C as MNEMO_PARTS_JSON defines it (the stored object with the
+ * live columns laid over it), from the same rows, as a jsonb value built
+ * once: a correlated jsonb_agg per message cost three flat reads, and the
+ * array's jsonb_out is now most of what the read costs over the flat one
+ * (bench/profiles/reads.txt).
  *
  * How the rows are found.  The live line is read segment by segment, as the
  * other reads do (lineage.c), and each segment in chunks of FLAT_CHUNK seqs,
@@ -22,17 +25,22 @@
  * (session_id, message_id, part_index), not by seq.  When the chunk's ids
  * ascend with its seqs (ids mnemo makes are time-ordered, and imports keep
  * them in order) its parts are one index range scan between the first and
- * the last id, in the result's order, and each goes into the result as the
- * executor hands it over (StreamParts); the range also holds the parts of
- * any other message whose id sorts between, which are skipped (none, for ids
- * that ascend with seqs throughout the session, as time-ordered ones do;
- * a chunk whose first id is below an id of the chunks before it is looked
- * up by id instead, so that no part is scanned by two ranges).
- * Otherwise the parts are looked up by id, kept and sorted by (seq,
- * part_index) (SortParts).  A hash on the message id
- * puts each part beside its message.  A join in SQL was planned as a nested
- * loop of one index descent per message, or a hash join under a sort of the
- * whole result, each costing more than the rest of the read.
+ * the last id, in the result's order (planned for its first rows, so the
+ * index gives the order rather than a sort of every row), and each goes
+ * into the result as the executor hands it over (StreamParts); the range
+ * also holds the parts of any other message whose id sorts between, which
+ * are skipped (none, for ids that ascend with seqs throughout the session,
+ * as time-ordered ones do; a chunk whose first id is below an id of the
+ * chunks before it is looked up by id instead, so that no part is scanned
+ * by two ranges).  Otherwise the parts are looked up by id, kept and sorted
+ * by (seq, part_index) (SortParts).  A hash on the message id puts each part
+ * beside its message.  A join in SQL was planned as a nested loop of one
+ * index descent per message, or a hash join under a sort of the whole
+ * result, each costing more than the rest of the read.
+ *
+ * The result is the function's tuplestore, the one copy of the rows a set
+ * in FROM is read from; its rows are kept in a generation context
+ * (InitResult), so that work_mem counts their bytes, not powers of two.
  */
 #include "postgres.h"
 

@@ -2,7 +2,8 @@
  * reads.c
  *		Reading the log: get_message, get_messages, get_messages_after,
  *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
- *		history, get_context_items, last_summary (get_messages_flat: flat.c).
+ *		history, get_context_items, last_summary (get_messages_flat: flat.c,
+ *		whose scan get_messages_with_parts and history read through).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,

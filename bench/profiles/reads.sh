@@ -2,7 +2,7 @@
 # bench/profiles/reads.sh: the full-history reads against a plain table's
 # SELECT, warm, one backend per read, as bench/append's application role.
 #
-#   bash bench/profiles/reads.sh [ROUNDS [CALLS]]     (default 5 rounds of 200 calls)
+#   bash bench/profiles/reads.sh [ROUNDS [CALLS]]     (default 5 rounds of 100 calls)
 #   bash bench/profiles/reads.sh perf READ OUT.txt    perf of one read's backend
 #
 # The content: 1,000 turns of bench/append's shape (bench/append_load.c):
@@ -15,17 +15,24 @@
 # session at seq 1,000 then gets the next 1,000 turns' messages of its own,
 # so that its line is 2,000 messages in two segments.
 #
-# Each read is a pgbench run (-M prepared, one client: one backend, every
-# row sent to the client) of CALLS calls, the first 20 not counted (warm
-# up); the reads take turns, ROUNDS times; a read's figure is the median
-# of its counted calls over all rounds, in ms.  Connects with the PG*
-# environment, as a superuser, to a database with mnemo; makes role
-# mnemo_bench_app (as bench/append) and schema reads_plain.
+# Each read runs in one backend (psql, every row sent to the client; not
+# PREPARE and EXECUTE, whose rows a portal keeps in a tuplestore before it
+# sends them) 10 times to warm up, then CALLS times counted; the reads
+# take turns, ROUNDS times.  A read's figures: the median time of its
+# counted calls over all rounds (psql's \timing: until the last row is in
+# the client), and the median over rounds of its backend's CPU time per
+# call (/proc/self/stat, read by the backend: what the read costs the
+# server, and less moved by other work on the host than the time).
+# Connects with the PG* environment, as a superuser, to a database with
+# mnemo; makes role mnemo_bench_app (as bench/append) and schema
+# reads_plain.
 set -euo pipefail
 
 work=$(mktemp -d /tmp/mnemo-reads.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 app=mnemo_bench_app
+clk=$(getconf CLK_TCK)
+cpu_ticks="(SELECT split_part(s, ' ', 14)::bigint + split_part(s, ' ', 15)::bigint FROM pg_read_file('/proc/self/stat') s)"
 main=reads_m_$$		# this run's sessions
 fork=reads_f_$$
 
@@ -125,19 +132,35 @@ declare -A reads=(
 )
 order=(plain flat with_parts plain_fork flat_fork with_parts_fork)
 
-run_read() {	# name calls: per-call latencies in us, appended to $work/name.us
-	local name=$1 calls=$2
-	echo "${reads[$name]};" >"$work/$name.sql"
-	(cd "$work" && PGOPTIONS="-c role=$app" pgbench -n -M prepared -c 1 -t "$calls" \
-		-f "$name.sql" -l --log-prefix="log_$name" >/dev/null 2>&1)
-	# pgbench's log: client tx latency_us ...; skip the warm-up calls
-	cat "$work"/log_"$name".* | awk 'NR > 20 { print $3 }' >>"$work/$name.us"
-	rm -f "$work"/log_"$name".*
+# one backend (psql) of 10 warm-up calls and CALLS counted ones: each
+# counted call's time (\timing: until the result is in the client) appended
+# to $work/name.ms, and the backend's CPU time per call (utime + stime of
+# /proc/self/stat, read by the backend itself) to $work/name.cpu
+run_read() {	# name calls
+	local name=$1 calls=$2 i
+	{
+		echo "SET client_min_messages = warning;"
+		echo "SET ROLE $app;"
+		for ((i = 0; i < 10; i++)); do echo "${reads[$name]};"; done
+		echo "RESET ROLE;"
+		echo "SELECT $cpu_ticks AS t0 \\gset"
+		echo "SET ROLE $app;"
+		echo "\\timing on"
+		for ((i = 0; i < calls; i++)); do echo "${reads[$name]};"; done
+		echo "\\timing off"
+		echo "RESET ROLE;"
+		echo "\\o"
+		echo "SELECT ($cpu_ticks - :t0) * 1000.0 / $clk / $calls AS cpu_ms \\gset"
+		echo "\\echo cpu :cpu_ms"
+	} >"$work/$name.sql"
+	psql -X -A -q -v ON_ERROR_STOP=1 -o /dev/null -f "$work/$name.sql" >"$work/$name.out"
+	awk '/^Time:/ { print $2 }' "$work/$name.out" >>"$work/$name.ms"
+	awk '/^cpu / { print $2 }' "$work/$name.out" >>"$work/$name.cpu"
 }
 
-median() {
+median() {	# file: its median, its minimum, how many
 	sort -n "$1" | awk '{ v[NR] = $1 } END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2;
-		printf "%.2f %.2f %d", m / 1000, v[1] / 1000, NR }'
+		printf "%.2f %.2f %d", m, v[1], NR }'
 }
 
 if [ "${1:-}" = perf ]; then
@@ -164,7 +187,7 @@ if [ "${1:-}" = perf ]; then
 fi
 
 rounds=${1:-5}
-calls=${2:-200}
+calls=${2:-100}
 setup >/dev/null
 psql -X -Atc "SELECT 'rows: main ' || (SELECT count(*) FROM mnemo.get_messages_flat('$main')) ||
 	' flat, ' || (SELECT count(*) FROM reads_plain.messages WHERE session_id = 'main') ||
@@ -175,11 +198,14 @@ for ((r = 0; r < rounds; r++)); do
 		run_read "$name" "$calls"
 	done
 done
-printf "%-16s %10s %10s %8s %8s\n" read "median ms" "min ms" calls "/ plain"
+printf "%-16s %9s %9s %7s %8s %10s %8s\n" read "median ms" "min ms" calls "/ plain" "CPU ms" "/ plain"
 for name in "${order[@]}"; do
-	read -r med min n <<<"$(median "$work/$name.us")"
+	read -r med min n <<<"$(median "$work/$name.ms")"
+	read -r cpu _ _ <<<"$(median "$work/$name.cpu")"
 	base=plain
 	case $name in *_fork) base=plain_fork ;; esac
-	read -r bmed _ _ <<<"$(median "$work/$base.us")"
-	printf "%-16s %10s %10s %8s %8.2f\n" "$name" "$med" "$min" "$n" "$(echo "$med / $bmed" | bc -l)"
+	read -r bmed _ _ <<<"$(median "$work/$base.ms")"
+	read -r bcpu _ _ <<<"$(median "$work/$base.cpu")"
+	printf "%-16s %9s %9s %7s %8.2f %10s %8.2f\n" "$name" "$med" "$min" "$n" \
+		"$(echo "$med / $bmed" | bc -l)" "$cpu" "$(echo "$cpu / $bcpu" | bc -l)"
 done

@@ -118,7 +118,7 @@ typedef struct FlatResult
 	Tuplestorestate *store;
 	TupleDesc	desc;
 	MemoryContext chunkcxt;		/* reset after each chunk */
-	MemoryContext rowcxt;		/* reset after each row */
+	MemoryContext rowcxt;		/* reset after each row (as_json: message) */
 	bool		as_json;		/* a row per message, its parts a jsonb array */
 	bool		pending;		/* as_json: the message in values is not put yet */
 	JsonbParseState *parts;		/* as_json: its parts so far, in rowcxt */
@@ -192,7 +192,8 @@ PushNumber(FlatResult *r, const char *key, int64 value)
 static void
 PushText(FlatResult *r, const char *key, Datum value)
 {
-	text	   *t = DatumGetTextPCopy(value);	/* the part's row goes first */
+	text	   *t = DatumGetTextPCopy(value);	/* its row is gone before the
+												 * array is built */
 	JsonbValue	v;
 
 	PushKey(r, key);
@@ -374,9 +375,9 @@ StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 	FlatStream	stream = {{0}};
 
 	MnemoPrepareStream(&parts_range_plan,
-				 FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3 "
-				 "ORDER BY p.message_id, p.part_index",
-				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+					   FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3 "
+					   "ORDER BY p.message_id, p.part_index",
+					   3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	stream.pub.receiveSlot = StreamPart;
 	stream.pub.rStartup = StreamStartup;
 	stream.pub.rShutdown = StreamNothing;

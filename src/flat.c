@@ -13,7 +13,7 @@
  * cost of sending parts.  get_messages_with_parts builds each message's
  * array in C as MNEMO_PARTS_JSON defines it (the stored object with the
  * live columns laid over it), from the same rows, as a jsonb value built
- * once: a correlated jsonb_agg per message cost three flat reads, and the
+ * once: a correlated jsonb_agg per message cost twice the flat read, and the
  * array's jsonb_out is now most of what the read costs over the flat one
  * (bench/profiles/reads.txt).
  *

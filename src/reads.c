@@ -230,7 +230,7 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 /*
  * The messages with their parts as a jsonb array each (MNEMO_PARTS_JSON's
  * array), built in C from the rows get_messages_flat reads (flat.c): a
- * correlated jsonb_agg per message cost three flat reads.
+ * correlated jsonb_agg per message cost twice the flat read.
  */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
 Datum

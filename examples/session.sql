@@ -24,6 +24,8 @@ SELECT mnemo.swap_context_items('s1', ARRAY(SELECT item_id FROM mnemo.get_contex
 
 SELECT * FROM mnemo.get_context_items('s1');      -- one summary row, at position 1
 SELECT seq, role, parts FROM mnemo.get_messages_with_parts('s1');   -- all three messages, unchanged
+-- the same as rows, one per part beside its message: how a long history loads fastest
+SELECT seq, role, part_index, content FROM mnemo.get_messages_flat('s1');
 
 -- the checks
 DO $$

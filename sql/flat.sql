@@ -154,3 +154,26 @@ SELECT count(*) FROM mnemo.append_messages('fl_mix', (SELECT jsonb_agg(jsonb_bui
 SELECT count(*) AS rows, count(DISTINCT id) AS messages,
        bool_and(content->>'text' = 'seq ' || seq) AS each_beside_its_message
   FROM mnemo.get_messages_flat('fl_mix');
+
+-- get_messages_with_parts and history build their arrays in C from this
+-- scan: each message's array is the text of MNEMO_PARTS_JSON's over the
+-- tables, for every session above (status columns and a tombstone, escapes,
+-- ids that descend or interleave across chunks, a resume, a fork, no parts)
+SELECT s AS session, count(w.id) AS messages,
+       count(*) FILTER (WHERE w.id IS NOT NULL AND w.parts::text IS DISTINCT FROM coalesce((
+         SELECT jsonb_agg(p.content || jsonb_strip_nulls(jsonb_build_object(
+                  'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state,
+                  'compacted_at', p.compacted_at, 'started_at', p.started_at,
+                  'completed_at', p.completed_at, 'token_estimate', p.token_estimate))
+                ORDER BY p.part_index)
+           FROM mnemo.message_parts p WHERE p.session_id = w.session_id AND p.message_id = w.id),
+         '[]')::text) AS differing,
+       (SELECT array_agg(h::text) FROM mnemo.history(s) h)
+         IS NOT DISTINCT FROM (SELECT array_agg(a::text) FROM mnemo.get_messages_with_parts(s) a)
+         AS history_same,
+       (SELECT array_agg(h::text) FROM mnemo.history(s, 3) h)
+         IS NOT DISTINCT FROM (SELECT array_agg(a::text ORDER BY a.seq) FROM (SELECT * FROM mnemo.get_messages_with_parts(s)
+                                                            ORDER BY seq DESC LIMIT 3) a) AS history_3_same
+  FROM unnest(ARRAY['fl', 'fl_empty', 'fl_esc', 'fl_many', 'fl_f', 'fl_mix']) s
+  LEFT JOIN LATERAL mnemo.get_messages_with_parts(s) w ON true
+ GROUP BY s ORDER BY s;

@@ -172,3 +172,6 @@ UPDATE mnemo.message_parts p
                                          'bytes', pg_catalog.octet_length(e.bytes)))
   FROM exact e
  WHERE p.session_id = e.session_id AND p.id = e.id;
+
+-- get_messages_flat costs more than a plain SELECT (doc/benchmarks.md): its comment no longer says it does
+COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, in less time (doc/benchmarks.md, history loads)';

@@ -1122,7 +1122,7 @@ CREATE FUNCTION mnemo.get_messages_flat(session_id text, since_message_id text D
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_messages_flat';
-COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, at the cost of a plain SELECT';
+COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, in less time (doc/benchmarks.md, history loads)';
 
 CREATE FUNCTION mnemo.get_messages_with_parts_by_ids(session_id text, ids text[])
     RETURNS SETOF mnemo.message_with_parts

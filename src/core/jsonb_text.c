@@ -14,7 +14,12 @@
  */
 #include "postgres.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "lib/stringinfo.h"
+#include "port/pg_bitutils.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
 
@@ -39,36 +44,71 @@ NeedsEscape(uint64 w)
 			((backslash - BYTES(1)) & ~backslash)) & BYTES(0x80);
 }
 
-/* A JSON string of len bytes, quoted and escaped as escape_json does. */
+/*
+ * The offset of the first of the len bytes at s that needs escaping, or len.
+ * Where SSE2 is (every x86-64), 16 bytes at a time: a byte needs escaping
+ * when it is '"', '\\' or at most 0x1f (the unsigned minimum with 0x1f is
+ * itself), and the first such is the lowest bit of the compare's mask.
+ */
+static inline int
+PlainRun(const char *s, int len)
+{
+	int			i = 0;
+	uint64		w;
+
+#ifdef __SSE2__
+	const __m128i quote = _mm_set1_epi8('"');
+	const __m128i backslash = _mm_set1_epi8('\\');
+	const __m128i control = _mm_set1_epi8(0x1f);
+
+	for (; len - i >= 16; i += 16)
+	{
+		__m128i		v = _mm_loadu_si128((const __m128i *) (s + i));
+		__m128i		hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote),
+													_mm_cmpeq_epi8(v, backslash)),
+									   _mm_cmpeq_epi8(_mm_min_epu8(v, control), v));
+		int			mask = _mm_movemask_epi8(hit);
+
+		if (mask != 0)
+			return i + pg_rightmost_one_pos32((uint32) mask);
+	}
+#endif
+	for (; len - i >= 8; i += 8)
+	{
+		memcpy(&w, s + i, 8);
+		if (NeedsEscape(w))
+			break;
+	}
+	for (; i < len; i++)
+	{
+		unsigned char c = (unsigned char) s[i];
+
+		if (c < ' ' || c == '"' || c == '\\')
+			return i;
+	}
+	return len;
+}
+
+/*
+ * A JSON string of len bytes, quoted and escaped as escape_json does: each
+ * run of bytes that needs no escape copied at once.
+ */
 static void
 AppendString(StringInfo out, const char *s, int len)
 {
 	int			start = 0;
-	int			i = 0;
 
 	appendStringInfoCharMacro(out, '"');
-	while (i < len)
+	for (;;)
 	{
-		unsigned char c;
+		int			i = start + PlainRun(s + start, len - start);
 		const char *escape;
-		uint64		w;
 
-		/* text is mostly plain: step over it 8 bytes at a time */
-		if (len - i >= 8)
-		{
-			memcpy(&w, s + i, 8);
-			if (!NeedsEscape(w))
-			{
-				i += 8;
-				continue;
-			}
-		}
-		c = (unsigned char) s[i++];
-		if (c >= ' ' && c != '"' && c != '\\')
-			continue;
-		appendBinaryStringInfo(out, s + start, i - 1 - start);
-		start = i;
-		switch (c)
+		appendBinaryStringInfo(out, s + start, i - start);
+		if (i == len)
+			break;
+		start = i + 1;
+		switch ((unsigned char) s[i])
 		{
 			case '\b':
 				escape = "\\b";
@@ -92,12 +132,11 @@ AppendString(StringInfo out, const char *s, int len)
 				escape = "\\\\";
 				break;
 			default:
-				appendStringInfo(out, "\\u%04x", (int) c);
+				appendStringInfo(out, "\\u%04x", (int) (unsigned char) s[i]);
 				continue;
 		}
 		appendBinaryStringInfo(out, escape, 2);
 	}
-	appendBinaryStringInfo(out, s + start, len - start);
 	appendStringInfoCharMacro(out, '"');
 }
 

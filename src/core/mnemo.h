@@ -65,6 +65,7 @@ extern char *MnemoTenantGuess(bool *all);
 
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern bool MnemoCitusTable(Oid relid);
@@ -280,6 +281,14 @@ extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char *
 
 /* reads.c: a read of a session's line after a message (MN001, MN002) */
 extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
+
+/*
+ * flat.c: the line's messages with their parts into a materialized SRF's
+ * result, segment i after seq after[i]; as message_flat rows, or as_json as
+ * message_with_parts rows
+ */
+extern void MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after,
+								bool as_json);
 
 /*
  * rebuild.c, fork.c: a context view as of a point of the line, and the

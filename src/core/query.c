@@ -77,6 +77,19 @@ MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 }
 
 /*
+ * MnemoPrepare for a statement whose rows are handed on as they come
+ * (MnemoExecuteTo): planned for its first rows (CURSOR_OPT_FAST_PLAN), so
+ * that an ORDER BY an index's order reads that index, where the planner
+ * would sort the rows of a bitmap scan, a copy of every row, before the
+ * first came out.
+ */
+void
+MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
+{
+	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_FAST_PLAN);
+}
+
+/*
  * A multi-row INSERT ... VALUES of width rows, prepared once with a generic
  * plan: its parameters are the rows' values, which a custom plan would copy
  * into itself as constants on every call.  Citus prunes an INSERT ... VALUES

@@ -2,7 +2,8 @@
  * reads.c
  *		Reading the log: get_message, get_messages, get_messages_after,
  *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
- *		history, get_context_items, last_summary (get_messages_flat: flat.c).
+ *		history, get_context_items, last_summary (get_messages_flat: flat.c,
+ *		whose scan get_messages_with_parts and history read through).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -36,12 +37,6 @@ static SPIPlanPtr by_ids_line_plan;
 static SPIPlanPtr messages_plan;
 static SPIPlanPtr after_plan;
 static SPIPlanPtr parts_plan;
-static SPIPlanPtr with_parts_plan;
-
-/* get_messages_with_parts and history: messages $2 < seq <= $3 of session $1 */
-#define WITH_PARTS_SQL \
-	"SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m " \
-	"WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 ORDER BY m.seq"
 static SPIPlanPtr by_ids_plan;
 static SPIPlanPtr missing_plan;
 static SPIPlanPtr history_first_plan;
@@ -144,9 +139,8 @@ MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
 }
 
 /*
- * get_messages and get_messages_with_parts: one shape, two select lists,
- * each statement reading the seqs $2 < seq <= $3 of session $1, one
- * segment of the line after another.
+ * get_messages: each statement reading the seqs $2 < seq <= $3 of session
+ * $1, one segment of the line after another.
  */
 static Datum
 ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
@@ -233,11 +227,28 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 	return (Datum) 0;
 }
 
+/*
+ * The messages with their parts as a jsonb array each (MNEMO_PARTS_JSON's
+ * array), built in C from the rows get_messages_flat reads (flat.c): a
+ * correlated jsonb_agg per message cost twice the flat read.
+ */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
 Datum
 mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
 {
-	return ReadSession(fcinfo, &with_parts_plan, WITH_PARTS_SQL);
+	MnemoCall	call;
+	MnemoLine	line;
+	int64		since;
+	int64	   *after;
+	int			i;
+
+	since = MnemoOpenRead(fcinfo, &call, &line);
+	after = palloc(sizeof(int64) * Max(line.nsegs, 1));
+	for (i = 0; i < line.nsegs; i++)
+		after[i] = since;
+	MnemoResultMessages(fcinfo, &line, after, true);
+	MnemoFinish(&call);
+	return (Datum) 0;
 }
 
 PG_FUNCTION_INFO_V1(mnemo_get_parts);
@@ -446,14 +457,9 @@ mnemo_history(PG_FUNCTION_ARGS)
 			firsts[i] = 0;
 		remaining -= MnemoGetInt64(0, 2, NULL);
 	}
-	MnemoPrepare(&with_parts_plan, WITH_PARTS_SQL, 3, types);
-	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
-		if (firsts[i] > 0)
-			MnemoExecuteResult(fcinfo, with_parts_plan,
-							   (Datum[]) {CStringGetTextDatum(line.segs[i].owner),
-							   Int64GetDatum(firsts[i] - 1), Int64GetDatum(line.segs[i].to)},
-							   NULL, true);
+		firsts[i] = firsts[i] > 0 ? firsts[i] - 1 : PG_INT64_MAX;
+	MnemoResultMessages(fcinfo, &line, firsts, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

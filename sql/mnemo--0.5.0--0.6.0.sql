@@ -175,3 +175,9 @@ UPDATE mnemo.message_parts p
 
 -- get_messages_flat costs more than a plain SELECT (doc/benchmarks.md): its comment no longer says it does
 COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, in less time (doc/benchmarks.md, history loads)';
+
+-- a stored image's base64 back without encode()'s line breaks (src/log/blobs.c)
+CREATE FUNCTION mnemo._base64(bytes bytea) RETURNS text
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_base64';
+COMMENT ON FUNCTION mnemo._base64(bytea) IS 'the base64 of bytes without line breaks: a stored image''s data as it was appended (reads of parts)';

@@ -373,6 +373,10 @@ CREATE FUNCTION mnemo._check_context_item(item_type text, created_at bigint)
     RETURNS boolean LANGUAGE c IMMUTABLE PARALLEL SAFE
     AS 'MODULE_PATHNAME', 'mnemo_check_context_item';
 COMMENT ON FUNCTION mnemo._check_context_item(text, bigint) IS 'the CHECK of mnemo.context_items: item_type message or summary; created_at >= 0';
+CREATE FUNCTION mnemo._base64(bytes bytea) RETURNS text
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_base64';
+COMMENT ON FUNCTION mnemo._base64(bytea) IS 'the base64 of bytes without line breaks: a stored image''s data as it was appended (reads of parts)';
 
 ALTER TABLE mnemo.sessions ADD CONSTRAINT sessions_row_check
     CHECK (mnemo._check_session(created_at, updated_at, metadata, state, fork_seq, forks, discards));

@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(394);
+SELECT plan(397);
 
 --
 -- tables
@@ -302,6 +302,7 @@ INSERT INTO fns VALUES
   ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),
+  ('_base64', '{bytea}', 'text', 'immutable'),
   ('distribute', '{}', 'void', 'volatile'),
   ('reassign_tenant', '{text,name}', 'bigint', 'volatile');
 
@@ -313,16 +314,16 @@ SELECT function_returns('mnemo', name, args, returns, format('mnemo.%s returns %
 SELECT volatility_is('mnemo', name, args, volatility, format('mnemo.%s is %s', name, volatility))
   FROM fns ORDER BY name;
 
--- every function that runs SQL pins search_path; the six that run none
+-- every function that runs SQL pins search_path; the seven that run none
 -- (estimate_tokens, version, new_id, tenant_visible, file_id_footer,
--- truncate_summary) need not, nor may the CHECK functions (_check_*): a
+-- truncate_summary, _base64) need not, nor may the CHECK functions (_check_*): a
 -- pinned setting would wrap every row's check in a GUC save and restore
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text
       FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace
        AND p.proname NOT IN ('estimate_tokens', 'version', 'new_id', 'tenant_visible',
-                             'file_id_footer', 'truncate_summary')
+                             'file_id_footer', 'truncate_summary', '_base64')
        AND p.proname NOT LIKE '\_check\_%'
        AND NOT coalesce(p.proconfig @> ARRAY['search_path=pg_catalog, pg_temp'], false)
 $$, 'every mnemo function that runs SQL has SET search_path = pg_catalog, pg_temp');
@@ -330,8 +331,8 @@ SELECT set_eq($$
     SELECT p.proname::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proconfig IS NULL
 $$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible', 'file_id_footer', 'truncate_summary',
-          '_check_session', '_check_message', '_check_part', '_check_context_item'],
-   'only estimate_tokens, version, new_id, tenant_visible, file_id_footer, truncate_summary and the CHECK functions run without a pinned search_path');
+          '_base64', '_check_session', '_check_message', '_check_part', '_check_context_item'],
+   'only estimate_tokens, version, new_id, tenant_visible, file_id_footer, truncate_summary, _base64 and the CHECK functions run without a pinned search_path');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.prosecdef

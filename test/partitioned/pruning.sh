@@ -49,6 +49,7 @@ _check_session   no table: a CHECK constraint's function of one row
 _check_message   no table: a CHECK constraint's function of one row
 _check_part      no table: a CHECK constraint's function of one row
 _check_context_item  no table: a CHECK constraint's function of one row
+_base64          no table: the base64 of bytes (a stored image's data on its read)
 "
 
 seed=$(cat <<'SQL'

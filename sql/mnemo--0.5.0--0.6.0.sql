@@ -143,11 +143,17 @@ CREATE POLICY tenant_rows ON mnemo.blobs
 REVOKE ALL ON mnemo.blobs FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('mnemo.blobs', '');
 
+-- a stored image's base64 back without encode()'s line breaks (src/log/blobs.c)
+CREATE FUNCTION mnemo._base64(bytes bytea) RETURNS text
+    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
+    AS 'MODULE_PATHNAME', 'mnemo_base64';
+COMMENT ON FUNCTION mnemo._base64(bytea) IS 'the base64 of bytes without line breaks: a stored image''s data as it was appended (reads of parts)';
+
 -- The image parts already stored: those whose data decodes and encodes back
 -- to the same string (canonical base64 without line breaks, what an append
 -- converts, src/log/blobs.c) now name a blob; any other data stays as it is.
 -- The pattern lets only well-formed base64 reach decode(), which would
--- raise on the rest; encode() breaks lines, which the comparison removes.
+-- raise on the rest; mnemo._base64 is what every read will give back.
 WITH candidates AS (
     SELECT p.session_id, p.id, p.tenant, p.content ->> 'data' AS data,
            pg_catalog.decode(p.content ->> 'data', 'base64') AS bytes
@@ -157,7 +163,7 @@ WITH candidates AS (
 ), exact AS MATERIALIZED (
     SELECT c.session_id, c.id, c.tenant, c.bytes, pg_catalog.sha256(c.bytes) AS sha256
       FROM candidates c
-     WHERE pg_catalog.replace(pg_catalog.encode(c.bytes, 'base64'), E'\n', '') = c.data
+     WHERE mnemo._base64(c.bytes) = c.data
 ), stored AS (
     INSERT INTO mnemo.blobs (sha256, bytes, refs, created_at, tenant)
     SELECT DISTINCT ON (e.tenant, e.sha256) e.sha256, e.bytes,
@@ -175,9 +181,3 @@ UPDATE mnemo.message_parts p
 
 -- get_messages_flat costs more than a plain SELECT (doc/benchmarks.md): its comment no longer says it does
 COMMENT ON FUNCTION mnemo.get_messages_flat(text, text) IS 'a session''s messages with their parts as rows, one per part beside its message''s columns, in (seq, part_index) order, nothing assembled: what get_messages_with_parts returns, in less time (doc/benchmarks.md, history loads)';
-
--- a stored image's base64 back without encode()'s line breaks (src/log/blobs.c)
-CREATE FUNCTION mnemo._base64(bytes bytea) RETURNS text
-    LANGUAGE c IMMUTABLE STRICT PARALLEL SAFE
-    AS 'MODULE_PATHNAME', 'mnemo_base64';
-COMMENT ON FUNCTION mnemo._base64(bytea) IS 'the base64 of bytes without line breaks: a stored image''s data as it was appended (reads of parts)';

@@ -19,7 +19,7 @@
  *	  is written at all.
  * Candidates are tombstoned (compacted_at) with one timestamp per call; the
  * rows and their content stay.  The whole decision and the update are one
- * statement, run under the session row lock so it serialises with appends.
+ * statement, run under the session lock so it serialises with appends.
  * Returns the number of parts tombstoned.  One notification "parts_pruned"
  * per call that tombstoned anything.
  */

@@ -110,8 +110,7 @@ extern int64 MnemoNowMs(void);
  * place, an object naming the blob; this puts the base64 back
  * (mnemo._base64: pg_b64_encode's text, without encode()'s line breaks,
  * which the append checked gives the appended string exactly).  Every read
- * that returns a part's
- * content selects it through this, and only this.
+ * that returns a part's content selects it through this, and only this.
  */
 #define MNEMO_PART_CONTENT \
 	"CASE WHEN p.part_type = 'image' AND jsonb_typeof(p.content -> 'data') = 'object' " \
@@ -158,8 +157,8 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
  * A session's last seq, as SQL over its row s and an expression id naming
  * it: its newest own message's seq (a backward probe of the (session_id,
  * seq) key), else where a fork's inheritance ends, else 0.  Appends take
- * their seqs from it under the session lock (sessions.c) and write nothing
- * to the session row.
+ * their seqs from it under the session lock (tenancy/session_lock.c) and
+ * write nothing to the session row.
  */
 #define MNEMO_LAST_SEQ(s, id) \
 	"coalesce((SELECT max(l_.seq) FROM mnemo.messages l_ WHERE l_.session_id = " id "), " \

@@ -15,8 +15,8 @@
  *
  * The functions are not strict: a NULL where the column allows one passes,
  * as it did in a CHECK.  The sessions' jsonb columns are read only as far
- * as their root header: an append's UPDATE of the session row carries the
- * state along, and its type is in the first bytes, however large it is.
+ * as their root header: an update of the session row carries the state
+ * along, and its type is in the first bytes, however large it is.
  */
 #include "postgres.h"
 

@@ -5,7 +5,7 @@
  * A checkpoint is a label on the session's end as it stood when it was
  * added: seq is the session's last seq then (0 for an empty session), so
  * the checkpoint covers seqs 1 .. seq.  add_checkpoint takes the session
- * row lock every append takes, so that end is the end in commit order: an
+ * lock every append takes, so that end is the end in commit order: an
  * append in flight commits before the checkpoint sees the session, or
  * after it and past it.  A transcript import restores a checkpoint at its
  * own seq (not past the end) and time instead.  Labels are unique within

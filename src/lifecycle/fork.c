@@ -23,7 +23,7 @@
  * source's end.  It looks at the source's own messages only: the runs are
  * the source's, and what the source inherited it inherits whole.
  *
- * The source's row lock (the one every append takes) orders the fork with
+ * The source's session lock (the one every append takes) orders the fork with
  * the source's appends: the fork sees each append entirely or not at all,
  * and a later append is past what it inherits.  The source counts its
  * forks (sessions.forks): purge_session refuses a session that forks still

@@ -18,7 +18,7 @@
  * discarded is 22023, and so is one before a fork's fork point (a fork
  * cannot resume past its inheritance: fork the parent there instead).
  * Resuming to the line's end discards nothing and changes nothing.  It
- * takes the session row lock every append takes, so an append commits
+ * takes the session lock every append takes, so an append commits
  * entirely before the resume (and is discarded) or after it.
  */
 #include "postgres.h"

@@ -14,7 +14,7 @@
  * messages without a run and those of the runs completed at or before it,
  * in seq order; a run still in flight, interleaved or not, is left out.
  *
- * Locking: claim and complete take the session row lock every append takes
+ * Locking: claim and complete take the session lock every append takes
  * (MnemoLockSession), then decide on the run's row as committed: of two
  * processes claiming one run id, one waits for the other's commit and then
  * sees its row, so exactly one wins; completion_seq is max + 1 under the

@@ -7,7 +7,7 @@
  * context view as part of the implicit tail (mnemo.h MNEMO_CONTEXT_VIEW,
  * swap.c) until a swap reaches it.  Order of work, for atomicity and clear
  * errors: every argument and every part is validated first; then the
- * session row is locked, reserving the seqs (see sessions.c); then the
+ * session lock is taken, reserving the seqs (tenancy/session_lock.c); then the
  * rows are inserted by prepared SPI statements, through the executor, so
  * that partitions, row-level security checks, Citus and ordinary triggers
  * see every row.  The statements are set-based, multi-row INSERT ...

@@ -22,6 +22,8 @@ static SPIPlanPtr context_plan;
 static SPIPlanPtr items_plan;
 static SPIPlanPtr held_plan;
 
+static void ReadView(const char *session_id, const char *tenant, ContextReceiver *r);
+
 /*
  * The items of a fork's view that session $1 holds (its own, or those it
  * inherited from that ancestor), given as arrays, looked up as above.
@@ -42,7 +44,7 @@ static SPIPlanPtr held_plan;
 #define CONTEXT_SQL \
 	CONTEXT_COLUMNS("c.tenant") \
 	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM " MNEMO_CONTEXT_VIEW " c ORDER BY c.position OFFSET 0) c " \
+	"      FROM " MNEMO_CONTEXT_VIEW("$2") " c ORDER BY c.position OFFSET 0) c " \
 	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER
 
 
@@ -72,10 +74,12 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&items_plan,
-				 "SELECT c.position, c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW " c "
+				 "SELECT c.position, c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW("$2") " c "
 				 "ORDER BY c.position",
-				 1, (Oid[]) {TEXTOID});
-	nitems = MnemoExecute(items_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true, 0);
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	nitems = MnemoExecute(items_plan,
+						  (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(line.tenant)},
+						  NULL, true, 0);
 	items = SPI_tuptable;
 
 	/* owners are the line's segments, one slot each: few */
@@ -180,15 +184,46 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 MnemoContextEntry *
 MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, int *nentries)
 {
-	Oid			types[1] = {TEXTOID};
 	ContextReceiver receiver;
-	int			nestlevel;
 	MnemoCall	call;
+	bool		all;
+	char	   *tenant;
+	char	   *checked;
 
 	ContextReceiverInit(&receiver, session_id, budget, callcxt, 256);
 
+	/*
+	 * The view of the caller's own tenant's session of that id, when it has
+	 * one (one statement, no look-up first); items exist only for a session
+	 * that exists (they are written under its lock and purged with it), so
+	 * only an empty view needs the look-up that tells an empty session from
+	 * a missing one or from another tenant's, whose view is then read.
+	 */
 	MnemoConnect(&call);
-	MnemoPrepare(&context_plan, CONTEXT_SQL, 1, types);
+	tenant = MnemoTenantGuess(&all);
+	if (tenant == NULL)
+		MnemoCheckSession(session_id, false, &tenant, NULL);
+	ReadView(session_id, tenant, &receiver);
+	if (receiver.nentries == 0)
+	{
+		MnemoCheckSession(session_id, false, &checked, NULL);
+		if (strcmp(checked, tenant) != 0)
+			ReadView(session_id, checked, &receiver);
+	}
+	ContextFinishEntry(&receiver);
+	MnemoFinish(&call);
+	ContextReceiverDone(&receiver);
+	*nentries = receiver.nentries;
+	return receiver.entries;
+}
+
+/* MnemoReadContext's read of tenant's session session_id into r */
+static void
+ReadView(const char *session_id, const char *tenant, ContextReceiver *r)
+{
+	int			nestlevel;
+
+	MnemoPrepare(&context_plan, CONTEXT_SQL, 2, (Oid[]) {TEXTOID, TEXTOID});
 
 	/*
 	 * Planned without sequential scans.  context_items holds the views of
@@ -203,29 +238,17 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	MnemoExecuteTo(context_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true,
-				   &receiver.pub);
+	MnemoExecuteTo(context_plan,
+				   (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
+				   NULL, true, &r->pub);
 	AtEOXact_GUC(true, nestlevel);
-	if (receiver.inherited)
+	if (r->inherited)
 	{
-		receiver.nentries = 0;
-		resetStringInfo(&receiver.contents);
-		receiver.first_held = 0;
-		receiver.held_tokens = 0;
-		receiver.dropped_bytes = 0;
-		ReadForkContext(session_id, &receiver);
+		r->nentries = 0;
+		resetStringInfo(&r->contents);
+		r->first_held = 0;
+		r->held_tokens = 0;
+		r->dropped_bytes = 0;
+		ReadForkContext(session_id, r);
 	}
-	ContextFinishEntry(&receiver);
-
-	/*
-	 * Items exist only for a session that exists (they are written under its
-	 * lock and purged with it), so only an empty view needs the look-up that
-	 * tells an empty session from a missing one.
-	 */
-	if (receiver.nentries == 0)
-		MnemoCheckSession(session_id, false, NULL, NULL);
-	MnemoFinish(&call);
-	ContextReceiverDone(&receiver);
-	*nentries = receiver.nentries;
-	return receiver.entries;
 }

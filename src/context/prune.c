@@ -36,11 +36,11 @@ static SPIPlanPtr prune_plan;
 #define PRUNE_SQL \
 	"WITH boundary AS (" \
 	"  SELECT coalesce(max(seq), 0) AS seq FROM mnemo.messages " \
-	"  WHERE session_id = $1 AND is_summary), " \
+	"  WHERE session_id = $1 AND tenant = $6 AND is_summary), " \
 	"scan AS (" \
-	"  SELECT c.item_id AS id, c.seq, m.role FROM " MNEMO_CONTEXT_VIEW " c, " \
+	"  SELECT c.item_id AS id, c.seq, m.role FROM " MNEMO_CONTEXT_VIEW("$6") " c, " \
 	"  LATERAL (SELECT m.role FROM mnemo.messages m " \
-	"           WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
+	"           WHERE m.session_id = $1 AND m.tenant = $6 AND m.seq = c.seq OFFSET 0) m " \
 	"  WHERE c.item_type = 'message' " \
 	"  AND c.seq > (SELECT seq FROM boundary)), " \
 	"turn AS (" \
@@ -49,14 +49,14 @@ static SPIPlanPtr prune_plan;
 	"  SELECT p.id, p.token_estimate, " \
 	"  sum(p.token_estimate) OVER (ORDER BY s.seq DESC, p.part_index DESC) AS running " \
 	"  FROM scan s JOIN mnemo.message_parts p " \
-	"  ON p.session_id = $1 AND p.message_id = s.id " \
+	"  ON p.session_id = $1 AND p.tenant = $6 AND p.message_id = s.id " \
 	"  WHERE s.seq < (SELECT seq FROM turn) AND p.part_type = 'tool' " \
 	"  AND p.tool_state = 'completed' AND p.compacted_at IS NULL " \
 	"  AND coalesce(p.tool_name, '') <> ALL ($4)), " \
 	"candidates AS (" \
 	"  SELECT id, token_estimate FROM eligible WHERE running > $2) " \
 	"UPDATE mnemo.message_parts p SET compacted_at = $5 FROM candidates c " \
-	"WHERE p.id = c.id AND p.session_id = $1 AND p.compacted_at IS NULL " \
+	"WHERE p.id = c.id AND p.session_id = $1 AND p.tenant = $6 AND p.compacted_at IS NULL " \
 	"AND (SELECT coalesce(sum(token_estimate), 0) FROM candidates) > $3 " \
 	"RETURNING p.id"
 
@@ -68,8 +68,8 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 	int32		protect_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "protect_tokens"));
 	int32		minimum_tokens = DatumGetInt32(MnemoRequireArg(fcinfo, 2, "minimum_tokens"));
 	ArrayType  *protected_tools = MnemoTextListArg(fcinfo, 3, "protected_tools");
-	Oid			types[5] = {TEXTOID, INT4OID, INT4OID, TEXTARRAYOID, INT8OID};
-	Datum		values[5];
+	Oid			types[6] = {TEXTOID, INT4OID, INT4OID, TEXTARRAYOID, INT8OID, TEXTOID};
+	Datum		values[6];
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	uint64		pruned;
@@ -90,7 +90,8 @@ mnemo_prune_tool_outputs(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(minimum_tokens);
 	values[3] = PointerGetDatum(protected_tools);
 	values[4] = Int64GetDatum(MnemoNowMs());
-	MnemoPrepare(&prune_plan, PRUNE_SQL, 5, types);
+	values[5] = CStringGetTextDatum(lock.tenant);
+	MnemoPrepare(&prune_plan, PRUNE_SQL, 6, types);
 	pruned = MnemoExecute(prune_plan, values, NULL, false, 0);
 	if (pruned > 0)
 		MnemoNotify(lock.watched, lock.tenant, "parts_pruned", session_id, NULL, -1);

@@ -49,6 +49,7 @@ extern void MnemoFinish(MnemoCall *call);
 extern bool MnemoTenantVisible(const char *tenant);
 extern char *MnemoCallerTenant(void);
 extern char *MnemoTenantGuess(bool *all);
+extern char *MnemoTenantPreferred(void);
 
 /*
  * The rule of MnemoTenantVisible as a condition on a table's tenant column,
@@ -122,7 +123,7 @@ extern int64 MnemoNowMs(void);
 /*
  * reads.c, summary.c: the parts of message m as a jsonb array in part_index
  * order, each part its content with the live status columns laid over it.
- * $1 of the statement is the session id.
+ * $1 of the statement is the session id; the tenant is m's.
  */
 #define MNEMO_PARTS_JSON \
 	"coalesce((SELECT jsonb_agg((" MNEMO_PART_CONTENT ") || jsonb_strip_nulls(jsonb_build_object(" \
@@ -130,7 +131,7 @@ extern int64 MnemoNowMs(void);
 	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
 	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
-	"WHERE p.session_id = $1 AND p.message_id = m.id), '[]')"
+	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.message_id = m.id), '[]')"
 
 /* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
 #define MNEMO_MESSAGE_WITH_PARTS \
@@ -161,8 +162,8 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
  * write nothing to the session row.
  */
 #define MNEMO_LAST_SEQ(s, id) \
-	"coalesce((SELECT max(l_.seq) FROM mnemo.messages l_ WHERE l_.session_id = " id "), " \
-	s ".fork_seq, 0)"
+	"coalesce((SELECT max(l_.seq) FROM mnemo.messages l_ " \
+	"WHERE l_.session_id = " id " AND l_.tenant = " s ".tenant), " s ".fork_seq, 0)"
 
 /*
  * The columns of mnemo.session, what the session functions return, from
@@ -174,7 +175,7 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
 #define MNEMO_SESSION_COLUMNS(s, id) \
 	s ".id, " s ".parent_id, " s ".created_at, " \
 	"greatest(" s ".updated_at, (SELECT l_.created_at FROM mnemo.messages l_ " \
-	"WHERE l_.session_id = " id " ORDER BY l_.seq DESC LIMIT 1)), " \
+	"WHERE l_.session_id = " id " AND l_.tenant = " s ".tenant ORDER BY l_.seq DESC LIMIT 1)), " \
 	s ".model_id, " s ".provider_id, " s ".agent, " s ".title, " s ".is_active, " \
 	s ".metadata, " s ".system_prompt, " s ".state, " s ".watched, " \
 	MNEMO_LAST_SEQ(s, id) ", " s ".tenant, " s ".context_generation, " \
@@ -200,12 +201,13 @@ extern void MnemoLockSession(const char *session_id, int64 add_seq, bool require
 							 MnemoSessionLock *lock);
 extern void MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode);
 extern void MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched);
-extern void MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col,
-								 int active_col, bool require_active);
+extern uint64 MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col,
+								   int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
 
 /*
- * The session's live context view (the session in $1), as a subquery to
+ * The session's live context view (the session $1 of the tenant in the
+ * parameter tenant names), as a subquery to
  * read FROM with an alias: the explicit rows of the live generation of
  * context_items, then the implicit tail, the session's non-summary messages
  * with seq > sessions.context_tail_seq, each at position = its seq.  An
@@ -231,17 +233,19 @@ extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool 
  * either end, up to where its rules are decided (context_walk.c), and a
  * swap, the items it names and their span (swap.c).
  */
-#define MNEMO_CONTEXT_VIEW \
+#define MNEMO_CONTEXT_VIEW(tenant) \
 	"(SELECT c.session_id, c.position, c.item_type, c.item_id, c.seq, c.created_at, c.tenant, " \
 	"        c.ctid AS row_id FROM mnemo.context_items c " \
-	"  WHERE c.session_id = $1 " \
-	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s WHERE s.id = $1) " \
+	"  WHERE c.session_id = $1 AND c.tenant = " tenant \
+	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s " \
+	"                       WHERE s.id = $1 AND s.tenant = " tenant ") " \
 	" UNION ALL " \
 	" SELECT t.session_id, t.seq, 'message'::text, t.id, t.seq, t.created_at, t.tenant, NULL::tid " \
 	"  FROM mnemo.sessions s, generate_series(s.context_tail_seq + 1, " MNEMO_LAST_SEQ("s", "$1") ") g(seq), " \
 	"  LATERAL (SELECT t.* FROM mnemo.messages t " \
-	"           WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t " \
-	"  WHERE s.id = $1)"
+	"           WHERE t.session_id = $1 AND t.tenant = s.tenant AND t.seq = g.seq " \
+	"           AND NOT t.is_summary OFFSET 0) t " \
+	"  WHERE s.id = $1 AND s.tenant = " tenant ")"
 
 /*
  * lineage.c: a session's live line, the segments of messages its reads

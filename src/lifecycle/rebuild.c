@@ -243,10 +243,12 @@ MnemoViewAsOf(MnemoLine *source, MnemoLine *keep, int *nitems)
 	const char *dropped_bare = NULL;
 
 	MnemoPrepare(&view_plan,
-				 "SELECT c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW " c "
+				 "SELECT c.item_type, c.item_id, c.seq FROM " MNEMO_CONTEXT_VIEW("$2") " c "
 				 "ORDER BY c.position",
-				 1, (Oid[]) {TEXTOID});
-	rows = MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(source->session_id)},
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	rows = MnemoExecute(view_plan,
+						(Datum[]) {CStringGetTextDatum(source->session_id),
+						CStringGetTextDatum(source->tenant)},
 						NULL, false, 0);
 	for (row = 0; row < rows; row++)
 		AddItem(&items, &n, &max, MnemoGetText(row, 1, NULL), MnemoGetText(row, 2, NULL),

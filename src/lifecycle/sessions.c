@@ -6,8 +6,9 @@
  * An append writes no version of the session row (tenancy/session_lock.c),
  * so the functions here read last_seq and updated_at from the messages
  * (MNEMO_SESSION_COLUMNS).  A session of a tenant the caller may not see is
- * reported exactly as a missing one (MN001).  Session ids are the one key
- * that is global, so a caller-chosen id taken by any tenant is MN004.
+ * reported exactly as a missing one (MN001).  A session id is unique within
+ * its tenant: a new session is its caller's tenant's (mnemo.tenant, or the
+ * calling role), MN004 only if that tenant has the id, whoever else does.
  */
 #include "postgres.h"
 
@@ -23,10 +24,11 @@
 	"INSERT INTO mnemo.sessions (id, model_id, provider_id, agent, parent_id, title, " \
 	"metadata, system_prompt, created_at, updated_at, tenant) " \
 	"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $11, $10) " \
-	"ON CONFLICT (id) DO NOTHING"
+	"ON CONFLICT (id, tenant) DO NOTHING"
 
 static SPIPlanPtr insert_plan;
 static SPIPlanPtr select_plan;
+static SPIPlanPtr select_own_plan;
 static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr soft_delete_plan;
@@ -35,55 +37,60 @@ static SPIPlanPtr watch_plan;
 /* list_sessions' tenant filter (a dropped tenant's sessions are listed to superusers only) */
 #define LIST_VISIBLE MNEMO_TENANT_VISIBLE_SQL("$5", "$6")
 
-/* Whether the session row in SPI_tuptable belongs to a tenant the caller may see. */
-static bool
-RowVisible(void)
-{
-	bool		isnull;
-	Datum		tenant = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-									   SPI_fnumber(SPI_tuptable->tupdesc, "tenant"), &isnull);
+/* the column of mnemo.session that holds the tenant */
+#define SESSION_TENANT_COL 15
 
-	return !isnull && MnemoTenantVisible(TextDatumGetCString(tenant));
+/*
+ * Load the row of the session the caller means by session_id into
+ * SPI_tuptable and return its row number there (MnemoCheckSessionRow: MN001,
+ * MN013).  read_only = false takes a fresh snapshot, to see a row another
+ * transaction committed while this one waited.
+ */
+static uint64
+SelectSession(const char *session_id, bool read_only)
+{
+	MnemoPrepare(&select_plan,
+				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
+				 1, (Oid[]) {TEXTOID});
+	return MnemoCheckSessionRow(session_id,
+								MnemoExecute(select_plan,
+											 (Datum[]) {CStringGetTextDatum(session_id)},
+											 NULL, read_only, 0),
+								SESSION_TENANT_COL, 0, false);
 }
 
 /*
- * Load the row of session_id into SPI_tuptable; returns whether it exists
- * (*visible: whether the caller may see it).  read_only = false takes a
- * fresh snapshot, to see a row another transaction committed while this one
- * waited.
+ * Load tenant's session session_id into SPI_tuptable, with a fresh
+ * snapshot; whether it exists.
  */
 static bool
-SelectSession(const char *session_id, bool read_only, bool *visible)
+SelectOwnSession(const char *session_id, const char *tenant)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
-
-	MnemoPrepare(&select_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
-				 1, types);
-	values[0] = CStringGetTextDatum(session_id);
-	if (MnemoExecute(select_plan, values, NULL, read_only, 1) != 1)
-		return false;
-	*visible = RowVisible();
-	return true;
+	MnemoPrepare(&select_own_plan,
+				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s "
+				 "WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	return MnemoExecute(select_own_plan,
+						(Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
+						NULL, false, 1) == 1;
 }
 
 /*
  * Insert a session from arguments 0..7 of a create_session-shaped call (id,
  * model_id, provider_id, agent, parent_id, title, metadata, system_prompt)
  * and create_session's created_at (argument 8).
- * Leaves the new row in SPI_tuptable and returns true, or returns false if
- * a session with this id already exists.
+ * It is tenant's (MnemoCallerTenant()'s).  Leaves the new row in
+ * SPI_tuptable and returns true, or returns false if the tenant has a
+ * session with this id already.
  */
 static bool
-InsertSession(FunctionCallInfo fcinfo, const char *id)
+InsertSession(FunctionCallInfo fcinfo, const char *id, const char *tenant)
 {
 	Oid			types[11] = {TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TEXTOID,
 	JSONBOID, TEXTOID, INT8OID, TEXTOID, INT8OID};
 	Datum		values[11];
 	char		nulls[11];
 	int64		now = MnemoNowMs();
-	bool		visible;
 	int			i;
 
 	MnemoCheckId(id, "session id");
@@ -124,7 +131,7 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	else
 		values[8] = Int64GetDatum(now);
 	nulls[8] = ' ';
-	values[9] = CStringGetTextDatum(MnemoCallerTenant());
+	values[9] = CStringGetTextDatum(tenant);
 	nulls[9] = ' ';
 	/* the write's own time, also for a restored session: "last written" sorts an import first */
 	values[10] = Int64GetDatum(now);
@@ -142,7 +149,7 @@ InsertSession(FunctionCallInfo fcinfo, const char *id)
 	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
 		return false;
 	/* read back as the functions return it: no subquery in the RETURNING (Citus) */
-	return SelectSession(id, false, &visible);
+	return SelectOwnSession(id, tenant);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_create_session);
@@ -155,7 +162,7 @@ mnemo_create_session(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	if (!InsertSession(fcinfo, id))
+	if (!InsertSession(fcinfo, id, MnemoCallerTenant()))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
 				 errmsg("session \"%s\" already exists", id)));
@@ -171,24 +178,20 @@ mnemo_get_session(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
 	Datum		result;
-	bool		visible;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	if (!SelectSession(id, true, &visible) || !visible)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
-				 errmsg("session \"%s\" does not exist", id)));
-	result = MnemoResultRow(fcinfo, callcxt, 0);
+	result = MnemoResultRow(fcinfo, callcxt, SelectSession(id, true));
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
 }
 
 /*
- * The existing session, or a new one.  Two callers racing on a new id both
- * get the one row: ON CONFLICT waits for the winner, and the loser's next
- * statement sees it.  An id taken by a tenant the caller may not see is
- * MN004, as create_session would say.
+ * The caller's tenant's session (mnemo.tenant's, or the calling role's), or
+ * a new one of that tenant: the tenant create_session would write it as,
+ * whatever sessions of that id other tenants have.  Two callers racing on a
+ * new id both get the one row: ON CONFLICT waits for the winner, and the
+ * loser's next statement sees it.
  */
 PG_FUNCTION_INFO_V1(mnemo_get_or_create_session);
 Datum
@@ -197,17 +200,14 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *id = MnemoRequireTextArg(fcinfo, 0, "session id");
 	Datum		result;
-	bool		visible = true;
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	if (!SelectSession(id, false, &visible) && !InsertSession(fcinfo, id) &&
-		!SelectSession(id, false, &visible))
+	tenant = MnemoCallerTenant();
+	if (!SelectOwnSession(id, tenant) && !InsertSession(fcinfo, id, tenant) &&
+		!SelectOwnSession(id, tenant))
 		elog(ERROR, "session \"%s\" vanished during get_or_create_session", id);
-	if (!visible)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_DUPLICATE_ID),
-				 errmsg("session \"%s\" already exists", id)));
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);

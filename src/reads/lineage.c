@@ -62,6 +62,7 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 {
 	Datum		values[1];
 	int64		own_from;
+	uint64		row;
 	uint64		n;
 	uint64		i;
 
@@ -72,15 +73,15 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 				 "SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", "
 				 "s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
-	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 1) == 1, 1, 2,
-						 require_active);
-	line->tenant = MnemoGetText(0, 1, NULL);
-	line->fork_seq = MnemoGetInt64(0, 3, &line->not_fork);
+	row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
+							   1, 2, require_active);
+	line->tenant = MnemoGetText(row, 1, NULL);
+	line->fork_seq = MnemoGetInt64(row, 3, &line->not_fork);
 	line->is_fork = !line->not_fork;
-	line->discards = MnemoGetInt64(0, 4, NULL);
-	line->last_seq = MnemoGetInt64(0, 5, NULL);
-	line->parent_id = MnemoGetText(0, 6, NULL);
-	line->forks = MnemoGetInt64(0, 7, NULL);
+	line->discards = MnemoGetInt64(row, 4, NULL);
+	line->last_seq = MnemoGetInt64(row, 5, NULL);
+	line->parent_id = MnemoGetText(row, 6, NULL);
+	line->forks = MnemoGetInt64(row, 7, NULL);
 
 	if (line->is_fork)
 	{

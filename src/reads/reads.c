@@ -468,16 +468,17 @@ PG_FUNCTION_INFO_V1(mnemo_get_context_items);
 Datum
 mnemo_get_context_items(PG_FUNCTION_ARGS)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
 	MnemoCall	call;
 	MnemoLine	line;
 
 	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call, &line));
+	values[1] = CStringGetTextDatum(line.tenant);
 	MnemoPrepare(&context_plan,
-				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW " c "
+				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW("$2") " c "
 				 "ORDER BY c.position",
-				 1, types);
+				 2, types);
 	MnemoExecuteResult(fcinfo, context_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;

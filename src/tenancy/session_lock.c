@@ -29,31 +29,68 @@ static SPIPlanPtr lock_plan;
 static SPIPlanPtr lock_row_plan;
 
 /*
- * After a statement that read session_id's row (found: it returned one),
- * with its tenant in column tenant_col and is_active in active_col of the
- * SPI result: MN001 unless it was found and the caller may see it, MN012
- * if it is inactive and require_active.  tenant_col 0: the statement
- * matched a tenant already checked (the locking ones below), so only found
- * counts.
+ * After a statement that read the nrows session rows of session_id (one per
+ * tenant that has a session of that id), with the tenant in column
+ * tenant_col and is_active in active_col of the SPI result: the row of the
+ * session the caller means, which the rest of the call reads and writes
+ * under that tenant.  That is the one row of a tenant the caller may see,
+ * or, when it sees several, the row of mnemo.tenant's tenant (or of its own
+ * role's): a session id is unique within its tenant only.  MN001 when the
+ * caller sees none (another tenant's session is a missing one), MN013 when
+ * it sees several and none of them is that tenant's, MN012 if the session
+ * is inactive and require_active.  tenant_col 0: the statement matched a
+ * tenant already chosen (the locking ones below), so only found counts.
  */
-void
-MnemoCheckSessionRow(const char *session_id, bool found, int tenant_col, int active_col,
+uint64
+MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col, int active_col,
 					 bool require_active)
 {
-	if (!found || (tenant_col > 0 && !MnemoTenantVisible(MnemoGetText(0, tenant_col, NULL))))
+	uint64		row = nrows;
+	int			seen = 0;
+
+	if (tenant_col == 0)
+		row = nrows == 1 ? 0 : nrows;
+	else
+	{
+		char	   *preferred = nrows > 1 ? MnemoTenantPreferred() : NULL;
+
+		for (uint64 i = 0; i < nrows; i++)
+		{
+			char	   *tenant = MnemoGetText(i, tenant_col, NULL);
+
+			if (!MnemoTenantVisible(tenant))
+				continue;
+			row = i;
+			if (preferred != NULL && strcmp(tenant, preferred) == 0)
+			{
+				seen = 1;
+				break;
+			}
+			seen++;
+		}
+		if (seen > 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_MNEMO_SESSION_AMBIGUOUS),
+					 errmsg("session id \"%s\" names sessions of %d tenants", session_id, seen),
+					 errhint("Set mnemo.tenant to the tenant whose session is meant.")));
+	}
+	if (row == nrows)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
-	if (require_active && !MnemoGetBool(0, active_col))
+	if (require_active && !MnemoGetBool(row, active_col))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
 				 errmsg("session \"%s\" is inactive", session_id),
 				 errhint("It was soft-deleted; its messages stay readable.")));
+	return row;
 }
 
 /*
- * MN001 unless session_id exists and the caller may see it.  Its tenant
- * and watched flag into *tenant and *watched unless NULL.  Inside SPI.
+ * MN001 unless session_id exists and the caller may see it (MN013 if it
+ * names several such sessions: MnemoCheckSessionRow).  Its tenant, which
+ * the rest of the call names the session's rows by, and its watched flag
+ * into *tenant and *watched unless NULL.  Inside SPI.
  * Locks nothing: every lock on or
  * write to a session row comes after this check, so a call on another
  * tenant's session never waits on, locks or writes a version of its row
@@ -69,17 +106,18 @@ MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watch
 	Oid			types[1] = {TEXTOID};
 	Datum		values[1];
 	uint64		found;
+	uint64		row;
 
 	values[0] = CStringGetTextDatum(session_id);
 	MnemoPrepare(&exists_plan,
 				 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
 				 1, types);
-	found = MnemoExecute(exists_plan, values, NULL, !fresh, 1);
-	MnemoCheckSessionRow(session_id, found == 1, 1, 3, false);
+	found = MnemoExecute(exists_plan, values, NULL, !fresh, 0);
+	row = MnemoCheckSessionRow(session_id, found, 1, 3, false);
 	if (tenant)
-		*tenant = MnemoGetText(0, 1, NULL);
+		*tenant = MnemoGetText(row, 1, NULL);
 	if (watched)
-		*watched = MnemoGetBool(0, 2);
+		*watched = MnemoGetBool(row, 2);
 }
 
 /*
@@ -234,7 +272,7 @@ MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
 		if (tenant == NULL || strcmp(checked, tenant) != 0)
 			found = ReadLocked(session_id, checked);
 	}
-	MnemoCheckSessionRow(session_id, found, 0, 1, require_active);
+	(void) MnemoCheckSessionRow(session_id, found ? 1 : 0, 0, 1, require_active);
 	lock->watched = MnemoGetBool(0, 2);
 	lock->agent = MnemoGetText(0, 3, NULL);
 	lock->model_id = MnemoGetText(0, 4, NULL);
@@ -267,11 +305,11 @@ MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched)
 				 "SELECT tenant, watched, is_active FROM mnemo.sessions "
 				 "WHERE id = $1 AND tenant = $2 FOR KEY SHARE",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoCheckSessionRow(session_id,
+	(void) MnemoCheckSessionRow(session_id,
 						 MnemoExecute(share_plan,
 									  (Datum[]) {CStringGetTextDatum(session_id),
 									  CStringGetTextDatum(checked)},
-									  NULL, false, 1) == 1,
+									  NULL, false, 1),
 						 0, 3, true);
 	if (tenant)
 		*tenant = MnemoGetText(0, 1, NULL);

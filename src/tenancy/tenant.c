@@ -321,6 +321,20 @@ MnemoTenantGuess(bool *all)
 }
 
 /*
+ * The tenant whose session a session id names first, when the caller sees
+ * sessions of that id in several tenants (session_lock.c): the setting
+ * mnemo.tenant, or the caller's own role.  Unchecked: a name, not a right.
+ */
+char *
+MnemoTenantPreferred(void)
+{
+	Assert(OidIsValid(caller));
+	if (mnemo_tenant_setting != NULL && mnemo_tenant_setting[0] != '\0')
+		return pstrdup(mnemo_tenant_setting);
+	return GetUserNameFromId(caller, false);
+}
+
+/*
  * The tenant the caller writes new sessions and file references as: the
  * setting mnemo.tenant, or the caller's own role.  42501 if the caller does
  * not have the privileges of the role the setting names, or if the name is

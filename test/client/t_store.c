@@ -150,7 +150,7 @@ test_version_mismatch(void)
 	if (st == NULL)
 		bail_out("mnemo_store_open returned NULL");
 	is_int(mnemo_errcode(st), MNEMO_ERR_VERSION_MISMATCH,
-		   "extension version 9.9.0 with library 0.6: MNEMO_ERR_VERSION_MISMATCH");
+		   "extension version 9.9.0 with library 0.7: MNEMO_ERR_VERSION_MISMATCH");
 	ok(contains(mnemo_errmsg(st), "9.9.0") && contains(mnemo_errmsg(st), library_version()),
 	   "the message names both versions (%s)", mnemo_errmsg(st));
 	is_str(mnemo_store_server_version(st), library_version(),
@@ -158,7 +158,7 @@ test_version_mismatch(void)
 	is_int(mnemo_store_reconnect(st), MNEMO_ERR_VERSION_MISMATCH,
 		   "reconnect checks the version again");
 
-	exec_in(SKEWED_DB, "UPDATE pg_catalog.pg_extension SET extversion = '0.6.0' "
+	exec_in(SKEWED_DB, "UPDATE pg_catalog.pg_extension SET extversion = '0.7.0' "
 			"WHERE extname = 'mnemo'");
 	is_int(mnemo_store_reconnect(st), MNEMO_OK, "once the versions agree, reconnect succeeds");
 	mnemo_store_close(st);
@@ -182,7 +182,7 @@ test_older_version(void)
 	if (st == NULL)
 		bail_out("mnemo_store_open returned NULL");
 	is_int(mnemo_errcode(st), MNEMO_ERR_VERSION_MISMATCH,
-		   "extension installed at 0.2.0 with library 0.6: MNEMO_ERR_VERSION_MISMATCH");
+		   "extension installed at 0.2.0 with library 0.7: MNEMO_ERR_VERSION_MISMATCH");
 	ok(contains(mnemo_errmsg(st), "0.2.0") && contains(mnemo_errmsg(st), library_version()),
 	   "the message names both versions (%s)", mnemo_errmsg(st));
 	is_int(mnemo_new_id(st, "msg", id), MNEMO_ERR_CONNECTION,
@@ -192,7 +192,7 @@ test_older_version(void)
 	is_int(mnemo_store_reconnect(st), MNEMO_OK,
 		   "after ALTER EXTENSION mnemo UPDATE, mnemo_store_reconnect succeeds");
 	is_int(mnemo_state_update(st, "sess_none", "{}", NULL), MNEMO_ERR_SESSION_NOT_FOUND,
-		   "and 0.6.0's functions answer (update_state of a missing session: MN001)");
+		   "and 0.7.0's functions answer (update_state of a missing session: MN001)");
 	mnemo_store_close(st);
 }
 
@@ -268,7 +268,7 @@ test_strerror(void)
 		MNEMO_ERR_PART_NOT_FOUND, MNEMO_ERR_DUPLICATE_ID, MNEMO_ERR_IMMUTABLE_FIELD,
 		MNEMO_ERR_INVALID_SWAP, MNEMO_ERR_RUN_ALREADY_CLAIMED, MNEMO_ERR_RUN_ALREADY_COMPLETED,
 		MNEMO_ERR_RUN_NOT_CLAIMED, MNEMO_ERR_RUN_NOT_COMPLETED, MNEMO_ERR_CHECKPOINT_NOT_FOUND,
-		MNEMO_ERR_SESSION_INACTIVE, MNEMO_ERR_INVALID_ARGUMENT, MNEMO_ERR_PERMISSION,
+		MNEMO_ERR_SESSION_INACTIVE, MNEMO_ERR_SESSION_AMBIGUOUS, MNEMO_ERR_INVALID_ARGUMENT, MNEMO_ERR_PERMISSION,
 		MNEMO_ERR_RETRY, MNEMO_ERR_SERVER, MNEMO_ERR_CONNECTION, MNEMO_ERR_UNINITIALIZED,
 		MNEMO_ERR_VERSION_MISMATCH, MNEMO_ERR_NOMEM, MNEMO_ERR_IO, MNEMO_ERR_FORMAT,
 		MNEMO_ERR_PROTOCOL, MNEMO_ERR_NOT_FOUND, MNEMO_ERR_NO_PROVIDER, MNEMO_ERR_HTTP,

@@ -17,7 +17,7 @@ extern "C" {
 /* ------------------------------------------------------------------------
  * Errors
  *
- * -1 ... -12 mirror the extension's SQLSTATEs MN001 ... MN012 one to one.
+ * -1 ... -13 mirror the extension's SQLSTATEs MN001 ... MN013 one to one.
  * ------------------------------------------------------------------------ */
 typedef enum mnemo_err
 {
@@ -34,6 +34,7 @@ typedef enum mnemo_err
 	MNEMO_ERR_RUN_NOT_COMPLETED = -10,	/* MN010 */
 	MNEMO_ERR_CHECKPOINT_NOT_FOUND = -11,	/* MN011 */
 	MNEMO_ERR_SESSION_INACTIVE = -12,	/* MN012 */
+	MNEMO_ERR_SESSION_AMBIGUOUS = -13,	/* MN013: set mnemo.tenant */
 
 	MNEMO_ERR_INVALID_ARGUMENT = -20,	/* 22004, 22023, 22P02, or refused by
 										 * the client before sending */

@@ -47,6 +47,8 @@ mnemo_strerror(int code)
 			return "checkpoint not found";
 		case MNEMO_ERR_SESSION_INACTIVE:
 			return "session inactive";
+		case MNEMO_ERR_SESSION_AMBIGUOUS:
+			return "session id names sessions of several tenants";
 		case MNEMO_ERR_INVALID_ARGUMENT:
 			return "invalid argument";
 		case MNEMO_ERR_PERMISSION:
@@ -190,7 +192,7 @@ mn_code_of_sqlstate(const char *sqlstate)
 	{
 		int			n = (sqlstate[3] - '0') * 10 + (sqlstate[4] - '0');
 
-		if (n >= 1 && n <= 12)
+		if (n >= 1 && n <= 13)
 			return -n;
 		return MNEMO_ERR_SERVER;
 	}

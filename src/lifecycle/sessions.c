@@ -101,7 +101,8 @@ InsertSession(FunctionCallInfo fcinfo, const char *id, const char *tenant)
 	int			i;
 
 	MnemoCheckId(id, "session id");
-	if (!PG_ARGISNULL(4) && !SelectOwnSession(text_to_cstring(PG_GETARG_TEXT_PP(4)), tenant))
+	if (!PG_ARGISNULL(4) &&
+		!SelectOwnSession(text_to_cstring(PG_GETARG_TEXT_PP(4)), tenant, true))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(4)))));

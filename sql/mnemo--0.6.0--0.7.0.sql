@@ -76,3 +76,9 @@ BEGIN
     END LOOP;
 END
 $$;
+
+/*
+ * reassign_tenant refuses to move a tenant's sessions to a tenant that has
+ * a session of one of their ids (23505), now that ids are per tenant.
+ */
+COMMENT ON FUNCTION mnemo.reassign_tenant(text, name) IS 'hands every row of tenant from_tenant (a dropped role''s, say) to the role to_role with a new channel, or rebinds a name to the role that has it now; returns the number of sessions moved; 23505, changing nothing, when both tenants have a session of one id or a file reference to the same content; a superuser''s';

@@ -922,7 +922,7 @@ CREATE FUNCTION mnemo.reassign_tenant(from_tenant text, to_role name) RETURNS bi
     LANGUAGE c VOLATILE PARALLEL UNSAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_reassign_tenant';
-COMMENT ON FUNCTION mnemo.reassign_tenant(text, name) IS 'hands every row of tenant from_tenant (a dropped role''s, say) to the role to_role with a new channel, or rebinds a name to the role that has it now; returns the number of sessions moved; a superuser''s';
+COMMENT ON FUNCTION mnemo.reassign_tenant(text, name) IS 'hands every row of tenant from_tenant (a dropped role''s, say) to the role to_role with a new channel, or rebinds a name to the role that has it now; returns the number of sessions moved; 23505, changing nothing, when both tenants have a session of one id or a file reference to the same content; a superuser''s';
 REVOKE ALL ON FUNCTION mnemo.reassign_tenant(text, name) FROM PUBLIC;
 
 CREATE FUNCTION mnemo.watch(session_id text) RETURNS text

@@ -313,8 +313,8 @@ extern void MnemoClipLine(MnemoLine *line, int64 upto, int64 *excluded, int nexc
 						  MnemoLine *out);
 
 /* runs.c */
-extern bool MnemoFindRun(const char *session_id, const char *run_id, bool fresh,
-						 int64 *completion_seq);
+extern bool MnemoFindRun(const char *session_id, const char *tenant, const char *run_id,
+						 bool fresh, int64 *completion_seq);
 
 /* swap.c: an item a swap names, as found in the live view */
 typedef struct MnemoSwapItem

@@ -81,16 +81,18 @@ Datum
 mnemo_list_checkpoints(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Datum		values[1];
+	Datum		values[2];
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&list_plan,
-				 "SELECT * FROM mnemo.checkpoints WHERE session_id = $1 "
+				 "SELECT * FROM mnemo.checkpoints WHERE session_id = $1 AND tenant = $2 "
 				 "ORDER BY seq, created_at, label",
-				 1, (Oid[]) {TEXTOID});
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecuteResult(fcinfo, list_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;

@@ -13,7 +13,9 @@
  * the cost is in the size of the view, not in the length of the history.
  * Its own messages take seqs from fork_seq + 1.  It copies the source's
  * model, provider, agent, title, metadata, system prompt and state, its
- * parent_id is the source, and its rows carry the source's tenant.
+ * parent_id is the source, and it and its rows are the source's tenant's
+ * (new_id is an id of that tenant: MN004 only if that tenant has it; the
+ * ancestors it refers to are all of that tenant).
  *
  * A fork after a run takes exactly what snapshot(source, run) returns: the
  * messages without a run and those of runs completed at or before it; the
@@ -31,7 +33,7 @@
  *
  * Errors, each before anything is written (and the function is one
  * statement: a failure leaves nothing): MN001 for an unknown source, MN012
- * for an inactive one, MN004 for a new_id that exists, MN011 for an unknown
+ * for an inactive one, MN004 for a new_id the source's tenant has, MN011 for an unknown
  * checkpoint, MN010 for a run that is not completed, 22023 for a seq past
  * the end or not on the live line (discarded by a resume).
  */
@@ -53,8 +55,8 @@ static SPIPlanPtr result_plan;
 
 /*
  * The seq of checkpoint label on the line: the session's own checkpoint, or
- * one of an ancestor's within what the line inherited from it.  MN011 if
- * there is none.
+ * one of an ancestor's within what the line inherited from it (an ancestor
+ * is of the line's tenant).  MN011 if there is none.
  */
 int64
 MnemoFindCheckpoint(MnemoLine *line, const char *label)
@@ -62,8 +64,9 @@ MnemoFindCheckpoint(MnemoLine *line, const char *label)
 	int			i;
 
 	MnemoPrepare(&checkpoint_plan,
-				 "SELECT seq FROM mnemo.checkpoints WHERE session_id = $1 AND label = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
+				 "SELECT seq FROM mnemo.checkpoints "
+				 "WHERE session_id = $1 AND tenant = $3 AND label = $2",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	for (i = -1; i < line->ninherited; i++)
 	{
 		const char *session = i < 0 ? line->session_id : line->segs[i].owner;
@@ -73,7 +76,8 @@ MnemoFindCheckpoint(MnemoLine *line, const char *label)
 		if (i > 0 && strcmp(session, line->segs[i - 1].owner) == 0)
 			continue;
 		if (MnemoExecute(checkpoint_plan,
-						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(label)},
+						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(label),
+						 CStringGetTextDatum(line->tenant)},
 						 NULL, false, 1) != 1)
 			continue;
 		seq = MnemoGetInt64(0, 1, NULL);
@@ -140,14 +144,14 @@ static int
 ExcludedByRun(MnemoLine *src, const char *run_id, int64 **excluded)
 {
 	int64		cutoff;
-	bool		claimed = MnemoFindRun(src->session_id, run_id, true, &cutoff);
+	bool		claimed = MnemoFindRun(src->session_id, src->tenant, run_id, true, &cutoff);
 	Datum	   *raw;
 	int64	   *out;
 	uint64		nraw;
 	uint64		nsum;
 	uint64		i;
 	int			n = 0;
-	Datum		values[3];
+	Datum		values[4];
 
 	if (cutoff == 0)
 		ereport(ERROR,
@@ -158,13 +162,15 @@ ExcludedByRun(MnemoLine *src, const char *run_id, int64 **excluded)
 	values[0] = CStringGetTextDatum(src->session_id);
 	values[1] = Int64GetDatum(cutoff);
 	values[2] = Int64GetDatum(src->is_fork ? src->fork_seq : 0);
+	values[3] = CStringGetTextDatum(src->tenant);
 	MnemoPrepare(&excluded_plan,
 				 "SELECT m.seq FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.seq > $3 AND NOT m.is_summary "
+				 "WHERE m.session_id = $1 AND m.tenant = $4 AND m.seq > $3 AND NOT m.is_summary "
 				 "AND m.run_id IS NOT NULL AND NOT EXISTS (SELECT FROM mnemo.runs r "
-				 "WHERE r.session_id = $1 AND r.run_id = m.run_id AND r.completion_seq <= $2) "
+				 "WHERE r.session_id = $1 AND r.tenant = $4 AND r.run_id = m.run_id "
+				 "AND r.completion_seq <= $2) "
 				 "ORDER BY m.seq",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
 	nraw = MnemoExecute(excluded_plan, values, NULL, false, 0);
 	raw = palloc(sizeof(Datum) * Max(nraw, 1));
 	for (i = 0; i < nraw; i++)
@@ -174,16 +180,16 @@ ExcludedByRun(MnemoLine *src, const char *run_id, int64 **excluded)
 	MnemoPrepare(&excluded_summaries_plan,
 				 "SELECT m.seq FROM mnemo.messages m, "
 				 "LATERAL (SELECT n.seq_start, n.seq_end FROM mnemo.summary_nodes n "
-				 "         WHERE n.session_id = $1 AND n.id = m.id OFFSET 0) n "
-				 "WHERE m.session_id = $1 AND m.is_summary AND m.seq > $3 "
+				 "         WHERE n.session_id = $1 AND n.tenant = $4 AND n.id = m.id OFFSET 0) n "
+				 "WHERE m.session_id = $1 AND m.tenant = $4 AND m.is_summary AND m.seq > $3 "
 				 "AND EXISTS (SELECT FROM unnest($2::bigint[]) x(seq) "
 				 "            WHERE x.seq BETWEEN n.seq_start AND n.seq_end) "
 				 "UNION ALL SELECT x.seq FROM unnest($2::bigint[]) x(seq) ORDER BY 1",
-				 3, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8OID});
+				 4, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8OID, TEXTOID});
 	nsum = MnemoExecute(excluded_summaries_plan,
 						(Datum[]) {values[0],
 						PointerGetDatum(construct_array(raw, nraw, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-						values[2]},
+						values[2], values[3]},
 						NULL, false, 0);
 	out = palloc(sizeof(int64) * Max(nsum, 1));
 	for (i = 0; i < nsum; i++)
@@ -285,9 +291,11 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	/* the child's row, with what it takes of the source's */
 	MnemoPrepare(&source_plan,
 				 "SELECT model_id, provider_id, agent, title, metadata, system_prompt, state "
-				 "FROM mnemo.sessions WHERE id = $1",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(source_plan, (Datum[]) {CStringGetTextDatum(source_id)}, NULL, false, 1);
+				 "FROM mnemo.sessions WHERE id = $1 AND tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecute(source_plan,
+				 (Datum[]) {CStringGetTextDatum(source_id), CStringGetTextDatum(lock.tenant)},
+				 NULL, false, 1);
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(new_id);
 	values[1] = CStringGetTextDatum(source_id);
@@ -340,14 +348,17 @@ mnemo_fork_session(PG_FUNCTION_ARGS)
 	}
 	MnemoWriteView(new_id, lock.tenant, 0, items, nitems);
 
-	MnemoPrepare(&count_plan, "UPDATE mnemo.sessions SET forks = forks + 1 WHERE id = $1",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(count_plan, (Datum[]) {CStringGetTextDatum(source_id)}, NULL, false, 0);
+	MnemoPrepare(&count_plan,
+				 "UPDATE mnemo.sessions SET forks = forks + 1 WHERE id = $1 AND tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecute(count_plan, (Datum[]) {CStringGetTextDatum(source_id), values[11]},
+				 NULL, false, 0);
 
 	MnemoPrepare(&result_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(result_plan, values, NULL, false, 1);
+				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s "
+				 "WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecute(result_plan, (Datum[]) {values[0], values[11]}, NULL, false, 1);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);

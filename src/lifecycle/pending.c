@@ -6,7 +6,7 @@
  *
  * A session has at most one pending request, a JSON object, with the id of
  * the run that asked it.  Each call is one statement on one row
- * (session_id is its key), so a reader never sees the request of one set
+ * ((session_id, tenant) is its key), so a reader never sees the request of one set
  * with the run id of another: the two are written and read together.
  */
 #include "postgres.h"
@@ -51,7 +51,7 @@ mnemo_set_pending_request(PG_FUNCTION_ARGS)
 	values[4] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&set_plan,
 				 "INSERT INTO mnemo.pending_requests (session_id, request, run_id, created_at, tenant) "
-				 "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id) DO UPDATE SET "
+				 "VALUES ($1, $2, $3, $4, $5) ON CONFLICT (session_id, tenant) DO UPDATE SET "
 				 "request = excluded.request, run_id = excluded.run_id, "
 				 "created_at = excluded.created_at",
 				 5, types);
@@ -66,16 +66,19 @@ Datum
 mnemo_clear_pending_request(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Datum		values[1];
+	Datum		values[2];
+	char	   *tenant;
 	MnemoCall	call;
 	bool		cleared;
 
 	MnemoConnect(&call);
-	MnemoCheckSessionActive(session_id, NULL, NULL);
+	MnemoCheckSessionActive(session_id, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&clear_plan,
-				 "DELETE FROM mnemo.pending_requests WHERE session_id = $1 RETURNING 1",
-				 1, (Oid[]) {TEXTOID});
+				 "DELETE FROM mnemo.pending_requests WHERE session_id = $1 AND tenant = $2 "
+				 "RETURNING 1",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	cleared = MnemoExecute(clear_plan, values, NULL, false, 0) == 1;
 	MnemoFinish(&call);
 	PG_RETURN_BOOL(cleared);
@@ -88,17 +91,19 @@ mnemo_load_pending_request(PG_FUNCTION_ARGS)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Datum		values[1];
+	Datum		values[2];
 	Datum		result = (Datum) 0;
+	char	   *tenant;
 	MnemoCall	call;
 	bool		found;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&load_plan,
-				 "SELECT * FROM mnemo.pending_requests WHERE session_id = $1",
-				 1, (Oid[]) {TEXTOID});
+				 "SELECT * FROM mnemo.pending_requests WHERE session_id = $1 AND tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	found = MnemoExecute(load_plan, values, NULL, true, 1) == 1;
 	if (found)
 		result = MnemoResultRow(fcinfo, callcxt, 0);

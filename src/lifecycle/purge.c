@@ -3,7 +3,8 @@
  *		mnemo.purge_session(): the one way rows leave the log.
  *
  * For erasure requests only.  It deletes the session and everything keyed by
- * it -- context items, summary nodes and edges, parts, messages, checkpoints,
+ * it, of its tenant only (another tenant's session of the same id keeps
+ * every row) -- context items, summary nodes and edges, parts, messages, checkpoints,
  * runs, the pending request, its maps -- in one call, under
  * the session lock, so no append can slip in between.  EXECUTE is revoked
  * from PUBLIC: an operator grants it to the role that handles erasure, which
@@ -39,8 +40,8 @@ Datum
 mnemo_purge_session(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session id");
-	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	Oid			types[2] = {TEXTOID, TEXTOID};
+	Datum		values[2];
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	char	   *tenant;
@@ -50,6 +51,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	/* the tenant first: another tenant's session is neither locked nor waited for */
 	MnemoCheckSession(session_id, false, &tenant, NULL);
+	values[1] = CStringGetTextDatum(tenant);
 
 	/*
 	 * The session lock's exclusive mode, then FOR UPDATE, before the write
@@ -58,12 +60,15 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 	 * write lock) before it commits.
 	 */
 	MnemoLockSessionKey(tenant, session_id, AccessExclusiveLock);
-	MnemoPrepare(&row_lock_plan, "SELECT 1 FROM mnemo.sessions WHERE id = $1 FOR UPDATE", 1, types);
+	MnemoPrepare(&row_lock_plan,
+				 "SELECT 1 FROM mnemo.sessions WHERE id = $1 AND tenant = $2 FOR UPDATE",
+				 2, types);
 	MnemoExecute(row_lock_plan, values, NULL, false, 0);
 	MnemoLockSession(session_id, 0, false, &lock);
 	MnemoPrepare(&forks_plan,
-				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions WHERE id = $1",
-				 1, types);
+				 "SELECT forks, parent_id, fork_seq IS NOT NULL FROM mnemo.sessions "
+				 "WHERE id = $1 AND tenant = $2",
+				 2, types);
 	MnemoExecute(forks_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) > 0)
 		ereport(ERROR,
@@ -71,35 +76,38 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 errmsg("session \"%s\" has " INT64_FORMAT " forks that read its messages",
 						session_id, MnemoGetInt64(0, 1, NULL)),
 				 errhint("Purge its forks first, or soft-delete it: forks read through a soft delete.")));
+	/* a fork's parent is of its own tenant (fork.c) */
 	if (MnemoGetBool(0, 3))
 	{
 		MnemoPrepare(&parent_plan,
-					 "UPDATE mnemo.sessions SET forks = forks - 1 WHERE id = $1 AND forks > 0",
-					 1, types);
-		MnemoExecute(parent_plan, (Datum[]) {CStringGetTextDatum(MnemoGetText(0, 2, NULL))},
+					 "UPDATE mnemo.sessions SET forks = forks - 1 "
+					 "WHERE id = $1 AND tenant = $2 AND forks > 0",
+					 2, types);
+		MnemoExecute(parent_plan,
+					 (Datum[]) {CStringGetTextDatum(MnemoGetText(0, 2, NULL)), values[1]},
 					 NULL, false, 0);
 	}
 	MnemoReleaseBlobs(session_id, lock.tenant);
 	MnemoPrepare(&purge_plan,
-				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1), "
-				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1), "
-				 "e AS (DELETE FROM mnemo.summary_edges WHERE session_id = $1), "
-				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1), "
-				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 RETURNING 1), "
-				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1), "
-				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1), "
-				 "sp AS (DELETE FROM mnemo.search_progress WHERE session_id = $1), "
-				 "d AS (DELETE FROM mnemo.search_documents WHERE session_id = $1), "
-				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1), "
-				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1), "
-				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1), "
-				 "l AS (DELETE FROM mnemo.lineage WHERE session_id = $1), "
-				 "dc AS (DELETE FROM mnemo.discarded WHERE session_id = $1), "
-				 "mp AS (DELETE FROM mnemo.maps WHERE session_id = $1), "
-				 "mi AS (DELETE FROM mnemo.map_items WHERE session_id = $1), "
-				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1) "
+				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1 AND tenant = $2), "
+				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1 AND tenant = $2), "
+				 "e AS (DELETE FROM mnemo.summary_edges WHERE session_id = $1 AND tenant = $2), "
+				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1 AND tenant = $2), "
+				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 RETURNING 1), "
+				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1 AND tenant = $2), "
+				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1 AND tenant = $2), "
+				 "sp AS (DELETE FROM mnemo.search_progress WHERE session_id = $1 AND tenant = $2), "
+				 "d AS (DELETE FROM mnemo.search_documents WHERE session_id = $1 AND tenant = $2), "
+				 "cp AS (DELETE FROM mnemo.checkpoints WHERE session_id = $1 AND tenant = $2), "
+				 "r AS (DELETE FROM mnemo.runs WHERE session_id = $1 AND tenant = $2), "
+				 "hr AS (DELETE FROM mnemo.pending_requests WHERE session_id = $1 AND tenant = $2), "
+				 "l AS (DELETE FROM mnemo.lineage WHERE session_id = $1 AND tenant = $2), "
+				 "dc AS (DELETE FROM mnemo.discarded WHERE session_id = $1 AND tenant = $2), "
+				 "mp AS (DELETE FROM mnemo.maps WHERE session_id = $1 AND tenant = $2), "
+				 "mi AS (DELETE FROM mnemo.map_items WHERE session_id = $1 AND tenant = $2), "
+				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1 AND tenant = $2) "
 				 "SELECT count(*) FROM m",
-				 1, types);
+				 2, types);
 	MnemoExecute(purge_plan, values, NULL, false, 0);
 	messages = MnemoGetInt64(0, 1, NULL);
 	MnemoFinish(&call);

@@ -79,14 +79,16 @@ SummaryEdges(MnemoLine *source, MnemoViewItem *it, MnemoViewItem **edges)
 				 "SELECT e.summary_id, e.item_type, e.item_id, m.seq "
 				 "FROM mnemo.summary_edges e "
 				 "LEFT JOIN LATERAL (SELECT m.seq FROM mnemo.messages m "
-				 "         WHERE m.session_id = $1 AND m.id = e.item_id OFFSET 0) m ON true "
-				 "WHERE e.session_id = $1 AND e.summary_id = ANY ($2) "
+				 "         WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = e.item_id "
+				 "         OFFSET 0) m ON true "
+				 "WHERE e.session_id = $1 AND e.tenant = $3 AND e.summary_id = ANY ($2) "
 				 "ORDER BY e.summary_id COLLATE \"C\", e.ordinal",
-				 2, (Oid[]) {TEXTOID, TEXTARRAYOID});
+				 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
 	rows = MnemoExecute(edges_plan,
 						(Datum[]) {CStringGetTextDatum(owner->owner),
 						PointerGetDatum(construct_array((Datum[]) {CStringGetTextDatum(it->item_id)},
-														1, TEXTOID, -1, false, TYPALIGN_INT))},
+														1, TEXTOID, -1, false, TYPALIGN_INT)),
+						CStringGetTextDatum(source->tenant)},
 						NULL, false, 0);
 
 	/* copied out first: a look-up below replaces SPI_tuptable */
@@ -184,15 +186,16 @@ RestoreUncovered(MnemoLine *source, MnemoLine *keep, MnemoViewItem *items, int *
 
 	/* the line's messages no item covers, in seq order, merged in */
 	MnemoPrepare(&line_messages_plan,
-				 "SELECT seq, id FROM mnemo.messages WHERE session_id = $1 "
+				 "SELECT seq, id FROM mnemo.messages WHERE session_id = $1 AND tenant = $4 "
 				 "AND seq BETWEEN $2 AND $3 AND NOT is_summary ORDER BY seq",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
 	for (int s = 0; s < keep->nsegs; s++)
 	{
 		MnemoSegment *seg = &keep->segs[s];
 		uint64		rows = MnemoExecute(line_messages_plan,
 										(Datum[]) {CStringGetTextDatum(seg->owner),
-										Int64GetDatum(seg->from), Int64GetDatum(seg->to)},
+										Int64GetDatum(seg->from), Int64GetDatum(seg->to),
+										CStringGetTextDatum(keep->tenant)},
 										NULL, false, 0);
 
 		for (uint64 row = 0; row < rows; row++)

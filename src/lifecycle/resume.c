@@ -115,29 +115,33 @@ mnemo_resume_session(PG_FUNCTION_ARGS)
 	MnemoPrepare(&revive_plan,
 				 "UPDATE mnemo.summary_nodes n SET superseded_by = NULL "
 				 "FROM mnemo.messages m, unnest($2, $3) AS d(f, t) "
-				 "WHERE n.session_id = $1 AND m.session_id = $1 AND m.id = n.superseded_by "
+				 "WHERE n.session_id = $1 AND n.tenant = $4 "
+				 "AND m.session_id = $1 AND m.tenant = $4 AND m.id = n.superseded_by "
 				 "AND m.seq BETWEEN d.f AND d.t",
-				 3, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8ARRAYOID});
+				 4, (Oid[]) {TEXTOID, INT8ARRAYOID, INT8ARRAYOID, TEXTOID});
 	MnemoExecute(revive_plan,
-				 (Datum[]) {CStringGetTextDatum(session_id), ranges[0], ranges[1]},
+				 (Datum[]) {CStringGetTextDatum(session_id), ranges[0], ranges[1],
+				 CStringGetTextDatum(lock.tenant)},
 				 NULL, false, 0);
 
 	/* the view as of the checkpoint, as the next generation (see swap.c) */
 	MnemoPrepare(&drop_plan,
-				 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND generation = $2",
-				 2, (Oid[]) {TEXTOID, INT8OID});
+				 "DELETE FROM mnemo.context_items "
+				 "WHERE session_id = $1 AND tenant = $3 AND generation = $2",
+				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
 	MnemoExecute(drop_plan,
-				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(lock.context_generation)},
+				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(lock.context_generation),
+				 CStringGetTextDatum(lock.tenant)},
 				 NULL, false, 0);
 	MnemoWriteView(session_id, lock.tenant, lock.context_generation + 1, items, nitems);
 	MnemoPrepare(&session_plan,
 				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = 0, "
 				 "discards = discards + 1, context_tail_seq = $3 "
-				 "WHERE id = $1",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 "WHERE id = $1 AND tenant = $4",
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
 	MnemoExecute(session_plan,
 				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(lock.context_generation + 1),
-				 Int64GetDatum(lock.last_seq)},
+				 Int64GetDatum(lock.last_seq), CStringGetTextDatum(lock.tenant)},
 				 NULL, false, 0);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(discarded);
@@ -149,17 +153,21 @@ Datum
 mnemo_list_discarded(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	MnemoPrepare(&list_plan,
 				 "SELECT m.* FROM mnemo.discarded d, "
 				 "LATERAL (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "         WHERE m.session_id = $1 AND m.seq BETWEEN d.seq_from AND d.seq_to) m "
-				 "WHERE d.session_id = $1 ORDER BY m.seq",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecuteResult(fcinfo, list_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, true);
+				 "         WHERE m.session_id = $1 AND m.tenant = d.tenant "
+				 "         AND m.seq BETWEEN d.seq_from AND d.seq_to) m "
+				 "WHERE d.session_id = $1 AND d.tenant = $2 ORDER BY m.seq",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecuteResult(fcinfo, list_plan,
+					   (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
+					   NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

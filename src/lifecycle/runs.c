@@ -36,20 +36,22 @@ static SPIPlanPtr complete_plan;
 static SPIPlanPtr snapshot_plan;
 
 /*
- * The run's row into SPI_tuptable (0 or 1 row), with a fresh snapshot when
+ * The run of tenant's session into SPI_tuptable (0 or 1 row), with a fresh snapshot when
  * fresh (after waiting for the session lock).  Returns whether it exists;
  * *completion_seq is its completion_seq, 0 while it is in flight.
  */
 bool
-MnemoFindRun(const char *session_id, const char *run_id, bool fresh, int64 *completion_seq)
+MnemoFindRun(const char *session_id, const char *tenant, const char *run_id, bool fresh,
+			 int64 *completion_seq)
 {
-	Datum		values[2];
+	Datum		values[3];
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(run_id);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&find_plan,
-				 "SELECT * FROM mnemo.runs WHERE session_id = $1 AND run_id = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
+				 "SELECT * FROM mnemo.runs WHERE session_id = $1 AND tenant = $3 AND run_id = $2",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	*completion_seq = 0;
 	if (MnemoExecute(find_plan, values, NULL, !fresh, 1) != 1)
 		return false;
@@ -74,7 +76,7 @@ mnemo_claim_run(PG_FUNCTION_ARGS)
 	MnemoCheckId(run_id, "run_id");
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, true, &lock);
-	if (MnemoFindRun(session_id, run_id, true, &completion_seq))
+	if (MnemoFindRun(session_id, lock.tenant, run_id, true, &completion_seq))
 	{
 		if (completion_seq > 0)
 			ereport(ERROR,
@@ -109,8 +111,8 @@ mnemo_complete_run(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *run_id = MnemoRequireTextArg(fcinfo, 1, "run_id");
-	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
-	Datum		values[3];
+	Oid			types[4] = {TEXTOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[4];
 	MnemoSessionLock lock;
 	MnemoCall	call;
 	Datum		result;
@@ -121,15 +123,17 @@ mnemo_complete_run(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(run_id);
 	values[2] = Int64GetDatum(MnemoNowMs());
+	values[3] = CStringGetTextDatum(lock.tenant);
 	MnemoPrepare(&complete_plan,
 				 "UPDATE mnemo.runs SET completed_at = $3, completion_seq = "
 				 "(SELECT coalesce(max(r.completion_seq), 0) + 1 FROM mnemo.runs r "
-				 "WHERE r.session_id = $1) "
-				 "WHERE session_id = $1 AND run_id = $2 AND completed_at IS NULL RETURNING *",
-				 3, types);
+				 "WHERE r.session_id = $1 AND r.tenant = $4) "
+				 "WHERE session_id = $1 AND tenant = $4 AND run_id = $2 AND completed_at IS NULL "
+				 "RETURNING *",
+				 4, types);
 	/* completed already: the row as it completed, unchanged */
 	if (MnemoExecute(complete_plan, values, NULL, false, 0) != 1 &&
-		!MnemoFindRun(session_id, run_id, true, &completion_seq))
+		!MnemoFindRun(session_id, lock.tenant, run_id, true, &completion_seq))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_CLAIMED),
 				 errmsg("run \"%s\" of session \"%s\" was never claimed", run_id, session_id),
@@ -157,7 +161,7 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
-	claimed = MnemoFindRun(session_id, run_id, false, &cutoff);
+	claimed = MnemoFindRun(session_id, line.tenant, run_id, false, &cutoff);
 	if (cutoff == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_RUN_NOT_COMPLETED),
@@ -166,23 +170,25 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 				 : errdetail("It was never claimed; a snapshot is taken after a completed run.")));
 	/*
 	 * Along the live line (lineage.c): a fork's inherited messages are all
-	 * in (the runs are its own), its own ones by their run.
+	 * in (the runs are its own), its own ones by their run.  Every segment
+	 * is of the line's tenant ($6).
 	 */
 	MnemoPrepare(&snapshot_plan,
 				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.seq >= $3 AND m.seq <= $4 AND NOT m.is_summary "
+				 "WHERE m.session_id = $1 AND m.tenant = $6 AND m.seq >= $3 AND m.seq <= $4 "
+				 "AND NOT m.is_summary "
 				 "AND (NOT $5 OR m.run_id IS NULL OR "
-				 "EXISTS (SELECT FROM mnemo.runs r WHERE r.session_id = $1 "
+				 "EXISTS (SELECT FROM mnemo.runs r WHERE r.session_id = $1 AND r.tenant = $6 "
 				 "AND r.run_id = m.run_id AND r.completion_seq <= $2)) "
 				 "ORDER BY m.seq",
-				 5, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, BOOLOID});
+				 6, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, BOOLOID, TEXTOID});
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
 	{
 		MnemoExecuteResult(fcinfo, snapshot_plan,
 						   (Datum[]) {CStringGetTextDatum(line.segs[i].owner), Int64GetDatum(cutoff),
 							   Int64GetDatum(line.segs[i].from), Int64GetDatum(line.segs[i].to),
-						   BoolGetDatum(i >= line.ninherited)},
+						   BoolGetDatum(i >= line.ninherited), CStringGetTextDatum(line.tenant)},
 						   NULL, true);
 	}
 	MnemoFinish(&call);

@@ -31,6 +31,7 @@ static SPIPlanPtr select_plan;
 static SPIPlanPtr select_own_plan;
 static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
+static SPIPlanPtr parent_tenant_plan;
 static SPIPlanPtr soft_delete_plan;
 static SPIPlanPtr watch_plan;
 
@@ -84,7 +85,8 @@ SelectOwnSession(const char *session_id, const char *tenant, bool read_only)
  * Insert a session from arguments 0..7 of a create_session-shaped call (id,
  * model_id, provider_id, agent, parent_id, title, metadata, system_prompt)
  * and create_session's created_at (argument 8).
- * It is tenant's (MnemoCallerTenant()'s).  Leaves the new row in
+ * It is tenant's (MnemoCallerTenant()'s), and so must be its parent: MN001
+ * if tenant has no session of parent_id.  Leaves the new row in
  * SPI_tuptable and returns true, or returns false if the tenant has a
  * session with this id already.
  */
@@ -99,8 +101,11 @@ InsertSession(FunctionCallInfo fcinfo, const char *id, const char *tenant)
 	int			i;
 
 	MnemoCheckId(id, "session id");
-	if (!PG_ARGISNULL(4))
-		MnemoCheckSession(text_to_cstring(PG_GETARG_TEXT_PP(4)), false, NULL, NULL);
+	if (!PG_ARGISNULL(4) &&
+		!SelectOwnSession(text_to_cstring(PG_GETARG_TEXT_PP(4)), tenant, true))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
+				 errmsg("session \"%s\" does not exist", text_to_cstring(PG_GETARG_TEXT_PP(4)))));
 	if (!PG_ARGISNULL(6) && !JB_ROOT_IS_OBJECT(PG_GETARG_JSONB_P(6)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -223,14 +228,20 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
  * in one ms keep their creation order when mnemo made their ids); the parent
  * filter and active_only both apply when given.  Only the sessions of tenants
  * the caller may see: the statement runs as the owner, so it is given the
- * caller ($5) and whether the caller sees every tenant ($6).
+ * caller ($5) and whether the caller sees every tenant ($6).  A parent id
+ * names the parent the caller means, as every by-id call does
+ * (MnemoCheckSessionRow: MN013 when it sees several and none is its
+ * tenant's), and the children are of that parent's tenant ($7); a parent
+ * it sees none of (never created, or purged) lists the children of that
+ * parent id it may see.
  */
 PG_FUNCTION_INFO_V1(mnemo_list_sessions);
 Datum
 mnemo_list_sessions(PG_FUNCTION_ARGS)
 {
-	Oid			types[6] = {BOOLOID, INT4OID, INT4OID, TEXTOID, OIDOID, BOOLOID};
-	Datum		values[6];
+	Oid			types[7] = {BOOLOID, INT4OID, INT4OID, TEXTOID, OIDOID, BOOLOID, TEXTOID};
+	Datum		values[7];
+	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', 'n'};
 	Oid			caller = GetUserId();
 	MnemoCall	call;
 	bool		active_only = DatumGetBool(MnemoRequireArg(fcinfo, 1, "active_only"));
@@ -260,12 +271,28 @@ mnemo_list_sessions(PG_FUNCTION_ARGS)
 	}
 	else
 	{
+		uint64		n;
+
+		MnemoPrepare(&parent_tenant_plan,
+					 "SELECT tenant, is_active FROM mnemo.sessions "
+					 "WHERE id = $4 AND " LIST_VISIBLE,
+					 6, types);
+		n = MnemoExecute(parent_tenant_plan, values, NULL, true, 0);
+		if (n > 0)
+		{
+			uint64		row = MnemoCheckSessionRow(text_to_cstring(PG_GETARG_TEXT_PP(0)),
+												   n, 1, 2, false);
+
+			values[6] = CStringGetTextDatum(MnemoGetText(row, 1, NULL));
+			nulls[6] = ' ';
+		}
 		MnemoPrepare(&list_parent_plan,
 					 "SELECT " MNEMO_SESSION_COLUMNS("s", "s.id") " FROM mnemo.sessions s "
-					 "WHERE s.parent_id = $4 AND (s.is_active OR NOT $1) "
-					 "AND " LIST_VISIBLE " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
-					 6, types);
-		MnemoExecuteResult(fcinfo, list_parent_plan, values, NULL, true);
+					 "WHERE s.parent_id = $4 AND ($7::text IS NULL OR s.tenant = $7) "
+					 "AND (s.is_active OR NOT $1) AND " LIST_VISIBLE
+					 " ORDER BY s.created_at DESC, s.id DESC LIMIT $2 OFFSET $3",
+					 7, types);
+		MnemoExecuteResult(fcinfo, list_parent_plan, values, nulls, true);
 	}
 	MnemoFinish(&call);
 	return (Datum) 0;

@@ -28,10 +28,11 @@ mnemo_update_state(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	Jsonb	   *patch = DatumGetJsonbP(MnemoRequireArg(fcinfo, 1, "patch"));
-	Oid			types[3] = {TEXTOID, JSONBOID, INT8OID};
-	Datum		values[3];
+	Oid			types[4] = {TEXTOID, JSONBOID, INT8OID, TEXTOID};
+	Datum		values[4];
 	Datum		state;
 	bool		isnull;
+	char	   *tenant;
 	MnemoCall	call;
 
 	if (!JB_ROOT_IS_OBJECT(patch) || JB_ROOT_IS_SCALAR(patch))
@@ -40,14 +41,15 @@ mnemo_update_state(PG_FUNCTION_ARGS)
 				 errmsg("patch must be a JSON object")));
 	MnemoCheckJsonDepth(patch, "patch");
 	MnemoConnect(&call);
-	MnemoCheckSessionActive(session_id, NULL, NULL);
+	MnemoCheckSessionActive(session_id, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = JsonbPGetDatum(patch);
 	values[2] = Int64GetDatum(MnemoNowMs());
+	values[3] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&update_plan,
 				 "UPDATE mnemo.sessions SET state = state || $2, "
-				 "updated_at = $3 WHERE id = $1 RETURNING state",
-				 3, types);
+				 "updated_at = $3 WHERE id = $1 AND tenant = $4 RETURNING state",
+				 4, types);
 	/* purged since the check */
 	if (MnemoExecute(update_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
@@ -65,16 +67,18 @@ Datum
 mnemo_get_state(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Datum		values[1];
+	Datum		values[2];
 	Datum		state;
 	bool		isnull;
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoPrepare(&get_plan, "SELECT state FROM mnemo.sessions WHERE id = $1",
-				 1, (Oid[]) {TEXTOID});
+	values[1] = CStringGetTextDatum(tenant);
+	MnemoPrepare(&get_plan, "SELECT state FROM mnemo.sessions WHERE id = $1 AND tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecute(get_plan, values, NULL, true, 1);
 	state = SPI_datumTransfer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 											&isnull),

@@ -210,49 +210,56 @@ GivenArray(const GivenIds *given, bool ids)
 }
 
 /*
- * Of the given ids, the first (by ord) that session holds into *first,
+ * Of the given ids, the first (by ord) that session (tenant's) holds into *first,
  * unless an earlier one is there already: any of its own (own), or one
  * within seqs from..to (an ancestor's, of which a fork inherited that
  * range; a part by its message's seq).  given holds the ids and ords of
  * the messages, then of the parts (GivenArray).  Each look-up is by the unique
- * index of (session_id, id), and the seq of a part's message is a scalar
+ * index of (session_id, tenant, id), and the seq of a part's message is a scalar
  * subquery per part found: as a join, a plan made while the session was
  * small paired every part with every message (23 s at 16,000 messages).
  * Not read-only: it must see rows committed while the caller waited for
  * the session lock.
  */
 static void
-FirstTaken(const char *session_id, bool own, int64 from, int64 to, const Datum given[4],
-		   int32 *first_ord, const char **first_what, const char **first_id)
+FirstTaken(const char *session_id, const char *tenant, bool own, int64 from, int64 to,
+		   const Datum given[4], int32 *first_ord, const char **first_what,
+		   const char **first_id)
 {
 
 	MnemoPrepare(&taken_plan,
 				 "SELECT t.ord, t.what, t.id FROM ("
 				 "SELECT u.ord, 'message' AS what, u.id FROM unnest($2, $3) AS u(id, ord) "
-				 "WHERE EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = u.id) "
+				 "WHERE EXISTS (SELECT FROM mnemo.messages m "
+				 "WHERE m.session_id = $1 AND m.tenant = $6 AND m.id = u.id) "
 				 "UNION ALL "
 				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
 				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.id = u.id)"
+				 "WHERE p.session_id = $1 AND p.tenant = $6 AND p.id = u.id)"
 				 ") AS t ORDER BY t.ord LIMIT 1",
-				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID});
+				 6, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
+				 TEXTOID});
 	MnemoPrepare(&inherited_plan,
 				 "SELECT t.ord, t.what, t.id FROM ("
 				 "SELECT u.ord, 'message' AS what, u.id FROM unnest($2, $3) AS u(id, ord) "
-				 "WHERE EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = u.id "
-				 "AND m.seq BETWEEN $6 AND $7) "
+				 "WHERE EXISTS (SELECT FROM mnemo.messages m "
+				 "WHERE m.session_id = $1 AND m.tenant = $6 AND m.id = u.id "
+				 "AND m.seq BETWEEN $7 AND $8) "
 				 "UNION ALL "
 				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
-				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.id = u.id "
+				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p "
+				 "WHERE p.session_id = $1 AND p.tenant = $6 AND p.id = u.id "
 				 "AND (SELECT m.seq FROM mnemo.messages m "
-				 "     WHERE m.session_id = $1 AND m.id = p.message_id) BETWEEN $6 AND $7)"
+				 "     WHERE m.session_id = $1 AND m.tenant = $6 AND m.id = p.message_id) "
+				 "BETWEEN $7 AND $8)"
 				 ") AS t ORDER BY t.ord LIMIT 1",
-				 7, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
-				 INT8OID, INT8OID});
-	/* the own plan takes the first five */
+				 8, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
+				 TEXTOID, INT8OID, INT8OID});
+	/* the own plan takes the first six */
 	if (MnemoExecute(own ? taken_plan : inherited_plan,
 					 (Datum[]) {CStringGetTextDatum(session_id), given[0], given[1], given[2],
-					 given[3], Int64GetDatum(from), Int64GetDatum(to)}, NULL, false, 1) == 1 &&
+					 given[3], CStringGetTextDatum(tenant), Int64GetDatum(from),
+					 Int64GetDatum(to)}, NULL, false, 1) == 1 &&
 		MnemoGetInt64(0, 1, NULL) < *first_ord)
 	{
 		*first_ord = (int32) MnemoGetInt64(0, 1, NULL);
@@ -272,8 +279,8 @@ FirstTaken(const char *session_id, bool own, int64 from, int64 to, const Datum g
  * finds is what a write would meet.  Each statement reads one session.
  */
 static void
-CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *parts,
-			 bool fork)
+CheckIdsFree(const char *session_id, const char *tenant, const GivenIds *messages,
+			 const GivenIds *parts, bool fork)
 {
 	int32		first_ord = PG_INT32_MAX;
 	const char *first_what = NULL;
@@ -289,7 +296,7 @@ CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *p
 	given[1] = GivenArray(messages, false);
 	given[2] = GivenArray(parts, true);
 	given[3] = GivenArray(parts, false);
-	FirstTaken(session_id, true, 0, 0, given, &first_ord, &first_what, &first_id);
+	FirstTaken(session_id, tenant, true, 0, 0, given, &first_ord, &first_what, &first_id);
 	if (fork)
 	{
 		MnemoLine	line;
@@ -300,8 +307,8 @@ CheckIdsFree(const char *session_id, const GivenIds *messages, const GivenIds *p
 		{
 			const char *before = first_id;
 
-			FirstTaken(line.segs[i].owner, false, line.segs[i].from, line.segs[i].to, given,
-					   &first_ord, &first_what, &first_id);
+			FirstTaken(line.segs[i].owner, line.tenant, false, line.segs[i].from,
+					   line.segs[i].to, given, &first_ord, &first_what, &first_id);
 			if (first_id != before)
 				inherited = true;
 		}
@@ -397,7 +404,8 @@ InsertRows(void *arg)
  */
 static void
 WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
-				 const GivenIds *messages, const GivenIds *parts, bool fork)
+				 const char *tenant, const GivenIds *messages, const GivenIds *parts,
+				 bool fork)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 	ResourceOwner owner = CurrentResourceOwner;
@@ -409,7 +417,7 @@ WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
 	}
 	if (fork)
 	{
-		CheckIdsFree(session_id, messages, parts, true);
+		CheckIdsFree(session_id, tenant, messages, parts, true);
 		write(arg);
 		return;
 	}
@@ -433,7 +441,7 @@ WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
 		MemoryContextSwitchTo(cxt);
 		CurrentResourceOwner = owner;
 		if (edata->sqlerrcode == ERRCODE_MNEMO_DUPLICATE_ID)
-			CheckIdsFree(session_id, messages, parts, false);
+			CheckIdsFree(session_id, tenant, messages, parts, false);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
@@ -519,7 +527,8 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	rows.part_message_ids = part_message_ids;
 	rows.part_indexes = part_indexes;
 	rows.parts = parts;
-	WriteNamingClash(InsertRows, &rows, session_id, &given_messages, &given_parts, lock->is_fork);
+	WriteNamingClash(InsertRows, &rows, session_id, lock->tenant, &given_messages, &given_parts,
+					 lock->is_fork);
 
 	for (i = 0; i < n; i++)
 		MnemoNotify(lock->watched, lock->tenant, "message_created", session_id, ms[i].id,
@@ -714,8 +723,8 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *message_id = MnemoRequireTextArg(fcinfo, 1, "message_id");
 	Jsonb	   *part_json = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "part"));
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3];
 	MnemoPart	part;
 	JsonbValue	v;
 	MnemoSessionLock lock;
@@ -743,12 +752,14 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	MnemoLockSession(session_id, 0, true, &lock);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
+	values[2] = CStringGetTextDatum(lock.tenant);
 	/* not read-only: it must see parts committed while we waited for the lock */
 	MnemoPrepare(&find_message_plan,
 				 "SELECT m.seq, (SELECT coalesce(max(p.part_index) + 1, 0) "
-				 "FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.message_id = $2) "
-				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $2",
-				 2, types);
+				 "FROM mnemo.message_parts p "
+				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = $2) "
+				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = $2",
+				 3, types);
 	if (MnemoExecute(find_message_plan, values, NULL, false, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
@@ -770,7 +781,8 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	rows.part_message_ids = &message_id;
 	rows.part_indexes = &part_index;
 	rows.parts = &part;
-	WriteNamingClash(InsertRows, &rows, session_id, &no_messages, &given, lock.is_fork);
+	WriteNamingClash(InsertRows, &rows, session_id, lock.tenant, &no_messages, &given,
+					 lock.is_fork);
 	/* search_index.c: a message may be indexed already */
 	MnemoQueueSearch(session_id, lock.tenant, seq);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);

@@ -251,7 +251,7 @@ MnemoReleaseBlobs(const char *session_id, const char *tenant)
 				 "             ->> 'sha256', 'hex') AS sha256, "
 				 "             pg_catalog.count(*) AS n "
 				 "        FROM mnemo.message_parts p "
-				 "       WHERE p.session_id = $1 AND p.part_type = 'image' "
+				 "       WHERE p.session_id = $1 AND p.tenant = $2 AND p.part_type = 'image' "
 				 "         AND pg_catalog.jsonb_typeof(p.content -> 'data') = 'object' "
 				 "       GROUP BY 1) r ON b.sha256 = r.sha256 "
 				 "WHERE b.tenant = $2 ORDER BY b.sha256 FOR UPDATE OF b",

@@ -103,9 +103,10 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	char	   *part_id = MnemoRequireTextArg(fcinfo, 1, "part_id");
 	char	   *tool_state = MnemoTextArgOrNull(fcinfo, 2);
 	Jsonb	   *patch = ContentPatch(fcinfo, 6, 7);
-	Oid			types[7] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID};
-	Datum		values[7];
-	char		nulls[7];
+	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID,
+	TEXTOID};
+	Datum		values[8];
+	char		nulls[8];
 	bool		isnull;
 	bool		watched;
 	bool		tombstoned;
@@ -135,6 +136,8 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
+	values[7] = CStringGetTextDatum(tenant);
+
 	/*
 	 * The merged content's size, as append measures a part's (its jsonb
 	 * container, without the varlena header): an output or error merged in
@@ -145,11 +148,12 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END, "
 				 "coalesce(p.tool_state, 'pending'), p.compacted_at IS NOT NULL "
 				 "FROM mnemo.message_parts p "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = p.message_id "
-				 "WHERE p.session_id = $1 AND p.id = $2",
-				 3, (Oid[]) {TEXTOID, TEXTOID, JSONBOID});
-	if (MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6]},
-					 (char[]) {' ', ' ', nulls[6]}, true, 1) != 1)
+				 "JOIN mnemo.messages m "
+				 "ON m.session_id = $1 AND m.tenant = $4 AND m.id = p.message_id "
+				 "WHERE p.session_id = $1 AND p.tenant = $4 AND p.id = $2",
+				 4, (Oid[]) {TEXTOID, TEXTOID, JSONBOID, TEXTOID});
+	if (MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6], values[7]},
+					 (char[]) {' ', ' ', nulls[6], ' '}, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
 				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
@@ -172,13 +176,13 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "started_at = coalesce($5, started_at), "
 				 "completed_at = coalesce($6, completed_at), "
 				 "content = CASE WHEN $7 IS NULL THEN content ELSE content || $7 END "
-				 "WHERE session_id = $1 AND id = $2 AND " PART_MAY_CHANGE,
-				 7, types);
+				 "WHERE session_id = $1 AND tenant = $8 AND id = $2 AND " PART_MAY_CHANGE,
+				 8, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
 	{
 		/* refused: say what the part is now (a racing caller may have finished it) */
-		MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6]},
-					 (char[]) {' ', ' ', nulls[6]}, false, 1);
+		MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6], values[7]},
+					 (char[]) {' ', ' ', nulls[6], ' '}, false, 1);
 		stored_state = MnemoGetText(0, 4, NULL);
 		tombstoned = MnemoGetBool(0, 5);
 		ereport(ERROR,
@@ -209,10 +213,10 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *message_id = MnemoRequireTextArg(fcinfo, 1, "message_id");
 	Jsonb	   *tokens = DatumGetJsonbP(MnemoRequireArg(fcinfo, 2, "tokens"));
-	Oid			types[9] = {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	FLOAT8OID, TEXTOID, TEXTOID};
-	Datum		values[9];
-	char		nulls[9];
+	Oid			types[10] = {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	FLOAT8OID, TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[10];
+	char		nulls[10];
 	bool		watched;
 	char	   *tenant;
 	MnemoCall	call;
@@ -276,6 +280,8 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
+	values[9] = CStringGetTextDatum(tenant);
+	nulls[9] = ' ';
 	MnemoPrepare(&message_tokens_plan,
 				 "UPDATE mnemo.messages SET "
 				 "tokens_input = coalesce($2, tokens_input), "
@@ -285,8 +291,8 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 				 "tokens_reasoning = coalesce($6, tokens_reasoning), "
 				 "cost = coalesce($7, cost), "
 				 "finish_reason = coalesce($8, finish_reason) "
-				 "WHERE session_id = $9 AND id = $1 RETURNING seq",
-				 9, types);
+				 "WHERE session_id = $9 AND tenant = $10 AND id = $1 RETURNING seq",
+				 10, types);
 	if (MnemoExecute(message_tokens_plan, values, nulls, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),

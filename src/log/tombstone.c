@@ -22,8 +22,8 @@ mnemo_tombstone_part(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *part_id = MnemoRequireTextArg(fcinfo, 1, "part_id");
-	Oid			types[3] = {TEXTOID, TEXTOID, INT8OID};
-	Datum		values[3];
+	Oid			types[4] = {TEXTOID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[4];
 	int64		compacted_at;
 	bool		watched;
 	char	   *tenant;
@@ -34,10 +34,11 @@ mnemo_tombstone_part(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(MnemoNowMs());
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
+	values[3] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&tombstone_plan,
 				 "UPDATE mnemo.message_parts SET compacted_at = coalesce(compacted_at, $3) "
-				 "WHERE session_id = $1 AND id = $2 RETURNING compacted_at",
-				 3, types);
+				 "WHERE session_id = $1 AND tenant = $4 AND id = $2 RETURNING compacted_at",
+				 4, types);
 	if (MnemoExecute(tombstone_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),

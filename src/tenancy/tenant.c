@@ -413,6 +413,10 @@ mnemo_tenant_visible(PG_FUNCTION_ARGS)
  * (revoked from PUBLIC too): it runs as the owner, like every function, and
  * would otherwise hand anyone's sessions to anyone.  The tables are the
  * extension's with a tenant column, from the catalog, so none is missed.
+ * A session id is unique within its tenant only, so the two tenants may
+ * hold sessions of one id, which one tenant cannot: that is refused first,
+ * with 23505 naming the id, as the unique keys refuse a file reference
+ * both hold; the error leaves everything as it was.
  */
 PG_FUNCTION_INFO_V1(mnemo_reassign_tenant);
 Datum
@@ -462,6 +466,21 @@ mnemo_reassign_tenant(PG_FUNCTION_ARGS)
 	if (strcmp(from, to) != 0)
 	{
 		SPITupleTable *tables;
+
+		/* one statement on the sessions' key, (id, tenant): colocated on Citus */
+		if (SPI_execute_with_args("SELECT f.id FROM mnemo.sessions f WHERE f.tenant = $1 "
+								  "AND EXISTS (SELECT FROM mnemo.sessions t "
+								  "WHERE t.id = f.id AND t.tenant = $2) "
+								  "ORDER BY f.id LIMIT 1",
+								  2, (Oid[]) {TEXTOID, TEXTOID}, args, NULL, true, 1) != SPI_OK_SELECT)
+			elog(ERROR, "could not compare the sessions of tenants \"%s\" and \"%s\"", from, to);
+		if (SPI_processed > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNIQUE_VIOLATION),
+					 errmsg("tenants \"%s\" and \"%s\" both have a session \"%s\"",
+							from, to, MnemoGetText(0, 1, NULL)),
+					 errdetail("A session id is unique within its tenant: one tenant cannot hold both."),
+					 errhint("Purge one of the two sessions, or reassign to another role.")));
 
 		/*
 		 * An image both tenants stored is one blob of to's, with both

@@ -24,44 +24,58 @@ SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
--- primary keys: every one leads with session_id, except sessions (id, the
+-- primary keys: every one leads with session_id and the tenant (a session
+-- id is unique within its tenant), except sessions ((id, tenant): id is the
 -- distribution column), file_references, blobs and tenants (the tenant)
-SELECT col_is_pk('mnemo', 'sessions', ARRAY['id'], 'sessions: primary key (id)');
-SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'id'], 'messages: primary key (session_id, id)');
-SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'id'],
-                 'message_parts: primary key (session_id, id)');
-SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'generation', 'position'],
-                 'context_items: primary key (session_id, generation, position)');
-SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'id'], 'summary_nodes: primary key (session_id, id)');
-SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'summary_id', 'ordinal'],
-                 'summary_edges: primary key (session_id, summary_id, ordinal)');
+SELECT col_is_pk('mnemo', 'sessions', ARRAY['id', 'tenant'],
+                 'sessions: primary key (id, tenant)');
+SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'tenant', 'id'],
+                 'messages: primary key (session_id, tenant, id)');
+SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'id'],
+                 'message_parts: primary key (session_id, tenant, id)');
+SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'tenant', 'generation', 'position'],
+                 'context_items: primary key (session_id, tenant, generation, position)');
+SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'tenant', 'id'],
+                 'summary_nodes: primary key (session_id, tenant, id)');
+SELECT col_is_pk('mnemo', 'summary_edges', ARRAY['session_id', 'tenant', 'summary_id', 'ordinal'],
+                 'summary_edges: primary key (session_id, tenant, summary_id, ordinal)');
 SELECT col_is_pk('mnemo', 'file_references', ARRAY['tenant', 'content_id'],
                  'file_references: primary key (tenant, content_id)');
 SELECT col_is_pk('mnemo', 'blobs', ARRAY['tenant', 'sha256'], 'blobs: primary key (tenant, sha256)');
 SELECT col_is_pk('mnemo', 'tenants', ARRAY['tenant'], 'tenants: primary key (tenant)');
-SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id'], 'compaction_claims: primary key (session_id)');
-SELECT col_is_pk('mnemo', 'search_progress', ARRAY['session_id'], 'search_progress: primary key (session_id)');
-SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to'],
-                 'search_queue: primary key (session_id, seq_from, seq_to)');
-SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'seq', 'part_index'],
-                 'search_documents: primary key (session_id, seq, part_index)');
-SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'label'], 'checkpoints: primary key (session_id, label)');
-SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'run_id'], 'runs: primary key (session_id, run_id)');
-SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id'], 'pending_requests: primary key (session_id)');
-SELECT col_is_pk('mnemo', 'lineage', ARRAY['session_id', 'seq_from'], 'lineage: primary key (session_id, seq_from)');
-SELECT col_is_pk('mnemo', 'discarded', ARRAY['session_id', 'seq_from'], 'discarded: primary key (session_id, seq_from)');
-SELECT col_is_pk('mnemo', 'maps', ARRAY['session_id', 'map_id'], 'maps: primary key (session_id, map_id)');
-SELECT col_is_pk('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal'],
-                 'map_items: primary key (session_id, map_id, ordinal)');
+SELECT col_is_pk('mnemo', 'compaction_claims', ARRAY['session_id', 'tenant'],
+                 'compaction_claims: primary key (session_id, tenant)');
+SELECT col_is_pk('mnemo', 'search_progress', ARRAY['session_id', 'tenant'],
+                 'search_progress: primary key (session_id, tenant)');
+SELECT col_is_pk('mnemo', 'search_queue', ARRAY['session_id', 'tenant', 'seq_from', 'seq_to'],
+                 'search_queue: primary key (session_id, tenant, seq_from, seq_to)');
+SELECT col_is_pk('mnemo', 'search_documents', ARRAY['session_id', 'tenant', 'seq', 'part_index'],
+                 'search_documents: primary key (session_id, tenant, seq, part_index)');
+SELECT col_is_pk('mnemo', 'checkpoints', ARRAY['session_id', 'tenant', 'label'],
+                 'checkpoints: primary key (session_id, tenant, label)');
+SELECT col_is_pk('mnemo', 'runs', ARRAY['session_id', 'tenant', 'run_id'],
+                 'runs: primary key (session_id, tenant, run_id)');
+SELECT col_is_pk('mnemo', 'pending_requests', ARRAY['session_id', 'tenant'],
+                 'pending_requests: primary key (session_id, tenant)');
+SELECT col_is_pk('mnemo', 'lineage', ARRAY['session_id', 'tenant', 'seq_from'],
+                 'lineage: primary key (session_id, tenant, seq_from)');
+SELECT col_is_pk('mnemo', 'discarded', ARRAY['session_id', 'tenant', 'seq_from'],
+                 'discarded: primary key (session_id, tenant, seq_from)');
+SELECT col_is_pk('mnemo', 'maps', ARRAY['session_id', 'tenant', 'map_id'],
+                 'maps: primary key (session_id, tenant, map_id)');
+SELECT col_is_pk('mnemo', 'map_items', ARRAY['session_id', 'tenant', 'map_id', 'ordinal'],
+                 'map_items: primary key (session_id, tenant, map_id, ordinal)');
 SELECT is_empty($$
     SELECT c.relname
       FROM pg_index i
       JOIN pg_class c ON c.oid = i.indrelid
       JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]
+      LEFT JOIN pg_attribute b ON b.attrelid = i.indrelid AND b.attnum = i.indkey[1]
      WHERE c.relnamespace = 'mnemo'::regnamespace AND i.indisprimary AND NOT c.relispartition
-       AND c.relname NOT IN ('sessions', 'file_references', 'blobs', 'tenants')
-       AND a.attname <> 'session_id'
-$$, 'every primary key but those of sessions, file_references, blobs and tenants leads with session_id');
+       AND c.relname NOT IN ('file_references', 'blobs', 'tenants')
+       AND (a.attname <> CASE c.relname WHEN 'sessions' THEN 'id' ELSE 'session_id' END
+            OR b.attname IS DISTINCT FROM 'tenant')
+$$, 'every primary key but those of file_references, blobs and tenants leads with the session column, then the tenant');
 -- the rule of hash partitioning and of Citus: every unique index of a
 -- session-keyed table includes session_id; none is on id alone
 SELECT is_empty($$
@@ -121,8 +135,8 @@ SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', 
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
-SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_seq_key', 'messages_summary_idx', 'messages_user_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_message_id_part_index_key']);
+SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_tenant_seq_key', 'messages_summary_idx', 'messages_user_idx']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_tenant_message_id_part_index_key']);
 -- (context_items: the key, and the item ids a swap finds its items by so
 -- that it costs its block, src/context/swap.c; appends write no context row, so
 -- they pay for neither)
@@ -137,19 +151,19 @@ SELECT indexes_are('mnemo', 'search_progress', ARRAY['search_progress_pkey']);
 SELECT indexes_are('mnemo', 'search_queue', ARRAY['search_queue_pkey']);
 SELECT indexes_are('mnemo', 'search_documents', ARRAY['search_documents_pkey', 'search_documents_tsv_idx']);
 SELECT indexes_are('mnemo', 'checkpoints', ARRAY['checkpoints_pkey']);
-SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_completion_seq_key']);
+SELECT indexes_are('mnemo', 'runs', ARRAY['runs_pkey', 'runs_session_id_tenant_completion_seq_key']);
 SELECT indexes_are('mnemo', 'pending_requests', ARRAY['pending_requests_pkey']);
 SELECT indexes_are('mnemo', 'lineage', ARRAY['lineage_pkey']);
 SELECT indexes_are('mnemo', 'discarded', ARRAY['discarded_pkey']);
 SELECT indexes_are('mnemo', 'maps', ARRAY['maps_pkey']);
-SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_map_id_completion_seq_key',
+SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_tenant_map_id_completion_seq_key',
                                                'map_items_open_idx']);
 -- seqs are unique per session, part indexes per message
-SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'seq']);
-SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index']);
+SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'tenant', 'seq']);
+SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'message_id', 'part_index']);
 -- a completion order is given once per session
-SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'completion_seq']);
-SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'completion_seq']);
+SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'tenant', 'completion_seq']);
+SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'tenant', 'map_id', 'completion_seq']);
 
 --
 -- no triggers: privileges keep the log append-only (Citus would not

@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(250);
+SELECT plan(254);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -407,6 +407,18 @@ SELECT is((mnemo.get_session('carol_s')).title, 'C', 'the new tap_carol now read
 SELECT is((SELECT exploration_summary FROM mnemo.get_file_reference('sha256:carol')), 'carol''s file',
           'and the file reference');
 RESET ROLE;
+-- session ids are per tenant: tap_tb's own carol_s stops the hand-over
+SET ROLE tap_tb;
+SELECT is((mnemo.create_session('carol_s', title => 'B')).title, 'B', 'tap_tb has a session carol_s of its own');
+RESET ROLE;
+SELECT throws_ok($$SELECT mnemo.reassign_tenant('tap_carol', 'tap_tb')$$, '23505',
+                 'tenants "tap_carol" and "tap_tb" both have a session "carol_s"',
+                 'reassign_tenant to a tenant with a session of one of the ids: 23505');
+SELECT is((SELECT string_agg(tenant || ':' || title, ',' ORDER BY tenant) FROM mnemo.sessions WHERE id = 'carol_s'),
+          'tap_carol:C,tap_tb:B', 'and the failed reassign moved nothing');
+SET mnemo.tenant = 'tap_tb';
+SELECT is(mnemo.purge_session('carol_s'), 0::bigint, 'the superuser purges tap_tb''s carol_s');
+RESET mnemo.tenant;
 SELECT is(mnemo.reassign_tenant('tap_carol', 'tap_tb'), 1::bigint, 'and hands it over to tap_tb');
 SET ROLE tap_tb;
 SELECT is((SELECT count(*) FROM mnemo.get_messages('carol_s')), 1::bigint, 'tap_tb reads the session handed to it');

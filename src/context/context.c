@@ -86,11 +86,11 @@ ComparePositions(const void *a, const void *b)
  * Assembly that costs what the budget holds (issue 36), for a session that
  * is not a fork: the summaries of the view are read and reserved first,
  * then the messages newest first, the implicit tail through (session_id,
- * seq) and then the explicit rows backwards by position, a batch at a time,
- * each message taken as it is rendered while it fits; the walk stops at the
- * first that does not.  Only the items taken are returned (in position
- * order), each included.  *found: whether the session is not a fork (else
- * nothing is done: ReadForkContext's path assembles it).
+ * tenant, seq) and then the explicit rows backwards by position, a batch
+ * at a time, each message taken as it is rendered while it fits; the walk
+ * stops at the first that does not.  Only the items taken are returned (in
+ * position order), each included.  *found: whether the session is not a
+ * fork (else nothing is done: ReadForkContext's path assembles it).
  *
  * count_omitted (context_report and turn_context's budget row): the walk
  * goes on past the cut, rendering messages only to count them, until it has

@@ -239,8 +239,8 @@ ReadView(const char *session_id, const char *tenant, ContextReceiver *r)
 	 * rows).  The planner costs an index scan by the size of the index and
 	 * chose to read the whole table instead, on every call: a cost that grows
 	 * with every session's history.  One view is a few heap pages found
-	 * through (session_id, position).  An error undoes the setting with the
-	 * transaction, as it does a function's SET clause.
+	 * through (session_id, tenant, generation, position).  An error undoes
+	 * the setting with the transaction, as it does a function's SET clause.
 	 */
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,

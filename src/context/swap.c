@@ -140,16 +140,17 @@ CompareInt64(const void *a, const void *b)
  *
  * Each id is looked up by key: an explicit row by (session_id, tenant,
  * generation, item_id), a tail item as the session's message by
- * (session_id, tenant, id) with a seq past the tail start; then the view's items from the span's first
- * position to its last are read by position, no more of them than were
- * named plus one.  So a swap costs its block, not the view (issue 36; it
- * read the whole view twice, 17 s at 900,000 uncompacted messages).  A
- * tail item's look-up is ordered by id (one row: ids are unique in a
- * session) so that only the primary key (session_id, tenant, id) serves it
- * without a sort: on a session filled since the last ANALYZE, the planner counted
- * the session as one row, found (session_id, seq) as cheap, and scanned
- * the whole session for each id, 38 million index fetches for a 379-item
- * leaf of a fresh 100,000-message import (10 s; 28 ms once analysed).
+ * (session_id, tenant, id) with a seq past the tail start; then the view's
+ * items from the span's first position to its last are read by position,
+ * no more of them than were named plus one.  So a swap costs its block,
+ * not the view (issue 36; it read the whole view twice, 17 s at 900,000
+ * uncompacted messages).  A tail item's look-up is ordered by id (one row:
+ * ids are unique in a session) so that only the primary key (session_id,
+ * tenant, id) serves it without a sort: on a session filled since the last
+ * ANALYZE, the planner counted the session as one row, found (session_id,
+ * tenant, seq) as cheap, and scanned the whole session for each id, 38
+ * million index fetches for a 379-item leaf of a fresh 100,000-message
+ * import (10 s; 28 ms once analysed).
  */
 MnemoSwapItem *
 MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, int *nitems)

@@ -298,7 +298,8 @@ CompareSeq(const void *x, const void *y)
 /*
  * A leaf: the parts of the messages it covers, in seq order.  A fork's leaf
  * may cover messages it inherited: each run of them is read in the ancestor
- * that holds it (lineage.c), one statement per run.
+ * that holds it (lineage.c), one statement per run.  The ancestors are of
+ * the session's tenant, lock->tenant.
  */
 static void
 GatherLeaf(Annotation *a, const char *session_id, MnemoSessionLock *lock,
@@ -326,12 +327,14 @@ GatherLeaf(Annotation *a, const char *session_id, MnemoSessionLock *lock,
 				 "SELECT m.created_at, p.part_type, p.tool_name, p.content "
 				 "FROM unnest($2) AS s(seq) "
 				 "JOIN LATERAL (SELECT m.id, m.created_at FROM mnemo.messages m "
-				 "         WHERE m.session_id = $1 AND m.seq = s.seq OFFSET 0) m ON true "
+				 "         WHERE m.session_id = $1 AND m.tenant = $3 AND m.seq = s.seq "
+				 "         OFFSET 0) m ON true "
 				 "LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.tool_name, p.content "
 				 "         FROM mnemo.message_parts p "
-				 "         WHERE p.session_id = $1 AND p.message_id = m.id OFFSET 0) p ON true "
+				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = m.id "
+				 "         OFFSET 0) p ON true "
 				 "ORDER BY s.seq, p.part_index",
-				 2, (Oid[]) {TEXTOID, INT8ARRAYOID});
+				 3, (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTOID});
 	for (i = 0; i < n; i = j)
 	{
 		Datum	   *run;
@@ -346,7 +349,8 @@ GatherLeaf(Annotation *a, const char *session_id, MnemoSessionLock *lock,
 		rows = MnemoExecute(leaf_plan,
 							(Datum[]) {CStringGetTextDatum(owners[i]),
 							PointerGetDatum(construct_array(run, j - i, INT8OID, 8,
-															FLOAT8PASSBYVAL, TYPALIGN_DOUBLE))},
+															FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+							CStringGetTextDatum(lock->tenant)},
 							NULL, true, 0);
 		for (r = 0; r < rows; r++)
 		{
@@ -406,10 +410,12 @@ UnionList(AboutList *l, JsonbValue *v)
 
 /*
  * A condensation: the union of its children's annotations, read from their
- * compaction markers, in the order of their spans.
+ * compaction markers, in the order of their spans.  Its children are nodes
+ * of tenant's session_id itself (a fork condenses none it inherited).
  */
 static void
-GatherCondensed(Annotation *a, const char *session_id, MnemoSwapItem *items, int n)
+GatherCondensed(Annotation *a, const char *session_id, const char *tenant,
+				MnemoSwapItem *items, int n)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
 	uint64		rows;
@@ -421,15 +427,17 @@ GatherCondensed(Annotation *a, const char *session_id, MnemoSwapItem *items, int
 	MnemoPrepare(&children_plan,
 				 "SELECT p.content FROM unnest($2) AS c(id) "
 				 "JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
-				 "         WHERE n.session_id = $1 AND n.id = c.id OFFSET 0) n ON true "
+				 "         WHERE n.session_id = $1 AND n.tenant = $3 AND n.id = c.id "
+				 "         OFFSET 0) n ON true "
 				 "JOIN LATERAL (SELECT p.content FROM mnemo.message_parts p "
-				 "         WHERE p.session_id = $1 AND p.message_id = c.id "
+				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = c.id "
 				 "         AND p.part_type = 'compaction_marker' OFFSET 0) p ON true "
 				 "ORDER BY n.seq_start, c.id",
-				 2, (Oid[]) {TEXTOID, TEXTARRAYOID});
+				 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
 	rows = MnemoExecute(children_plan,
 						(Datum[]) {CStringGetTextDatum(session_id),
-						PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT))},
+							PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT)),
+						CStringGetTextDatum(tenant)},
 						NULL, true, 0);
 	if (rows != n)
 		a->messages = a->earliest_at = a->latest_at = -1;
@@ -644,7 +652,7 @@ MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock, const char 
 
 	AnnotationInit(&a);
 	if (condensed)
-		GatherCondensed(&a, session_id, items, nitems);
+		GatherCondensed(&a, session_id, lock->tenant, items, nitems);
 	else
 		GatherLeaf(&a, session_id, lock, items, nitems);
 

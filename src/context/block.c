@@ -361,7 +361,7 @@ OpenView(const char *session_id, MemoryContext callcxt, BlockView *v, MnemoCall 
 		return;
 	}
 	MnemoFinish(call);
-	v->all = MnemoReadContext(session_id, PG_INT32_MAX, callcxt, &v->nall);
+	v->all = MnemoReadContext(session_id, PG_INT32_MAX, callcxt, &v->nall, NULL);
 	v->messages = palloc(sizeof(int) * Max(v->nall, 1));
 	for (i = v->nall; i-- > 0;)
 		if (!v->all[i].is_summary)

@@ -72,15 +72,16 @@ mnemo_claim_compaction(PG_FUNCTION_ARGS)
 	 * upsert's conflict does the same.
 	 */
 	MnemoPrepare(&holder_before_plan,
-				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1 FOR UPDATE",
-				 1, types);
+				 "SELECT holder FROM mnemo.compaction_claims "
+				 "WHERE session_id = $1 AND tenant = $5 FOR UPDATE",
+				 5, types);
 	if (MnemoExecute(holder_before_plan, values, NULL, false, 1) == 1)
 		before = MnemoGetText(0, 1, NULL);
 	MnemoPrepare(&claim_plan,
 				 "INSERT INTO mnemo.compaction_claims AS c "
 				 "(session_id, holder, claimed_at, expires_at, tenant) "
 				 "VALUES ($1, $2, $3, $3 + $4, $5) "
-				 "ON CONFLICT (session_id) DO UPDATE SET holder = excluded.holder, "
+				 "ON CONFLICT (session_id, tenant) DO UPDATE SET holder = excluded.holder, "
 				 "claimed_at = CASE WHEN c.holder = excluded.holder "
 				 "THEN c.claimed_at ELSE excluded.claimed_at END, "
 				 "expires_at = excluded.expires_at "
@@ -157,8 +158,8 @@ mnemo_release_compaction(PG_FUNCTION_ARGS)
 	char	   *holder = MnemoRequireTextArg(fcinfo, 1, "holder");
 	const char *event = NULL;
 	char	   *members = OutcomeMembers(fcinfo, &event);
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3];
 	char	   *tenant;
 	bool		watched;
 	MnemoCall	call;
@@ -168,10 +169,11 @@ mnemo_release_compaction(PG_FUNCTION_ARGS)
 	MnemoCheckSession(session_id, false, &tenant, &watched);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&release_plan,
-				 "DELETE FROM mnemo.compaction_claims WHERE session_id = $1 AND holder = $2 "
-				 "RETURNING 1",
-				 2, types);
+				 "DELETE FROM mnemo.compaction_claims "
+				 "WHERE session_id = $1 AND tenant = $3 AND holder = $2 RETURNING 1",
+				 3, types);
 	released = MnemoExecute(release_plan, values, NULL, false, 0) == 1;
 	if (event)
 		MnemoNotifyWith(watched, tenant, event, session_id,
@@ -182,21 +184,23 @@ mnemo_release_compaction(PG_FUNCTION_ARGS)
 }
 
 /*
- * MN006 unless holder holds the session's claim, which stays locked FOR
- * SHARE until the caller's transaction ends.  Inside a function's frame.
+ * MN006 unless holder holds the claim of tenant's session session_id (the
+ * tenant a check of the session resolved), which stays locked FOR SHARE
+ * until the caller's transaction ends.  Inside a function's frame.
  */
 void
-MnemoCheckClaim(const char *session_id, const char *holder)
+MnemoCheckClaim(const char *session_id, const char *tenant, const char *holder)
 {
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
+	Datum		values[3];
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(holder);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&holder_plan,
-				 "SELECT 1 FROM mnemo.compaction_claims WHERE session_id = $1 AND holder = $2 "
-				 "FOR SHARE",
-				 2, types);
+				 "SELECT 1 FROM mnemo.compaction_claims "
+				 "WHERE session_id = $1 AND tenant = $3 AND holder = $2 FOR SHARE",
+				 3, types);
 	if (MnemoExecute(holder_plan, values, NULL, false, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
@@ -217,17 +221,19 @@ mnemo_compaction_holder(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	MemoryContext callcxt = CurrentMemoryContext;
-	Datum		values[1];
+	Datum		values[2];
 	char	   *holder = NULL;
+	char	   *tenant;
 	bool		isnull = true;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	MnemoPrepare(&current_holder_plan,
-				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1",
-				 1, (Oid[]) {TEXTOID});
+				 "SELECT holder FROM mnemo.compaction_claims WHERE session_id = $1 AND tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	if (MnemoExecute(current_holder_plan, values, NULL, true, 1) == 1)
 		holder = MnemoGetText(0, 1, &isnull);
 	if (!isnull)

@@ -12,9 +12,9 @@
  * (context_walk.c), up to the first that does not fit (AssembleNewestFirst).
  * Each statement reads items of the view and, for each, its message row (by
  * primary key, through the seq the item carries), its parts and a summary's
- * DAG node, every access by an index whose key leads with the session; its
- * rows are rendered as the executor produces them (context_rows.c), and
- * selection is done here in C.  A fork's view, whose items its ancestors
+ * DAG node, every access by an index whose key leads with the session and
+ * its tenant; its rows are rendered as the executor produces them
+ * (context_rows.c), and selection is done here in C.  A fork's view, whose items its ancestors
  * hold, is read whole, owner by owner, and chosen from after
  * (context_view.c).  The raw parts are not returned: a client that wants
  * structured tool calls passes the item ids to
@@ -55,14 +55,15 @@ static SPIPlanPtr count_plan;
 /*
  * The summaries of the view, for AssembleNewestFirst: explicit rows (the
  * tail holds no summary), in position order, looked up as every statement
- * of the view is (context.h).  $1 the session, $2 the live generation.
+ * of the view is (context.h).  A walk's parameters (VIEW_WALK_TYPES): $1
+ * the session, $2 the live generation, $5 the tenant.
  */
 #define CONTEXT_SUMMARIES_SQL \
-	CONTEXT_COLUMNS("c.tenant") \
-	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
-	"      AND c.item_type = 'summary' ORDER BY c.position OFFSET 0) c " \
-	CONTEXT_LOOKUPS("JOIN") CONTEXT_ORDER
+	CONTEXT_COLUMNS("$5") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.tenant = $5 " \
+	"      AND c.generation = $2 AND c.item_type = 'summary' ORDER BY c.position OFFSET 0) c " \
+	CONTEXT_LOOKUPS("JOIN", "$5") CONTEXT_ORDER
 
 /* Run one statement of the walk into the receiver, finishing its last entry. */
 static void
@@ -85,11 +86,11 @@ ComparePositions(const void *a, const void *b)
  * Assembly that costs what the budget holds (issue 36), for a session that
  * is not a fork: the summaries of the view are read and reserved first,
  * then the messages newest first, the implicit tail through (session_id,
- * seq) and then the explicit rows backwards by position, a batch at a time,
- * each message taken as it is rendered while it fits; the walk stops at the
- * first that does not.  Only the items taken are returned (in position
- * order), each included.  *found: whether the session is not a fork (else
- * nothing is done: ReadForkContext's path assembles it).
+ * tenant, seq) and then the explicit rows backwards by position, a batch
+ * at a time, each message taken as it is rendered while it fits; the walk
+ * stops at the first that does not.  Only the items taken are returned (in
+ * position order), each included.  *found: whether the session is not a
+ * fork (else nothing is done: ReadForkContext's path assembles it).
  *
  * count_omitted (context_report and turn_context's budget row): the walk
  * goes on past the cut, rendering messages only to count them, until it has
@@ -100,15 +101,18 @@ ComparePositions(const void *a, const void *b)
  * of the messages counted.  So the size a caller compares with its
  * thresholds is exact up to more than the budget, and past that an
  * estimate that stays over it, without rendering the session.
+ *
+ * The tenant the session id resolved to goes in *tenant (callcxt).
  */
 static MnemoContextEntry *
 AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
-					MemoryContext callcxt, int *nentries, ContextTotals *totals, bool *found)
+					MemoryContext callcxt, int *nentries, ContextTotals *totals, bool *found,
+					char **tenant)
 {
 	ContextReceiver r;
 	ViewWalk	w;
 	MnemoContextEntry *entries;
-	Datum		values[4];
+	Datum		values[VIEW_WALK_NARGS];
 	int64		summaries_omitted = 0;
 	int			n;
 	int			i;
@@ -122,13 +126,13 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 		return NULL;
 	}
 	*found = true;
+	*tenant = MemoryContextStrdup(callcxt, w.tenant);
 	ContextReceiverInit(&r, session_id, budget, callcxt, 64);
 	r.count_omitted = count_omitted;
 
 	/* the summaries, all kept unless oversize, reserved first */
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = Int64GetDatum(w.generation);
-	MnemoPrepare(&summaries_plan, CONTEXT_SUMMARIES_SQL, 2, (Oid[]) {TEXTOID, INT8OID});
+	ViewWalkValues(&w, values, w.tail_seq, w.last_seq);
+	MnemoPrepare(&summaries_plan, CONTEXT_SUMMARIES_SQL, VIEW_WALK_NARGS, VIEW_WALK_TYPES);
 	WalkStatement(&r, summaries_plan, values);
 	memset(totals, 0, sizeof(*totals));
 	for (i = 0; i < r.nentries; i++)
@@ -156,13 +160,12 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 
 		MnemoPrepare(&count_plan,
 					 "SELECT (SELECT count(*) FROM mnemo.context_items c "
-					 "        WHERE c.session_id = $1 AND c.generation = $2) "
+					 "        WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $2) "
 					 "     + ($4 - $3) "
 					 "     - (SELECT count(*) FROM mnemo.messages m "
-					 "        WHERE m.session_id = $1 AND m.seq > $3 AND m.is_summary)",
-					 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
-		values[2] = Int64GetDatum(w.tail_seq);
-		values[3] = Int64GetDatum(w.last_seq);
+					 "        WHERE m.session_id = $1 AND m.tenant = $5 AND m.seq > $3 "
+					 "        AND m.is_summary)",
+					 VIEW_WALK_NARGS, VIEW_WALK_TYPES);
 		MnemoExecute(count_plan, values, NULL, true, 1);
 		total = MnemoGetInt64(0, 1, NULL);
 		/* entries: the summaries (oversize ones too) and the messages taken */
@@ -197,13 +200,14 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 
 /*
  * The context view of the function's session and what of it fits in the
- * budget.  Entries and totals are allocated in callcxt.  22004/22023 for a
+ * budget.  Entries, totals and *tenant (the tenant the session id resolved
+ * to) are allocated in callcxt.  22004/22023 for a
  * NULL or negative budget.  count_omitted: the totals of what is left out
  * are wanted (see AssembleNewestFirst).
  */
 ContextEntry *
 AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, bool count_omitted,
-				int *nentries, ContextTotals *totals)
+				int *nentries, ContextTotals *totals, char **tenant)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
@@ -218,13 +222,13 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, bool count_omitt
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("budget_tokens must not be negative")));
 	entries = AssembleNewestFirst(session_id, budget, count_omitted, callcxt, nentries, totals,
-								  &found);
+								  &found, tenant);
 	if (found)
 		return entries;
 
 	/* a fork: its view read whole, owner by owner, and chosen from */
 	memset(totals, 0, sizeof(*totals));
-	entries = MnemoReadContext(session_id, budget, callcxt, &n);
+	entries = MnemoReadContext(session_id, budget, callcxt, &n, tenant);
 	for (i = 0; i < n; i++)
 	{
 		if (entries[i].is_summary && !entries[i].oversize)
@@ -273,10 +277,11 @@ mnemo_build_context(PG_FUNCTION_ARGS)
 	MnemoContextEntry *entries;
 	MemoryContext rowcxt;
 	MemoryContext oldcxt;
+	char	   *tenant;
 	int			n;
 	int			i;
 
-	entries = AssembleContext(fcinfo, CurrentMemoryContext, false, &n, &totals);
+	entries = AssembleContext(fcinfo, CurrentMemoryContext, false, &n, &totals, &tenant);
 	InitMaterializedSRF(fcinfo, 0);
 
 	/* the tuplestore copies each row: its text values are garbage after */
@@ -313,9 +318,10 @@ mnemo_context_report(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[6];
 	bool		nulls[6] = {false, false, false, false, false, false};
+	char	   *tenant;
 	int			n;
 
-	(void) AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals);
+	(void) AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals, &tenant);
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "function returning a row called in a context that cannot accept one");
 	desc = BlessTupleDesc(desc);

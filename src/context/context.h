@@ -31,10 +31,12 @@ typedef struct ContextTotals
 
 /*
  * Read and render the context view of the session named by argument 0 and
- * choose what fits in the budget of argument 1; see context.c.
+ * choose what fits in the budget of argument 1; see context.c.  The tenant
+ * the session id resolved to goes in *tenant (callcxt).
  */
 extern ContextEntry *AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt,
-									 bool count_omitted, int *nentries, ContextTotals *totals);
+									 bool count_omitted, int *nentries, ContextTotals *totals,
+									 char **tenant);
 
 /* see context.c's header comment: one item's rendering, all renderings held */
 #define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
@@ -104,35 +106,38 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * in part_index order, one row per part (one row with NULL part columns for
  * an item without parts).
  *
- * Each item is looked up by an index key that leads with the session: the
- * message by (session_id, seq), the parts by (session_id, message_id), a
- * summary's node by (session_id, id) in a subquery that runs for summary
- * items only.  Written as a join, it let the planner hash the session's
- * whole summary_nodes -- every node the session ever had, about one per 180
- * messages of history -- on every call, so that assembly grew with the
- * length of the session.  The message and the parts are LATERAL
- * subqueries kept apart by OFFSET 0 for the same reason: as plain joins, a
- * plan made while the session was small (the plan cache keeps one per
- * backend) hashed all of the session's messages and parts on every call,
- * 24 ms at 30,000 messages against 1.5 ms (bench/context, right after a
- * swap).  The view itself is read in position order, the live generation's
- * range only.
+ * Each item is looked up by an index key that leads with the session and
+ * its tenant (tenant: the SQL text of the statement's tenant parameter,
+ * which is also the column the receiver checks the caller may see): the
+ * message by (session_id, tenant, seq), the parts by (session_id, tenant,
+ * message_id), a summary's node by (session_id, tenant, id) in a subquery
+ * that runs for summary items only.  Written as a join, it let the planner
+ * hash the session's whole summary_nodes -- every node the session ever
+ * had, about one per 180 messages of history -- on every call, so that
+ * assembly grew with the length of the session.  The message and the parts
+ * are LATERAL subqueries kept apart by OFFSET 0 for the same reason: as
+ * plain joins, a plan made while the session was small (the plan cache
+ * keeps one per backend) hashed all of the session's messages and parts on
+ * every call, 24 ms at 30,000 messages against 1.5 ms (bench/context, right
+ * after a swap).  The view itself is read in position order, the live
+ * generation's range only.
  */
 #define CONTEXT_COLUMNS(tenant) \
 	"SELECT c.position, c.item_type, c.item_id, m.role, " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = $1 AND n.id = c.item_id) END, " \
+	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END, " \
 	"p.part_type, p.content, p.compacted_at, " tenant ", " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.depth FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = $1 AND n.id = c.item_id) END "
-#define CONTEXT_LOOKUPS(join) \
+	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END "
+#define CONTEXT_LOOKUPS(join, tenant) \
 	join " LATERAL (SELECT m.role FROM mnemo.messages m " \
-	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m ON true " \
+	"         WHERE m.session_id = $1 AND m.tenant = " tenant " AND m.seq = c.seq OFFSET 0) m ON true " \
 	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
 	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.message_id = c.item_id OFFSET 0) p ON true "
+	"         WHERE p.session_id = $1 AND p.tenant = " tenant " AND p.message_id = c.item_id " \
+	"         OFFSET 0) p ON true "
 #define CONTEXT_ORDER "ORDER BY c.position, p.part_index"
 /* the newest-first walk: items newest first, each one's parts in order */
 #define CONTEXT_ORDER_DESC "ORDER BY c.position DESC, p.part_index"
@@ -147,6 +152,7 @@ extern void ContextReceiverDone(ContextReceiver *r);
 typedef struct ViewWalk
 {
 	const char *session_id;
+	const char *tenant;			/* the session's, as ViewWalkBegin resolved it */
 	int64		generation;		/* the live one of the explicit rows */
 	int64		tail_seq;		/* the implicit tail: seqs after it ... */
 	int64		last_seq;		/* ... up to this one */
@@ -166,7 +172,16 @@ typedef struct ViewWalk
 	bool		old_done;
 } ViewWalk;
 
+/*
+ * Every statement of a walk takes the same parameters (ViewWalkValues): $1
+ * the session, $2 its live generation, $3 and $4 the statement's bounds, $5
+ * the session's tenant.
+ */
+#define VIEW_WALK_NARGS 5
+#define VIEW_WALK_TYPES ((Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID})
+
 extern bool ViewWalkBegin(const char *session_id, ViewWalk *w);
+extern Datum *ViewWalkValues(ViewWalk *w, Datum *values, int64 a, int64 b);
 extern void ViewWalkEnd(ViewWalk *w);
 extern bool ViewWalkNewer(ViewWalk *w, ContextReceiver *r);
 extern bool ViewWalkOlder(ViewWalk *w, ContextReceiver *r);

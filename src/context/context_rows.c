@@ -202,8 +202,10 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 		e->depth = e->is_summary && !no_node ? DatumGetInt32(slot_getattr(slot, 10, &isnull)) : -1;
 		r->content_start = r->contents.len;
 		/*
-		 * Items carry their session's tenant: a session the caller may not
-		 * see is a missing one, before anything of it is rendered.
+		 * Items carry the tenant whose session they were read from (the
+		 * statement's tenant parameter, CONTEXT_COLUMNS): a session the
+		 * caller may not see is a missing one, before anything of it is
+		 * rendered.
 		 */
 		if (r->nentries == 1 &&
 			!MnemoTenantVisible(TextDatumGetCString(slot_getattr(slot, 9, &isnull))))

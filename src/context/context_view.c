@@ -25,14 +25,15 @@ static SPIPlanPtr held_plan;
 static void ReadView(const char *session_id, const char *tenant, ContextReceiver *r);
 
 /*
- * The items of a fork's view that session $1 holds (its own, or those it
- * inherited from that ancestor), given as arrays, looked up as above.
+ * The items of a fork's view that session $1 of tenant $6 holds (its own,
+ * or those it inherited from that ancestor, of the fork's tenant), given as
+ * arrays, looked up as below.
  */
 #define CONTEXT_HELD_SQL \
 	CONTEXT_COLUMNS("$6") \
 	"FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) " \
 	"AS c(position, item_type, item_id, seq) " \
-	CONTEXT_LOOKUPS("JOIN") CONTEXT_ORDER
+	CONTEXT_LOOKUPS("JOIN", "$6") CONTEXT_ORDER
 
 /*
  * An item of a fork's view inherited from an ancestor is not in the fork's
@@ -42,10 +43,10 @@ static void ReadView(const char *session_id, const char *tenant, ContextReceiver
  * inherited item meets a message of the fork here.
  */
 #define CONTEXT_SQL \
-	CONTEXT_COLUMNS("c.tenant") \
-	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
+	CONTEXT_COLUMNS("$2") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq " \
 	"      FROM " MNEMO_CONTEXT_VIEW("$2") " c ORDER BY c.position OFFSET 0) c " \
-	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER
+	CONTEXT_LOOKUPS("LEFT JOIN", "$2") CONTEXT_ORDER
 
 
 /*
@@ -179,10 +180,13 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
  * see the same text and estimates.  budget lets go of the renderings of
  * messages that cannot fit in it (see the header comment); PG_INT32_MAX
  * keeps all but oversize ones.  Entries are allocated in callcxt, none
- * included yet.  MN001 if the session does not exist (or is not visible).
+ * included yet, and so is *tenant, the tenant whose session was read,
+ * unless tenant is NULL.  MN001 if the session does not exist (or is not
+ * visible), MN013 if it names several the caller sees.
  */
 MnemoContextEntry *
-MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, int *nentries)
+MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, int *nentries,
+				 char **tenant_out)
 {
 	ContextReceiver receiver;
 	MnemoCall	call;
@@ -209,7 +213,10 @@ MnemoReadContext(const char *session_id, int32 budget, MemoryContext callcxt, in
 		MnemoCheckSession(session_id, false, &checked, NULL);
 		if (strcmp(checked, tenant) != 0)
 			ReadView(session_id, checked, &receiver);
+		tenant = checked;
 	}
+	if (tenant_out)
+		*tenant_out = MemoryContextStrdup(callcxt, tenant);
 	ContextFinishEntry(&receiver);
 	MnemoFinish(&call);
 	ContextReceiverDone(&receiver);
@@ -232,8 +239,8 @@ ReadView(const char *session_id, const char *tenant, ContextReceiver *r)
 	 * rows).  The planner costs an index scan by the size of the index and
 	 * chose to read the whole table instead, on every call: a cost that grows
 	 * with every session's history.  One view is a few heap pages found
-	 * through (session_id, position).  An error undoes the setting with the
-	 * transaction, as it does a function's SET clause.
+	 * through (session_id, tenant, generation, position).  An error undoes
+	 * the setting with the transaction, as it does a function's SET clause.
 	 */
 	nestlevel = NewGUCNestLevel();
 	(void) set_config_option("enable_seqscan", "off", PGC_USERSET, PGC_S_SESSION,

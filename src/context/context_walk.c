@@ -15,7 +15,9 @@
  * up to CONTEXT_BATCH_MAX, so a walk that stops after a few items reads a
  * few, and one that goes far makes few statements.  Each statement looks
  * its items up as the whole view's does (CONTEXT_LOOKUPS), by index keys
- * that lead with the session.
+ * that lead with the session and its tenant: every statement names the
+ * tenant the session id resolved to (ViewWalkBegin), since a session id is
+ * unique within its tenant only.
  *
  * The user messages of the view, which compaction_block's rules need
  * however far back they are (an agent's loop: one prompt, then a million
@@ -48,62 +50,65 @@ static SPIPlanPtr tail_first_message_plan;
 /*
  * A batch of the tail: the messages that are not summaries among seqs $3
  * to $4 (step: -1 newest first, 1 oldest first), each looked up by
- * (session_id, seq).  Seq by seq over generate_series, as
+ * (session_id, tenant, seq).  Seq by seq over generate_series, as
  * MNEMO_CONTEXT_VIEW reads the tail and for the same reason, and a batch at
  * a time: the reader decides how far the walk goes, and a range "seq > the
  * tail start" would be planned as a third of the session's messages.
  */
 #define CONTEXT_TAIL_SQL(step, order) \
-	CONTEXT_COLUMNS("c.tenant") \
-	"FROM (SELECT t.seq AS position, 'message'::text AS item_type, t.id AS item_id, " \
-	"             t.seq, t.tenant " \
+	CONTEXT_COLUMNS("$5") \
+	"FROM (SELECT t.seq AS position, 'message'::text AS item_type, t.id AS item_id, t.seq " \
 	"      FROM generate_series($3::bigint, $4::bigint, " step ") g(seq), " \
-	"      LATERAL (SELECT t.seq, t.id, t.tenant FROM mnemo.messages t " \
-	"               WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary " \
-	"               OFFSET 0) t) c " \
-	CONTEXT_LOOKUPS("JOIN") order
+	"      LATERAL (SELECT t.seq, t.id FROM mnemo.messages t " \
+	"               WHERE t.session_id = $1 AND t.tenant = $5 AND t.seq = g.seq " \
+	"               AND NOT t.is_summary OFFSET 0) t) c " \
+	CONTEXT_LOOKUPS("JOIN", "$5") order
 
 /*
  * A batch of the explicit rows: newest first, at most $4 message rows
  * before position $3; oldest first, at most $4 rows of any kind after it;
- * by the generation's (session_id, generation, position) range.
+ * by the generation's (session_id, tenant, generation, position) range.
  */
 #define CONTEXT_ROWS_SQL \
-	CONTEXT_COLUMNS("c.tenant") \
-	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
-	"      AND c.position < $3 AND c.item_type = 'message' " \
+	CONTEXT_COLUMNS("$5") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.tenant = $5 " \
+	"      AND c.generation = $2 AND c.position < $3 AND c.item_type = 'message' " \
 	"      ORDER BY c.position DESC LIMIT $4) c " \
-	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER_DESC
+	CONTEXT_LOOKUPS("LEFT JOIN", "$5") CONTEXT_ORDER_DESC
 #define CONTEXT_ROWS_ASC_SQL \
-	CONTEXT_COLUMNS("c.tenant") \
-	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq, c.tenant " \
-	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2 " \
-	"      AND c.position > $3 ORDER BY c.position LIMIT $4) c " \
-	CONTEXT_LOOKUPS("LEFT JOIN") CONTEXT_ORDER
+	CONTEXT_COLUMNS("$5") \
+	"FROM (SELECT c.position, c.item_type, c.item_id, c.seq " \
+	"      FROM mnemo.context_items c WHERE c.session_id = $1 AND c.tenant = $5 " \
+	"      AND c.generation = $2 AND c.position > $3 ORDER BY c.position LIMIT $4) c " \
+	CONTEXT_LOOKUPS("LEFT JOIN", "$5") CONTEXT_ORDER
 
 /* the explicit message rows that are user messages, by position */
 #define CONTEXT_ROWS_USERS(order) \
 	"SELECT c.position FROM mnemo.context_items c, " \
 	"LATERAL (SELECT m.role FROM mnemo.messages m " \
-	"         WHERE m.session_id = $1 AND m.seq = c.seq OFFSET 0) m " \
-	"WHERE c.session_id = $1 AND c.generation = $2 AND c.item_type = 'message' " \
-	"AND m.role = 'user' ORDER BY c.position " order
-/* the tail's user messages, by messages_user_idx */
+	"         WHERE m.session_id = $1 AND m.tenant = $5 AND m.seq = c.seq OFFSET 0) m " \
+	"WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $2 " \
+	"AND c.item_type = 'message' AND m.role = 'user' ORDER BY c.position " order
+/* the tail's user messages (seqs after $3 up to $4), by messages_user_idx */
 #define CONTEXT_TAIL_USERS(order) \
 	"SELECT m.seq FROM mnemo.messages m " \
-	"WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 " \
+	"WHERE m.session_id = $1 AND m.tenant = $5 AND m.seq > $3 AND m.seq <= $4 " \
 	"AND m.role = 'user' AND NOT m.is_summary ORDER BY m.seq " order
 
 /*
  * The head of session_id's view.  False, with nothing set up, for a fork
  * (whose view is read whole: context_view.c); MN001 if the session does not
- * exist or is not visible.  Within an SPI connection (MnemoConnect).
+ * exist or is not visible, MN013 if the id names several sessions the
+ * caller sees (MnemoCheckSessionRow: the session row is read once per
+ * tenant that has the id, and the walk reads the one it chose).  Within an
+ * SPI connection (MnemoConnect), whose memory holds w's strings.
  */
 bool
 ViewWalkBegin(const char *session_id, ViewWalk *w)
 {
 	Datum		values[1];
+	uint64		row;
 	int			nestlevel;
 
 	/*
@@ -129,18 +134,19 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 				 "s.fork_seq IS NOT NULL FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 1) == 1,
-						 1, 0, false);
-	if (MnemoGetBool(0, 5))
+	row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 0),
+							   1, 0, false);
+	if (MnemoGetBool(row, 5))
 	{
 		AtEOXact_GUC(true, nestlevel);
 		return false;
 	}
 	memset(w, 0, sizeof(*w));
 	w->session_id = session_id;
-	w->generation = MnemoGetInt64(0, 2, NULL);
-	w->tail_seq = MnemoGetInt64(0, 3, NULL);
-	w->last_seq = MnemoGetInt64(0, 4, NULL);
+	w->tenant = MnemoGetText(row, 1, NULL);
+	w->generation = MnemoGetInt64(row, 2, NULL);
+	w->tail_seq = MnemoGetInt64(row, 3, NULL);
+	w->last_seq = MnemoGetInt64(row, 4, NULL);
 	w->new_hi = w->last_seq;
 	w->new_before = PG_INT64_MAX;
 	w->new_batch = CONTEXT_BATCH_MIN;
@@ -158,13 +164,15 @@ ViewWalkEnd(ViewWalk *w)
 	AtEOXact_GUC(true, w->nestlevel);
 }
 
-static Datum *
-WalkValues(ViewWalk *w, Datum *values, int64 a, int64 b)
+/* The parameters of a walk's statement (VIEW_WALK_TYPES) into values. */
+Datum *
+ViewWalkValues(ViewWalk *w, Datum *values, int64 a, int64 b)
 {
 	values[0] = CStringGetTextDatum(w->session_id);
 	values[1] = Int64GetDatum(w->generation);
 	values[2] = Int64GetDatum(a);
 	values[3] = Int64GetDatum(b);
+	values[4] = CStringGetTextDatum(w->tenant);
 	return values;
 }
 
@@ -176,7 +184,7 @@ WalkValues(ViewWalk *w, Datum *values, int64 a, int64 b)
 bool
 ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
 {
-	Datum		values[4];
+	Datum		values[VIEW_WALK_NARGS];
 
 	CHECK_FOR_INTERRUPTS();
 	if (w->new_done)
@@ -185,18 +193,18 @@ ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
 	{
 		int64		lo = Max(w->new_hi - w->new_batch + 1, w->tail_seq + 1);
 
-		MnemoPrepare(&tail_plan, CONTEXT_TAIL_SQL("-1", CONTEXT_ORDER_DESC), 4,
-					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
-		MnemoExecuteTo(tail_plan, WalkValues(w, values, w->new_hi, lo), NULL, true, &r->pub);
+		MnemoPrepare(&tail_plan, CONTEXT_TAIL_SQL("-1", CONTEXT_ORDER_DESC), VIEW_WALK_NARGS,
+					 VIEW_WALK_TYPES);
+		MnemoExecuteTo(tail_plan, ViewWalkValues(w, values, w->new_hi, lo), NULL, true, &r->pub);
 		ContextFinishEntry(r);
 		w->new_hi = lo - 1;
 	}
 	else
 	{
 		w->new_rows = true;
-		MnemoPrepare(&rows_plan, CONTEXT_ROWS_SQL, 4,
-					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
-		if (MnemoExecuteTo(rows_plan, WalkValues(w, values, w->new_before, w->new_batch), NULL,
+		MnemoPrepare(&rows_plan, CONTEXT_ROWS_SQL, VIEW_WALK_NARGS,
+					 VIEW_WALK_TYPES);
+		if (MnemoExecuteTo(rows_plan, ViewWalkValues(w, values, w->new_before, w->new_batch), NULL,
 						   true, &r->pub) == 0)
 		{
 			w->new_done = true;
@@ -217,16 +225,16 @@ ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
 bool
 ViewWalkOlder(ViewWalk *w, ContextReceiver *r)
 {
-	Datum		values[4];
+	Datum		values[VIEW_WALK_NARGS];
 
 	CHECK_FOR_INTERRUPTS();
 	if (w->old_done)
 		return false;
 	if (!w->old_tail)
 	{
-		MnemoPrepare(&rows_asc_plan, CONTEXT_ROWS_ASC_SQL, 4,
-					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
-		if (MnemoExecuteTo(rows_asc_plan, WalkValues(w, values, w->old_after, w->old_batch), NULL,
+		MnemoPrepare(&rows_asc_plan, CONTEXT_ROWS_ASC_SQL, VIEW_WALK_NARGS,
+					 VIEW_WALK_TYPES);
+		if (MnemoExecuteTo(rows_asc_plan, ViewWalkValues(w, values, w->old_after, w->old_batch), NULL,
 						   true, &r->pub) == 0)
 		{
 			w->old_tail = true;
@@ -249,9 +257,9 @@ ViewWalkOlder(ViewWalk *w, ContextReceiver *r)
 		if (w->old_lo >= w->old_limit)
 			return false;
 		hi = Min(hi, w->old_limit - 1);
-		MnemoPrepare(&tail_asc_plan, CONTEXT_TAIL_SQL("1", CONTEXT_ORDER), 4,
-					 (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
-		MnemoExecuteTo(tail_asc_plan, WalkValues(w, values, w->old_lo, hi), NULL, true, &r->pub);
+		MnemoPrepare(&tail_asc_plan, CONTEXT_TAIL_SQL("1", CONTEXT_ORDER), VIEW_WALK_NARGS,
+					 VIEW_WALK_TYPES);
+		MnemoExecuteTo(tail_asc_plan, ViewWalkValues(w, values, w->old_lo, hi), NULL, true, &r->pub);
 		ContextFinishEntry(r);
 		w->old_lo = hi + 1;
 	}
@@ -280,31 +288,28 @@ Positions(SPIPlanPtr plan, Datum *values, int64 *out)
 void
 ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first)
 {
-	Datum		values[3];
+	Datum		values[VIEW_WALK_NARGS];
 	int64		found[2];
 	int			n;
 
 	*latest = *second = *first = CONTEXT_NO_POSITION;
-	values[0] = CStringGetTextDatum(w->session_id);
-	values[1] = Int64GetDatum(w->tail_seq);
-	values[2] = Int64GetDatum(w->last_seq);
-	MnemoPrepare(&tail_users_plan, CONTEXT_TAIL_USERS("DESC LIMIT 2"), 3,
-				 (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	ViewWalkValues(w, values, w->tail_seq, w->last_seq);
+	MnemoPrepare(&tail_users_plan, CONTEXT_TAIL_USERS("DESC LIMIT 2"), VIEW_WALK_NARGS,
+				 VIEW_WALK_TYPES);
 	n = Positions(tail_users_plan, values, found);
 	if (n > 0)
 		*latest = found[0];
 	if (n > 1)
 		*second = found[1];
 
-	values[1] = Int64GetDatum(w->generation);
 	if (n < 2)
 	{
 		int64		rows[2];
 		int			m;
 		int			i;
 
-		MnemoPrepare(&rows_users_plan, CONTEXT_ROWS_USERS("DESC LIMIT 2"), 2,
-					 (Oid[]) {TEXTOID, INT8OID});
+		MnemoPrepare(&rows_users_plan, CONTEXT_ROWS_USERS("DESC LIMIT 2"), VIEW_WALK_NARGS,
+					 VIEW_WALK_TYPES);
 		m = Positions(rows_users_plan, values, rows);
 		for (i = 0; i < m && n < 2; i++, n++)
 		{
@@ -314,16 +319,15 @@ ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first)
 				*second = rows[i];
 		}
 	}
-	MnemoPrepare(&rows_first_user_plan, CONTEXT_ROWS_USERS("LIMIT 1"), 2,
-				 (Oid[]) {TEXTOID, INT8OID});
+	MnemoPrepare(&rows_first_user_plan, CONTEXT_ROWS_USERS("LIMIT 1"), VIEW_WALK_NARGS,
+				 VIEW_WALK_TYPES);
 	if (Positions(rows_first_user_plan, values, found) == 1)
 	{
 		*first = found[0];
 		return;
 	}
-	values[1] = Int64GetDatum(w->tail_seq);
-	MnemoPrepare(&tail_first_user_plan, CONTEXT_TAIL_USERS("LIMIT 1"), 3,
-				 (Oid[]) {TEXTOID, INT8OID, INT8OID});
+	MnemoPrepare(&tail_first_user_plan, CONTEXT_TAIL_USERS("LIMIT 1"), VIEW_WALK_NARGS,
+				 VIEW_WALK_TYPES);
 	if (Positions(tail_first_user_plan, values, found) == 1)
 		*first = found[0];
 }
@@ -335,25 +339,22 @@ ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first)
 int64
 ViewWalkOldestMessage(ViewWalk *w)
 {
-	Datum		values[3];
+	Datum		values[VIEW_WALK_NARGS];
 	int64		found[2];
 
-	values[0] = CStringGetTextDatum(w->session_id);
-	values[1] = Int64GetDatum(w->generation);
+	ViewWalkValues(w, values, w->tail_seq, w->last_seq);
 	MnemoPrepare(&rows_first_message_plan,
 				 "SELECT c.position FROM mnemo.context_items c "
-				 "WHERE c.session_id = $1 AND c.generation = $2 AND c.item_type = 'message' "
-				 "ORDER BY c.position LIMIT 1",
-				 2, (Oid[]) {TEXTOID, INT8OID});
+				 "WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $2 "
+				 "AND c.item_type = 'message' ORDER BY c.position LIMIT 1",
+				 VIEW_WALK_NARGS, VIEW_WALK_TYPES);
 	if (Positions(rows_first_message_plan, values, found) == 1)
 		return found[0];
-	values[1] = Int64GetDatum(w->tail_seq);
-	values[2] = Int64GetDatum(w->last_seq);
 	MnemoPrepare(&tail_first_message_plan,
 				 "SELECT m.seq FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3 AND NOT m.is_summary "
-				 "ORDER BY m.seq LIMIT 1",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 "WHERE m.session_id = $1 AND m.tenant = $5 AND m.seq > $3 AND m.seq <= $4 "
+				 "AND NOT m.is_summary ORDER BY m.seq LIMIT 1",
+				 VIEW_WALK_NARGS, VIEW_WALK_TYPES);
 	if (Positions(tail_first_message_plan, values, found) == 1)
 		return found[0];
 	return CONTEXT_END_POSITION;

@@ -101,9 +101,9 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	StringInfoData annotation;
 	bool		condensed;
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
-	Oid			types[9] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
-	TEXTARRAYOID, INT8ARRAYOID};
-	Datum		values[9];
+	Oid			types[10] = {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
+	TEXTARRAYOID, INT8ARRAYOID, TEXTOID};
+	Datum		values[10];
 	Datum	   *item_types;
 	Datum	   *item_seqs;
 	MnemoSwapItem *items;
@@ -163,11 +163,14 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	if (holder != NULL)
 	{
+		char	   *tenant;
+
 		/* another tenant's session is a missing one, claim or not */
-		MnemoCheckSession(session_id, false, NULL, NULL);
-		MnemoCheckClaim(session_id, holder);
+		MnemoCheckSession(session_id, false, &tenant, NULL);
+		MnemoCheckClaim(session_id, tenant, holder);
 	}
 	MnemoLockSession(session_id, 1, true, &lock);
+	values[9] = CStringGetTextDatum(lock.tenant);
 	items = MnemoFindInContext(session_id, &lock, ids, &nids);
 	item_types = palloc(sizeof(Datum) * Max(nids, 1));
 	item_seqs = palloc(sizeof(Datum) * Max(nids, 1));
@@ -204,8 +207,9 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "FROM unnest($3, $8, $9) AS c(id, item_type, seq) "
 				 "LEFT JOIN LATERAL (SELECT n.id, n.seq_start, n.seq_end, n.depth "
 				 "         FROM mnemo.summary_nodes n "
-				 "         WHERE n.session_id = $1 AND n.id = c.id OFFSET 0) n ON true",
-				 9, types);
+				 "         WHERE n.session_id = $1 AND n.tenant = $10 AND n.id = c.id "
+				 "         OFFSET 0) n ON true",
+				 10, types);
 	MnemoExecute(items_plan, values, NULL, false, 1);
 	if (MnemoGetInt64(0, 1, NULL) != nids)
 		ereport(ERROR,
@@ -283,7 +287,8 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 				 "CASE WHEN $4 = 'leaf' THEN 'message' ELSE 'summary' END, u.id, $8 "
 				 "FROM unnest($3, $9) AS u(id, seq) "
 				 "LEFT JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
-				 "         WHERE n.session_id = $1 AND n.id = u.id OFFSET 0) n ON true",
+				 "         WHERE n.session_id = $1 AND n.tenant = $8 AND n.id = u.id "
+				 "         OFFSET 0) n ON true",
 				 9, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID, TEXTOID, INT4OID, INT4OID, INT8OID,
 				 TEXTOID, INT8ARRAYOID});
 	MnemoExecute(edges_plan,
@@ -294,8 +299,9 @@ mnemo_commit_summary(PG_FUNCTION_ARGS)
 	{
 		MnemoPrepare(&supersede_plan,
 					 "UPDATE mnemo.summary_nodes SET superseded_by = $2 "
-					 "WHERE session_id = $1 AND id = ANY ($3) AND superseded_by IS NULL",
-					 7, types);
+					 "WHERE session_id = $1 AND tenant = $10 AND id = ANY ($3) "
+					 "AND superseded_by IS NULL",
+					 10, types);
 		MnemoExecute(supersede_plan, values, NULL, false, 0);
 	}
 
@@ -341,8 +347,8 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *summary_id = MnemoRequireTextArg(fcinfo, 1, "summary_id");
 	bool		recursive = DatumGetBool(MnemoRequireArg(fcinfo, 2, "recursive"));
-	Oid			types[3] = {TEXTOID, TEXTOID, BOOLOID};
-	Datum		values[3];
+	Oid			types[4] = {TEXTOID, TEXTOID, BOOLOID, TEXTOID};
+	Datum		values[4];
 	uint64		nedges;
 	MnemoLine	line;
 	char	   *owner;
@@ -370,9 +376,10 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	values[2] = BoolGetDatum(recursive);
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+	values[3] = CStringGetTextDatum(line.tenant);
 	MnemoPrepare(&find_plan,
-				 "SELECT 1 FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
-				 2, types);
+				 "SELECT 1 FROM mnemo.summary_nodes WHERE session_id = $1 AND tenant = $4 AND id = $2",
+				 4, types);
 
 	/*
 	 * A fork expands a summary it inherited where it lives: in the ancestor
@@ -391,15 +398,16 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	MnemoPrepare(&edges_below_plan,
 				 "WITH RECURSIVE t AS ("
 				 "  SELECT e.summary_id, e.ordinal, e.item_type, e.item_id "
-				 "  FROM mnemo.summary_edges e WHERE e.session_id = $1 AND e.summary_id = $2 "
+				 "  FROM mnemo.summary_edges e "
+				 "  WHERE e.session_id = $1 AND e.tenant = $4 AND e.summary_id = $2 "
 				 "  UNION ALL "
 				 "  SELECT e.summary_id, e.ordinal, e.item_type, e.item_id "
 				 "  FROM t JOIN mnemo.summary_edges e "
-				 "    ON e.session_id = $1 AND e.summary_id = t.item_id "
+				 "    ON e.session_id = $1 AND e.tenant = $4 AND e.summary_id = t.item_id "
 				 "  WHERE $3 AND t.item_type = 'summary') "
 				 "SELECT summary_id, item_type, item_id FROM t "
 				 "ORDER BY summary_id COLLATE \"C\", ordinal",
-				 3, types);
+				 4, types);
 	nedges = MnemoExecute(edges_below_plan, values, NULL, true, 0);
 	runs = palloc(sizeof(EdgeRun) * Max(nedges, 1));
 	for (i = 0; i < nedges; i++)
@@ -469,11 +477,12 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 				 MNEMO_PARTS_JSON " "
 				 "FROM unnest($2, $3, $4, $5) WITH ORDINALITY "
 				 "  AS d(depth, summary_id, item_type, item_id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = d.item_id "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $6 AND m.id = d.item_id "
 				 "ORDER BY d.ord",
-				 5, (Oid[]) {TEXTOID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID});
+				 6, (Oid[]) {TEXTOID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
+				 TEXTOID});
 	{
-		Datum		arrays[5];
+		Datum		arrays[6];
 		SPITupleTable **at = palloc0(sizeof(SPITupleTable *) * Max(nout, 1));
 		uint64	   *arow = palloc0(sizeof(uint64) * Max(nout, 1));
 		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -486,6 +495,7 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 		arrays[2] = PointerGetDatum(construct_array(parents, nout, TEXTOID, -1, false, TYPALIGN_INT));
 		arrays[3] = PointerGetDatum(construct_array(item_types, nout, TEXTOID, -1, false, TYPALIGN_INT));
 		arrays[4] = PointerGetDatum(construct_array(item_ids, nout, TEXTOID, -1, false, TYPALIGN_INT));
+		arrays[5] = values[3];
 		for (s = -1; s < line.ninherited && found < nout; s++)
 		{
 			uint64		rows;
@@ -531,23 +541,25 @@ mnemo_summary_nodes(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	bool		all = DatumGetBool(MnemoRequireArg(fcinfo, 1, "include_superseded"));
-	Oid			types[2] = {TEXTOID, BOOLOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, BOOLOID, TEXTOID};
+	Datum		values[3];
+	char	   *tenant;
 	MnemoCall	call;
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = BoolGetDatum(all);
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
+	values[2] = CStringGetTextDatum(tenant);
 	/* a node whose summary message a resume discarded is off the live line */
 	MnemoPrepare(&nodes_plan,
 				 "SELECT n.* FROM mnemo.summary_nodes n "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = n.id "
-				 "WHERE n.session_id = $1 AND ($2 OR n.superseded_by IS NULL) "
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $3 AND m.id = n.id "
+				 "WHERE n.session_id = $1 AND n.tenant = $3 AND ($2 OR n.superseded_by IS NULL) "
 				 "AND NOT EXISTS (SELECT FROM mnemo.discarded d WHERE d.session_id = $1 "
-				 "                AND m.seq BETWEEN d.seq_from AND d.seq_to) "
+				 "                AND d.tenant = $3 AND m.seq BETWEEN d.seq_from AND d.seq_to) "
 				 "ORDER BY n.seq_start, n.seq_end, n.created_at, n.id",
-				 2, types);
+				 3, types);
 	MnemoExecuteResult(fcinfo, nodes_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;

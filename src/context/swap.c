@@ -19,7 +19,9 @@
  * a tail item and as a row.
  *
  * Every read of the explicit rows is an index range scan over (session_id,
- * generation) of its live generation (sessions.context_generation).  A swap
+ * tenant, generation) of its live generation (sessions.context_generation);
+ * every statement names the session by its id and the tenant the lock
+ * resolved, a session id being unique within its tenant only.  A swap
  * deletes the removed rows in place (a removed tail item has none), unless
  * the rows so deleted in the generation (sessions.context_dead) would then
  * outnumber the live ones: then it writes the survivors and the summary as
@@ -136,25 +138,26 @@ CompareInt64(const void *a, const void *b)
  * a summary that claims it.  Inside SPI, under the session lock (lock holds
  * the live generation and tail start).
  *
- * Each id is looked up by key: an explicit row by (session_id, generation,
- * item_id), a tail item as the session's message by (session_id, id) with
- * a seq past the tail start; then the view's items from the span's first
- * position to its last are read by position, no more of them than were
- * named plus one.  So a swap costs its block, not the view (issue 36; it
- * read the whole view twice, 17 s at 900,000 uncompacted messages).  A
- * tail item's look-up is ordered by id (one row: ids are unique in a
- * session) so that only the primary key (session_id, id) serves it without
- * a sort: on a session filled since the last ANALYZE, the planner counted
- * the session as one row, found (session_id, seq) as cheap, and scanned
- * the whole session for each id, 38 million index fetches for a 379-item
- * leaf of a fresh 100,000-message import (10 s; 28 ms once analysed).
+ * Each id is looked up by key: an explicit row by (session_id, tenant,
+ * generation, item_id), a tail item as the session's message by
+ * (session_id, tenant, id) with a seq past the tail start; then the view's
+ * items from the span's first position to its last are read by position,
+ * no more of them than were named plus one.  So a swap costs its block,
+ * not the view (issue 36; it read the whole view twice, 17 s at 900,000
+ * uncompacted messages).  A tail item's look-up is ordered by id (one row:
+ * ids are unique in a session) so that only the primary key (session_id,
+ * tenant, id) serves it without a sort: on a session filled since the last
+ * ANALYZE, the planner counted the session as one row, found (session_id,
+ * tenant, seq) as cheap, and scanned the whole session for each id, 38
+ * million index fetches for a 379-item leaf of a fresh 100,000-message
+ * import (10 s; 28 ms once analysed).
  */
 MnemoSwapItem *
 MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, int *nitems)
 {
 	MnemoSwapItem *items;
 	MnemoSwapItem **sorted;
-	Datum		values[6];
+	Datum		values[7];
 	Datum	   *elems;
 	int			nids;
 	uint64		n;
@@ -166,17 +169,18 @@ MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *id
 	values[1] = PointerGetDatum(ids);
 	values[2] = Int64GetDatum(lock->context_generation);
 	values[3] = Int64GetDatum(lock->context_tail_seq);
+	values[4] = CStringGetTextDatum(lock->tenant);
 	MnemoPrepare(&find_plan,
 				 "SELECT u.ord, c.item_type, coalesce(c.seq, t.seq), coalesce(c.position, t.seq), "
 				 "c.ctid FROM unnest($2::text[]) WITH ORDINALITY AS u(id, ord) "
 				 "LEFT JOIN LATERAL (SELECT c.item_type, c.seq, c.position, c.ctid "
-				 "         FROM mnemo.context_items c WHERE c.session_id = $1 "
+				 "         FROM mnemo.context_items c WHERE c.session_id = $1 AND c.tenant = $5 "
 				 "         AND c.generation = $3 AND c.item_id = u.id OFFSET 0) c ON true "
 				 "LEFT JOIN LATERAL (SELECT t.seq FROM mnemo.messages t "
-				 "         WHERE t.session_id = $1 AND t.id = u.id AND t.seq > $4 "
+				 "         WHERE t.session_id = $1 AND t.tenant = $5 AND t.id = u.id AND t.seq > $4 "
 				 "         AND NOT t.is_summary ORDER BY t.id LIMIT 1) t ON true "
 				 "ORDER BY u.ord",
-				 4, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID});
+				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID, TEXTOID});
 	n = MnemoExecute(find_plan, values, NULL, false, 0);
 	if (n != (uint64) nids)
 		elog(ERROR, "context swap found " UINT64_FORMAT " rows for %d items", n, nids);
@@ -215,19 +219,19 @@ MnemoFindInContext(const char *session_id, MnemoSessionLock *lock, ArrayType *id
 	 * one of them.
 	 */
 	values[1] = Int64GetDatum(sorted[0]->position);
-	values[4] = Int64GetDatum(sorted[nids - 1]->position);
-	values[5] = Int64GetDatum(nids);
+	values[5] = Int64GetDatum(sorted[nids - 1]->position);
+	values[6] = Int64GetDatum(nids);
 	MnemoPrepare(&span_plan,
 				 "SELECT v.position, v.item_id FROM ("
 				 " (SELECT c.position, c.item_id FROM mnemo.context_items c "
-				 "  WHERE c.session_id = $1 AND c.generation = $3 "
-				 "  AND c.position BETWEEN $2 AND $5 ORDER BY c.position) "
+				 "  WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $3 "
+				 "  AND c.position BETWEEN $2 AND $6 ORDER BY c.position) "
 				 " UNION ALL "
-				 " SELECT t.seq, t.id FROM generate_series(greatest($2, $4 + 1), $5) g(seq), "
+				 " SELECT t.seq, t.id FROM generate_series(greatest($2, $4 + 1), $6) g(seq), "
 				 " LATERAL (SELECT t.seq, t.id FROM mnemo.messages t WHERE t.session_id = $1 "
-				 "          AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t"
-				 ") v LIMIT $6",
-				 6, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, INT8OID, INT8OID});
+				 "          AND t.tenant = $5 AND t.seq = g.seq AND NOT t.is_summary OFFSET 0) t"
+				 ") v LIMIT $7",
+				 7, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID, INT8OID, INT8OID});
 	n = MnemoExecute(span_plan, values, NULL, false, 0);
 	for (i = 0; i < nids; i++)
 	{
@@ -262,8 +266,8 @@ int64
 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoSwapItem *items,
 		  int nitems, const char *summary_id, bool node)
 {
-	Oid			types[4] = {TEXTOID, INT8OID, TEXTOID, INT8OID};
-	Datum		values[4];
+	Oid			types[5] = {TEXTOID, INT8OID, TEXTOID, INT8OID, TEXTOID};
+	Datum		values[5];
 	int64		position;
 	int64		summary_seq;
 	int64		generation;
@@ -286,6 +290,7 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 	values[1] = Int64GetDatum(lock->context_generation);
 	values[2] = CStringGetTextDatum(summary_id);
 	values[3] = Int64GetDatum(lock->context_tail_seq);
+	values[4] = CStringGetTextDatum(lock->tenant);
 
 	/*
 	 * The statements below run read-write: they must see what committed while
@@ -295,13 +300,13 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 	MnemoPrepare(&summary_plan,
 				 "SELECT m.is_summary, "
 				 "EXISTS (SELECT 1 FROM mnemo.context_items c WHERE c.session_id = $1 "
-				 "        AND c.generation = $2 AND c.item_id = $3), m.seq, "
+				 "        AND c.tenant = $5 AND c.generation = $2 AND c.item_id = $3), m.seq, "
 				 "EXISTS (SELECT 1 FROM mnemo.summary_nodes n "
-				 "        WHERE n.session_id = $1 AND n.id = $3), "
+				 "        WHERE n.session_id = $1 AND n.tenant = $5 AND n.id = $3), "
 				 "EXISTS (SELECT 1 FROM mnemo.discarded d WHERE d.session_id = $1 "
-				 "        AND m.seq BETWEEN d.seq_from AND d.seq_to) "
-				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.id = $3",
-				 3, types);
+				 "        AND d.tenant = $5 AND m.seq BETWEEN d.seq_from AND d.seq_to) "
+				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.tenant = $5 AND m.id = $3",
+				 5, types);
 	if (MnemoExecute(summary_plan, values, NULL, false, 1) != 1 || !MnemoGetBool(0, 1))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_INVALID_SWAP),
@@ -374,8 +379,8 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 	 */
 	MnemoPrepare(&count_plan,
 				 "SELECT count(*) FROM mnemo.context_items "
-				 "WHERE session_id = $1 AND generation = $2",
-				 2, (Oid[]) {TEXTOID, INT8OID});
+				 "WHERE session_id = $1 AND tenant = $5 AND generation = $2",
+				 5, types);
 	MnemoExecute(count_plan, values, NULL, false, 0);
 	live = MnemoGetInt64(0, 1, NULL);
 
@@ -390,13 +395,13 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 				 "SELECT t.seq, t.id, t.created_at "
 				 "FROM generate_series($2 + 1, $3 - 1) g(seq), "
 				 "LATERAL (SELECT t.seq, t.id, t.created_at FROM mnemo.messages t "
-				 "         WHERE t.session_id = $1 AND t.seq = g.seq AND NOT t.is_summary "
-				 "         OFFSET 0) t",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 "         WHERE t.session_id = $1 AND t.tenant = $4 AND t.seq = g.seq "
+				 "         AND NOT t.is_summary OFFSET 0) t",
+				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, TEXTOID});
 	nrows = first_tail == PG_INT64_MAX ? 0 :
 		MnemoExecute(before_plan,
 					 (Datum[]) {values[0], Int64GetDatum(lock->context_tail_seq),
-					 Int64GetDatum(first_tail)},
+					 Int64GetDatum(first_tail), values[4]},
 					 NULL, false, 0);
 
 	kept = live - ngone + nrows + 1;
@@ -430,8 +435,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 		dead = 0;
 		MnemoPrepare(&rows_plan,
 					 "SELECT c.position, c.item_type, c.item_id, c.seq, c.created_at "
-					 "FROM mnemo.context_items c WHERE c.session_id = $1 AND c.generation = $2",
-					 2, (Oid[]) {TEXTOID, INT8OID});
+					 "FROM mnemo.context_items c "
+					 "WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $2",
+					 5, types);
 		nrows = MnemoExecute(rows_plan, values, NULL, false, 0);
 		for (row = 0; row < nrows; row++)
 		{
@@ -449,8 +455,9 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 			kept++;
 		}
 		MnemoPrepare(&drop_plan,
-					 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND generation = $2",
-					 2, (Oid[]) {TEXTOID, INT8OID});
+					 "DELETE FROM mnemo.context_items "
+					 "WHERE session_id = $1 AND tenant = $5 AND generation = $2",
+					 5, types);
 		MnemoExecute(drop_plan, values, NULL, false, 0);
 	}
 	else
@@ -459,11 +466,13 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 		if (ngone > 0)
 		{
 			MnemoPrepare(&remove_plan,
-						 "DELETE FROM mnemo.context_items WHERE session_id = $1 AND ctid = ANY ($2)",
-						 2, (Oid[]) {TEXTOID, TIDARRAYOID});
+						 "DELETE FROM mnemo.context_items "
+						 "WHERE session_id = $1 AND tenant = $3 AND ctid = ANY ($2)",
+						 3, (Oid[]) {TEXTOID, TIDARRAYOID, TEXTOID});
 			MnemoExecute(remove_plan,
 						 (Datum[]) {values[0],
-						 PointerGetDatum(construct_array(gone, ngone, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT))},
+							 PointerGetDatum(construct_array(gone, ngone, TIDOID, sizeof(ItemPointerData), false, TYPALIGN_SHORT)),
+						 values[4]},
 						 NULL, false, 0);
 		}
 	}
@@ -483,17 +492,17 @@ MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids, MnemoS
 					 PointerGetDatum(construct_array(&COL(2, 0), kept, TEXTOID, -1, false, TYPALIGN_INT)),
 					 PointerGetDatum(construct_array(&COL(3, 0), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
 					 PointerGetDatum(construct_array(&COL(4, 0), kept, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-					 CStringGetTextDatum(lock->tenant),
+					 values[4],
 				 Int64GetDatum(generation)},
 				 NULL, false, 0);
 #undef COL
 	MnemoPrepare(&generation_plan,
 				 "UPDATE mnemo.sessions SET context_generation = $2, context_dead = $3, "
-				 "context_tail_seq = $4 WHERE id = $1",
-				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+				 "context_tail_seq = $4 WHERE id = $1 AND tenant = $5",
+				 5, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID});
 	MnemoExecute(generation_plan,
 				 (Datum[]) {values[0], Int64GetDatum(generation), Int64GetDatum(dead),
-				 Int64GetDatum(tail_seq)},
+				 Int64GetDatum(tail_seq), values[4]},
 				 NULL, false, 0);
 	lock->context_generation = generation;
 	lock->context_dead = dead;

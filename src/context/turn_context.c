@@ -34,7 +34,7 @@
 static SPIPlanPtr parts_plan;
 
 /*
- * Run parts_plan (session values[0], ids values[1]) and copy the parts of
+ * Run parts_plan (session values[0], ids values[1], tenant values[2]) and copy the parts of
  * each message found, not found before, into parts; returns how many.
  */
 static int
@@ -64,17 +64,18 @@ CollectParts(Datum *values, int nids, const int *index, Datum *parts, MemoryCont
 /*
  * The parts (jsonb) of each included assistant message among entries, in
  * parts[i] for entry i, copied into the caller's memory context; NULL where
- * the entry is anything else.
+ * the entry is anything else.  tenant: the session's, as assembly resolved
+ * it (a fork's ancestors are of its tenant).
  */
 static Datum *
-AssistantParts(const char *session_id, ContextEntry *entries, int n)
+AssistantParts(const char *session_id, const char *tenant, ContextEntry *entries, int n)
 {
 	MemoryContext callcxt = CurrentMemoryContext;
 	Datum	   *parts = palloc0(sizeof(Datum) * n);
 	Datum	   *ids = palloc(sizeof(Datum) * n);
 	int		   *index = palloc(sizeof(int) * n);
-	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[3];
 	MnemoCall	call;
 	int			found;
 	int			nids = 0;
@@ -92,11 +93,12 @@ AssistantParts(const char *session_id, ContextEntry *entries, int n)
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false, TYPALIGN_INT));
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoConnect(&call);
 	MnemoPrepare(&parts_plan,
 				 "SELECT u.ord, " MNEMO_PARTS_JSON " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id",
-				 2, types);
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $3 AND m.id = u.id",
+				 3, types);
 	found = CollectParts(values, nids, index, parts, callcxt);
 
 	/*
@@ -149,6 +151,7 @@ mnemo_turn_context(PG_FUNCTION_ARGS)
 	ContextTotals totals;
 	ContextEntry *entries;
 	Datum	   *parts;
+	char	   *tenant;
 	Datum		values[TURN_CONTEXT_COLUMNS];
 	bool		nulls[TURN_CONTEXT_COLUMNS];
 	MemoryContext rowcxt;
@@ -156,8 +159,8 @@ mnemo_turn_context(PG_FUNCTION_ARGS)
 	int			n;
 	int			i;
 
-	entries = AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals);
-	parts = AssistantParts(text_to_cstring(PG_GETARG_TEXT_PP(0)), entries, n);
+	entries = AssembleContext(fcinfo, CurrentMemoryContext, true, &n, &totals, &tenant);
+	parts = AssistantParts(text_to_cstring(PG_GETARG_TEXT_PP(0)), tenant, entries, n);
 	InitMaterializedSRF(fcinfo, 0);
 	if (rsinfo->setDesc->natts != TURN_CONTEXT_COLUMNS)
 		elog(ERROR, "turn_context returns %d columns, not %d", rsinfo->setDesc->natts,

@@ -398,7 +398,7 @@ typedef struct MnemoContextEntry
 } MnemoContextEntry;
 
 extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
-										   MemoryContext callcxt, int *nentries);
+										   MemoryContext callcxt, int *nentries, char **tenant);
 
 /*
  * annotate.c: a summary's annotation (its header and "Expand for details
@@ -412,7 +412,7 @@ extern char *MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock
 extern int	MnemoSummaryBody(const char *summary_id, const char *text, int len);
 
 /* claim.c */
-extern void MnemoCheckClaim(const char *session_id, const char *holder);
+extern void MnemoCheckClaim(const char *session_id, const char *tenant, const char *holder);
 
 /* file_ids.c: the file ids a text names, and the footer that lists them */
 typedef struct MnemoFileIds

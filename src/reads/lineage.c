@@ -16,8 +16,11 @@
  * Reading a line is one statement on the session's row, plus one on
  * mnemo.lineage for a fork and one on mnemo.discarded after a resume; each
  * segment is then read with its own statement, filtered by the one session
- * whose rows it holds (session_id = owner AND seq BETWEEN ...): no
- * statement joins two sessions, so each is routable to one shard.
+ * whose rows it holds (session_id = owner AND tenant = line->tenant AND seq
+ * BETWEEN ...): no statement joins two sessions, so each is routable to one
+ * shard.  Session ids are unique only within a tenant; a fork's ancestors
+ * are always of the fork's own tenant, so line->tenant names every
+ * segment's owner.
  */
 #include "postgres.h"
 
@@ -60,7 +63,7 @@ void
 MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_active,
 			  MnemoLine *line)
 {
-	Datum		values[1];
+	Datum		values[2];
 	int64		own_from;
 	uint64		row;
 	uint64		n;
@@ -83,12 +86,13 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	line->parent_id = MnemoGetText(row, 6, NULL);
 	line->forks = MnemoGetInt64(row, 7, NULL);
 
+	values[1] = CStringGetTextDatum(line->tenant);
 	if (line->is_fork)
 	{
 		MnemoPrepare(&lineage_plan,
 					 "SELECT ancestor_id, seq_from, seq_to FROM mnemo.lineage "
-					 "WHERE session_id = $1 ORDER BY seq_from",
-					 1, (Oid[]) {TEXTOID});
+					 "WHERE session_id = $1 AND tenant = $2 ORDER BY seq_from",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
 		n = MnemoExecute(lineage_plan, values, NULL, !fresh, 0);
 		for (i = 0; i < n; i++)
 			AddSegment(line, MnemoGetText(i, 1, NULL), MnemoGetInt64(i, 2, NULL),
@@ -102,8 +106,8 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	{
 		MnemoPrepare(&discarded_plan,
 					 "SELECT seq_from, seq_to FROM mnemo.discarded "
-					 "WHERE session_id = $1 ORDER BY seq_from",
-					 1, (Oid[]) {TEXTOID});
+					 "WHERE session_id = $1 AND tenant = $2 ORDER BY seq_from",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
 		n = MnemoExecute(discarded_plan, values, NULL, !fresh, 0);
 		for (i = 0; i < n; i++)
 		{
@@ -149,10 +153,12 @@ MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner, int6
 		if (i > 0 && strcmp(session, line->segs[i - 1].owner) == 0)
 			continue;
 		MnemoPrepare(&find_plan,
-					 "SELECT seq FROM mnemo.messages WHERE session_id = $1 AND id = $2",
-					 2, (Oid[]) {TEXTOID, TEXTOID});
+					 "SELECT seq FROM mnemo.messages "
+					 "WHERE session_id = $1 AND tenant = $3 AND id = $2",
+					 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 		if (MnemoExecute(find_plan,
-						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(message_id)},
+						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(message_id),
+						 CStringGetTextDatum(line->tenant)},
 						 NULL, true, 1) != 1)
 			continue;
 		*seq = MnemoGetInt64(0, 1, NULL);

@@ -24,14 +24,15 @@ $$;
 /* ------------------------------------------------------------------------
  * Tables
  *
- * Every key leads with session_id (file_references and blobs aside: their
- * keys lead with the tenant), so the data set can be distributed by session: ids are unique
- * within their session, never alone.  Every row carries its tenant, the role
+ * Every key leads with (session_id, tenant) (file_references and blobs
+ * aside: their keys lead with the tenant), so the data set can be
+ * distributed by session: a session id is unique within its tenant, and
+ * other ids within their session, never alone.  Every row carries its tenant, the role
  * whose data it is (see doc/security.md); a child row copies its session's.
  * Times are unix milliseconds.  Rows are written only through the functions
  * below, which run their statements with the extension owner's rights;
  * application roles hold SELECT and EXECUTE only.  There are no foreign keys:
- * the functions check existence under the session row lock they already
+ * the functions check existence under the session lock they already
  * hold, and an RI trigger per append would double the work on the hot path.
  * The tenant follows a table's 0.1.0 columns, as an upgrade from 0.1.0 adds
  * it; columns added since follow the tenant, as their upgrades add them.

@@ -50,6 +50,7 @@ extern bool MnemoTenantVisible(const char *tenant);
 extern char *MnemoCallerTenant(void);
 extern char *MnemoTenantGuess(bool *all);
 extern char *MnemoTenantPreferred(void);
+extern char *MnemoTenantOnly(void);
 
 /*
  * The rule of MnemoTenantVisible as a condition on a table's tenant column,

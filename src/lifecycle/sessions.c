@@ -40,15 +40,23 @@ static SPIPlanPtr watch_plan;
 /* the column of mnemo.session that holds the tenant */
 #define SESSION_TENANT_COL 15
 
+static bool SelectOwnSession(const char *session_id, const char *tenant, bool read_only);
+
 /*
  * Load the row of the session the caller means by session_id into
  * SPI_tuptable and return its row number there (MnemoCheckSessionRow: MN001,
- * MN013).  read_only = false takes a fresh snapshot, to see a row another
- * transaction committed while this one waited.
+ * MN013; for a caller that sees one tenant only, a probe of that tenant's
+ * id: MnemoTenantOnly).  read_only = false takes a fresh snapshot, to see a
+ * row another transaction committed while this one waited.
  */
 static uint64
 SelectSession(const char *session_id, bool read_only)
 {
+	char	   *only = MnemoTenantOnly();
+
+	if (only != NULL)
+		return MnemoCheckSessionRow(session_id, SelectOwnSession(session_id, only, read_only) ? 1 : 0,
+									0, 0, false);
 	MnemoPrepare(&select_plan,
 				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
 				 1, (Oid[]) {TEXTOID});
@@ -59,12 +67,9 @@ SelectSession(const char *session_id, bool read_only)
 								SESSION_TENANT_COL, 0, false);
 }
 
-/*
- * Load tenant's session session_id into SPI_tuptable, with a fresh
- * snapshot; whether it exists.
- */
+/* Load tenant's session session_id into SPI_tuptable; whether it exists. */
 static bool
-SelectOwnSession(const char *session_id, const char *tenant)
+SelectOwnSession(const char *session_id, const char *tenant, bool read_only)
 {
 	MnemoPrepare(&select_own_plan,
 				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s "
@@ -72,7 +77,7 @@ SelectOwnSession(const char *session_id, const char *tenant)
 				 2, (Oid[]) {TEXTOID, TEXTOID});
 	return MnemoExecute(select_own_plan,
 						(Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
-						NULL, false, 1) == 1;
+						NULL, read_only, 1) == 1;
 }
 
 /*
@@ -149,7 +154,7 @@ InsertSession(FunctionCallInfo fcinfo, const char *id, const char *tenant)
 	if (MnemoExecute(insert_plan, values, nulls, false, 0) != 1)
 		return false;
 	/* read back as the functions return it: no subquery in the RETURNING (Citus) */
-	return SelectOwnSession(id, tenant);
+	return SelectOwnSession(id, tenant, false);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_create_session);
@@ -205,8 +210,8 @@ mnemo_get_or_create_session(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	tenant = MnemoCallerTenant();
-	if (!SelectOwnSession(id, tenant) && !InsertSession(fcinfo, id, tenant) &&
-		!SelectOwnSession(id, tenant))
+	if (!SelectOwnSession(id, tenant, false) && !InsertSession(fcinfo, id, tenant) &&
+		!SelectOwnSession(id, tenant, false))
 		elog(ERROR, "session \"%s\" vanished during get_or_create_session", id);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);

@@ -24,6 +24,7 @@
 #include "mnemo.h"
 
 static SPIPlanPtr exists_plan;
+static SPIPlanPtr probe_plan;
 static SPIPlanPtr share_plan;
 static SPIPlanPtr lock_plan;
 static SPIPlanPtr lock_row_plan;
@@ -104,15 +105,27 @@ void
 MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched)
 {
 	Oid			types[1] = {TEXTOID};
-	Datum		values[1];
+	Datum		values[2];
 	uint64		found;
 	uint64		row;
+	char	   *only = MnemoTenantOnly();
 
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoPrepare(&exists_plan,
-				 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
-				 1, types);
-	found = MnemoExecute(exists_plan, values, NULL, !fresh, 0);
+	if (only != NULL)
+	{
+		values[1] = CStringGetTextDatum(only);
+		MnemoPrepare(&probe_plan,
+					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1 AND tenant = $2",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
+		found = MnemoExecute(probe_plan, values, NULL, !fresh, 0);
+	}
+	else
+	{
+		MnemoPrepare(&exists_plan,
+					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
+					 1, types);
+		found = MnemoExecute(exists_plan, values, NULL, !fresh, 0);
+	}
 	row = MnemoCheckSessionRow(session_id, found, 1, 3, false);
 	if (tenant)
 		*tenant = MnemoGetText(row, 1, NULL);

@@ -50,9 +50,11 @@
 #include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/catcache.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/rel.h"
 #include "utils/relcache.h"
 #include "utils/snapmgr.h"
@@ -318,6 +320,31 @@ MnemoTenantGuess(bool *all)
 	else
 		name = GetUserNameFromId(caller, false);
 	return Visible(caller, name) ? name : NULL;
+}
+
+/*
+ * The one tenant whose sessions the caller may see, when it cannot see any
+ * other: a role that is neither a superuser nor BYPASSRLS, nor a member of
+ * any role, sees only the rows of the tenant of its own name.  NULL for a
+ * caller that may see several (a pooled role, a superuser), or none.  A
+ * by-id look-up of a session is then a probe of (id, that tenant), which
+ * takes the same path for another tenant's id as for a missing one: no row
+ * of another tenant is read, so no timing tells that it exists.
+ */
+char *
+MnemoTenantOnly(void)
+{
+	CatCList   *memberships;
+	bool		member;
+	bool		all;
+	char	   *tenant = MnemoTenantGuess(&all);
+
+	if (tenant == NULL)
+		return NULL;
+	memberships = SearchSysCacheList1(AUTHMEMMEMROLE, ObjectIdGetDatum(caller));
+	member = memberships->n_members > 0;
+	ReleaseSysCacheList(memberships);
+	return member ? NULL : tenant;
 }
 
 /*

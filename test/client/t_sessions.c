@@ -424,6 +424,87 @@ test_purge(mnemo_store *st)
 	PQfinish(conn);
 }
 
+/* a login role with the grants doc/security.md gives an application role */
+static void
+app_role(PGconn *conn, const char *role)
+{
+	char		sql[512];
+
+	snprintf(sql, sizeof(sql), "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '%s') "
+			 "THEN CREATE ROLE %s LOGIN; END IF; END $$", role, role);
+	admin(conn, sql);
+	snprintf(sql, sizeof(sql), "GRANT USAGE ON SCHEMA mnemo TO %s", role);
+	admin(conn, sql);
+}
+
+/*
+ * Session ids are unique within a tenant: two application roles each have a
+ * session "shared-id"; a superuser, who sees both, gets MN013 until
+ * mnemo.tenant (here in the connection's options) says whose it means.
+ */
+static void
+test_same_id(void)
+{
+	mnemo_new_session spec = {.id = "shared-id"};
+	mnemo_session *s = NULL;
+	mnemo_store *a,
+			   *b,
+			   *super,
+			   *super_b;
+	PGconn	   *conn = PQconnectdb("");
+	int64_t		deleted = -1;
+	int			rc;
+
+	if (PQstatus(conn) != CONNECTION_OK)
+		bail_out("connect: %s", PQerrorMessage(conn));
+	admin(conn, "SET client_min_messages = warning");
+	app_role(conn, APP_ROLE "_a");
+	app_role(conn, APP_ROLE "_b");
+	a = open_store("user=" APP_ROLE "_a");
+	b = open_store("user=" APP_ROLE "_b");
+	is_int(mnemo_session_create(a, &spec, NULL), MNEMO_OK, "tenant a creates shared-id");
+	is_int(mnemo_session_create(b, &spec, NULL), MNEMO_OK, "tenant b creates a session of the same id");
+	is_err(b, mnemo_session_create(b, &spec, NULL), MNEMO_ERR_DUPLICATE_ID, "MN004",
+		   "a second one of tenant b's is a duplicate");
+	append_text(a, "shared-id", "a's one");
+	append_text(b, "shared-id", "b's one");
+	append_text(b, "shared-id", "b's two");
+	rc = mnemo_session_get(a, "shared-id", &s);
+	is_int(s && rc == MNEMO_OK ? s->last_seq : -1, 1, "tenant a reads its own: one message");
+	mnemo_session_free(s);
+	s = NULL;
+	rc = mnemo_session_get(b, "shared-id", &s);
+	is_int(s && rc == MNEMO_OK ? s->last_seq : -1, 2, "tenant b reads its own: two messages");
+	mnemo_session_free(s);
+	s = NULL;
+
+	super = open_store(NULL);
+	rc = mnemo_session_get(super, "shared-id", &s);
+	is_err(super, rc, MNEMO_ERR_SESSION_AMBIGUOUS, "MN013",
+		   "a superuser, who sees both, gets SESSION_AMBIGUOUS");
+	ok(s == NULL, "and no session");
+	rc = mnemo_session_purge(super, "shared-id", &deleted);
+	is_err(super, rc, MNEMO_ERR_SESSION_AMBIGUOUS, "MN013", "a purge by that id too, purging nothing");
+	super_b = open_store("options='-c mnemo.tenant=" APP_ROLE "_b'");
+	rc = mnemo_session_purge(super_b, "shared-id", &deleted);
+	is_int(rc, MNEMO_OK, "with mnemo.tenant = tenant b, the superuser purges b's");
+	is_int(deleted, 2, "its two messages");
+	rc = mnemo_session_get(super, "shared-id", &s);
+	is_int(s && rc == MNEMO_OK ? s->last_seq : -1, 1, "the id then names a's session alone");
+	mnemo_session_free(s);
+	s = NULL;
+	rc = mnemo_session_purge(super, "shared-id", &deleted);
+	is_int(rc, MNEMO_OK, "which the superuser purges");
+
+	mnemo_store_close(super_b);
+	mnemo_store_close(super);
+	mnemo_store_close(b);
+	mnemo_store_close(a);
+	admin(conn, "DROP OWNED BY " APP_ROLE "_a, " APP_ROLE "_b");
+	admin(conn, "DROP ROLE " APP_ROLE "_a, " APP_ROLE "_b");
+	PQfinish(conn);
+}
+
 int
 main(void)
 {
@@ -437,6 +518,7 @@ main(void)
 	test_list_and_soft_delete(st, &ev);
 	test_watch(st);
 	test_purge(st);
+	test_same_id();
 	mnemo_store_close(st);
 	return tap_done();
 }

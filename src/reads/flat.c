@@ -23,17 +23,17 @@
  * statements, each filtered by the one session that holds the rows (its id
  * and the line's tenant, which is every segment owner's): the messages of
  * the seq range, then their parts, which are keyed by message id
- * (session_id, tenant, message_id, part_index), not by seq.  When the chunk's ids
- * ascend with its seqs (ids mnemo makes are time-ordered, and imports keep
- * them in order) its parts are one index range scan between the first and
- * the last id, in the result's order (planned for its first rows, so the
- * index gives the order rather than a sort of every row), and each goes
- * into the result as the executor hands it over (StreamParts); the range
- * also holds the parts of any other message whose id sorts between, which
- * are skipped (none, for ids that ascend with seqs throughout the session,
- * as time-ordered ones do; a chunk whose first id is below an id of the
- * chunks before it is looked up by id instead, so that no part is scanned
- * by two ranges).  Otherwise the parts are looked up by id, kept and sorted
+ * (session_id, tenant, message_id, part_index), not by seq.  When the
+ * chunk's ids ascend with its seqs (ids mnemo makes are time-ordered, and
+ * imports keep them in order) its parts are one index range scan between
+ * the first and the last id, in the result's order (planned for its first
+ * rows, so the index gives the order rather than a sort of every row), and
+ * each goes into the result as the executor hands it over (StreamParts);
+ * the range also holds the parts of any other message whose id sorts
+ * between, which are skipped (none, for ids that ascend with seqs
+ * throughout the session, as time-ordered ones do; a chunk whose first id
+ * is below an id of the chunks before it is looked up by id instead, so
+ * that no part is scanned by two ranges).  Otherwise the parts are looked up by id, kept and sorted
  * by (seq, part_index) (SortParts).  A hash on the message id puts each part
  * beside its message.  A join in SQL was planned as a nested loop of one
  * index descent per message, or a hash join under a sort of the whole

@@ -30,6 +30,7 @@
 #include "mnemo.h"
 
 static SPIPlanPtr session_plan;
+static SPIPlanPtr own_session_plan;
 static SPIPlanPtr lineage_plan;
 static SPIPlanPtr discarded_plan;
 static SPIPlanPtr find_plan;
@@ -53,17 +54,26 @@ AddSegment(MnemoLine *line, const char *owner, int64 from, int64 to)
 	seg->to = to;
 }
 
+/* the session row MnemoReadLine reads, of the session(s) with id $1 */
+#define LINE_SESSION \
+	"SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", " \
+	"s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1"
+
 /*
  * The live line of session_id, in seq order, its own messages up to upto
  * (PG_INT64_MAX for all).  MN001 if the session does not exist or is not
- * visible; MN012 if it is inactive and require_active.  fresh reads with a
- * fresh snapshot (after taking a lock).  Inside SPI.
+ * visible, MN013 if the id names sessions of several tenants the caller
+ * sees (MnemoCheckSessionRow); MN012 if it is inactive and require_active.
+ * A caller that sees one tenant only probes (id, that tenant), so another
+ * tenant's id costs what a missing one does (MnemoTenantOnly).  fresh reads
+ * with a fresh snapshot (after taking a lock).  Inside SPI.
  */
 void
 MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_active,
 			  MnemoLine *line)
 {
 	Datum		values[2];
+	char	   *only = MnemoTenantOnly();
 	int64		own_from;
 	uint64		row;
 	uint64		n;
@@ -72,12 +82,21 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	memset(line, 0, sizeof(*line));
 	line->session_id = pstrdup(session_id);
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoPrepare(&session_plan,
-				 "SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", "
-				 "s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
-							   1, 2, require_active);
+	if (only != NULL)
+	{
+		values[1] = CStringGetTextDatum(only);
+		MnemoPrepare(&own_session_plan, LINE_SESSION " AND s.tenant = $2",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
+		row = MnemoCheckSessionRow(session_id,
+								   MnemoExecute(own_session_plan, values, NULL, !fresh, 0),
+								   0, 2, require_active);
+	}
+	else
+	{
+		MnemoPrepare(&session_plan, LINE_SESSION, 1, (Oid[]) {TEXTOID});
+		row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
+								   1, 2, require_active);
+	}
 	line->tenant = MnemoGetText(row, 1, NULL);
 	line->fork_seq = MnemoGetInt64(row, 3, &line->not_fork);
 	line->is_fork = !line->not_fork;

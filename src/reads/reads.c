@@ -188,9 +188,9 @@ mnemo_get_messages(PG_FUNCTION_ARGS)
  * get_messages_after(session_id, after_seq, limit): the messages of the
  * line past after_seq, in seq order, at most limit of them (NULL: all).
  * A follower's page (mnemo feed): each segment's statement reads from the
- * seq on, by the (session_id, seq) key, and stops at what the page still
- * needs, so a page costs its rows, not the session (get_messages builds the
- * whole line before a caller's WHERE and LIMIT could apply).
+ * seq on, by the (session_id, tenant, seq) key, and stops at what the page
+ * still needs, so a page costs its rows, not the session (get_messages
+ * builds the whole line before a caller's WHERE and LIMIT could apply).
  */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_after);
 Datum

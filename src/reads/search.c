@@ -13,10 +13,10 @@
  * see search.h.
  *
  * A search costs its page, not the session (issue 36).  Rows come newest
- * first: the documents are read down their key (session_id, tenant,
- * seq, part_index), and the read stops when the page is full, so a frequent word
- * costs the page and a rare one the GIN look-up of its few matches (the
- * planner picks, each search planned with its query: SearchCandidates).
+ * first: the documents are read down their key (session_id, tenant, seq,
+ * part_index), and the read stops when the page is full, so a frequent
+ * word costs the page and a rare one the GIN look-up of its few matches
+ * (the planner picks, each search planned with its query: SearchCandidates).
  * With ranked, the newest MNEMO_RANK_CANDIDATES matching messages are read
  * that way and ranked (ts_rank), and a NOTICE says when there were more.
  *
@@ -57,14 +57,15 @@ static SPIPlanPtr hit_plan;
 static SPIPlanPtr window_plan;
 
 /*
- * The newest $3 matching messages of session $1 of tenant $7 with seq in $4 .. $5, each
- * with its best part and that part's rank, newest first: from the index
- * (documents), or read directly with each part's words computed as the
- * drain would (not yet indexed).  The direct reads test a message's parts
- * in a subquery of their own (EXISTS, LATERAL ... LIMIT), so the plan walks
- * the messages newest first and stops at the page: joined flat, the filter
- * on the parts let the planner scan every part of the session with it and
- * hash-join the range (a regular expression at 100,000 messages: 1.8 s).
+ * The newest $3 matching messages of session $1 of tenant $7 with seq in
+ * $4 .. $5, each with its best part and that part's rank, newest first:
+ * from the index (documents), or read directly with each part's words
+ * computed as the drain would (not yet indexed).  The direct reads test a
+ * message's parts in a subquery of their own (EXISTS, LATERAL ... LIMIT), so
+ * the plan walks the messages newest first and stops at the page: joined
+ * flat, the filter on the parts let the planner scan every part of the
+ * session with it and hash-join the range (a regular expression at 100,000
+ * messages: 1.8 s).
  */
 #define SEARCH_INDEXED \
 	"SELECT c.message_id, c.seq, b.part_index, b.rank " \

@@ -6,9 +6,9 @@
  * An append writes nothing for search.  What waits to be indexed is, per
  * session (its id and tenant: ids are unique only within a tenant, and
  * every statement here names both), the seqs past
- * mnemo.search_progress.indexed_seq up to the
- * session's newest message, plus the seq ranges in mnemo.search_queue: messages indexed
- * already whose parts changed since (append_part, and update_part_status
+ * mnemo.search_progress.indexed_seq up to the session's newest message,
+ * plus the seq ranges in mnemo.search_queue: messages indexed already
+ * whose parts changed since (append_part, and update_part_status
  * merging an output or an error).  Draining a session -- index_search(),
  * and a slice of MNEMO_SEARCH_SLICE messages before each search_history()
  * unless the transaction is read-only -- turns the parts of at most a given

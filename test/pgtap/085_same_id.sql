@@ -81,7 +81,7 @@ INSERT INTO tw.reads VALUES
   ('search_history', $$SELECT h::text FROM mnemo.search_history('%1$s', 'question') h$$),
   ('search_pending', $$SELECT mnemo.search_pending('%1$s')::text$$),
   ('recall_search', $$SELECT r::text FROM mnemo.recall_search('%1$s', 'e') r$$),
-  ('compaction_block', $$SELECT b::text FROM mnemo.compaction_block('%1$s', tail_messages => 0, min_items => 1) b$$),
+  ('compaction_block', $$SELECT b::text FROM mnemo.compaction_block('%1$s', tail_messages => 0, min_items => 2) b$$),
   ('list_checkpoints', $$SELECT c::text FROM mnemo.list_checkpoints('%1$s') c$$),
   ('snapshot', $$SELECT s::text FROM mnemo.snapshot('%1$s', 'r1') s$$),
   ('get_state', $$SELECT mnemo.get_state('%1$s')::text$$),

@@ -448,6 +448,6 @@ extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compac
 							 bool has_compacted_at);
 
 /* maps.c */
-extern void MnemoCheckMapExists(const char *session_id, const char *map_id);
+extern void MnemoCheckMapExists(const char *session_id, const char *tenant, const char *map_id);
 
 #endif							/* MNEMO_H */

@@ -16,6 +16,8 @@
  * nobody else is doing it).  Recording also bumps the map's finished count
  * under its row lock, which numbers the items in completion order and lets
  * exactly one recorder see the map complete and say so (map_completed).
+ * Every statement names the session's tenant beside its id (ids are unique
+ * only within a tenant), as the session check resolved it.
  */
 #include "postgres.h"
 
@@ -42,7 +44,8 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 	char	   *holder = MnemoRequireTextArg(fcinfo, 2, "holder");
 	int32		n = DatumGetInt32(MnemoRequireArg(fcinfo, 3, "n"));
 	int32		lease_ms = DatumGetInt32(MnemoRequireArg(fcinfo, 4, "lease_ms"));
-	Datum		values[6];
+	Datum		values[7];
+	char	   *tenant;
 	MnemoCall	call;
 	int64		now;
 
@@ -56,7 +59,7 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lease_ms must be at least 1")));
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	now = MnemoNowMs();
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
@@ -64,6 +67,7 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 	values[3] = Int32GetDatum(n);
 	values[4] = Int64GetDatum(now);
 	values[5] = Int64GetDatum(now + lease_ms);
+	values[6] = CStringGetTextDatum(tenant);
 
 	/*
 	 * The row lock is taken below the LIMIT, so rows skipped as locked do not
@@ -74,16 +78,17 @@ mnemo_claim_map_items(PG_FUNCTION_ARGS)
 	 */
 	MnemoPrepare(&claim_plan,
 				 "WITH c AS MATERIALIZED (SELECT ordinal FROM mnemo.map_items "
-				 "WHERE session_id = $1 AND map_id = $2 "
+				 "WHERE session_id = $1 AND tenant = $7 AND map_id = $2 "
 				 "AND (state = 'pending' OR (state = 'running' AND lease_expires <= $5)) "
 				 "ORDER BY ordinal LIMIT $4 FOR UPDATE SKIP LOCKED) "
 				 "UPDATE mnemo.map_items i SET state = 'running', lease_holder = $3, "
 				 "lease_expires = $6, claims = i.claims + 1 "
-				 "FROM c WHERE i.session_id = $1 AND i.map_id = $2 AND i.ordinal = c.ordinal "
+				 "FROM c WHERE i.session_id = $1 AND i.tenant = $7 AND i.map_id = $2 "
+				 "AND i.ordinal = c.ordinal "
 				 "RETURNING i.*",
-				 6, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID});
+				 7, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, TEXTOID});
 	if (MnemoExecuteResult(fcinfo, claim_plan, values, NULL, false) == 0)
-		MnemoCheckMapExists(session_id, map_id);
+		MnemoCheckMapExists(session_id, tenant, map_id);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -104,8 +109,8 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 	char	   *holder = MnemoRequireTextArg(fcinfo, 3, "holder");
 	int32		attempts = DatumGetInt32(MnemoRequireArg(fcinfo, attempts_arg, "attempts"));
 	char	   *sub_session_id = MnemoTextArgOrNull(fcinfo, sub_session_arg);
-	Datum		values[11];
-	char		nulls[11] = "           ";
+	Datum		values[12];
+	char		nulls[12] = "            ";
 	char	   *tenant;
 	bool		watched;
 	MnemoCall	call;
@@ -135,6 +140,7 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 	values[9] = sub_session_id ? CStringGetTextDatum(sub_session_id) : (Datum) 0;
 	nulls[9] = sub_session_id ? ' ' : 'n';
 	values[10] = Int64GetDatum(MnemoNowMs());
+	values[11] = CStringGetTextDatum(tenant);
 
 	/*
 	 * The item's row lock first, then the map's: every recorder takes them
@@ -142,22 +148,23 @@ FinishItem(FunctionCallInfo fcinfo, const char *state, Jsonb *result, const char
 	 */
 	MnemoPrepare(&finish_plan,
 				 "WITH it AS (SELECT ordinal FROM mnemo.map_items "
-				 "WHERE session_id = $1 AND map_id = $2 AND ordinal = $3 "
+				 "WHERE session_id = $1 AND tenant = $12 AND map_id = $2 AND ordinal = $3 "
 				 "AND state = 'running' AND lease_holder = $4 FOR UPDATE), "
 				 "m AS (UPDATE mnemo.maps SET finished = finished + 1, "
 				 "completed_at = CASE WHEN finished + 1 = item_count THEN $11 END "
-				 "WHERE session_id = $1 AND map_id = $2 AND EXISTS (SELECT FROM it) "
+				 "WHERE session_id = $1 AND tenant = $12 AND map_id = $2 AND EXISTS (SELECT FROM it) "
 				 "RETURNING finished, item_count) "
 				 "UPDATE mnemo.map_items i SET state = $5, result = $6, error_kind = $7, "
 				 "error = $8, attempts = $9, sub_session_id = $10, completed_at = $11, "
 				 "lease_holder = NULL, lease_expires = NULL, completion_seq = m.finished "
-				 "FROM m WHERE i.session_id = $1 AND i.map_id = $2 AND i.ordinal = $3 "
+				 "FROM m WHERE i.session_id = $1 AND i.tenant = $12 AND i.map_id = $2 "
+				 "AND i.ordinal = $3 "
 				 "RETURNING m.finished, m.item_count",
-				 11, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
-				 TEXTOID, INT4OID, TEXTOID, INT8OID});
+				 12, (Oid[]) {TEXTOID, TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID,
+				 TEXTOID, INT4OID, TEXTOID, INT8OID, TEXTOID});
 	*recorded = MnemoExecute(finish_plan, values, nulls, false, 0) == 1;
 	if (!*recorded)
-		MnemoCheckMapExists(session_id, map_id);
+		MnemoCheckMapExists(session_id, tenant, map_id);
 	else
 	{
 		int64		item_count = MnemoGetInt64(0, 2, NULL);

@@ -10,6 +10,10 @@
  * processes working it: status and results are read here, by anyone, at
  * any time.  The template and schema are the client's to interpret; the
  * server keeps them so that a map can be resumed with nothing but its id.
+ *
+ * A map is keyed by its session's id and tenant (a session id is unique
+ * only within its tenant): every statement on one session's maps names
+ * the tenant the session check resolved.
  */
 #include "postgres.h"
 
@@ -32,17 +36,18 @@ static SPIPlanPtr results_plan;
 static SPIPlanPtr list_plan;
 static SPIPlanPtr find_plan;
 
-/* 42704 unless the session has a map map_id.  Inside SPI. */
+/* 42704 unless the session (of tenant) has a map map_id.  Inside SPI. */
 void
-MnemoCheckMapExists(const char *session_id, const char *map_id)
+MnemoCheckMapExists(const char *session_id, const char *tenant, const char *map_id)
 {
-	Datum		values[2];
+	Datum		values[3];
 
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&exists_plan,
-				 "SELECT 1 FROM mnemo.maps WHERE session_id = $1 AND map_id = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
+				 "SELECT 1 FROM mnemo.maps WHERE session_id = $1 AND tenant = $3 AND map_id = $2",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	if (MnemoExecute(exists_plan, values, NULL, true, 1) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -150,15 +155,17 @@ mnemo_map_status(PG_FUNCTION_ARGS)
 	MemoryContext callcxt = CurrentMemoryContext;
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *map_id = MnemoRequireTextArg(fcinfo, 1, "map_id");
-	Datum		values[3];
+	Datum		values[4];
+	char	   *tenant;
 	MnemoCall	call;
 	Datum		result;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
 	values[2] = Int64GetDatum(MnemoNowMs());
+	values[3] = CStringGetTextDatum(tenant);
 	/* a lease that expired is claimable again: pending, not in flight */
 	MnemoPrepare(&status_plan,
 				 "SELECT m.kind, m.item_count, c.done, c.failed, c.in_flight, "
@@ -168,11 +175,12 @@ mnemo_map_status(PG_FUNCTION_ARGS)
 				 "count(*) FILTER (WHERE i.state = 'failed')::integer AS failed, "
 				 "count(*) FILTER (WHERE i.state = 'running' AND i.lease_expires > $3)::integer "
 				 "AS in_flight "
-				 "FROM mnemo.map_items i WHERE i.session_id = $1 AND i.map_id = $2) c "
-				 "WHERE m.session_id = $1 AND m.map_id = $2",
-				 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
+				 "FROM mnemo.map_items i "
+				 "WHERE i.session_id = $1 AND i.tenant = $4 AND i.map_id = $2) c "
+				 "WHERE m.session_id = $1 AND m.tenant = $4 AND m.map_id = $2",
+				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, TEXTOID});
 	if (MnemoExecute(status_plan, values, NULL, true, 1) != 1)
-		MnemoCheckMapExists(session_id, map_id);
+		MnemoCheckMapExists(session_id, tenant, map_id);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
@@ -184,18 +192,20 @@ mnemo_map_results(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *map_id = MnemoRequireTextArg(fcinfo, 1, "map_id");
-	Datum		values[2];
+	Datum		values[3];
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
-	MnemoCheckMapExists(session_id, map_id);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
+	MnemoCheckMapExists(session_id, tenant, map_id);
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(map_id);
+	values[2] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&results_plan,
-				 "SELECT * FROM mnemo.map_items WHERE session_id = $1 AND map_id = $2 "
-				 "AND completion_seq IS NOT NULL ORDER BY completion_seq",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
+				 "SELECT * FROM mnemo.map_items WHERE session_id = $1 AND tenant = $3 "
+				 "AND map_id = $2 AND completion_seq IS NOT NULL ORDER BY completion_seq",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	MnemoExecuteResult(fcinfo, results_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
@@ -206,26 +216,30 @@ Datum
 mnemo_list_maps(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-	Datum		values[1];
+	Datum		values[2];
+	char	   *tenant;
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&list_plan,
-				 "SELECT * FROM mnemo.maps WHERE session_id = $1 ORDER BY created_at, map_id",
-				 1, (Oid[]) {TEXTOID});
+				 "SELECT * FROM mnemo.maps WHERE session_id = $1 AND tenant = $2 "
+				 "ORDER BY created_at, map_id",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecuteResult(fcinfo, list_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
 
 /*
- * The maps named map_id in the sessions the caller may see, by session id:
- * a map's id is unique in its session only, and the client finds a map's
- * session by its id (application roles read no table, doc/security.md).
- * The statement runs as the owner, so it is given the caller ($2) and
- * whether the caller sees every tenant ($3).
+ * The maps named map_id in the sessions the caller may see, by session id
+ * (then tenant: a caller who sees several tenants may find two sessions of
+ * one id, each row naming its tenant): a map's id is unique in its session
+ * only, and the client finds a map's session by its id (application roles
+ * read no table, doc/security.md).  The statement runs as the owner, so it
+ * is given the caller ($2) and whether the caller sees every tenant ($3).
  */
 PG_FUNCTION_INFO_V1(mnemo_find_map);
 Datum
@@ -241,7 +255,7 @@ mnemo_find_map(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoPrepare(&find_plan,
 				 "SELECT * FROM mnemo.maps WHERE map_id = $1 AND "
-				 MNEMO_TENANT_VISIBLE_SQL("$2", "$3") " ORDER BY session_id",
+				 MNEMO_TENANT_VISIBLE_SQL("$2", "$3") " ORDER BY session_id, tenant",
 				 3, (Oid[]) {TEXTOID, OIDOID, BOOLOID});
 	MnemoExecuteResult(fcinfo, find_plan, values, NULL, true);
 	MnemoFinish(&call);

@@ -20,19 +20,20 @@
  * How the rows are found.  The live line is read segment by segment, as the
  * other reads do (lineage.c), and each segment in chunks of FLAT_CHUNK seqs,
  * which bounds the memory a read holds besides its result.  A chunk is two
- * statements, each filtered by the one session that holds the rows: the
- * messages of the seq range, then their parts, which are keyed by message id
- * (session_id, message_id, part_index), not by seq.  When the chunk's ids
- * ascend with its seqs (ids mnemo makes are time-ordered, and imports keep
- * them in order) its parts are one index range scan between the first and
- * the last id, in the result's order (planned for its first rows, so the
- * index gives the order rather than a sort of every row), and each goes
- * into the result as the executor hands it over (StreamParts); the range
- * also holds the parts of any other message whose id sorts between, which
- * are skipped (none, for ids that ascend with seqs throughout the session,
- * as time-ordered ones do; a chunk whose first id is below an id of the
- * chunks before it is looked up by id instead, so that no part is scanned
- * by two ranges).  Otherwise the parts are looked up by id, kept and sorted
+ * statements, each filtered by the one session that holds the rows (its id
+ * and the line's tenant, which is every segment owner's): the messages of
+ * the seq range, then their parts, which are keyed by message id
+ * (session_id, tenant, message_id, part_index), not by seq.  When the
+ * chunk's ids ascend with its seqs (ids mnemo makes are time-ordered, and
+ * imports keep them in order) its parts are one index range scan between
+ * the first and the last id, in the result's order (planned for its first
+ * rows, so the index gives the order rather than a sort of every row), and
+ * each goes into the result as the executor hands it over (StreamParts);
+ * the range also holds the parts of any other message whose id sorts
+ * between, which are skipped (none, for ids that ascend with seqs
+ * throughout the session, as time-ordered ones do; a chunk whose first id
+ * is below an id of the chunks before it is looked up by id instead, so
+ * that no part is scanned by two ranges).  Otherwise the parts are looked up by id, kept and sorted
  * by (seq, part_index) (SortParts).  A hash on the message id puts each part
  * beside its message.  A join in SQL was planned as a nested loop of one
  * index descent per message, or a hash join under a sort of the whole
@@ -72,11 +73,14 @@ static SPIPlanPtr messages_plan;
 static SPIPlanPtr parts_range_plan;
 static SPIPlanPtr parts_ids_plan;
 
-/* the parts statements select message_id, then the part columns */
+/*
+ * the parts statements select message_id, then the part columns; $1 and $2
+ * are the owner and its tenant
+ */
 #define FLAT_PARTS_SELECT \
 	"SELECT p.message_id, p.id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, p.compacted_at, " \
 	"p.started_at, p.completed_at, p.token_estimate FROM mnemo.message_parts p " \
-	"WHERE p.session_id = $1 AND "
+	"WHERE p.session_id = $1 AND p.tenant = $2 AND "
 
 typedef struct FlatMessage
 {
@@ -117,6 +121,7 @@ typedef struct FlatResult
 {
 	Tuplestorestate *store;
 	TupleDesc	desc;
+	Datum		tenant;			/* the line's, every segment owner's */
 	MemoryContext chunkcxt;		/* reset after each chunk */
 	MemoryContext rowcxt;		/* reset after each row (as_json: message) */
 	bool		as_json;		/* a row per message, its parts a jsonb array */
@@ -375,9 +380,9 @@ StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 	FlatStream	stream = {{0}};
 
 	MnemoPrepareStream(&parts_range_plan,
-					   FLAT_PARTS_SELECT "p.message_id >= $2 AND p.message_id <= $3 "
+					   FLAT_PARTS_SELECT "p.message_id >= $3 AND p.message_id <= $4 "
 					   "ORDER BY p.message_id, p.part_index",
-					   3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+					   4, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID});
 	stream.pub.receiveSlot = StreamPart;
 	stream.pub.rStartup = StreamStartup;
 	stream.pub.rShutdown = StreamNothing;
@@ -386,7 +391,7 @@ StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 	stream.r = r;
 	stream.c = c;
 	MnemoExecuteTo(parts_range_plan,
-				   (Datum[]) {owner, CStringGetTextDatum(c->msgs[0].id),
+				   (Datum[]) {owner, r->tenant, CStringGetTextDatum(c->msgs[0].id),
 				   CStringGetTextDatum(c->msgs[c->nmsgs - 1].id)},
 				   NULL, true, &stream.pub);
 	for (; stream.next < c->nmsgs; stream.next++)
@@ -415,10 +420,10 @@ SortParts(FlatResult *r, FlatChunk *c, Datum owner)
 
 	for (i = 0; i < c->nmsgs; i++)
 		ids[i] = CStringGetTextDatum(c->msgs[i].id);
-	MnemoPrepare(&parts_ids_plan, FLAT_PARTS_SELECT "p.message_id = ANY ($2)",
-				 2, (Oid[]) {TEXTOID, TEXTARRAYOID});
+	MnemoPrepare(&parts_ids_plan, FLAT_PARTS_SELECT "p.message_id = ANY ($3)",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
 	nrows = MnemoExecute(parts_ids_plan,
-						 (Datum[]) {owner, MnemoArray(TEXTOID, ids, NULL, c->nmsgs)},
+						 (Datum[]) {owner, r->tenant, MnemoArray(TEXTOID, ids, NULL, c->nmsgs)},
 						 NULL, true, 0);
 	MemoryContextSwitchTo(r->chunkcxt);
 	pt = SPI_tuptable;
@@ -473,10 +478,11 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 				 "m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, "
 				 "m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, "
 				 "m.finish_reason FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.seq > $2 AND m.seq <= $3",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq > $3 AND m.seq <= $4",
+				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	c.nmsgs = (int) MnemoExecute(messages_plan,
-								 (Datum[]) {owner_datum, Int64GetDatum(after), Int64GetDatum(to)},
+								 (Datum[]) {owner_datum, r->tenant, Int64GetDatum(after),
+								 Int64GetDatum(to)},
 								 NULL, true, 0);
 	MemoryContextSwitchTo(r->chunkcxt);
 	c.mt = SPI_tuptable;
@@ -583,6 +589,7 @@ MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after
 	r.store = rsinfo->setResult;
 	r.desc = rsinfo->setDesc;
 	r.as_json = as_json;
+	r.tenant = CStringGetTextDatum(line->tenant);
 	r.chunkcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages chunk",
 									   ALLOCSET_DEFAULT_SIZES);
 	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages row",

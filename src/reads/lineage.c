@@ -16,8 +16,11 @@
  * Reading a line is one statement on the session's row, plus one on
  * mnemo.lineage for a fork and one on mnemo.discarded after a resume; each
  * segment is then read with its own statement, filtered by the one session
- * whose rows it holds (session_id = owner AND seq BETWEEN ...): no
- * statement joins two sessions, so each is routable to one shard.
+ * whose rows it holds (session_id = owner AND tenant = line->tenant AND seq
+ * BETWEEN ...): no statement joins two sessions, so each is routable to one
+ * shard.  Session ids are unique only within a tenant; a fork's ancestors
+ * are always of the fork's own tenant, so line->tenant names every
+ * segment's owner.
  */
 #include "postgres.h"
 
@@ -27,6 +30,7 @@
 #include "mnemo.h"
 
 static SPIPlanPtr session_plan;
+static SPIPlanPtr own_session_plan;
 static SPIPlanPtr lineage_plan;
 static SPIPlanPtr discarded_plan;
 static SPIPlanPtr find_plan;
@@ -50,17 +54,26 @@ AddSegment(MnemoLine *line, const char *owner, int64 from, int64 to)
 	seg->to = to;
 }
 
+/* the session row MnemoReadLine reads, of the session(s) with id $1 */
+#define LINE_SESSION \
+	"SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", " \
+	"s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1"
+
 /*
  * The live line of session_id, in seq order, its own messages up to upto
  * (PG_INT64_MAX for all).  MN001 if the session does not exist or is not
- * visible; MN012 if it is inactive and require_active.  fresh reads with a
- * fresh snapshot (after taking a lock).  Inside SPI.
+ * visible, MN013 if the id names sessions of several tenants the caller
+ * sees (MnemoCheckSessionRow); MN012 if it is inactive and require_active.
+ * A caller that sees one tenant only probes (id, that tenant), so another
+ * tenant's id costs what a missing one does (MnemoTenantOnly).  fresh reads
+ * with a fresh snapshot (after taking a lock).  Inside SPI.
  */
 void
 MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_active,
 			  MnemoLine *line)
 {
-	Datum		values[1];
+	Datum		values[2];
+	char	   *only = MnemoTenantOnly();
 	int64		own_from;
 	uint64		row;
 	uint64		n;
@@ -69,12 +82,21 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	memset(line, 0, sizeof(*line));
 	line->session_id = pstrdup(session_id);
 	values[0] = CStringGetTextDatum(session_id);
-	MnemoPrepare(&session_plan,
-				 "SELECT s.tenant, s.is_active, s.fork_seq, s.discards, " MNEMO_LAST_SEQ("s", "$1") ", "
-				 "s.parent_id, s.forks FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
-							   1, 2, require_active);
+	if (only != NULL)
+	{
+		values[1] = CStringGetTextDatum(only);
+		MnemoPrepare(&own_session_plan, LINE_SESSION " AND s.tenant = $2",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
+		row = MnemoCheckSessionRow(session_id,
+								   MnemoExecute(own_session_plan, values, NULL, !fresh, 0),
+								   0, 2, require_active);
+	}
+	else
+	{
+		MnemoPrepare(&session_plan, LINE_SESSION, 1, (Oid[]) {TEXTOID});
+		row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
+								   1, 2, require_active);
+	}
 	line->tenant = MnemoGetText(row, 1, NULL);
 	line->fork_seq = MnemoGetInt64(row, 3, &line->not_fork);
 	line->is_fork = !line->not_fork;
@@ -83,12 +105,13 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	line->parent_id = MnemoGetText(row, 6, NULL);
 	line->forks = MnemoGetInt64(row, 7, NULL);
 
+	values[1] = CStringGetTextDatum(line->tenant);
 	if (line->is_fork)
 	{
 		MnemoPrepare(&lineage_plan,
 					 "SELECT ancestor_id, seq_from, seq_to FROM mnemo.lineage "
-					 "WHERE session_id = $1 ORDER BY seq_from",
-					 1, (Oid[]) {TEXTOID});
+					 "WHERE session_id = $1 AND tenant = $2 ORDER BY seq_from",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
 		n = MnemoExecute(lineage_plan, values, NULL, !fresh, 0);
 		for (i = 0; i < n; i++)
 			AddSegment(line, MnemoGetText(i, 1, NULL), MnemoGetInt64(i, 2, NULL),
@@ -102,8 +125,8 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	{
 		MnemoPrepare(&discarded_plan,
 					 "SELECT seq_from, seq_to FROM mnemo.discarded "
-					 "WHERE session_id = $1 ORDER BY seq_from",
-					 1, (Oid[]) {TEXTOID});
+					 "WHERE session_id = $1 AND tenant = $2 ORDER BY seq_from",
+					 2, (Oid[]) {TEXTOID, TEXTOID});
 		n = MnemoExecute(discarded_plan, values, NULL, !fresh, 0);
 		for (i = 0; i < n; i++)
 		{
@@ -149,10 +172,12 @@ MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner, int6
 		if (i > 0 && strcmp(session, line->segs[i - 1].owner) == 0)
 			continue;
 		MnemoPrepare(&find_plan,
-					 "SELECT seq FROM mnemo.messages WHERE session_id = $1 AND id = $2",
-					 2, (Oid[]) {TEXTOID, TEXTOID});
+					 "SELECT seq FROM mnemo.messages "
+					 "WHERE session_id = $1 AND tenant = $3 AND id = $2",
+					 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 		if (MnemoExecute(find_plan,
-						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(message_id)},
+						 (Datum[]) {CStringGetTextDatum(session), CStringGetTextDatum(message_id),
+						 CStringGetTextDatum(line->tenant)},
 						 NULL, true, 1) != 1)
 			continue;
 		*seq = MnemoGetInt64(0, 1, NULL);

@@ -10,9 +10,11 @@
  * parts in part_index order.  A part read as JSON is its stored content with
  * the live status columns laid over it, so tool_state and the tombstone are
  * always current.  Every read takes the session id first and every
- * statement filters every table by it, so a read touches one session's rows
- * (one partition, one shard) through an index that leads with session_id.
- * A session of a tenant the caller may not see is MN001, as a missing one.
+ * statement filters every table by it and by the tenant the id resolved to
+ * (ids are unique only within a tenant; a fork's ancestors are of its
+ * tenant), so a read touches one session's rows (one partition, one shard)
+ * through an index that leads with (session_id, tenant).  A session of a
+ * tenant the caller may not see is MN001, as a missing one.
  *
  * The reads of a session's log read its live line (lineage.c): for a fork,
  * the inherited messages of its ancestors come first, each segment read by
@@ -96,16 +98,19 @@ SelectMessage(FunctionCallInfo fcinfo, MnemoLine *line)
 	char	   *owner = line->session_id;
 	int64		seq;
 
-	MnemoPrepare(&message_plan, "SELECT * FROM mnemo.messages WHERE session_id = $1 AND id = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
+	Datum		tenant = CStringGetTextDatum(line->tenant);
+
+	MnemoPrepare(&message_plan,
+				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 AND id = $3",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	if (MnemoExecute(message_plan,
-					 (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(message_id)},
+					 (Datum[]) {CStringGetTextDatum(owner), tenant, CStringGetTextDatum(message_id)},
 					 NULL, true, 1) == 1)
 		return owner;
 	if (!line->is_fork || !MnemoLineFindMessage(line, message_id, &owner, &seq))
 		MessageNotFound(message_id, line->session_id);
 	MnemoExecute(message_plan,
-				 (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(message_id)},
+				 (Datum[]) {CStringGetTextDatum(owner), tenant, CStringGetTextDatum(message_id)},
 				 NULL, true, 1);
 	return owner;
 }
@@ -139,20 +144,20 @@ MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
 }
 
 /*
- * get_messages: each statement reading the seqs $2 < seq <= $3 of session
- * $1, one segment of the line after another.
+ * get_messages: each statement reading the seqs $3 < seq <= $4 of session
+ * $1 of tenant $2, one segment of the line after another.
  */
 static Datum
 ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 {
-	Oid			types[3] = {TEXTOID, INT8OID, INT8OID};
+	Oid			types[4] = {TEXTOID, TEXTOID, INT8OID, INT8OID};
 	MnemoCall	call;
 	MnemoLine	line;
 	int64		since;
 	int			i;
 
 	since = MnemoOpenRead(fcinfo, &call, &line);
-	MnemoPrepare(plan, sql, 3, types);
+	MnemoPrepare(plan, sql, 4, types);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
 	{
@@ -162,6 +167,7 @@ ReadSession(FunctionCallInfo fcinfo, SPIPlanPtr *plan, const char *sql)
 			continue;
 		MnemoExecuteResult(fcinfo, *plan,
 						   (Datum[]) {CStringGetTextDatum(seg->owner),
+						   CStringGetTextDatum(line.tenant),
 						   Int64GetDatum(Max(since, seg->from - 1)), Int64GetDatum(seg->to)},
 						   NULL, true);
 	}
@@ -174,17 +180,17 @@ Datum
 mnemo_get_messages(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &messages_plan,
-					   "SELECT * FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
-					   "AND seq <= $3 ORDER BY seq");
+					   "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+					   "AND seq > $3 AND seq <= $4 ORDER BY seq");
 }
 
 /*
  * get_messages_after(session_id, after_seq, limit): the messages of the
  * line past after_seq, in seq order, at most limit of them (NULL: all).
  * A follower's page (mnemo feed): each segment's statement reads from the
- * seq on, by the (session_id, seq) key, and stops at what the page still
- * needs, so a page costs its rows, not the session (get_messages builds the
- * whole line before a caller's WHERE and LIMIT could apply).
+ * seq on, by the (session_id, tenant, seq) key, and stops at what the page
+ * still needs, so a page costs its rows, not the session (get_messages
+ * builds the whole line before a caller's WHERE and LIMIT could apply).
  */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_after);
 Datum
@@ -192,7 +198,7 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 {
 	int64		after = DatumGetInt64(MnemoRequireArg(fcinfo, 1, "after_seq"));
 	int64		left = PG_ARGISNULL(2) ? PG_INT64_MAX : PG_GETARG_INT32(2);
-	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+	Oid			types[5] = {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID};
 	MnemoCall	call;
 	MnemoLine	line;
 	int			i;
@@ -207,9 +213,9 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 				 errmsg("limit must be at least 1")));
 	(void) ConnectToSession(fcinfo, &call, &line);
 	MnemoPrepare(&after_plan,
-				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND seq > $2 "
-				 "AND seq <= $3 ORDER BY seq LIMIT $4",
-				 4, types);
+				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+				 "AND seq > $3 AND seq <= $4 ORDER BY seq LIMIT $5",
+				 5, types);
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs && left > 0; i++)
 	{
@@ -219,6 +225,7 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 			continue;
 		left -= MnemoExecuteResult(fcinfo, after_plan,
 								   (Datum[]) {CStringGetTextDatum(seg->owner),
+								   CStringGetTextDatum(line.tenant),
 								   Int64GetDatum(Max(after, seg->from - 1)), Int64GetDatum(seg->to),
 								   Int64GetDatum(left)},
 								   NULL, true);
@@ -265,10 +272,13 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 				 "SELECT p.session_id, p.message_id, p.part_index, p.id, p.part_type, "
 				 MNEMO_PART_CONTENT ", p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at, "
 				 "p.started_at, p.completed_at, p.token_estimate, p.tenant "
-				 "FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.message_id = $2 "
+				 "FROM mnemo.message_parts p "
+				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = $2 "
 				 "ORDER BY p.part_index",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoExecuteResult(fcinfo, parts_plan, (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1)},
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+	MnemoExecuteResult(fcinfo, parts_plan,
+					   (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1),
+					   CStringGetTextDatum(line.tenant)},
 					   NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
@@ -305,8 +315,9 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
 	MnemoPrepare(&by_ids_line_plan,
 				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.id = ANY ($2) AND m.seq >= $3 AND m.seq <= $4",
-				 4, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID});
+				 "WHERE m.session_id = $1 AND m.tenant = $5 AND m.id = ANY ($2) "
+				 "AND m.seq >= $3 AND m.seq <= $4",
+				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID, TEXTOID});
 	for (i = 0; i < line->nsegs; i++)
 	{
 		MnemoSegment *seg = &line->segs[i];
@@ -318,7 +329,8 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 		counts[ntables] = MnemoExecute(by_ids_line_plan,
 									   (Datum[]) {CStringGetTextDatum(seg->owner), PointerGetDatum(ids),
 									   Int64GetDatum(own ? 1 : seg->from),
-									   Int64GetDatum(own ? PG_INT64_MAX : seg->to)},
+									   Int64GetDatum(own ? PG_INT64_MAX : seg->to),
+									   CStringGetTextDatum(line->tenant)},
 									   NULL, true, 0);
 		tables[ntables++] = SPI_tuptable;
 	}
@@ -370,8 +382,8 @@ Datum
 mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 {
 	ArrayType  *ids = MnemoTextListArg(fcinfo, 1, "ids");
-	Oid			types[2] = {TEXTOID, TEXTARRAYOID};
-	Datum		values[2];
+	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
+	Datum		values[3];
 	int			nids = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 	MnemoCall	call;
 	MnemoLine	line;
@@ -387,18 +399,20 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	}
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = PointerGetDatum(ids);
+	values[2] = CStringGetTextDatum(line.tenant);
 	MnemoPrepare(&by_ids_plan,
 				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.id = u.id ORDER BY u.ord",
-				 2, types);
+				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $3 AND m.id = u.id "
+				 "ORDER BY u.ord",
+				 3, types);
 	if (MnemoExecuteResult(fcinfo, by_ids_plan, values, NULL, true) != (uint64) nids)
 	{
 		MnemoPrepare(&missing_plan,
 					 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
 					 "WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m "
-					 "WHERE m.session_id = $1 AND m.id = u.id) "
+					 "WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = u.id) "
 					 "ORDER BY u.ord LIMIT 1",
-					 2, types);
+					 3, types);
 		MnemoExecute(missing_plan, values, NULL, true, 1);
 		MessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
@@ -414,7 +428,7 @@ PG_FUNCTION_INFO_V1(mnemo_history);
 Datum
 mnemo_history(PG_FUNCTION_ARGS)
 {
-	Oid			types[4] = {TEXTOID, INT8OID, INT8OID, INT8OID};
+	Oid			types[5] = {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID};
 	MnemoCall	call;
 	MnemoLine	line;
 	int64		remaining;
@@ -436,9 +450,9 @@ mnemo_history(PG_FUNCTION_ARGS)
 	 */
 	MnemoPrepare(&history_first_plan,
 				 "SELECT min(seq), count(*) FROM (SELECT m.seq FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.seq >= $2 AND m.seq <= $3 "
-				 "ORDER BY m.seq DESC LIMIT $4) h",
-				 4, types);
+				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq >= $3 AND m.seq <= $4 "
+				 "ORDER BY m.seq DESC LIMIT $5) h",
+				 5, types);
 	firsts = palloc(sizeof(int64) * Max(line.nsegs, 1));
 	for (i = line.nsegs; i-- > 0;)
 	{
@@ -449,8 +463,8 @@ mnemo_history(PG_FUNCTION_ARGS)
 		if (remaining == 0)
 			continue;
 		MnemoExecute(history_first_plan,
-					 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
-					 Int64GetDatum(seg->to), Int64GetDatum(remaining)},
+					 (Datum[]) {CStringGetTextDatum(seg->owner), CStringGetTextDatum(line.tenant),
+					 Int64GetDatum(seg->from), Int64GetDatum(seg->to), Int64GetDatum(remaining)},
 					 NULL, true, 0);
 		firsts[i] = MnemoGetInt64(0, 1, &none);
 		if (none)
@@ -500,16 +514,16 @@ mnemo_last_summary(PG_FUNCTION_ARGS)
 
 	(void) ConnectToSession(fcinfo, &call, &line);
 	MnemoPrepare(&last_summary_plan,
-				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND is_summary "
-				 "AND seq >= $2 AND seq <= $3 ORDER BY seq DESC LIMIT 1",
-				 3, (Oid[]) {TEXTOID, INT8OID, INT8OID});
+				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+				 "AND is_summary AND seq >= $3 AND seq <= $4 ORDER BY seq DESC LIMIT 1",
+				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	for (i = line.nsegs; i-- > 0;)
 	{
 		MnemoSegment *seg = &line.segs[i];
 
 		if (MnemoExecute(last_summary_plan,
-						 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(seg->from),
-						 Int64GetDatum(seg->to)},
+						 (Datum[]) {CStringGetTextDatum(seg->owner), CStringGetTextDatum(line.tenant),
+						 Int64GetDatum(seg->from), Int64GetDatum(seg->to)},
 						 NULL, true, 1) == 1)
 		{
 			result = MnemoResultRow(fcinfo, callcxt, 0);

@@ -38,14 +38,16 @@
 static SPIPlanPtr span_plan;
 static SPIPlanPtr compile_plan;
 static SPIPlanPtr view_summaries_plan;
-static SPIPlanPtr spans_plan;
 static SPIPlanPtr words_plan;
 static SPIPlanPtr regex_plan;
 
-/* a hit's covering summary, given the view's summaries $9 (ids), $10 .. $11 (spans) */
+/*
+ * a hit's covering summary, given the view's summaries $10 (ids), $11 .. $12
+ * (spans): the extra parameters after SEARCH_HIT_NARGS
+ */
 #define RECALL_COVERED_BY \
 	"CASE WHEN " SEARCH_IN_CONTEXT " THEN NULL " \
-	"ELSE (SELECT v.id FROM unnest($9::text[], $10::bigint[], $11::bigint[]) v(id, lo, hi) " \
+	"ELSE (SELECT v.id FROM unnest($10::text[], $11::bigint[], $12::bigint[]) v(id, lo, hi) " \
 	"      WHERE m.seq BETWEEN v.lo AND v.hi ORDER BY v.hi - v.lo, v.id LIMIT 1) END"
 #define RECALL_TYPES SEARCH_HIT_TYPES, TEXTARRAYOID, INT8ARRAYOID, INT8ARRAYOID
 
@@ -81,28 +83,37 @@ CheckRegex(const char *pattern)
 }
 
 /*
- * The span of summary node summary_id on line: in the searching session,
- * or for a fork in the ancestor whose message it is.  MN002 if none.
+ * The span of summary node summary_id on line into SPI_tuptable (seq_start,
+ * seq_end): the searching session's node, or for a fork the node of the
+ * ancestor whose message the summary is.  Whether found.
  */
-static void
-SummarySpan(MnemoLine *line, const char *summary_id, int64 *lo, int64 *hi)
+static bool
+NodeSpan(MnemoLine *line, const char *summary_id)
 {
 	char	   *owner = line->session_id;
 	int64		seq;
-	Datum		values[2];
+	Datum		values[3];
 
 	MnemoPrepare(&span_plan,
-				 "SELECT seq_start, seq_end FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
-	values[1] = CStringGetTextDatum(summary_id);
+				 "SELECT seq_start, seq_end FROM mnemo.summary_nodes "
+				 "WHERE session_id = $1 AND tenant = $3 AND id = $2",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	values[0] = CStringGetTextDatum(owner);
-	if (MnemoExecute(span_plan, values, NULL, true, 1) != 1 && line->is_fork &&
-		MnemoLineFindMessage(line, summary_id, &owner, &seq))
-	{
-		values[0] = CStringGetTextDatum(owner);
-		MnemoExecute(span_plan, values, NULL, true, 1);
-	}
-	if (SPI_processed != 1)
+	values[1] = CStringGetTextDatum(summary_id);
+	values[2] = CStringGetTextDatum(line->tenant);
+	if (MnemoExecute(span_plan, values, NULL, true, 1) == 1)
+		return true;
+	if (!line->is_fork || !MnemoLineFindMessage(line, summary_id, &owner, &seq))
+		return false;
+	values[0] = CStringGetTextDatum(owner);
+	return MnemoExecute(span_plan, values, NULL, true, 1) == 1;
+}
+
+/* The span of summary node summary_id on line (NodeSpan); MN002 if none. */
+static void
+SummarySpan(MnemoLine *line, const char *summary_id, int64 *lo, int64 *hi)
+{
+	if (!NodeSpan(line, summary_id))
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
 				 errmsg("summary node \"%s\" does not exist in session \"%s\"",
@@ -130,10 +141,12 @@ ViewSummaries(MnemoLine *line, Datum *values)
 
 	MnemoPrepare(&view_summaries_plan,
 				 "SELECT c.item_id FROM mnemo.sessions s JOIN mnemo.context_items c "
-				 "ON c.session_id = $1 AND c.generation = s.context_generation "
-				 "WHERE s.id = $1 AND c.item_type = 'summary'",
-				 1, (Oid[]) {TEXTOID});
-	n = (int) MnemoExecute(view_summaries_plan, (Datum[]) {CStringGetTextDatum(line->session_id)},
+				 "ON c.session_id = $1 AND c.tenant = $2 AND c.generation = s.context_generation "
+				 "WHERE s.id = $1 AND s.tenant = $2 AND c.item_type = 'summary'",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	n = (int) MnemoExecute(view_summaries_plan,
+						   (Datum[]) {CStringGetTextDatum(line->session_id),
+						   CStringGetTextDatum(line->tenant)},
 						   NULL, false, 0);
 	ids = palloc(sizeof(Datum) * Max(n, 1));
 	starts = palloc(sizeof(Datum) * Max(n, 1));
@@ -143,22 +156,10 @@ ViewSummaries(MnemoLine *line, Datum *values)
 
 		for (i = 0; i < n; i++)
 			names[i] = MnemoGetText(i, 1, NULL);
-		MnemoPrepare(&spans_plan,
-					 "SELECT seq_start, seq_end FROM mnemo.summary_nodes WHERE session_id = $1 AND id = $2",
-					 2, (Oid[]) {TEXTOID, TEXTOID});
 		for (i = 0; i < n; i++)
 		{
-			char	   *owner = line->session_id;
-			int64		seq;
-
-			if (MnemoExecute(spans_plan, (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(names[i])},
-							 NULL, false, 1) != 1)
-			{
-				if (!line->is_fork || !MnemoLineFindMessage(line, names[i], &owner, &seq) ||
-					MnemoExecute(spans_plan, (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(names[i])},
-								 NULL, false, 1) != 1)
-					continue;
-			}
+			if (!NodeSpan(line, names[i]))
+				continue;
 			ids[found] = CStringGetTextDatum(names[i]);
 			starts[found] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
 			ends[found] = Int64GetDatum(MnemoGetInt64(0, 2, NULL));
@@ -200,6 +201,7 @@ mnemo_recall_search(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+	run.tenant = line.tenant;
 	if (summary_id != NULL)
 	{
 		int64		lo;
@@ -228,7 +230,7 @@ mnemo_recall_search(PG_FUNCTION_ARGS)
 					 " FROM (SELECT left(" SEARCH_DOC ", " CppAsString2(MNEMO_SNIPPET_CHARS) ") AS d) x), "
 					 SEARCH_IN_CONTEXT ", " RECALL_COVERED_BY " "
 					 SEARCH_HIT_ROWS,
-					 11, (Oid[]) {RECALL_TYPES});
+					 SEARCH_HIT_NARGS + 3, (Oid[]) {RECALL_TYPES});
 	else
 		MnemoPrepare(&words_plan,
 					 "SELECT m.id, m.seq, m.role, "
@@ -237,7 +239,7 @@ mnemo_recall_search(PG_FUNCTION_ARGS)
 					 "'MaxWords=20, MinWords=5, MaxFragments=2'), "
 					 SEARCH_IN_CONTEXT ", " RECALL_COVERED_BY " "
 					 SEARCH_HIT_ROWS,
-					 11, (Oid[]) {RECALL_TYPES});
+					 SEARCH_HIT_NARGS + 3, (Oid[]) {RECALL_TYPES});
 	MnemoReturnHits(fcinfo, &run, limit, regex ? regex_plan : words_plan, summaries, 3);
 	MnemoFinish(&call);
 	return (Datum) 0;

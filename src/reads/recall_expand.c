@@ -16,7 +16,11 @@
  * starts (offset + the rows returned) and when there is none.
  *
  * The caller's tenant is checked on the session's line first (MN001); the
- * expansion itself is expand_summary's, called in this frame.
+ * expansion itself is expand_summary's, called in this frame.  That call
+ * resolves the session id again, as the extension's owner, which sees every
+ * tenant's session of that id: it is made with mnemo.tenant set to the
+ * tenant the line resolved to, for that statement only, so that it expands
+ * the caller's session and not another tenant's of the same id (MN013).
  */
 #include "postgres.h"
 
@@ -26,6 +30,7 @@
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/jsonb.h"
 #include "utils/tuplestore.h"
 
@@ -92,6 +97,7 @@ mnemo_recall_expand(PG_FUNCTION_ARGS)
 	int32		items = 0;
 	int64		used = 0;
 	bool		full = false;
+	int			nestlevel;
 	MnemoLine	line;
 	MnemoCall	call;
 
@@ -119,7 +125,11 @@ mnemo_recall_expand(PG_FUNCTION_ARGS)
 				 2, (Oid[]) {TEXTOID, TEXTOID});
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(summary_id);
+	nestlevel = NewGUCNestLevel();
+	(void) set_config_option("mnemo.tenant", line.tenant, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	rows = MnemoExecute(expand_plan, values, NULL, true, 0);
+	AtEOXact_GUC(true, nestlevel);
 	if (rows > 0)
 		items = MnemoGetInt64(rows - 1, 1, NULL);
 

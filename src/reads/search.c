@@ -13,10 +13,10 @@
  * see search.h.
  *
  * A search costs its page, not the session (issue 36).  Rows come newest
- * first: the documents are read down their key (session_id, seq,
- * part_index), and the read stops when the page is full, so a frequent word
- * costs the page and a rare one the GIN look-up of its few matches (the
- * planner picks, each search planned with its query: SearchCandidates).
+ * first: the documents are read down their key (session_id, tenant, seq,
+ * part_index), and the read stops when the page is full, so a frequent
+ * word costs the page and a rare one the GIN look-up of its few matches
+ * (the planner picks, each search planned with its query: SearchCandidates).
  * With ranked, the newest MNEMO_RANK_CANDIDATES matching messages are read
  * that way and ranked (ts_rank), and a NOTICE says when there were more.
  *
@@ -57,23 +57,26 @@ static SPIPlanPtr hit_plan;
 static SPIPlanPtr window_plan;
 
 /*
- * The newest $3 matching messages of session $1 with seq in $4 .. $5, each
- * with its best part and that part's rank, newest first: from the index
- * (documents), or read directly with each part's words computed as the
- * drain would (not yet indexed).  The direct reads test a message's parts
- * in a subquery of their own (EXISTS, LATERAL ... LIMIT), so the plan walks
- * the messages newest first and stops at the page: joined flat, the filter
- * on the parts let the planner scan every part of the session with it and
- * hash-join the range (a regular expression at 100,000 messages: 1.8 s).
+ * The newest $3 matching messages of session $1 of tenant $7 with seq in
+ * $4 .. $5, each with its best part and that part's rank, newest first:
+ * from the index (documents), or read directly with each part's words
+ * computed as the drain would (not yet indexed).  The direct reads test a
+ * message's parts in a subquery of their own (EXISTS, LATERAL ... LIMIT), so
+ * the plan walks the messages newest first and stops at the page: joined
+ * flat, the filter on the parts let the planner scan every part of the
+ * session with it and hash-join the range (a regular expression at 100,000
+ * messages: 1.8 s).
  */
 #define SEARCH_INDEXED \
 	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
 	"FROM (SELECT DISTINCT ON (d.seq) d.message_id, d.seq FROM mnemo.search_documents d " \
-	"      WHERE d.session_id = $1 AND d.seq BETWEEN $4 AND $5 AND d.tsv @@ " SEARCH_QUERY \
+	"      WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
+	"      AND d.tsv @@ " SEARCH_QUERY \
 	"      ORDER BY d.seq DESC LIMIT $3) c, " \
 	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
 	"         FROM mnemo.search_documents d " \
-	"         WHERE d.session_id = $1 AND d.seq = c.seq AND d.tsv @@ " SEARCH_QUERY \
+	"         WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq = c.seq " \
+	"         AND d.tsv @@ " SEARCH_QUERY \
 	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
 /*
@@ -87,26 +90,28 @@ static SPIPlanPtr window_plan;
 	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
 	"FROM (SELECT DISTINCT ON (w.seq) w.message_id, w.seq " \
 	"      FROM (SELECT d.message_id, d.seq, d.tsv FROM mnemo.search_documents d " \
-	"            WHERE d.session_id = $1 AND d.seq BETWEEN $4 AND $5 " \
+	"            WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
 	"            ORDER BY d.seq DESC LIMIT $6) w " \
 	"      WHERE w.tsv @@ " SEARCH_QUERY \
 	"      ORDER BY w.seq DESC LIMIT $3) c, " \
 	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
 	"         FROM mnemo.search_documents d " \
-	"         WHERE d.session_id = $1 AND d.seq = c.seq AND d.tsv @@ " SEARCH_QUERY \
+	"         WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq = c.seq " \
+	"         AND d.tsv @@ " SEARCH_QUERY \
 	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
 #define SEARCH_DIRECT \
 	"SELECT c.id, c.seq, b.part_index, b.rank " \
 	"FROM (SELECT m.id, m.seq FROM mnemo.messages m " \
-	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 " \
+	"      WHERE m.session_id = $1 AND m.tenant = $7 AND m.seq BETWEEN $4 AND $5 " \
 	"      AND EXISTS (SELECT FROM mnemo.message_parts p " \
-	"                  WHERE p.session_id = $1 AND p.message_id = m.id " \
+	"                  WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = m.id " \
 	"                  AND " SEARCH_TSV " @@ " SEARCH_QUERY " OFFSET 0) " \
 	"      ORDER BY m.seq DESC LIMIT $3) c, " \
 	"LATERAL (SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
 	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.message_id = c.id AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"         WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = c.id " \
+	"         AND " SEARCH_TSV " @@ " SEARCH_QUERY \
 	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
 /* the same, matching a regular expression against the searched text */
@@ -114,9 +119,10 @@ static SPIPlanPtr window_plan;
 	"SELECT c.id, c.seq, c.part_index, 0::real " \
 	"FROM (SELECT m.id, m.seq, p.part_index FROM mnemo.messages m, " \
 	"      LATERAL (SELECT p.part_index FROM mnemo.message_parts p " \
-	"               WHERE p.session_id = $1 AND p.message_id = m.id AND " SEARCH_DOC " ~ $2 " \
+	"               WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = m.id " \
+	"               AND " SEARCH_DOC " ~ $2 " \
 	"               ORDER BY p.part_index LIMIT 1) p " \
-	"      WHERE m.session_id = $1 AND m.seq BETWEEN $4 AND $5 " \
+	"      WHERE m.session_id = $1 AND m.tenant = $7 AND m.seq BETWEEN $4 AND $5 " \
 	"      ORDER BY m.seq DESC LIMIT $3) c " \
 	"ORDER BY c.seq DESC"
 
@@ -148,10 +154,12 @@ SearchCandidates(MnemoSearchRun *run, const char *sql, const char *owner, int64 
 
 	if (lo > hi || run->nhits >= run->want)
 		return;
-	rc = SPI_execute_with_args(sql, 6, (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID},
+	rc = SPI_execute_with_args(sql, 7,
+							   (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID},
 							   (Datum[]) {CStringGetTextDatum(owner), run->query,
 							   Int32GetDatum(run->want - run->nhits), Int64GetDatum(lo),
-							   Int64GetDatum(hi), Int64GetDatum(window)},
+							   Int64GetDatum(hi), Int64GetDatum(window),
+							   CStringGetTextDatum(run->tenant)},
 							   NULL, false, 0);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
@@ -197,12 +205,12 @@ SearchIndexed(MnemoSearchRun *run, const char *owner, int64 lo, int64 hi)
 		return;
 	MnemoPrepare(&window_plan,
 				 "SELECT d.seq FROM mnemo.search_documents d "
-				 "WHERE d.session_id = $1 AND d.seq BETWEEN $2 AND $3 "
+				 "WHERE d.session_id = $1 AND d.tenant = $5 AND d.seq BETWEEN $2 AND $3 "
 				 "ORDER BY d.seq DESC OFFSET $4 LIMIT 1",
-				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID});
+				 5, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID});
 	if (MnemoExecute(window_plan,
 					 (Datum[]) {CStringGetTextDatum(owner), Int64GetDatum(lo), Int64GetDatum(hi),
-					 Int64GetDatum(window)},
+					 Int64GetDatum(window), CStringGetTextDatum(run->tenant)},
 					 NULL, false, 1) != 1)
 		return;					/* the window held the whole range */
 	boundary = MnemoGetInt64(0, 1, NULL);
@@ -240,10 +248,13 @@ SearchSegment(MnemoSearchRun *run, MnemoSegment *seg)
 
 	MnemoPrepare(&state_plan,
 				 "SELECT coalesce(g.indexed_seq, s.fork_seq, 0), " MNEMO_LAST_SEQ("s", "$1") " "
-				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
-				 "WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	if (MnemoExecute(state_plan, (Datum[]) {CStringGetTextDatum(seg->owner)}, NULL, false, 1) != 1)
+				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g "
+				 "ON g.session_id = $1 AND g.tenant = $2 "
+				 "WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	if (MnemoExecute(state_plan,
+					 (Datum[]) {CStringGetTextDatum(seg->owner), CStringGetTextDatum(run->tenant)},
+					 NULL, false, 1) != 1)
 		return;
 	indexed = MnemoGetInt64(0, 1, NULL);
 	to = Min(Min(seg->to, MnemoGetInt64(0, 2, NULL)), run->hi);
@@ -316,19 +327,21 @@ LineOwners(MnemoLine *line, int *nowners)
 }
 
 /*
- * The messages of owner whose parts changed after they were indexed and
- * that wait to be indexed again: searched by their words as indexed.
+ * The messages of owner (of tenant) whose parts changed after they were
+ * indexed and that wait to be indexed again: searched by their words as
+ * indexed.
  */
 static int64
-QueuedMessages(const char *owner)
+QueuedMessages(const char *owner, const char *tenant)
 {
 	static SPIPlanPtr queued_plan;
 
 	MnemoPrepare(&queued_plan,
 				 "SELECT coalesce(sum(q.seq_to - q.seq_from + 1), 0)::bigint "
-				 "FROM mnemo.search_queue q WHERE q.session_id = $1",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(queued_plan, (Datum[]) {CStringGetTextDatum(owner)}, NULL, false, 1);
+				 "FROM mnemo.search_queue q WHERE q.session_id = $1 AND q.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecute(queued_plan, (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(tenant)},
+				 NULL, false, 1);
 	return MnemoGetInt64(0, 1, NULL);
 }
 
@@ -341,17 +354,19 @@ QueuedMessages(const char *owner)
  * index range of the view's live generation.
  */
 static void
-ViewForHits(const char *session_id, Datum *values)
+ViewForHits(const char *session_id, const char *tenant, Datum *values)
 {
 	bool		isnull;
 
 	MnemoPrepare(&view_plan,
 				 "SELECT s.context_tail_seq, "
 				 "coalesce((SELECT array_agg(c.item_id) FROM mnemo.context_items c "
-				 "          WHERE c.session_id = $1 AND c.generation = s.context_generation), '{}') "
-				 "FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(session_id)}, NULL, false, 1);
+				 "          WHERE c.session_id = $1 AND c.tenant = $2 "
+				 "          AND c.generation = s.context_generation), '{}') "
+				 "FROM mnemo.sessions s WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
+	MnemoExecute(view_plan, (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
+				 NULL, false, 1);
 	values[0] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
 	values[1] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 }
@@ -361,8 +376,9 @@ ViewForHits(const char *session_id, Datum *values)
  * parameters are the owner ($1), the query ($2), the hits' seqs, part
  * indexes and ranks as arrays ($3 .. $5, rows of the result in their
  * order), whether the owner is the searching session ($6), the view's tail
- * and explicit ids ($7, $8: ViewForHits), then nextra more.  One statement
- * for each run of hits of one owner.
+ * and explicit ids ($7, $8: ViewForHits), the tenant ($9), then nextra
+ * more (SEARCH_HIT_NARGS + nextra in all).  One statement for each run of
+ * hits of one owner.
  */
 void
 MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit, SPIPlanPtr plan,
@@ -376,13 +392,14 @@ MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit, SPIPl
 	int			first;
 	int			i;
 
-	Assert(nextra <= 8);
+	Assert(SEARCH_HIT_NARGS + nextra <= lengthof(values));
 	InitMaterializedSRF(fcinfo, 0);
 	if (run->nhits == 0 || limit == 0)
 		return;
-	ViewForHits(run->session_id, &values[6]);
+	ViewForHits(run->session_id, run->tenant, &values[6]);
+	values[8] = CStringGetTextDatum(run->tenant);
 	for (i = 0; i < nextra; i++)
-		values[8 + i] = extra[i];
+		values[SEARCH_HIT_NARGS + i] = extra[i];
 	n = Min(run->nhits, limit);
 	seqs = palloc(sizeof(Datum) * n);
 	parts = palloc(sizeof(Datum) * n);
@@ -465,8 +482,8 @@ MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn)
 	for (i = 0; i < nowners && !run->regex; i++)
 	{
 		if (drain)
-			(void) MnemoDrainSearch(owners[i], MNEMO_SEARCH_SLICE);
-		run->queued += QueuedMessages(owners[i]);
+			(void) MnemoDrainSearch(owners[i], line->tenant, MNEMO_SEARCH_SLICE);
+		run->queued += QueuedMessages(owners[i], line->tenant);
 	}
 	run->direct_left = run->regex ? MNEMO_REGEX_SCAN : MNEMO_SEARCH_DIRECT;
 	for (i = line->nsegs - 1; i >= 0 && run->nhits < run->want; i--)
@@ -516,6 +533,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
+	run.tenant = line.tenant;
 	if (MnemoSearchWords(query) > 0 && limit > 0)
 		MnemoSearchLine(&run, &line, "search_history");
 	if (ranked && run.nhits > 0)
@@ -532,7 +550,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 				 CppAsString2(MNEMO_SNIPPET_CHARS) "), " SEARCH_QUERY ", "
 				 "'MaxWords=20, MinWords=5, MaxFragments=2'), h.rank "
 				 SEARCH_HIT_ROWS,
-				 8, (Oid[]) {SEARCH_HIT_TYPES});
+				 SEARCH_HIT_NARGS, (Oid[]) {SEARCH_HIT_TYPES});
 	MnemoReturnHits(fcinfo, &run, limit, hit_plan, NULL, 0);
 	MnemoFinish(&call);
 	return (Datum) 0;

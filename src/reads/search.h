@@ -41,7 +41,9 @@
  * A search of a line, newest first (search.c): what it looks for (query,
  * words or with regex a regular expression) within seqs lo .. hi, how many
  * hits it wants, and what it found: each a message of owner, its best part
- * and that part's rank (0 for a regular expression).
+ * and that part's rank (0 for a regular expression).  Every owner is of
+ * the searching session's tenant (a fork's ancestors are of its tenant),
+ * which every statement names beside the owner's id.
  */
 typedef struct MnemoSearchHit
 {
@@ -54,6 +56,7 @@ typedef struct MnemoSearchHit
 typedef struct MnemoSearchRun
 {
 	const char *session_id;		/* the searching session */
+	const char *tenant;			/* its tenant (the line's) */
 	Datum		query;			/* text */
 	bool		regex;
 	int64		lo;
@@ -69,18 +72,22 @@ typedef struct MnemoSearchRun
 
 /*
  * The rows of MnemoReturnHits' statement, alias h (seq, part_index, rank)
- * for the hit, m its message, p its part, with its parameters' types and
- * whether the message is in the searching session's context view.
+ * for the hit, m its message, p its part (of owner $1 of tenant $9), with
+ * its parameters' types and whether the message is in the searching
+ * session's context view.
  */
 #define SEARCH_HIT_ROWS \
 	"FROM unnest($3::bigint[], $4::integer[], $5::real[]) WITH ORDINALITY " \
 	"     h(seq, part_index, rank, ord) " \
-	"JOIN mnemo.messages m ON m.session_id = $1 AND m.seq = h.seq " \
+	"JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $9 AND m.seq = h.seq " \
 	"JOIN mnemo.message_parts p " \
-	"ON p.session_id = $1 AND p.message_id = m.id AND p.part_index = h.part_index " \
+	"ON p.session_id = $1 AND p.tenant = $9 AND p.message_id = m.id " \
+	"AND p.part_index = h.part_index " \
 	"ORDER BY h.ord"
 #define SEARCH_HIT_TYPES \
-	TEXTOID, TEXTOID, INT8ARRAYOID, INT4ARRAYOID, FLOAT4ARRAYOID, BOOLOID, INT8OID, TEXTARRAYOID
+	TEXTOID, TEXTOID, INT8ARRAYOID, INT4ARRAYOID, FLOAT4ARRAYOID, BOOLOID, INT8OID, TEXTARRAYOID, \
+	TEXTOID
+#define SEARCH_HIT_NARGS 9
 #define SEARCH_IN_CONTEXT "(($6 AND m.seq > $7 AND NOT m.is_summary) OR m.id = ANY ($8))"
 
 extern int64 MnemoSearchWords(const char *query);
@@ -88,8 +95,8 @@ extern void MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn
 extern void MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit,
 							SPIPlanPtr plan, Datum *extra, int nextra);
 extern void MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq);
-extern int64 MnemoDrainSearch(const char *session_id, int32 max_messages);
-extern int64 MnemoSearchPending(const char *session_id, bool fresh);
+extern int64 MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages);
+extern int64 MnemoSearchPending(const char *session_id, const char *tenant, bool fresh);
 extern bool MnemoCanDrainSearch(void);
 
 #endif							/* MNEMO_SEARCH_H */

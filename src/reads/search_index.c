@@ -4,9 +4,11 @@
  *		mnemo.index_search() and mnemo.search_pending().
  *
  * An append writes nothing for search.  What waits to be indexed is, per
- * session, the seqs past mnemo.search_progress.indexed_seq up to the
- * session's newest message, plus the seq ranges in mnemo.search_queue: messages indexed
- * already whose parts changed since (append_part, and update_part_status
+ * session (its id and tenant: ids are unique only within a tenant, and
+ * every statement here names both), the seqs past
+ * mnemo.search_progress.indexed_seq up to the session's newest message,
+ * plus the seq ranges in mnemo.search_queue: messages indexed already
+ * whose parts changed since (append_part, and update_part_status
  * merging an output or an error).  Draining a session -- index_search(),
  * and a slice of MNEMO_SEARCH_SLICE messages before each search_history()
  * unless the transaction is read-only -- turns the parts of at most a given
@@ -67,7 +69,7 @@ MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq)
 {
 	MnemoPrepare(&queue_plan,
 				 "INSERT INTO mnemo.search_queue (session_id, seq_from, seq_to, tenant) "
-				 "VALUES ($1, $2, $2, $3) ON CONFLICT DO NOTHING",
+				 "VALUES ($1, $2, $2, $3) ON CONFLICT (session_id, tenant, seq_from, seq_to) DO NOTHING",
 				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
 	MnemoExecute(queue_plan,
 				 (Datum[]) {CStringGetTextDatum(session_id), Int64GetDatum(seq),
@@ -76,21 +78,21 @@ MnemoQueueSearch(const char *session_id, const char *tenant, int64 seq)
 }
 
 /*
- * Drain session_id: index the parts of at most max_messages of its waiting
- * messages, the queued ones (changed since they were indexed) first, then
- * the oldest past indexed_seq, and move indexed_seq over those.  Returns the
- * number of documents written.  Inside SPI; the caller has checked the
- * session.
+ * Drain session_id of tenant: index the parts of at most max_messages of its
+ * waiting messages, the queued ones (changed since they were indexed) first,
+ * then the oldest past indexed_seq, and move indexed_seq over those.  Returns
+ * the number of documents written.  Inside SPI; the caller has checked the
+ * session and resolved its tenant (MN001 if it is gone by the time the
+ * drain locks it).
  *
  * Each statement names the one session and none is an INSERT ... SELECT
  * with a row lock, a CTE or a subquery in its RETURNING, so that Citus
  * routes each to the session's shard (doc/scale-out.md).
  */
 int64
-MnemoDrainSearch(const char *session_id, int32 max_messages)
+MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 {
 	Datum		values[5];
-	char	   *tenant;
 	int64		indexed_seq;
 	int64		last_seq;
 	int64		hi;
@@ -104,7 +106,8 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	uint64		row;
 
 	values[0] = CStringGetTextDatum(session_id);
-	if (max_messages <= 0 || MnemoSearchPending(session_id, true) == 0)
+	values[1] = CStringGetTextDatum(tenant);
+	if (max_messages <= 0 || MnemoSearchPending(session_id, tenant, true) == 0)
 		return 0;
 
 	/*
@@ -114,30 +117,30 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	 * the first drain and locked by its DO UPDATE: a concurrent drain of the
 	 * session waits there, then reads what this one wrote.
 	 */
-	MnemoCheckSession(session_id, false, &tenant, NULL);
 	MnemoLockSessionKey(tenant, session_id, AccessShareLock);
 	MnemoPrepare(&session_plan,
-				 "SELECT coalesce(s.fork_seq, 0), s.tenant FROM mnemo.sessions s "
-				 "WHERE s.id = $1 FOR KEY SHARE",
-				 1, (Oid[]) {TEXTOID});
+				 "SELECT coalesce(s.fork_seq, 0) FROM mnemo.sessions s "
+				 "WHERE s.id = $1 AND s.tenant = $2 FOR KEY SHARE",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	if (MnemoExecute(session_plan, values, NULL, false, 0) != 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
-	values[1] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
-	values[2] = CStringGetTextDatum(MnemoGetText(0, 2, NULL));
+	values[2] = Int64GetDatum(MnemoGetInt64(0, 1, NULL));
 	MnemoPrepare(&progress_plan,
-				 "INSERT INTO mnemo.search_progress AS g (session_id, indexed_seq, tenant) "
+				 "INSERT INTO mnemo.search_progress AS g (session_id, tenant, indexed_seq) "
 				 "VALUES ($1, $2, $3) "
-				 "ON CONFLICT (session_id) DO UPDATE SET indexed_seq = g.indexed_seq "
+				 "ON CONFLICT (session_id, tenant) DO UPDATE SET indexed_seq = g.indexed_seq "
 				 "RETURNING g.indexed_seq",
-				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
+				 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
 	MnemoExecute(progress_plan, values, NULL, false, 0);
 	indexed_seq = MnemoGetInt64(0, 1, NULL);
 
 	/* fresh snapshots, taken after the lock: the last seq and its messages */
-	MnemoPrepare(&top_plan, "SELECT " MNEMO_LAST_SEQ("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
+	MnemoPrepare(&top_plan,
+				 "SELECT " MNEMO_LAST_SEQ("s", "$1") " FROM mnemo.sessions s "
+				 "WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	MnemoExecute(top_plan, values, NULL, false, 1);
 	last_seq = MnemoGetInt64(0, 1, NULL);
 
@@ -146,11 +149,12 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	 * seq_from (an append queues one seq per row, and a range is never cut:
 	 * it counts whole).
 	 */
-	values[1] = Int64GetDatum(budget);
+	values[2] = Int64GetDatum(budget);
 	MnemoPrepare(&queue_head_plan,
-				 "SELECT q.seq_from, q.seq_to FROM mnemo.search_queue q WHERE q.session_id = $1 "
-				 "ORDER BY q.seq_from, q.seq_to LIMIT $2",
-				 2, (Oid[]) {TEXTOID, INT8OID});
+				 "SELECT q.seq_from, q.seq_to FROM mnemo.search_queue q "
+				 "WHERE q.session_id = $1 AND q.tenant = $2 "
+				 "ORDER BY q.seq_from, q.seq_to LIMIT $3",
+				 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
 	n = MnemoExecute(queue_head_plan, values, NULL, false, 0);
 	for (row = 0; row < n && budget > 0; row++)
 	{
@@ -173,63 +177,67 @@ MnemoDrainSearch(const char *session_id, int32 max_messages)
 	}
 	if (nseqs > 0)
 	{
-		values[1] = Int64GetDatum(queued_to);
+		values[2] = Int64GetDatum(queued_to);
 		MnemoPrepare(&dequeue_plan,
-					 "DELETE FROM mnemo.search_queue WHERE session_id = $1 AND seq_from <= $2",
-					 2, (Oid[]) {TEXTOID, INT8OID});
+					 "DELETE FROM mnemo.search_queue "
+					 "WHERE session_id = $1 AND tenant = $2 AND seq_from <= $3",
+					 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
 		MnemoExecute(dequeue_plan, values, NULL, false, 0);
 	}
 	queued = construct_array(seqs, nseqs, INT8OID, sizeof(int64), FLOAT8PASSBYVAL, TYPALIGN_DOUBLE);
 
 	/* then the oldest messages past indexed_seq, with what is left */
 	hi = Min(last_seq, indexed_seq + Max(budget, 0));
-	values[1] = Int64GetDatum(indexed_seq + 1);
-	values[2] = Int64GetDatum(hi);
-	values[3] = PointerGetDatum(queued);
+	values[2] = Int64GetDatum(indexed_seq + 1);
+	values[3] = Int64GetDatum(hi);
+	values[4] = PointerGetDatum(queued);
 	MnemoPrepare(&drain_plan,
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, message_id, part_index, tsv, tenant, seq) "
 				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
 				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
-				 "ON p.session_id = $1 AND p.message_id = m.id "
-				 "WHERE m.session_id = $1 AND (m.seq BETWEEN $2 AND $3 OR m.seq = ANY ($4)) "
-				 "ON CONFLICT (session_id, seq, part_index) DO UPDATE SET tsv = excluded.tsv "
+				 "ON p.session_id = $1 AND p.tenant = $2 AND p.message_id = m.id "
+				 "WHERE m.session_id = $1 AND m.tenant = $2 "
+				 "AND (m.seq BETWEEN $3 AND $4 OR m.seq = ANY ($5)) "
+				 "ON CONFLICT (session_id, tenant, seq, part_index) DO UPDATE SET tsv = excluded.tsv "
 				 "WHERE d.tsv IS DISTINCT FROM excluded.tsv",
-				 4, (Oid[]) {TEXTOID, INT8OID, INT8OID, INT8ARRAYOID});
+				 5, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8ARRAYOID});
 	MnemoExecute(drain_plan, values, NULL, false, 0);
 	n = SPI_processed;
 	if (hi > indexed_seq)
 	{
-		values[1] = Int64GetDatum(hi);
+		values[2] = Int64GetDatum(hi);
 		MnemoPrepare(&moved_plan,
-					 "UPDATE mnemo.search_progress SET indexed_seq = $2 "
-					 "WHERE session_id = $1 AND indexed_seq < $2",
-					 2, (Oid[]) {TEXTOID, INT8OID});
+					 "UPDATE mnemo.search_progress SET indexed_seq = $3 "
+					 "WHERE session_id = $1 AND tenant = $2 AND indexed_seq < $3",
+					 3, (Oid[]) {TEXTOID, TEXTOID, INT8OID});
 		MnemoExecute(moved_plan, values, NULL, false, 0);
 	}
 	return (int64) n;
 }
 
 /*
- * How many of session_id's messages wait to be indexed: its seqs past
+ * How many of the messages of session_id of tenant wait to be indexed: its seqs past
  * indexed_seq, and the queued ones (a message queued while it waited
  * anyway counts twice).  Inside SPI.  fresh: with a new snapshot, to see
  * what committed while the caller waited (a drain); otherwise read-only,
  * which a parallel query allows (search_pending is PARALLEL SAFE).
  */
 int64
-MnemoSearchPending(const char *session_id, bool fresh)
+MnemoSearchPending(const char *session_id, const char *tenant, bool fresh)
 {
-	Datum		values[1];
+	Datum		values[2];
 
 	values[0] = CStringGetTextDatum(session_id);
+	values[1] = CStringGetTextDatum(tenant);
 	MnemoPrepare(&pending_plan,
 				 "SELECT greatest(" MNEMO_LAST_SEQ("s", "$1") " - coalesce(g.indexed_seq, s.fork_seq, 0), 0) "
 				 "+ coalesce((SELECT sum(q.seq_to - q.seq_from + 1) FROM mnemo.search_queue q "
-				 "            WHERE q.session_id = $1), 0)::bigint "
-				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g ON g.session_id = $1 "
-				 "WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
+				 "            WHERE q.session_id = $1 AND q.tenant = $2), 0)::bigint "
+				 "FROM mnemo.sessions s LEFT JOIN mnemo.search_progress g "
+				 "ON g.session_id = $1 AND g.tenant = $2 "
+				 "WHERE s.id = $1 AND s.tenant = $2",
+				 2, (Oid[]) {TEXTOID, TEXTOID});
 	if (MnemoExecute(pending_plan, values, NULL, !fresh, 1) != 1)
 		return 0;
 	return MnemoGetInt64(0, 1, NULL);
@@ -252,6 +260,7 @@ mnemo_index_search(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	int32		max_messages = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "max_messages"));
 	MnemoCall	call;
+	char	   *tenant;
 	int64		indexed;
 
 	if (max_messages < 0)
@@ -259,8 +268,8 @@ mnemo_index_search(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("max_messages must not be negative")));
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
-	indexed = MnemoDrainSearch(session_id, max_messages);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
+	indexed = MnemoDrainSearch(session_id, tenant, max_messages);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(indexed);
 }
@@ -271,11 +280,12 @@ mnemo_search_pending(PG_FUNCTION_ARGS)
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	MnemoCall	call;
+	char	   *tenant;
 	int64		pending;
 
 	MnemoConnect(&call);
-	MnemoCheckSession(session_id, false, NULL, NULL);
-	pending = MnemoSearchPending(session_id, false);
+	MnemoCheckSession(session_id, false, &tenant, NULL);
+	pending = MnemoSearchPending(session_id, tenant, false);
 	MnemoFinish(&call);
 	PG_RETURN_INT64(pending);
 }

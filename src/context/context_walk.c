@@ -35,7 +35,7 @@
 #include "mnemo.h"
 #include "context/context.h"
 
-static SPIPlanPtr session_plan;
+static SPIPlanPtr session_plans[2];
 static SPIPlanPtr tail_plan;
 static SPIPlanPtr rows_plan;
 static SPIPlanPtr tail_asc_plan;
@@ -107,7 +107,6 @@ static SPIPlanPtr tail_first_message_plan;
 bool
 ViewWalkBegin(const char *session_id, ViewWalk *w)
 {
-	Datum		values[1];
 	uint64		row;
 	int			nestlevel;
 
@@ -129,13 +128,11 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 							 GUC_ACTION_SAVE, true, 0, false);
 	(void) set_config_option("enable_bitmapscan", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	MnemoPrepare(&session_plan,
-				 "SELECT s.tenant, s.context_generation, s.context_tail_seq, " MNEMO_LAST_SEQ("s", "$1") ", "
-				 "s.fork_seq IS NOT NULL FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	values[0] = CStringGetTextDatum(session_id);
-	row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, true, 0),
-							   1, 0, false);
+	row = MnemoReadSession(session_plans,
+						   "SELECT s.tenant, s.context_generation, s.context_tail_seq, "
+						   MNEMO_LAST_SEQ("s", "$1") ", s.fork_seq IS NOT NULL "
+						   "FROM mnemo.sessions s WHERE s.id = $1",
+						   session_id, true, 1, 0, false);
 	if (MnemoGetBool(row, 5))
 	{
 		AtEOXact_GUC(true, nestlevel);

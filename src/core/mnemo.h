@@ -202,6 +202,10 @@ extern void MnemoLockSession(const char *session_id, int64 add_seq, bool require
 							 MnemoSessionLock *lock);
 extern void MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode);
 extern void MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched);
+extern uint64 MnemoSessionRows(SPIPlanPtr *plans, const char *sql, const char *session_id,
+							   const char *tenant, bool read_only);
+extern uint64 MnemoReadSession(SPIPlanPtr *plans, const char *sql, const char *session_id,
+							   bool read_only, int tenant_col, int active_col, bool require_active);
 extern uint64 MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col,
 								   int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);

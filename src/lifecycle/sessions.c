@@ -27,8 +27,7 @@
 	"ON CONFLICT (id, tenant) DO NOTHING"
 
 static SPIPlanPtr insert_plan;
-static SPIPlanPtr select_plan;
-static SPIPlanPtr select_own_plan;
+static SPIPlanPtr select_plans[2];
 static SPIPlanPtr list_plan;
 static SPIPlanPtr list_parent_plan;
 static SPIPlanPtr parent_tenant_plan;
@@ -41,44 +40,27 @@ static SPIPlanPtr watch_plan;
 /* the column of mnemo.session that holds the tenant */
 #define SESSION_TENANT_COL 15
 
-static bool SelectOwnSession(const char *session_id, const char *tenant, bool read_only);
+#define SESSION_SELECT \
+	"SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1"
 
 /*
  * Load the row of the session the caller means by session_id into
- * SPI_tuptable and return its row number there (MnemoCheckSessionRow: MN001,
- * MN013; for a caller that sees one tenant only, a probe of that tenant's
- * id: MnemoTenantOnly).  read_only = false takes a fresh snapshot, to see a
- * row another transaction committed while this one waited.
+ * SPI_tuptable and return its row number there (MnemoReadSession: MN001,
+ * MN013).  read_only = false takes a fresh snapshot, to see a row another
+ * transaction committed while this one waited.
  */
 static uint64
 SelectSession(const char *session_id, bool read_only)
 {
-	char	   *only = MnemoTenantOnly();
-
-	if (only != NULL)
-		return MnemoCheckSessionRow(session_id, SelectOwnSession(session_id, only, read_only) ? 1 : 0,
-									0, 0, false);
-	MnemoPrepare(&select_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s WHERE s.id = $1",
-				 1, (Oid[]) {TEXTOID});
-	return MnemoCheckSessionRow(session_id,
-								MnemoExecute(select_plan,
-											 (Datum[]) {CStringGetTextDatum(session_id)},
-											 NULL, read_only, 0),
-								SESSION_TENANT_COL, 0, false);
+	return MnemoReadSession(select_plans, SESSION_SELECT, session_id, read_only,
+							SESSION_TENANT_COL, 0, false);
 }
 
 /* Load tenant's session session_id into SPI_tuptable; whether it exists. */
 static bool
 SelectOwnSession(const char *session_id, const char *tenant, bool read_only)
 {
-	MnemoPrepare(&select_own_plan,
-				 "SELECT " MNEMO_SESSION_COLUMNS("s", "$1") " FROM mnemo.sessions s "
-				 "WHERE s.id = $1 AND s.tenant = $2",
-				 2, (Oid[]) {TEXTOID, TEXTOID});
-	return MnemoExecute(select_own_plan,
-						(Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
-						NULL, read_only, 1) == 1;
+	return MnemoSessionRows(select_plans, SESSION_SELECT, session_id, tenant, read_only) == 1;
 }
 
 /*

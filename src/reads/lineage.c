@@ -29,8 +29,7 @@
 
 #include "mnemo.h"
 
-static SPIPlanPtr session_plan;
-static SPIPlanPtr own_session_plan;
+static SPIPlanPtr session_plans[2];
 static SPIPlanPtr lineage_plan;
 static SPIPlanPtr discarded_plan;
 static SPIPlanPtr find_plan;
@@ -73,7 +72,6 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 			  MnemoLine *line)
 {
 	Datum		values[2];
-	char	   *only = MnemoTenantOnly();
 	int64		own_from;
 	uint64		row;
 	uint64		n;
@@ -81,22 +79,7 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 
 	memset(line, 0, sizeof(*line));
 	line->session_id = pstrdup(session_id);
-	values[0] = CStringGetTextDatum(session_id);
-	if (only != NULL)
-	{
-		values[1] = CStringGetTextDatum(only);
-		MnemoPrepare(&own_session_plan, LINE_SESSION " AND s.tenant = $2",
-					 2, (Oid[]) {TEXTOID, TEXTOID});
-		row = MnemoCheckSessionRow(session_id,
-								   MnemoExecute(own_session_plan, values, NULL, !fresh, 0),
-								   0, 2, require_active);
-	}
-	else
-	{
-		MnemoPrepare(&session_plan, LINE_SESSION, 1, (Oid[]) {TEXTOID});
-		row = MnemoCheckSessionRow(session_id, MnemoExecute(session_plan, values, NULL, !fresh, 0),
-								   1, 2, require_active);
-	}
+	row = MnemoReadSession(session_plans, LINE_SESSION, session_id, !fresh, 1, 2, require_active);
 	line->tenant = MnemoGetText(row, 1, NULL);
 	line->fork_seq = MnemoGetInt64(row, 3, &line->not_fork);
 	line->is_fork = !line->not_fork;
@@ -105,6 +88,7 @@ MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_activ
 	line->parent_id = MnemoGetText(row, 6, NULL);
 	line->forks = MnemoGetInt64(row, 7, NULL);
 
+	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(line->tenant);
 	if (line->is_fork)
 	{

@@ -23,8 +23,7 @@
 
 #include "mnemo.h"
 
-static SPIPlanPtr exists_plan;
-static SPIPlanPtr probe_plan;
+static SPIPlanPtr exists_plans[2];
 static SPIPlanPtr share_plan;
 static SPIPlanPtr lock_plan;
 static SPIPlanPtr lock_row_plan;
@@ -88,6 +87,50 @@ MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col, int a
 }
 
 /*
+ * Run sql, a statement over the session rows of one id (FROM mnemo.sessions
+ * s ... WHERE s.id = $1, the id being session_id), for tenant's session
+ * only (sql AND s.tenant = $2) or, with tenant NULL, for every tenant's;
+ * plans[0] and plans[1] keep the two plans.  Returns the number of rows, in
+ * SPI_tuptable.
+ */
+uint64
+MnemoSessionRows(SPIPlanPtr *plans, const char *sql, const char *session_id, const char *tenant,
+				 bool read_only)
+{
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(session_id);
+	if (tenant == NULL)
+	{
+		MnemoPrepare(&plans[0], sql, 1, (Oid[]) {TEXTOID});
+		return MnemoExecute(plans[0], values, NULL, read_only, 0);
+	}
+	if (plans[1] == NULL)
+		MnemoPrepare(&plans[1], psprintf("%s AND s.tenant = $2", sql), 2, (Oid[]) {TEXTOID, TEXTOID});
+	values[1] = CStringGetTextDatum(tenant);
+	return MnemoExecute(plans[1], values, NULL, read_only, 0);
+}
+
+/*
+ * The session row of session_id the caller means, read by sql (as
+ * MnemoSessionRows, with the tenant in column tenant_col): its row number
+ * in SPI_tuptable, after MnemoCheckSessionRow's checks.  A caller that sees
+ * one tenant only (MnemoTenantOnly) reads that tenant's session of the id
+ * and no other row, so another tenant's id takes the path, and the time, of
+ * a missing one.
+ */
+uint64
+MnemoReadSession(SPIPlanPtr *plans, const char *sql, const char *session_id, bool read_only,
+				 int tenant_col, int active_col, bool require_active)
+{
+	char	   *only = MnemoTenantOnly();
+
+	return MnemoCheckSessionRow(session_id,
+								MnemoSessionRows(plans, sql, session_id, only, read_only),
+								only != NULL ? 0 : tenant_col, active_col, require_active);
+}
+
+/*
  * MN001 unless session_id exists and the caller may see it (MN013 if it
  * names several such sessions: MnemoCheckSessionRow).  Its tenant, which
  * the rest of the call names the session's rows by, and its watched flag
@@ -104,29 +147,11 @@ MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col, int a
 void
 MnemoCheckSession(const char *session_id, bool fresh, char **tenant, bool *watched)
 {
-	Oid			types[1] = {TEXTOID};
-	Datum		values[2];
-	uint64		found;
-	uint64		row;
-	char	   *only = MnemoTenantOnly();
+	uint64		row = MnemoReadSession(exists_plans,
+									   "SELECT s.tenant, s.watched, s.is_active FROM mnemo.sessions s "
+									   "WHERE s.id = $1",
+									   session_id, !fresh, 1, 3, false);
 
-	values[0] = CStringGetTextDatum(session_id);
-	if (only != NULL)
-	{
-		values[1] = CStringGetTextDatum(only);
-		MnemoPrepare(&probe_plan,
-					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1 AND tenant = $2",
-					 2, (Oid[]) {TEXTOID, TEXTOID});
-		found = MnemoExecute(probe_plan, values, NULL, !fresh, 0);
-	}
-	else
-	{
-		MnemoPrepare(&exists_plan,
-					 "SELECT tenant, watched, is_active FROM mnemo.sessions WHERE id = $1",
-					 1, types);
-		found = MnemoExecute(exists_plan, values, NULL, !fresh, 0);
-	}
-	row = MnemoCheckSessionRow(session_id, found, 1, 3, false);
 	if (tenant)
 		*tenant = MnemoGetText(row, 1, NULL);
 	if (watched)

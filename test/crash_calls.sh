@@ -21,7 +21,7 @@
 #     - at the swap: B's context_items row held FOR KEY SHARE; all of the
 #       above and both marked superseded, A's context row deleted.
 #   fork_session: a row at the last position of the child's view (its first
-#     generation) inserted, uncommitted, by the blocker; the child's session
+#     generation, the source's tenant) inserted, uncommitted, by the blocker; the child's session
 #     row, its lineage and the rest of its view are written.
 #   resume_session: the same at the last position of the view's next
 #     generation; the discarded range is written, the old generation deleted.
@@ -272,7 +272,7 @@ test_call_fork() {
 	last=$(tr , '\n' <<<"$expected" | wc -l)
 	mid_call "$mode" "$label" \
 		"INSERT INTO mnemo.context_items (session_id, generation, position, item_type, item_id, seq, created_at, tenant)
-		   VALUES ('$child', 0, $last, 'message', 'blocker', 0, 0, 'blocker');" \
+		   SELECT '$child', 0, $last, 'message', 'blocker', 0, 0, tenant FROM mnemo.sessions WHERE id = '$s';" \
 		"SELECT id FROM mnemo.fork_session('$s', 'cp', '$child')" \
 		"sessions lineage context_items"
 	is "$(sqlstate_of "SELECT mnemo.get_session('$child')")" MN001 \
@@ -303,7 +303,7 @@ test_call_resume() {
 	gen=$(val "SELECT context_generation + 1 FROM mnemo.sessions WHERE id = '$s'")
 	mid_call "$mode" "$label" \
 		"INSERT INTO mnemo.context_items (session_id, generation, position, item_type, item_id, seq, created_at, tenant)
-		   VALUES ('$s', $gen, 6, 'message', 'blocker', 0, 0, 'blocker');" \
+		   SELECT '$s', $gen, 6, 'message', 'blocker', 0, 0, tenant FROM mnemo.sessions WHERE id = '$s';" \
 		"SELECT mnemo.resume_session('$s', 'cp')" \
 		"discarded context_items"
 	is "$(val "SELECT count(*) FROM mnemo.list_discarded('$s')")" 0 "$label: nothing is discarded"

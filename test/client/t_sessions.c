@@ -462,9 +462,13 @@ test_same_id(void)
 	app_role(conn, APP_ROLE "_b");
 	a = open_store("user=" APP_ROLE "_a");
 	b = open_store("user=" APP_ROLE "_b");
-	is_int(mnemo_session_create(a, &spec, NULL), MNEMO_OK, "tenant a creates shared-id");
-	is_int(mnemo_session_create(b, &spec, NULL), MNEMO_OK, "tenant b creates a session of the same id");
-	is_err(b, mnemo_session_create(b, &spec, NULL), MNEMO_ERR_DUPLICATE_ID, "MN004",
+	is_int(mnemo_session_create(a, &spec, &s), MNEMO_OK, "tenant a creates shared-id");
+	mnemo_session_free(s);
+	s = NULL;
+	is_int(mnemo_session_create(b, &spec, &s), MNEMO_OK, "tenant b creates a session of the same id");
+	mnemo_session_free(s);
+	s = NULL;
+	is_err(b, mnemo_session_create(b, &spec, &s), MNEMO_ERR_DUPLICATE_ID, "MN004",
 		   "a second one of tenant b's is a duplicate");
 	append_text(a, "shared-id", "a's one");
 	append_text(b, "shared-id", "b's one");

@@ -227,6 +227,16 @@ check "a third tenant's session, handed over to a fourth" bash -c "
   psql -X -q -v ON_ERROR_STOP=1 -c \"SELECT mnemo.reassign_tenant('cs_tenant_c', 'cs_tenant_d')\""
 is "$(PGUSER=cs_tenant_d val "SELECT count(*) FROM mnemo.get_messages('cs_tc')") $(PGUSER=cs_tenant_c sqlstate_of "SELECT mnemo.get_messages('cs_tc')")" \
 	"1 MN001" "reassign_tenant: the new tenant reads the session, the old one no longer"
+# session ids are unique within a tenant: both tenants' sessions cs_twin sit
+# in the one shard group their id hashes to, and each call reads its own
+check "two tenants each create a session cs_twin and append to it (a: one message, b: two)" bash -c "
+  psql -X -q -v ON_ERROR_STOP=1 -U cs_tenant_a -c \"SELECT mnemo.create_session('cs_twin'); SELECT mnemo.append_message('cs_twin', 'user', '[{\\\"type\\\":\\\"text\\\",\\\"text\\\":\\\"a\\\"}]')\" &&
+  psql -X -q -v ON_ERROR_STOP=1 -U cs_tenant_b -c \"SELECT mnemo.create_session('cs_twin'); SELECT mnemo.append_messages('cs_twin', '[{\\\"role\\\":\\\"user\\\",\\\"parts\\\":[]},{\\\"role\\\":\\\"assistant\\\",\\\"parts\\\":[]}]')\""
+is "$(PGUSER=cs_tenant_a val "SELECT count(*) FROM mnemo.get_messages_with_parts('cs_twin')") $(PGUSER=cs_tenant_b val "SELECT count(*) FROM mnemo.get_messages_with_parts('cs_twin')")" \
+	"1 2" "each tenant reads its own cs_twin"
+is "$(val "SELECT count(DISTINCT shardid) FROM run_command_on_shards('mnemo.messages', \$\$SELECT count(*) FROM %s WHERE session_id = 'cs_twin'\$\$) r
+             WHERE r.result::int > 0") $(sqlstate_of "SELECT mnemo.get_session('cs_twin')")" "1 MN013" \
+	"both tenants' messages of cs_twin are in one shard, and the superuser, who sees both, gets MN013"
 
 # --- where the rows are -------------------------------------------------------------
 

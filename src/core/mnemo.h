@@ -287,8 +287,10 @@ extern MnemoSegment *MnemoLineSegment(MnemoLine *line, int64 seq);
 extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner,
 								 int64 *seq);
 
-/* reads.c: a read of a session's line after a message (MN001, MN002) */
+/* open_read.c: the start of a read of a session's line (MN001, MN002) */
+extern char *MnemoConnectRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
 extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
+extern void MnemoMessageNotFound(const char *message_id, const char *session_id);
 
 /*
  * flat.c: the line's messages with their parts into a materialized SRF's

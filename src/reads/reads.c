@@ -3,7 +3,8 @@
  *		Reading the log: get_message, get_messages, get_messages_after,
  *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
  *		history, get_context_items, last_summary (get_messages_flat: flat.c,
- *		whose scan get_messages_with_parts and history read through).
+ *		whose scan get_messages_with_parts and history read through; how a
+ *		read opens: open_read.c).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -46,48 +47,6 @@ static SPIPlanPtr context_plan;
 static SPIPlanPtr last_summary_plan;
 
 /*
- * Open the frame of a read of one session: argument 0 is the session id,
- * checked to exist and be visible (MN001); its live line into *line.
- * Returns the id.
- */
-static char *
-ConnectToSession(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
-{
-	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
-
-	MnemoConnect(call);
-	MnemoReadLine(session_id, PG_INT64_MAX, false, false, line);
-	return session_id;
-}
-
-/* MN002 for message_id in the session. */
-static void
-MessageNotFound(const char *message_id, const char *session_id)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_MNEMO_MESSAGE_NOT_FOUND),
-			 errmsg("message \"%s\" does not exist in session \"%s\"", message_id, session_id)));
-}
-
-/*
- * The seq after which to read: 0, or the seq of since_message_id (argument
- * argno) on the line, MN002 if that message is not on it.
- */
-static int64
-SinceSeq(FunctionCallInfo fcinfo, int argno, MnemoLine *line)
-{
-	char	   *since = MnemoTextArgOrNull(fcinfo, argno);
-	char	   *owner;
-	int64		seq;
-
-	if (since == NULL)
-		return 0;
-	if (!MnemoLineFindMessage(line, since, &owner, &seq))
-		MessageNotFound(since, line->session_id);
-	return seq;
-}
-
-/*
  * Message argument 1 of the line into SPI_tuptable, MN002 if not there.
  * Returns the session that holds it.
  */
@@ -108,7 +67,7 @@ SelectMessage(FunctionCallInfo fcinfo, MnemoLine *line)
 					 NULL, true, 1) == 1)
 		return owner;
 	if (!line->is_fork || !MnemoLineFindMessage(line, message_id, &owner, &seq))
-		MessageNotFound(message_id, line->session_id);
+		MnemoMessageNotFound(message_id, line->session_id);
 	MnemoExecute(message_plan,
 				 (Datum[]) {CStringGetTextDatum(owner), tenant, CStringGetTextDatum(message_id)},
 				 NULL, true, 1);
@@ -124,23 +83,11 @@ mnemo_get_message(PG_FUNCTION_ARGS)
 	MnemoLine	line;
 	Datum		result;
 
-	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) MnemoConnectRead(fcinfo, &call, &line);
 	(void) SelectMessage(fcinfo, &line);
 	result = MnemoResultRow(fcinfo, callcxt, 0);
 	MnemoFinish(&call);
 	PG_RETURN_DATUM(result);
-}
-
-/*
- * Open the frame of a read of a session's line after a message: argument 0
- * is the session (MN001), argument 1 the message after which to read, or
- * NULL (MN002 if not on the line).  Returns the seq after which to read.
- */
-int64
-MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line)
-{
-	(void) ConnectToSession(fcinfo, call, line);
-	return SinceSeq(fcinfo, 1, line);
 }
 
 /*
@@ -211,7 +158,7 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("limit must be at least 1")));
-	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) MnemoConnectRead(fcinfo, &call, &line);
 	MnemoPrepare(&after_plan,
 				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
 				 "AND seq > $3 AND seq <= $4 ORDER BY seq LIMIT $5",
@@ -266,7 +213,7 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	MnemoLine	line;
 	char	   *owner;
 
-	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) MnemoConnectRead(fcinfo, &call, &line);
 	owner = SelectMessage(fcinfo, &line);
 	MnemoPrepare(&parts_plan,
 				 "SELECT p.session_id, p.message_id, p.part_index, p.id, p.part_type, "
@@ -365,7 +312,7 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 
 		CHECK_FOR_INTERRUPTS();
 		if (f == NULL)
-			MessageNotFound(id, line->session_id);
+			MnemoMessageNotFound(id, line->session_id);
 		MnemoResultAppend(fcinfo, tables[f->table], f->row, 1);
 		pfree(id);
 	}
@@ -389,7 +336,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	MnemoLine	line;
 	char	   *session_id;
 
-	session_id = ConnectToSession(fcinfo, &call, &line);
+	session_id = MnemoConnectRead(fcinfo, &call, &line);
 	InitMaterializedSRF(fcinfo, 0);
 	if (line.is_fork)
 	{
@@ -414,7 +361,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 					 "ORDER BY u.ord LIMIT 1",
 					 3, types);
 		MnemoExecute(missing_plan, values, NULL, true, 1);
-		MessageNotFound(MnemoGetText(0, 1, NULL), session_id);
+		MnemoMessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
 	MnemoFinish(&call);
 	return (Datum) 0;
@@ -441,7 +388,7 @@ mnemo_history(PG_FUNCTION_ARGS)
 				 errmsg("limit must not be negative")));
 	remaining = PG_ARGISNULL(1) ? PG_INT64_MAX : PG_GETARG_INT32(1);
 
-	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) MnemoConnectRead(fcinfo, &call, &line);
 
 	/*
 	 * Newest segment first, where the last "limit" messages begin: the
@@ -487,7 +434,7 @@ mnemo_get_context_items(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	MnemoLine	line;
 
-	values[0] = CStringGetTextDatum(ConnectToSession(fcinfo, &call, &line));
+	values[0] = CStringGetTextDatum(MnemoConnectRead(fcinfo, &call, &line));
 	values[1] = CStringGetTextDatum(line.tenant);
 	MnemoPrepare(&context_plan,
 				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW("$2") " c "
@@ -512,7 +459,7 @@ mnemo_last_summary(PG_FUNCTION_ARGS)
 	MnemoLine	line;
 	int			i;
 
-	(void) ConnectToSession(fcinfo, &call, &line);
+	(void) MnemoConnectRead(fcinfo, &call, &line);
 	MnemoPrepare(&last_summary_plan,
 				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
 				 "AND is_summary AND seq >= $3 AND seq <= $4 ORDER BY seq DESC LIMIT 1",

@@ -34,6 +34,9 @@
 #    while the others append the same images (src/log/blobs.c): no error, every
 #    blob counts exactly the parts that name it, none is missing or left
 #    over, and every image of the clients' sessions reads back exactly.
+# 8. pgbench, 16 clients x 500 appends to session conc_twin of one of two
+#    tenants at random (one id, two sessions): no error, each tenant's seqs
+#    dense 1..N, every message in its own tenant's session.
 #
 # Prints TAP-like "ok N - ..." / "not ok N - ..." lines; exits non-zero if
 # any assertion failed.  These are assertions about behaviour, not speed.
@@ -308,6 +311,38 @@ SQL
 	is "$(val "SELECT count(*) FROM mnemo.blobs")" 3 "blob purges: one blob per image"
 }
 
+# one session id in two tenants, appended to at once through one pooled
+# (superuser) connection per client that names the tenant per call
+test_same_id() {
+	local total=$((clients * per_client))
+	psql -X -q -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+CREATE ROLE conc_ta;
+CREATE ROLE conc_tb;
+SET mnemo.tenant = 'conc_ta';
+SELECT mnemo.create_session('conc_twin');
+SET mnemo.tenant = 'conc_tb';
+SELECT mnemo.create_session('conc_twin');
+SQL
+	run_pgbench "$here/pgbench/append_twin.sql" "one id, two tenants"
+	is "$(val "SELECT count(*) FROM mnemo.messages WHERE session_id = 'conc_twin'")" "$total" \
+		"one id, two tenants: $total messages"
+	is "$(val "SELECT string_agg(tenant, ',' ORDER BY tenant) FROM (
+	             SELECT tenant, count(*) AS c, count(DISTINCT seq) AS d, min(seq) AS lo, max(seq) AS hi
+	               FROM mnemo.messages WHERE session_id = 'conc_twin' GROUP BY tenant) s
+	            WHERE c = d AND lo = 1 AND hi = c AND c > 0")" "conc_ta,conc_tb" \
+		"one id, two tenants: each tenant's session has seqs dense 1..N of its own"
+	is "$(val "SELECT count(*) FROM mnemo.message_parts
+	            WHERE session_id = 'conc_twin' AND content ->> 'text' <> tenant")" 0 \
+		"one id, two tenants: every message is in the session of the tenant that appended it"
+	is "$(val "SELECT string_agg(tenant || ':' || ((SELECT max(seq) FROM mnemo.messages m
+	                                               WHERE m.session_id = 'conc_twin' AND m.tenant = s.tenant)
+	                                              = (mnemo.get_session('conc_twin')).last_seq)::text, ',' ORDER BY tenant)
+	             FROM (SELECT DISTINCT tenant FROM mnemo.sessions WHERE id = 'conc_twin') s,
+	                  LATERAL (SELECT set_config('mnemo.tenant', s.tenant, true)) c")" "conc_ta:true,conc_tb:true" \
+		"one id, two tenants: get_session, with mnemo.tenant, gives each tenant's last_seq"
+	psql -X -q -c "DROP ROLE conc_ta" -c "DROP ROLE conc_tb" >/dev/null
+}
+
 main() {
 	setup_cluster concurrency "${1:-}"
 	setup_db mnemo_concurrency
@@ -318,6 +353,7 @@ main() {
 	test_state_merges
 	test_search_forks
 	test_blob_purges
+	test_same_id
 	summary concurrency
 }
 

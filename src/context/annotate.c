@@ -55,6 +55,10 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "reads/reads.h"
+#include "context/context.h"
 
 #define HEADER_START "[Summary "
 #define ABOUT_START "[Expand for details about: "

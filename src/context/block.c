@@ -69,6 +69,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 #include "context/context.h"
 
 /*
@@ -354,7 +355,7 @@ OpenView(const char *session_id, MemoryContext callcxt, BlockView *v, MnemoCall 
 	if (ViewWalkBegin(session_id, &v->w))
 	{
 		v->walking = true;
-		/* explicit positions are all below the tail's seqs (mnemo.h) */
+		/* explicit positions are all below the tail's seqs (context.h) */
 		v->implicit_from = v->w.tail_seq + 1;
 		ContextReceiverInit(&v->older, session_id, PG_INT32_MAX, callcxt, 64);
 		ContextReceiverInit(&v->newer, session_id, PG_INT32_MAX, callcxt, 64);

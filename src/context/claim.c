@@ -28,6 +28,8 @@
 #include "utils/json.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "context/context.h"
 
 static SPIPlanPtr holder_before_plan;
 static SPIPlanPtr claim_plan;

@@ -47,6 +47,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 #include "context/context.h"
 
 static SPIPlanPtr summaries_plan;

@@ -1,11 +1,14 @@
 /*
  * context.h
- *		Reading the context view, shared by its readers: the receiver that
- *		renders a statement's rows into entries (context_rows.c), the whole
- *		view (context_view.c), the walks from either end of a view that
- *		cost what they read (context_walk.c), assembly for build_context and
- *		context_report (context.c) and turn_context (turn_context.c), and
- *		the block picker (block.c).
+ *		What the model sees and how it shrinks: the live view as SQL
+ *		(MNEMO_CONTEXT_VIEW), the swap (swap.c), a summary's annotation
+ *		(annotate.c), the compaction claim (claim.c), the file ids a text
+ *		names (file_ids.c); and reading the context view, shared by its
+ *		readers: the receiver that renders a statement's rows into entries
+ *		(context_rows.c), the whole view (context_view.c), the walks from
+ *		either end of a view that cost what they read (context_walk.c),
+ *		assembly for build_context and context_report (context.c) and
+ *		turn_context (turn_context.c), and the block picker (block.c).
  */
 #ifndef MNEMO_CONTEXT_H
 #define MNEMO_CONTEXT_H
@@ -13,11 +16,127 @@
 #include "fmgr.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
+#include "nodes/pg_list.h"
+#include "storage/itemptr.h"
 #include "tcop/dest.h"
+#include "utils/array.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
-/* an item of the context view, as mnemo.h's reader returns it */
+/*
+ * The session's live context view (the session $1 of the tenant in the
+ * parameter tenant names), as a subquery to
+ * read FROM with an alias: the explicit rows of the live generation of
+ * context_items, then the implicit tail, the session's non-summary messages
+ * with seq > sessions.context_tail_seq, each at position = its seq.  An
+ * append writes no context row: its message is in the tail until a swap
+ * reaches it (swap.c).  Explicit positions are all below the tail's seqs
+ * (appends and swaps give an item its seq as position; rebuilt views are at
+ * 1 .. n, n <= the tail start), so ORDER BY position orders the whole view.
+ * Both branches are index scans, (session_id, generation, position) and
+ * (session_id, seq), so no read visits rows of earlier generations nor
+ * messages before the tail (invariant 5).  The tail is read seq by seq
+ * over generate_series(tail start, last seq), not as a range "seq > the
+ * tail start": a range over a parameter is estimated at a third of the
+ * session's messages, which at a million messages turned nested loops
+ * into hash joins and pushed every reader's cost past jit_above_cost
+ * (build_context 1.5 ms -> 277 ms, JIT compiling on each call); the
+ * function is estimated at 1,000 rows, each a look-up by (session_id, seq)
+ * in a LATERAL subquery kept apart (OFFSET 0), never a hash of the
+ * session's messages.  row_id is the explicit row's
+ * ctid, NULL for a tail item.  A read of the whole view goes through this;
+ * the reads that must cost less than the view read its two parts by key
+ * themselves, in the same way: context assembly newest first, a batch of
+ * seqs at a time, up to what the budget holds, and compaction_block from
+ * either end, up to where its rules are decided (context_walk.c), and a
+ * swap, the items it names and their span (swap.c).
+ */
+#define MNEMO_CONTEXT_VIEW(tenant) \
+	"(SELECT c.session_id, c.position, c.item_type, c.item_id, c.seq, c.created_at, c.tenant, " \
+	"        c.ctid AS row_id FROM mnemo.context_items c " \
+	"  WHERE c.session_id = $1 AND c.tenant = " tenant \
+	"  AND c.generation = (SELECT s.context_generation FROM mnemo.sessions s " \
+	"                       WHERE s.id = $1 AND s.tenant = " tenant ") " \
+	" UNION ALL " \
+	" SELECT t.session_id, t.seq, 'message'::text, t.id, t.seq, t.created_at, t.tenant, NULL::tid " \
+	"  FROM mnemo.sessions s, generate_series(s.context_tail_seq + 1, " MNEMO_LAST_SEQ("s", "$1") ") g(seq), " \
+	"  LATERAL (SELECT t.* FROM mnemo.messages t " \
+	"           WHERE t.session_id = $1 AND t.tenant = s.tenant AND t.seq = g.seq " \
+	"           AND NOT t.is_summary OFFSET 0) t " \
+	"  WHERE s.id = $1 AND s.tenant = " tenant ")"
+
+/* swap.c: an item a swap names, as found in the live view */
+typedef struct MnemoSwapItem
+{
+	char	   *id;
+	Datum		type;			/* text: message or summary */
+	int64		seq;
+	int64		position;
+	bool		tail;			/* in the implicit tail: no row */
+	ItemPointerData row;		/* else its context_items row */
+} MnemoSwapItem;
+
+extern MnemoSwapItem *MnemoFindInContext(const char *session_id, MnemoSessionLock *lock,
+										 ArrayType *ids, int *nitems);
+extern int64 MnemoSwap(const char *session_id, MnemoSessionLock *lock, ArrayType *ids,
+					   MnemoSwapItem *items, int nitems, const char *summary_id, bool node);
+extern void MnemoCheckRemoveList(ArrayType *ids, const char *session_id);
+
+/*
+ * context_view.c: the context view read and rendered whole, one entry per
+ * item in position order (the one rendering build_context and compaction
+ * share; context_rows.c renders, context_walk.c reads it a batch at a time)
+ */
+typedef struct MnemoContextEntry
+{
+	int64		position;
+	char	   *item_type;
+	char	   *item_id;
+	char	   *role;			/* a summary's is "assistant" */
+	char	   *content;		/* rendered, NUL-terminated */
+	int			content_off;	/* in the reader's buffer */
+	int			content_len;
+	int64		chars;			/* of an oversize rendering, not kept */
+	int32		tokens;
+	int32		depth;			/* a summary node's; -1 for anything else */
+	bool		is_summary;
+	bool		included;		/* chosen by build_context */
+	bool		oversize;		/* rendering over CONTEXT_ITEM_MAX: not kept */
+	bool		let_go;			/* content dropped: cannot be included */
+	bool		inherited;		/* a fork's, held by an ancestor: not compacted */
+} MnemoContextEntry;
+
+extern MnemoContextEntry *MnemoReadContext(const char *session_id, int32 budget,
+										   MemoryContext callcxt, int *nentries, char **tenant);
+
+/*
+ * annotate.c: a summary's annotation (its header and "Expand for details
+ * about" line, before its text) and the text after it
+ */
+extern char *MnemoAnnotateSummary(const char *session_id, MnemoSessionLock *lock,
+								  const char *summary_id, bool condensed, int32 depth,
+								  MnemoSwapItem *items, int nitems, int64 seq_start,
+								  int64 seq_end, const char *content, int32 max_tokens,
+								  StringInfo marker);
+extern int	MnemoSummaryBody(const char *summary_id, const char *text, int len);
+
+/* claim.c */
+extern void MnemoCheckClaim(const char *session_id, const char *tenant, const char *holder);
+
+/* file_ids.c: the file ids a text names, and the footer that lists them */
+typedef struct MnemoFileIds
+{
+	List	   *list;			/* C strings, each once, in first-seen order */
+	struct HTAB *seen;			/* the same ids */
+} MnemoFileIds;
+extern void MnemoFileIdsInit(MnemoFileIds *ids);
+extern void MnemoFileIdsIn(const char *text, int len, MnemoFileIds *ids);
+extern void MnemoFileIdsAdd(MnemoFileIds *ids, const char *id, int len);
+extern char *MnemoFileIdFooter(const char *content, List *extra, int *body_len);
+extern void MnemoCheckFileId(const char *id, const char *what);
+
+/* an item of the context view, as context_view.c's reader returns it */
 typedef MnemoContextEntry ContextEntry;
 
 typedef struct ContextTotals

@@ -22,6 +22,8 @@
 #include "utils/memutils.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 #include "context/context.h"
 
 /*

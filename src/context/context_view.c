@@ -16,6 +16,8 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 #include "context/context.h"
 
 static SPIPlanPtr context_plan;

@@ -6,7 +6,7 @@
  *
  * The view is the explicit rows of the live generation of context_items,
  * then the implicit tail, the messages after sessions.context_tail_seq
- * (mnemo.h, MNEMO_CONTEXT_VIEW).  Newest first (ViewWalkNewer): the tail
+ * (context.h, MNEMO_CONTEXT_VIEW).  Newest first (ViewWalkNewer): the tail
  * seq by seq down from last_seq, then the explicit message rows backwards
  * by position (the readers newest first, assembly and the fresh tail of
  * compaction_block, skip summaries, which assembly reads apart).  Oldest
@@ -33,6 +33,7 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 #include "context/context.h"
 
 static SPIPlanPtr session_plans[2];

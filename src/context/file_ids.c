@@ -31,6 +31,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "context/context.h"
 
 #define FOOTER_START "\n\n[LCM File IDs: "
 #define FOOTER "[LCM File IDs: "

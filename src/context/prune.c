@@ -30,6 +30,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "context/context.h"
 
 static SPIPlanPtr prune_plan;
 

@@ -36,6 +36,10 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "reads/reads.h"
+#include "context/context.h"
 
 static SPIPlanPtr items_plan;
 static SPIPlanPtr node_plan;

@@ -10,7 +10,7 @@
  *
  * The view is the explicit rows of the live generation of context_items,
  * then the implicit tail: the session's non-summary messages after
- * sessions.context_tail_seq, each at position = its seq (mnemo.h
+ * sessions.context_tail_seq, each at position = its seq (context.h
  * MNEMO_CONTEXT_VIEW); an append writes no context row.  A swap whose span
  * reaches into the tail moves context_tail_seq past the span and writes the
  * tail items it keeps before that point as rows at their seqs, beside the
@@ -54,6 +54,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "context/context.h"
 
 static SPIPlanPtr summary_plan;
 static SPIPlanPtr find_plan;

@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "context/context.h"
 
 #define TRUNCATION_MARKER "[Truncated for context management]\n"
 

@@ -27,6 +27,8 @@
 #include "utils/typcache.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 #include "context/context.h"
 
 #define TURN_CONTEXT_COLUMNS 8

@@ -11,6 +11,7 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 PG_MODULE_MAGIC;
 

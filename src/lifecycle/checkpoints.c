@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 static SPIPlanPtr insert_plan;
 static SPIPlanPtr list_plan;

@@ -43,6 +43,9 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
+#include "lifecycle/lifecycle.h"
 
 static SPIPlanPtr checkpoint_plan;
 static SPIPlanPtr source_plan;

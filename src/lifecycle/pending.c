@@ -16,6 +16,8 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
 
 static SPIPlanPtr set_plan;
 static SPIPlanPtr clear_plan;

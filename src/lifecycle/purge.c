@@ -29,6 +29,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
 
 static SPIPlanPtr row_lock_plan;
 static SPIPlanPtr purge_plan;

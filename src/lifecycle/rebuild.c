@@ -30,6 +30,9 @@
 #include "utils/hsearch.h"
 
 #include "mnemo.h"
+#include "reads/reads.h"
+#include "lifecycle/lifecycle.h"
+#include "context/context.h"
 
 static SPIPlanPtr view_plan;
 static SPIPlanPtr edges_plan;

@@ -28,6 +28,9 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
+#include "lifecycle/lifecycle.h"
 
 static SPIPlanPtr discard_plan;
 static SPIPlanPtr revive_plan;

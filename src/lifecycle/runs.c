@@ -29,6 +29,9 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
+#include "lifecycle/lifecycle.h"
 
 static SPIPlanPtr find_plan;
 static SPIPlanPtr claim_plan;

@@ -19,6 +19,9 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "lifecycle/lifecycle.h"
 
 #define SESSION_INSERT \
 	"INSERT INTO mnemo.sessions (id, model_id, provider_id, agent, parent_id, title, " \

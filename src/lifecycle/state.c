@@ -17,6 +17,8 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
 
 static SPIPlanPtr update_plan;
 static SPIPlanPtr get_plan;

@@ -4,7 +4,7 @@
  *
  * One call stores a message row and all its parts, so a turn costs one
  * round trip.  It writes no context item: a message is in its session's
- * context view as part of the implicit tail (mnemo.h MNEMO_CONTEXT_VIEW,
+ * context view as part of the implicit tail (context.h MNEMO_CONTEXT_VIEW,
  * swap.c) until a swap reaches it.  Order of work, for atomicity and clear
  * errors: every argument and every part is validated first; then the
  * session lock is taken, reserving the seqs (tenancy/session_lock.c); then the
@@ -34,6 +34,9 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "reads/reads.h"
 #include "reads/search.h"
 
 /*

@@ -8,7 +8,7 @@
  * many parts of the tenant's sessions carry them.  "data" is a string in
  * every part an append accepts (parts.c), so an object there is always such
  * a reference.  Reads turn it back into the appended base64 (MNEMO_PART_CONTENT
- * in mnemo.h, the one place that does).  So that this is exact, a part is
+ * in log.h, the one place that does).  So that this is exact, a part is
  * converted only when its data decodes strictly and encodes back to the same
  * string (pg_b64_encode: no line breaks, canonical padding and bits); any
  * other data stays in the part as text, as before.  Estimates and the
@@ -46,6 +46,7 @@
 #include "utils/lsyscache.h"
 
 #include "mnemo.h"
+#include "log/log.h"
 
 static SPIPlanPtr upsert_plan;
 static SPIPlanPtr lock_plan;

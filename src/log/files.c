@@ -17,6 +17,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "context/context.h"
 
 static SPIPlanPtr store_plan;
 static SPIPlanPtr get_plan;

@@ -28,6 +28,8 @@
 #include "utils/numeric.h"
 
 #include "mnemo.h"
+#include "log/log.h"
+#include "reads/reads.h"
 
 static const char *const part_types[] = {
 	"text", "reasoning", "tool", "file_ref", "image", "compaction_marker",

@@ -29,6 +29,8 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
 #include "reads/search.h"
 
 /*

@@ -13,6 +13,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 static SPIPlanPtr tombstone_plan;
 

@@ -27,6 +27,9 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "maps/maps.h"
 
 static SPIPlanPtr claim_plan;
 static SPIPlanPtr finish_plan;

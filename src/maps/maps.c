@@ -24,6 +24,9 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "maps/maps.h"
 
 /* more items than this is a batch job for several maps */
 #define MAX_MAP_ITEMS 1000000

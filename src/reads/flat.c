@@ -60,6 +60,9 @@
 #include "utils/varlena.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "reads/reads.h"
 
 /* seqs per chunk of a segment */
 #define FLAT_CHUNK 1024

@@ -28,6 +28,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 
 static SPIPlanPtr session_plans[2];
 static SPIPlanPtr lineage_plan;

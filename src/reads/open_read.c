@@ -8,6 +8,8 @@
 #include "postgres.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 
 /*
  * Open the frame of a read of one session: argument 0 is the session id,

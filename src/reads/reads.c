@@ -34,6 +34,10 @@
 #include "utils/hsearch.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+#include "reads/reads.h"
+#include "context/context.h"
 
 static SPIPlanPtr message_plan;
 static SPIPlanPtr by_ids_line_plan;

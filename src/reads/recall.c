@@ -33,6 +33,8 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 #include "reads/search.h"
 
 static SPIPlanPtr span_plan;

@@ -35,6 +35,8 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "reads/reads.h"
 
 #define RECALL_MIN_TOKENS 100
 #define RECALL_MAX_TOKENS 100000

@@ -29,6 +29,7 @@
 #include "utils/jsonb.h"
 
 #include "mnemo.h"
+#include "reads/reads.h"
 
 /* The value at key as text: strings verbatim, other JSON as JSON; NULL if absent. */
 static char *

@@ -6,6 +6,12 @@
 #ifndef MNEMO_SEARCH_H
 #define MNEMO_SEARCH_H
 
+#include "executor/spi.h"
+#include "fmgr.h"
+
+#include "mnemo.h"
+#include "reads/reads.h"
+
 /*
  * The searched text of a part (alias p of mnemo.message_parts) and its
  * tsvector, as search_index.c stores it in mnemo.search_documents: the

@@ -45,6 +45,7 @@
 #include "utils/builtins.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 #include "reads/search.h"
 
 static SPIPlanPtr queue_plan;

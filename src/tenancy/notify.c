@@ -29,6 +29,7 @@
 #include "utils/json.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 static SPIPlanPtr channel_plan;
 static SPIPlanPtr new_channel_plan;

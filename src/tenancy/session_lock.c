@@ -22,6 +22,7 @@
 #include "utils/snapmgr.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 static SPIPlanPtr exists_plans[2];
 static SPIPlanPtr share_plan;

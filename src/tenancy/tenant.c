@@ -61,6 +61,7 @@
 #include "catalog/pg_type.h"
 
 #include "mnemo.h"
+#include "tenancy/tenancy.h"
 
 char	   *mnemo_tenant_setting = NULL;
 

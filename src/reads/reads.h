@@ -1,0 +1,94 @@
+/*
+ * reads.h
+ *		Reading the log: the parts and messages as SQL (MNEMO_PARTS_JSON,
+ *		MNEMO_MESSAGE_WITH_PARTS), a session's line (lineage.c), the start of
+ *		a read (open_read.c), the line's messages into a result (flat.c), and
+ *		the one rendering of a part (render.c).  search.h declares search.
+ */
+#ifndef MNEMO_READS_H
+#define MNEMO_READS_H
+
+#include "fmgr.h"
+
+#include "mnemo.h"
+#include "tenancy/tenancy.h"
+#include "log/log.h"
+
+/*
+ * reads.c, summary.c: the parts of message m as a jsonb array in part_index
+ * order, each part its content with the live status columns laid over it.
+ * $1 of the statement is the session id; the tenant is m's.
+ */
+#define MNEMO_PARTS_JSON \
+	"coalesce((SELECT jsonb_agg((" MNEMO_PART_CONTENT ") || jsonb_strip_nulls(jsonb_build_object(" \
+	"'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state, " \
+	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
+	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
+	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
+	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.message_id = m.id), '[]')"
+
+/* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
+#define MNEMO_MESSAGE_WITH_PARTS \
+	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
+	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
+	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
+	"m.finish_reason, " MNEMO_PARTS_JSON
+
+/*
+ * lineage.c: a session's live line, the segments of messages its reads
+ * see in seq order, each the range from .. to of owner's messages (the
+ * session's own, or an ancestor's for a fork).
+ */
+typedef struct MnemoSegment
+{
+	char	   *owner;
+	int64		from;
+	int64		to;
+} MnemoSegment;
+
+typedef struct MnemoLine
+{
+	char	   *session_id;
+	char	   *tenant;
+	char	   *parent_id;
+	bool		is_fork;
+	bool		not_fork;
+	int64		fork_seq;		/* a fork's: its inheritance ends here */
+	int64		last_seq;
+	int64		discards;
+	int64		forks;
+	MnemoSegment *segs;			/* inherited ones first, then the own */
+	int			nsegs;
+	int			ninherited;
+	int			maxsegs;
+} MnemoLine;
+
+extern void MnemoReadLine(const char *session_id, int64 upto, bool fresh, bool require_active,
+						  MnemoLine *line);
+extern MnemoSegment *MnemoLineSegment(MnemoLine *line, int64 seq);
+extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char **owner,
+								 int64 *seq);
+
+/* open_read.c: the start of a read of a session's line (MN001, MN002) */
+extern char *MnemoConnectRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
+extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
+extern void MnemoMessageNotFound(const char *message_id, const char *session_id);
+
+/*
+ * flat.c: the line's messages with their parts into a materialized SRF's
+ * result, segment i after seq after[i]; as message_flat rows, or as_json as
+ * message_with_parts rows
+ */
+extern void MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after,
+								bool as_json);
+
+/*
+ * render.c: the one textual rendering of a part, for estimates and context.
+ * A tool's input, output or error renders at most MNEMO_RENDER_VALUE_MAX
+ * bytes of itself, then a marker of what was cut.
+ */
+#define MNEMO_RENDER_VALUE_MAX 65536
+extern char *MnemoRenderPart(const char *part_type, Jsonb *content, int64 compacted_at,
+							 bool has_compacted_at);
+
+#endif							/* MNEMO_READS_H */

@@ -7,7 +7,7 @@
  *		readers: the receiver that renders a statement's rows into entries
  *		(context_rows.c), the whole view (context_view.c), the walks from
  *		either end of a view that cost what they read (context_walk.c),
- *		assembly for build_context and context_report (context.c) and
+ *		assembly for build_context and context_report (build_context.c) and
  *		turn_context (turn_context.c), and the block picker (block.c).
  */
 #ifndef MNEMO_CONTEXT_H
@@ -150,14 +150,14 @@ typedef struct ContextTotals
 
 /*
  * Read and render the context view of the session named by argument 0 and
- * choose what fits in the budget of argument 1; see context.c.  The tenant
+ * choose what fits in the budget of argument 1; see build_context.c.  The tenant
  * the session id resolved to goes in *tenant (callcxt).
  */
 extern ContextEntry *AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt,
 									 bool count_omitted, int *nentries, ContextTotals *totals,
 									 char **tenant);
 
-/* see context.c's header comment: one item's rendering, all renderings held */
+/* see build_context.c's header comment: one item's rendering, all renderings held */
 #define CONTEXT_ITEM_MAX (16 * 1024 * 1024)
 #define CONTEXT_HELD_MAX (256 * 1024 * 1024)
 

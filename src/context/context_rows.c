@@ -11,7 +11,7 @@
  * (its tokens are still counted: oversize); the renderings of the oldest
  * messages are let go once those held pass the budget or CONTEXT_HELD_MAX
  * bytes (let_go), and, newest first (AssembleNewestFirst), each message is
- * taken or left out as it is finished (see context.c).
+ * taken or left out as it is finished (see build_context.c).
  */
 #include "postgres.h"
 

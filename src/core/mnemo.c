@@ -11,7 +11,6 @@
 #include "utils/guc.h"
 
 #include "mnemo.h"
-#include "tenancy/tenancy.h"
 
 PG_MODULE_MAGIC;
 
@@ -19,6 +18,7 @@ int			mnemo_notify_mode = MNEMO_NOTIFY_WATCHED;
 int			mnemo_max_parts_per_message = 10000;
 int			mnemo_max_part_bytes = 16 * 1024 * 1024;
 int			mnemo_max_messages_per_batch = 10000;
+char	   *mnemo_tenant_setting = NULL;
 
 /* read by the install script only (sql/mnemo--*.sql, doc/scale-out.md) */
 static int	mnemo_partitions = 0;

@@ -36,6 +36,7 @@ extern int	mnemo_notify_mode;
 extern int	mnemo_max_parts_per_message;
 extern int	mnemo_max_part_bytes;
 extern int	mnemo_max_messages_per_batch;
+extern char *mnemo_tenant_setting;	/* mnemo.tenant: tenancy/tenant.c reads it */
 
 /* query.c: SPI with plans prepared once per backend */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
@@ -98,6 +99,8 @@ extern int32 MnemoEstimateTokens(const char *text, int len);
  * limit (MNEMO_MAX_JSON_DEPTH in client/include/mnemo.h).  doc/limits.md.
  */
 #define MNEMO_MAX_JSON_DEPTH 512
+/* json_depth.c: 22023 if jb nests deeper than MNEMO_MAX_JSON_DEPTH */
+extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
 
 /* The token estimate of an image part (parts.c), shown in its placeholder
  * (render.c): about what OpenAI and Anthropic charge for a 1-megapixel image. */

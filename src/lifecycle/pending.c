@@ -17,7 +17,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 
 static SPIPlanPtr set_plan;
 static SPIPlanPtr clear_plan;

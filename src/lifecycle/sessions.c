@@ -20,7 +20,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 #include "lifecycle/lifecycle.h"
 
 #define SESSION_INSERT \

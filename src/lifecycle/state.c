@@ -18,7 +18,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 
 static SPIPlanPtr update_plan;
 static SPIPlanPtr get_plan;

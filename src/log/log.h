@@ -2,8 +2,8 @@
  * log.h
  *		The log and its writes: a summary appended as a message (append.c),
  *		the validation and storage of parts (parts.c), and the images stored
- *		once per tenant, with the one SQL that reads a part's content back
- *		(blobs.c, MNEMO_PART_CONTENT).
+ *		once per tenant (blobs.c; reads/reads.h's MNEMO_PART_CONTENT reads a
+ *		part's content back).
  */
 #ifndef MNEMO_LOG_H
 #define MNEMO_LOG_H
@@ -12,21 +12,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-
-/*
- * blobs.c: the content of part p (an alias of mnemo.message_parts) as it was
- * appended.  An image whose base64 "data" is stored as a blob has, in its
- * place, an object naming the blob; this puts the base64 back
- * (mnemo._base64: pg_b64_encode's text, without encode()'s line breaks,
- * which the append checked gives the appended string exactly).  Every read
- * that returns a part's content selects it through this, and only this.
- */
-#define MNEMO_PART_CONTENT \
-	"CASE WHEN p.part_type = 'image' AND jsonb_typeof(p.content -> 'data') = 'object' " \
-	"THEN p.content || jsonb_build_object('data', " \
-	"(SELECT mnemo._base64(b.bytes) FROM mnemo.blobs b " \
-	"WHERE b.tenant = p.tenant AND b.sha256 = decode(p.content -> 'data' ->> 'sha256', 'hex'))) " \
-	"ELSE p.content END"
 
 /* append.c */
 extern void MnemoAppendSummaryMessage(const char *session_id, const char *summary_id,
@@ -55,8 +40,6 @@ extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *
 extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,
 							 int64 max);
 extern void MnemoCheckToolState(const char *state, const char *where);
-/* 22023 if jb nests deeper than MNEMO_MAX_JSON_DEPTH (mnemo.h) */
-extern void MnemoCheckJsonDepth(Jsonb *jb, const char *where);
 
 /* blobs.c: an image's base64 data stored once per tenant (MNEMO_PART_CONTENT reads it) */
 extern Jsonb **MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts);

@@ -28,7 +28,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 #include "maps/maps.h"
 
 static SPIPlanPtr claim_plan;

@@ -25,7 +25,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 #include "maps/maps.h"
 
 /* more items than this is a batch job for several maps */

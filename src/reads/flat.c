@@ -61,7 +61,6 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 #include "reads/reads.h"
 
 /* seqs per chunk of a segment */

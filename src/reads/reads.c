@@ -2,7 +2,7 @@
  * reads.c
  *		Reading the log: get_message, get_messages, get_messages_after,
  *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
- *		history, get_context_items, last_summary (get_messages_flat: flat.c,
+ *		history, last_summary (get_messages_flat: flat.c,
  *		whose scan get_messages_with_parts and history read through; how a
  *		read opens: open_read.c).
  *
@@ -35,9 +35,7 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
 #include "reads/reads.h"
-#include "context/context.h"
 
 static SPIPlanPtr message_plan;
 static SPIPlanPtr by_ids_line_plan;
@@ -47,7 +45,6 @@ static SPIPlanPtr parts_plan;
 static SPIPlanPtr by_ids_plan;
 static SPIPlanPtr missing_plan;
 static SPIPlanPtr history_first_plan;
-static SPIPlanPtr context_plan;
 static SPIPlanPtr last_summary_plan;
 
 /*
@@ -425,26 +422,6 @@ mnemo_history(PG_FUNCTION_ARGS)
 	for (i = 0; i < line.nsegs; i++)
 		firsts[i] = firsts[i] > 0 ? firsts[i] - 1 : PG_INT64_MAX;
 	MnemoResultMessages(fcinfo, &line, firsts, true);
-	MnemoFinish(&call);
-	return (Datum) 0;
-}
-
-PG_FUNCTION_INFO_V1(mnemo_get_context_items);
-Datum
-mnemo_get_context_items(PG_FUNCTION_ARGS)
-{
-	Oid			types[2] = {TEXTOID, TEXTOID};
-	Datum		values[2];
-	MnemoCall	call;
-	MnemoLine	line;
-
-	values[0] = CStringGetTextDatum(MnemoConnectRead(fcinfo, &call, &line));
-	values[1] = CStringGetTextDatum(line.tenant);
-	MnemoPrepare(&context_plan,
-				 "SELECT c.item_type, c.item_id, c.position FROM " MNEMO_CONTEXT_VIEW("$2") " c "
-				 "ORDER BY c.position",
-				 2, types);
-	MnemoExecuteResult(fcinfo, context_plan, values, NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -1,7 +1,7 @@
 /*
  * reads.h
- *		Reading the log: the parts and messages as SQL (MNEMO_PARTS_JSON,
- *		MNEMO_MESSAGE_WITH_PARTS), a session's line (lineage.c), the start of
+ *		Reading the log: the parts and messages as SQL (MNEMO_PART_CONTENT,
+ *		MNEMO_PARTS_JSON, MNEMO_MESSAGE_WITH_PARTS), a session's line (lineage.c), the start of
  *		a read (open_read.c), the line's messages into a result (flat.c), and
  *		the one rendering of a part (render.c).  search.h declares search.
  */
@@ -12,7 +12,22 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
-#include "log/log.h"
+
+/*
+ * The content of part p (an alias of mnemo.message_parts) as it was
+ * appended.  An image whose base64 "data" is stored as a blob
+ * (log/blobs.c) has, in its place, an object naming the blob; this puts the
+ * base64 back
+ * (mnemo._base64: pg_b64_encode's text, without encode()'s line breaks,
+ * which the append checked gives the appended string exactly).  Every read
+ * that returns a part's content selects it through this, and only this.
+ */
+#define MNEMO_PART_CONTENT \
+	"CASE WHEN p.part_type = 'image' AND jsonb_typeof(p.content -> 'data') = 'object' " \
+	"THEN p.content || jsonb_build_object('data', " \
+	"(SELECT mnemo._base64(b.bytes) FROM mnemo.blobs b " \
+	"WHERE b.tenant = p.tenant AND b.sha256 = decode(p.content -> 'data' ->> 'sha256', 'hex'))) " \
+	"ELSE p.content END"
 
 /*
  * reads.c, summary.c: the parts of message m as a jsonb array in part_index

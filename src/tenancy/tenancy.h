@@ -20,7 +20,6 @@ typedef struct MnemoCall
 	Oid			prev_caller;
 } MnemoCall;
 
-extern char *mnemo_tenant_setting;
 extern void MnemoConnect(MnemoCall *call);
 extern void MnemoFinish(MnemoCall *call);
 extern bool MnemoTenantVisible(const char *tenant);

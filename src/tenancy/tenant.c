@@ -63,7 +63,6 @@
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
 
-char	   *mnemo_tenant_setting = NULL;
 
 /* The role that called the running mnemo function (valid inside a frame). */
 static Oid	caller = InvalidOid;

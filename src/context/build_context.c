@@ -1,5 +1,5 @@
 /*
- * context.c
+ * build_context.c
  *		Context assembly: build_context and context_report, the seed's
  *		ContextBuilder as one server call.
  *

@@ -1,5 +1,5 @@
 /*
- * files.c
+ * file_references.c
  *		The content-addressed file cache: store_file_reference,
  *		get_file_reference, get_file_reference_by_path.
  *

@@ -227,7 +227,7 @@ test_summaries(mnemo_store *st)
 	/* the repo's own files */
 	summary_has(st, "client/src/files/handle.c", "c", c_src, 4);
 	summary_has(st, "client/include/mnemo/search.h", "c", c_header, 4);
-	summary_has(st, "src/log/files.c", "c", pg_src, 2);
+	summary_has(st, "src/context/file_references.c", "c", pg_src, 2);
 	summary_has(st, "README.md", "markdown", readme, 2);
 }
 

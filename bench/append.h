@@ -1,7 +1,7 @@
 /*
  * append.h
  *		What bench/append's files share: the two sides and their
- *		connections (append.c), the storage and image measures
+ *		connections (append_sides.c), the storage and image measures
  *		(append_storage.c) and issue 34's table of goals (append_table.c).
  */
 #ifndef MNEMO_BENCH_APPEND_H
@@ -42,6 +42,7 @@ extern FILE *json_out;
 
 void		open_conn(Conn *c, bool sync_on);
 void		new_session(Conn *c, enum side side);
+void		do_turn(Conn *c, enum side side, const Load *l, int i);
 double		run_turns(Conn *c, enum side side, const Load *l, double *latency);
 PGresult   *run_params(PGconn *conn, const char *sql, int n, const char *const *values);
 PGresult   *run_prepared(PGconn *conn, const char *name, int n, const char *const *values);

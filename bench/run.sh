@@ -68,7 +68,7 @@ make -s install >/dev/null
 
 PG_INCLUDE=$(pg_config --includedir)
 PG_LIBDIR=$(pg_config --libdir)
-cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/append_load.c bench/append_storage.c bench/append_table.c bench/common.c \
+cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/append.c bench/append_sides.c bench/append_load.c bench/append_storage.c bench/append_table.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -pthread -o bench/append
 cc -std=c11 -O2 -Wall -Wextra -Werror -I"$PG_INCLUDE" bench/context.c bench/context_load.c bench/context_measure.c bench/context_swap.c bench/common.c \
 	-L"$PG_LIBDIR" -lpq -o bench/context

@@ -52,12 +52,14 @@ extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 #define MNEMO_ROWS_WIDTHS 8		/* statements of 1, 2, 4, ..., 128 rows */
 typedef struct MnemoRowsInsert
 {
-	const char *head;			/* INSERT INTO t (session_id, tenant, the columns) */
+	const char *table;			/* in schema mnemo */
 	int			ncols;			/* the columns after session_id and tenant */
+	const char *const *columns; /* their names */
 	const Oid  *types;			/* their types */
 	const char *what;			/* a row, for MN004 */
 	SPIPlanPtr	plans[MNEMO_ROWS_WIDTHS];	/* by log2 of the width */
-	SPIPlanPtr	arrays_plan;	/* the one statement of a plain layout */
+	SPIPlanPtr	arrays_plan;	/* the SQL statement of a plain layout */
+	struct MnemoDirectInsert *direct;	/* the table as insert_direct.c saw it */
 } MnemoRowsInsert;
 typedef void (*MnemoRowFill) (void *arg, int row, Datum *values, bool *nulls);
 extern void MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant,

@@ -48,6 +48,7 @@
 #include "utils/tuplestore.h"
 
 #include "mnemo.h"
+#include "core/insert_direct.h"
 
 /*
  * Prepare sql into *slot unless already done, with SPI_prepare_cursor's
@@ -89,6 +90,18 @@ MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_FAST_PLAN);
 }
 
+/* INSERT INTO mnemo.table (session_id, tenant, the columns) */
+static void
+AppendHead(StringInfo sql, MnemoRowsInsert *ins)
+{
+	int			c;
+
+	appendStringInfo(sql, "INSERT INTO mnemo.%s (session_id, tenant", ins->table);
+	for (c = 0; c < ins->ncols; c++)
+		appendStringInfo(sql, ", %s", ins->columns[c]);
+	appendStringInfoChar(sql, ')');
+}
+
 /*
  * A multi-row INSERT ... VALUES of width rows, prepared once with a generic
  * plan: its parameters are the rows' values, which a custom plan would copy
@@ -114,7 +127,8 @@ PrepareRows(MnemoRowsInsert *ins, int k)
 	types[0] = TEXTOID;
 	types[1] = TEXTOID;
 	initStringInfo(&sql);
-	appendStringInfo(&sql, "%s VALUES ", ins->head);
+	AppendHead(&sql, ins);
+	appendStringInfoString(&sql, " VALUES ");
 	for (r = 0; r < width; r++)
 	{
 		appendStringInfo(&sql, "%s($1, $2", r > 0 ? ", " : "");
@@ -207,7 +221,8 @@ MnemoTablesDistributed(void)
 }
 
 /*
- * On a plain layout: the rows in statements INSERT ... SELECT $1, $2,
+ * On a plain layout whose table insert_direct.c may not write: the rows in
+ * statements INSERT ... SELECT $1, $2,
  * unnest($3), unnest($4), ..., a column an array, of up to
  * ARRAY_ROWS rows each, with a generic plan.  The unnests are in the select
  * list, not in FROM: there they run in step and stream into the insert,
@@ -243,7 +258,8 @@ InsertArrays(MnemoRowsInsert *ins, const char *session_id, const char *tenant, i
 		types[0] = TEXTOID;
 		types[1] = TEXTOID;
 		initStringInfo(&sql);
-		appendStringInfo(&sql, "%s SELECT $1, $2", ins->head);
+		AppendHead(&sql, ins);
+		appendStringInfoString(&sql, " SELECT $1, $2");
 		for (c = 0; c < ins->ncols; c++)
 		{
 			types[2 + c] = get_array_type(ins->types[c]);
@@ -330,10 +346,32 @@ InsertValues(MnemoRowsInsert *ins, const char *session_id, const char *tenant, i
 	pfree(rownulls);
 }
 
+static void NameClash(void (*write) (void *), void *arg, const char *what, const char *id);
+
+typedef struct DirectWrite
+{
+	MnemoRowsInsert *ins;
+	const char *session_id;
+	const char *tenant;
+	int			n;
+	MnemoRowFill fill;
+	void	   *arg;
+	bool		done;
+} DirectWrite;
+
+static void
+WriteDirect(void *arg)
+{
+	DirectWrite *w = arg;
+
+	w->done = MnemoInsertDirect(w->ins, w->session_id, w->tenant, w->n, w->fill, w->arg);
+}
+
 /*
  * Insert n rows of session_id (tenant) with ins: row i's columns after
  * session_id and tenant are what fill(arg, i, ...) sets.  On a plain layout
- * statements of arrays (InsertArrays).  Where the tables are partitioned
+ * straight into the table (insert_direct.c), or where the table may not be
+ * written so, statements of arrays (InsertArrays).  Where the tables are partitioned
  * or distributed, statements of 128, 64, ..., 1 rows (the binary digits of
  * n): Citus cannot plan a generic INSERT ... SELECT with parameters (the
  * partitioned layout stands in for it in the tests), and a call of one
@@ -346,9 +384,15 @@ void
 MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant, int n,
 				MnemoRowFill fill, void *arg)
 {
+	DirectWrite w = {ins, session_id, tenant, n, fill, arg, false};
+
 	if (TablesSpread())
+	{
 		InsertValues(ins, session_id, tenant, n, fill, arg);
-	else
+		return;
+	}
+	NameClash(WriteDirect, &w, ins->what, NULL);
+	if (!w.done)
 		InsertArrays(ins, session_id, tenant, n, fill, arg);
 }
 
@@ -365,24 +409,23 @@ MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 }
 
 /*
- * Execute an INSERT of rows whose other unique keys the caller allocated
- * under the session lock (seq, position, part_index), so that a unique
- * violation can only be the row's id taken within its session: MN004 naming
- * what and id.  The error is re-thrown at once, so the (sub)transaction
- * aborts as it would have; matching on the SQLSTATE, not on an index name,
- * keeps this right on partitions and shards, whose indexes have other names.
- * A set-based INSERT passes id NULL, not knowing which row clashed; its
- * caller then looks the clash up and names it (append.c).
+ * Run write(arg), an INSERT of rows whose other unique keys the caller
+ * allocated under the session lock (seq, position, part_index), so that a
+ * unique violation can only be the row's id taken within its session: MN004
+ * naming what and id.  The error is re-thrown at once, so the
+ * (sub)transaction aborts as it would have; matching on the SQLSTATE, not on
+ * an index name, keeps this right on partitions and shards, whose indexes
+ * have other names.  A set-based INSERT passes id NULL, not knowing which
+ * row clashed; its caller then looks the clash up and names it (append.c).
  */
-void
-MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
-			const char *id)
+static void
+NameClash(void (*write) (void *), void *arg, const char *what, const char *id)
 {
 	MemoryContext cxt = CurrentMemoryContext;
 
 	PG_TRY();
 	{
-		(void) MnemoExecute(plan, values, nulls, false, 0);
+		write(arg);
 	}
 	PG_CATCH();
 	{
@@ -407,6 +450,31 @@ MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
 				 errdetail("Ids are unique within their session.")));
 	}
 	PG_END_TRY();
+}
+
+typedef struct PlanWrite
+{
+	SPIPlanPtr	plan;
+	Datum	   *values;
+	const char *nulls;
+} PlanWrite;
+
+static void
+ExecutePlanWrite(void *arg)
+{
+	PlanWrite  *w = arg;
+
+	(void) MnemoExecute(w->plan, w->values, w->nulls, false, 0);
+}
+
+/* Execute a prepared INSERT, a taken id MN004 (NameClash). */
+void
+MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls, const char *what,
+			const char *id)
+{
+	PlanWrite	w = {plan, values, nulls};
+
+	NameClash(ExecutePlanWrite, &w, what, id);
 }
 
 /*

@@ -8,13 +8,13 @@
  * swap.c) until a swap reaches it.  Order of work, for atomicity and clear
  * errors: every argument and every part is validated first; then the
  * session lock is taken, reserving the seqs (tenancy/session_lock.c); then the
- * rows are inserted by prepared SPI statements, through the executor, so
- * that partitions, row-level security checks, Citus and ordinary triggers
- * see every row.  The statements are set-based, multi-row INSERT ...
- * VALUES of up to 128 rows each (MnemoInsertRows), for the messages, then
- * for all their parts, so a batch of 100 messages starts three executor
- * runs, not 100, and an ordinary turn two.  A taken id is found by the
- * unique indexes and named afterwards (WriteNamingClash).
+ * rows are inserted, the messages and then all their parts, by
+ * MnemoInsertRows: on a plain layout straight into the table and its
+ * indexes as COPY would (core/insert_direct.c), and where partitions,
+ * Citus, an operator's trigger or forced row-level security must see every
+ * row, by set-based SQL statements of up to 128 rows each, so a batch of
+ * 100 messages starts three executor runs, not 100.  A taken id is found by
+ * the unique indexes and named afterwards (WriteNamingClash).
  * Any error aborts the statement and with it every row the call wrote, so no
  * half-written turn is ever visible.
  *
@@ -344,6 +344,9 @@ enum
 	MSG_NCOLS
 };
 
+static const char *const msg_cols[MSG_NCOLS] = {
+	"seq", "id", "role", "created_at", "agent", "model_id", "provider_id", "run_id", "is_summary"
+};
 static const Oid msg_col_types[MSG_NCOLS] = {
 	INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID
 };
@@ -377,9 +380,7 @@ FillMessage(void *arg, int row, Datum *values, bool *nulls)
 }
 
 static MnemoRowsInsert message_insert = {
-	"INSERT INTO mnemo.messages (session_id, tenant, seq, id, role, created_at, agent, "
-	"model_id, provider_id, run_id, is_summary)",
-	MSG_NCOLS, msg_col_types, "message"
+	"messages", MSG_NCOLS, msg_cols, msg_col_types, "message"
 };
 
 static void

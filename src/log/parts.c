@@ -234,6 +234,10 @@ enum
 	PART_NCOLS
 };
 
+static const char *const part_cols[PART_NCOLS] = {
+	"message_id", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
+	"tool_state", "token_estimate"
+};
 static const Oid part_col_types[PART_NCOLS] = {
 	TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
 };
@@ -302,9 +306,7 @@ FillPart(void *arg, int row, Datum *values, bool *nulls)
 }
 
 static MnemoRowsInsert part_insert = {
-	"INSERT INTO mnemo.message_parts (session_id, tenant, message_id, part_index, id, "
-	"part_type, content, tool_name, tool_call_id, tool_state, token_estimate)",
-	PART_NCOLS, part_col_types, "part"
+	"message_parts", PART_NCOLS, part_cols, part_col_types, "part"
 };
 
 /*

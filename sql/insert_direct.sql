@@ -1,0 +1,103 @@
+--
+-- insert_direct: an append's rows meet the tables as an INSERT's would
+-- (src/core/insert_direct.c writes them without SQL where nothing can tell):
+-- every index holds every row it should, partial indexes included; the
+-- columns an append leaves out get their defaults, as the table says now;
+-- an operator's CHECK refuses a row, and nothing of the call is left; an
+-- operator's trigger sees every row.
+--
+\set VERBOSITY sqlstate
+CREATE EXTENSION IF NOT EXISTS amcheck;
+
+SELECT id FROM mnemo.create_session('di');
+SELECT count(*) FROM mnemo.append_messages('di', '[
+  {"role": "user", "parts": [{"type": "text", "text": "find the bug"}]},
+  {"role": "assistant", "parts": [{"type": "text", "text": "looking"},
+     {"type": "tool", "tool_name": "grep", "tool_call_id": "c1", "tool_state": "completed",
+      "input": {"pattern": "bug"}, "output": "src/a.c:1: bug"}]},
+  {"role": "tool", "parts": [{"type": "text", "text": "done"}]},
+  {"role": "user", "parts": [{"type": "text", "text": "thanks"}]}]');
+-- a batch large enough to go through the bulk-insert ring
+SELECT count(*) FROM mnemo.append_messages('di',
+  (SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN i % 2 = 0 THEN 'user' ELSE 'assistant' END,
+                                       'parts', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'm' || i))))
+     FROM generate_series(1, 1200) i));
+SELECT seq FROM mnemo.append_message('di', 'assistant', '[{"type": "text", "text": "one more"}]');
+
+-- every index entry of every heap row (heapallindexed), and the partial
+-- indexes hold exactly the rows of their predicates
+-- (bt_index_check raises an error for a heap row an index lacks)
+SELECT count(*) > 0 AS every_index_holds_every_row
+  FROM (SELECT bt_index_check(c.oid, true)
+          FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+          JOIN pg_class t ON t.oid = i.indrelid
+         WHERE t.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'i'
+           AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'btree')
+           AND (t.relname LIKE 'messages%' OR t.relname LIKE 'message\_parts%')) checked;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+SELECT count(*) AS users_by_index FROM mnemo.messages
+ WHERE session_id = 'di' AND role = 'user' AND NOT is_summary;
+RESET enable_seqscan;
+RESET enable_bitmapscan;
+SELECT count(*) AS users_by_scan FROM mnemo.messages
+ WHERE session_id = 'di' AND role = 'user' AND NOT is_summary;
+SELECT count(*) AS messages, count(DISTINCT seq) AS seqs, max(seq) AS last FROM mnemo.messages WHERE session_id = 'di';
+SELECT count(*) AS parts FROM mnemo.message_parts WHERE session_id = 'di';
+
+-- the columns an append leaves out have their defaults
+SELECT DISTINCT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
+       tokens_reasoning, cost, finish_reason, is_summary
+  FROM mnemo.messages WHERE session_id = 'di';
+SELECT DISTINCT compacted_at, started_at, completed_at FROM mnemo.message_parts WHERE session_id = 'di';
+-- ... as the table says now: a default changed after the first appends
+ALTER TABLE mnemo.messages ALTER COLUMN cost SET DEFAULT 0.25;
+SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "priced"}]', id => 'di_priced');
+ALTER TABLE mnemo.messages ALTER COLUMN cost SET DEFAULT 0;
+SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "free"}]', id => 'di_free');
+SELECT id, cost FROM mnemo.messages WHERE session_id = 'di' AND id IN ('di_priced', 'di_free') ORDER BY seq;
+-- a default that is not a constant is computed for each row
+CREATE SEQUENCE di_seq;
+ALTER TABLE mnemo.messages ALTER COLUMN finish_reason SET DEFAULT 'r' || nextval('public.di_seq');
+SELECT count(*) FROM mnemo.append_messages('di', '[{"role": "user", "parts": []}, {"role": "user", "parts": []}]');
+ALTER TABLE mnemo.messages ALTER COLUMN finish_reason DROP DEFAULT;
+DROP SEQUENCE di_seq;
+SELECT finish_reason FROM mnemo.messages WHERE session_id = 'di' AND finish_reason IS NOT NULL ORDER BY seq;
+
+-- an operator's CHECK refuses the row: 23514, and none of the call's rows is left
+ALTER TABLE mnemo.message_parts ADD CONSTRAINT no_secrets CHECK (content->>'text' IS DISTINCT FROM 'secret');
+SELECT count(*) FROM mnemo.append_messages('di', '[
+  {"role": "user", "parts": [{"type": "text", "text": "fine"}]},
+  {"role": "user", "parts": [{"type": "text", "text": "secret"}]}]');
+ALTER TABLE mnemo.message_parts DROP CONSTRAINT no_secrets;
+SELECT count(*) AS messages, max(seq) AS last FROM mnemo.messages WHERE session_id = 'di';
+SELECT count(*) AS fine FROM mnemo.message_parts WHERE session_id = 'di' AND content->>'text' = 'fine';
+
+-- an operator's trigger sees every row of an append
+CREATE TABLE di_seen (tbl text, id text);
+CREATE FUNCTION di_seen() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    -- (a partition's name without its suffix, on the partitioned layout)
+    INSERT INTO public.di_seen VALUES (regexp_replace(TG_TABLE_NAME, '_p[0-9]+$', ''), NEW.id);
+    RETURN NEW;
+END $$;
+CREATE TRIGGER di_seen AFTER INSERT ON mnemo.messages FOR EACH ROW EXECUTE FUNCTION di_seen();
+CREATE TRIGGER di_seen AFTER INSERT ON mnemo.message_parts FOR EACH ROW EXECUTE FUNCTION di_seen();
+SELECT count(*) FROM mnemo.append_messages('di', '[
+  {"role": "user", "id": "di_t1", "parts": [{"type": "text", "text": "a", "id": "di_p1"}]},
+  {"role": "assistant", "id": "di_t2", "parts": [{"type": "text", "text": "b", "id": "di_p2"},
+                                                 {"type": "text", "text": "c", "id": "di_p3"}]}]');
+SELECT tbl, id FROM di_seen ORDER BY tbl COLLATE "C", id COLLATE "C";
+DROP TRIGGER di_seen ON mnemo.messages;
+DROP TRIGGER di_seen ON mnemo.message_parts;
+-- and once it is gone, appends go on as before
+SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "after"}]', id => 'di_after');
+SELECT count(*) AS seen FROM di_seen;
+DROP TABLE di_seen;
+DROP FUNCTION di_seen();
+
+-- a taken id is still MN004 naming it, and the call leaves nothing
+SELECT mnemo.append_message('di', 'user', '[{"type": "text", "text": "again"}]', id => 'di_after');
+SELECT count(*) AS messages, max(seq) AS last FROM mnemo.messages WHERE session_id = 'di';
+
+SELECT mnemo.purge_session('di');

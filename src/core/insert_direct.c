@@ -1,0 +1,288 @@
+/*
+ * insert_direct.c
+ *		A session's rows written as COPY writes them: the table AM's insert,
+ *		the executor's CHECK and NOT NULL tests and its index inserts, with
+ *		no statement planned or executor started (MnemoInsertRows).
+ *
+ * On a plain layout every row of an append went through an INSERT ...
+ * SELECT unnest($k): its executor start-up, the arrays built for its
+ * parameters and the projection out of them took as much of an append's
+ * backend time as the heap and index inserts themselves
+ * (bench/profiles/append_lock.txt).  Here the rows go from the caller's
+ * Datums into a slot, then to the same table_tuple_insert,
+ * ExecConstraints and ExecInsertIndexTuples an INSERT would call.
+ *
+ * Only where the two ways cannot be told apart: a plain table (not
+ * partitioned, not a Citus table: MnemoInsertRows asks), without
+ * triggers (an operator's trigger fires for every row, as it would for an
+ * INSERT), without FORCE ROW LEVEL SECURITY (the owner writes, and its
+ * writes are under no policy otherwise), and whose columns the statement
+ * leaves out default to constants.  Any other table gets false, and the
+ * caller writes through SQL.  What a direct write does not pass through is
+ * the executor's hooks: pg_stat_statements and auto_explain with their
+ * nested statements tracked no longer see an append's INSERTs
+ * (doc/operations.md).
+ *
+ * What the table looks like (its OID, where each column goes, the
+ * constant defaults) is kept per backend until a relcache invalidation of
+ * the table.
+ */
+#include "postgres.h"
+
+#include "access/heapam.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_class.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/optimizer.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "mnemo.h"
+#include "core/insert_direct.h"
+
+/* a batch this large writes through a bulk-insert ring, as COPY does */
+#define BULK_ROWS 1000
+
+typedef struct MnemoDirectInsert
+{
+	MnemoRowsInsert *ins;
+	bool		valid;			/* false: look at the table again */
+	Oid			relid;
+	bool		direct;			/* the table may be written here */
+	MemoryContext cxt;			/* what follows */
+	int			natts;
+	AttrNumber	session_att;	/* 0-based */
+	AttrNumber	tenant_att;
+	AttrNumber *atts;			/* ins->columns[c]'s */
+	Datum	   *defaults;		/* every column's value unless set: a default or NULL */
+	bool	   *default_nulls;
+} MnemoDirectInsert;
+
+/* the tables looked at, for the relcache callback (two today) */
+#define MAX_DIRECT 8
+static MnemoDirectInsert *looked[MAX_DIRECT];
+static int	nlooked = 0;
+
+static void
+ForgetTable(Datum arg, Oid relid)
+{
+	int			i;
+
+	for (i = 0; i < nlooked; i++)
+		if (relid == InvalidOid || relid == looked[i]->relid)
+			looked[i]->valid = false;
+}
+
+static MnemoDirectInsert *
+Descriptor(MnemoRowsInsert *ins)
+{
+	MnemoDirectInsert *d;
+
+	if (ins->direct != NULL)
+		return ins->direct;
+	if (nlooked == MAX_DIRECT)
+		elog(ERROR, "too many tables written directly");
+	if (nlooked == 0)
+		CacheRegisterRelcacheCallback(ForgetTable, (Datum) 0);
+	d = MemoryContextAllocZero(TopMemoryContext, sizeof(MnemoDirectInsert));
+	d->ins = ins;
+	d->cxt = AllocSetContextCreate(CacheMemoryContext, "mnemo direct insert",
+								   ALLOCSET_SMALL_SIZES);
+	looked[nlooked++] = d;
+	ins->direct = d;
+	return d;
+}
+
+/* attribute number (0-based) of the column name of rel, of type type */
+static AttrNumber
+Column(Relation rel, const char *name, Oid type)
+{
+	TupleDesc	desc = RelationGetDescr(rel);
+	int			i;
+
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+		{
+			if (att->atttypid != type)
+				elog(ERROR, "column \"%s\" of \"%s\" is of type %s, not %s", name,
+					 RelationGetRelationName(rel), format_type_be(att->atttypid),
+					 format_type_be(type));
+			return (AttrNumber) i;
+		}
+	}
+	elog(ERROR, "table \"%s\" has no column \"%s\"", RelationGetRelationName(rel), name);
+	return InvalidAttrNumber;	/* keep the compiler quiet */
+}
+
+/*
+ * Look at rel, open: where the statement's columns go, and whether every
+ * other column's default is a constant (a NULL without one).
+ */
+static void
+LookAt(MnemoDirectInsert *d, Relation rel)
+{
+	MnemoRowsInsert *ins = d->ins;
+	TupleDesc	desc = RelationGetDescr(rel);
+	bool	   *set;
+	MemoryContext old;
+	int			c;
+	int			i;
+
+	MemoryContextReset(d->cxt);
+	d->relid = RelationGetRelid(rel);
+	d->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->trigdesc == NULL &&
+		!rel->rd_rel->relforcerowsecurity;
+	old = MemoryContextSwitchTo(d->cxt);
+	d->natts = desc->natts;
+	d->session_att = Column(rel, "session_id", TEXTOID);
+	d->tenant_att = Column(rel, "tenant", TEXTOID);
+	d->atts = palloc(sizeof(AttrNumber) * ins->ncols);
+	set = palloc0(sizeof(bool) * desc->natts);
+	set[d->session_att] = set[d->tenant_att] = true;
+	for (c = 0; c < ins->ncols; c++)
+		set[d->atts[c] = Column(rel, ins->columns[c], ins->types[c])] = true;
+	d->defaults = palloc0(sizeof(Datum) * desc->natts);
+	d->default_nulls = palloc(sizeof(bool) * desc->natts);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+		Node	   *expr;
+
+		d->default_nulls[i] = true;
+		if (set[i] || att->attisdropped)
+			continue;
+		if (att->attgenerated)
+		{
+			d->direct = false;
+			continue;
+		}
+		expr = build_column_default(rel, i + 1);
+		if (expr == NULL)
+			continue;
+		expr = (Node *) expression_planner((Expr *) expr);
+		if (!IsA(expr, Const))
+		{
+			d->direct = false;
+			continue;
+		}
+		d->default_nulls[i] = ((Const *) expr)->constisnull;
+		if (!d->default_nulls[i])
+			d->defaults[i] = datumCopy(((Const *) expr)->constvalue, att->attbyval, att->attlen);
+	}
+	MemoryContextSwitchTo(old);
+	d->valid = true;
+}
+
+/*
+ * Insert n rows of session_id (tenant) into ins's table, row i's other
+ * columns what fill(arg, i, ...) sets, if the table may be written here;
+ * false, having written nothing, if not.  The caller holds SPI and the
+ * session lock; a taken id is the unique index's 23505, as from an INSERT.
+ * The rows are visible to the call's next statement (CommandCounterIncrement).
+ */
+bool
+MnemoInsertDirect(MnemoRowsInsert *ins, const char *session_id, const char *tenant, int n,
+				  MnemoRowFill fill, void *arg)
+{
+	MnemoDirectInsert *d = Descriptor(ins);
+	Oid			relid = d->valid ? d->relid :
+		get_relname_relid(ins->table, get_namespace_oid("mnemo", false));
+	Relation	rel;
+	AclResult	acl;
+	EState	   *estate;
+	ResultRelInfo *rri;
+	TupleTableSlot *slot;
+	BulkInsertState bistate;
+	CommandId	cid;
+	Datum	   *row;
+	bool	   *rownulls;
+	Datum		session;
+	Datum		tenant_datum;
+	int			r;
+	int			c;
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "table mnemo.%s does not exist", ins->table);
+	/* taking the lock reads the invalidations that came before it */
+	rel = table_open(relid, RowExclusiveLock);
+	if (!d->valid || d->relid != relid)
+		LookAt(d, rel);
+	if (!d->direct)
+	{
+		table_close(rel, NoLock);
+		return false;
+	}
+	/* what the executor checks of an INSERT's target (the owner's, as a rule) */
+	acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_TABLE, RelationGetRelationName(rel));
+
+	estate = CreateExecutorState();
+	rri = makeNode(ResultRelInfo);
+	InitResultRelInfo(rri, rel, 0, NULL, 0);
+	ExecOpenIndices(rri, false);
+	slot = table_slot_create(rel, NULL);
+	bistate = n >= BULK_ROWS ? GetBulkInsertState() : NULL;
+	cid = GetCurrentCommandId(true);
+	row = palloc(sizeof(Datum) * ins->ncols);
+	rownulls = palloc(sizeof(bool) * ins->ncols);
+	session = CStringGetTextDatum(session_id);
+	tenant_datum = CStringGetTextDatum(tenant);
+
+	for (r = 0; r < n; r++)
+	{
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		ExecClearTuple(slot);
+		memcpy(slot->tts_values, d->defaults, sizeof(Datum) * d->natts);
+		memcpy(slot->tts_isnull, d->default_nulls, sizeof(bool) * d->natts);
+		slot->tts_values[d->session_att] = session;
+		slot->tts_isnull[d->session_att] = false;
+		slot->tts_values[d->tenant_att] = tenant_datum;
+		slot->tts_isnull[d->tenant_att] = false;
+		old = MemoryContextSwitchTo(GetPerTupleMemoryContext(estate));
+		fill(arg, r, row, rownulls);
+		for (c = 0; c < ins->ncols; c++)
+		{
+			slot->tts_values[d->atts[c]] = row[c];
+			slot->tts_isnull[d->atts[c]] = rownulls[c];
+		}
+		ExecStoreVirtualTuple(slot);
+		if (rel->rd_att->constr)
+			ExecConstraints(rri, slot, estate);
+		table_tuple_insert(rel, slot, cid, 0, bistate);
+		if (rri->ri_NumIndices > 0)
+			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL));
+		MemoryContextSwitchTo(old);
+		ResetPerTupleExprContext(estate);
+	}
+
+	if (bistate)
+	{
+		FreeBulkInsertState(bistate);
+		table_finish_bulk_insert(rel, 0);
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	ExecCloseIndices(rri);
+	FreeExecutorState(estate);
+	table_close(rel, NoLock);
+	pfree(row);
+	pfree(rownulls);
+	CommandCounterIncrement();
+	return true;
+}

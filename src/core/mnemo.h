@@ -44,6 +44,7 @@ extern void MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern bool MnemoCitusTable(Oid relid);
+extern bool MnemoTablesSpread(void);
 extern bool MnemoTablesDistributed(void);
 extern void MnemoInsert(SPIPlanPtr plan, Datum *values, const char *nulls,
 						const char *what, const char *id);

@@ -207,8 +207,9 @@ Layout(void)
 	return layout;
 }
 
-static bool
-TablesSpread(void)
+/* Whether mnemo's tables are partitioned or Citus tables. */
+bool
+MnemoTablesSpread(void)
 {
 	return (Layout() & LAYOUT_SPREAD) != 0;
 }
@@ -386,7 +387,7 @@ MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant
 {
 	DirectWrite w = {ins, session_id, tenant, n, fill, arg, false};
 
-	if (TablesSpread())
+	if (MnemoTablesSpread())
 	{
 		InsertValues(ins, session_id, tenant, n, fill, arg);
 		return;

@@ -80,11 +80,18 @@ MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col, int a
 				(errcode(ERRCODE_MNEMO_SESSION_NOT_FOUND),
 				 errmsg("session \"%s\" does not exist", session_id)));
 	if (require_active && !MnemoGetBool(row, active_col))
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
-				 errmsg("session \"%s\" is inactive", session_id),
-				 errhint("It was soft-deleted; its messages stay readable.")));
+		MnemoSessionInactive(session_id);
 	return row;
+}
+
+/* MN012: the session was soft-deleted */
+void
+MnemoSessionInactive(const char *session_id)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_MNEMO_SESSION_INACTIVE),
+			 errmsg("session \"%s\" is inactive", session_id),
+			 errhint("It was soft-deleted; its messages stay readable.")));
 }
 
 /*
@@ -209,7 +216,8 @@ MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode)
  *
  * The lock is keyed by the tenant the caller most likely writes as (its
  * role, or mnemo.tenant), so that an ordinary call is the lock and one
- * statement; when the session is not that tenant's, or there is no such
+ * read (SESSION_READ, or its two index probes on a plain layout:
+ * session_row.c); when the session is not that tenant's, or there is no such
  * guess (a superuser), its tenant is read and checked first and the lock
  * taken under it.  Either way the row and the newest seq are read after the
  * lock, with a fresh snapshot, so they include what the lock's previous
@@ -232,33 +240,49 @@ MnemoLockSessionKey(const char *tenant, const char *session_id, LOCKMODE mode)
 	"FROM mnemo.sessions s WHERE s.id = $1 AND s.tenant = $2"
 
 /*
- * Run the SESSION_READ plan in snapshot (InvalidSnapshot: the statement's own,
- * as MnemoExecute); whether it found the row, and its newest seq and ctid.
+ * Read the session's row of tenant and its newest seq in snapshot
+ * (InvalidSnapshot: the statement's own, as MnemoExecute): *lock's fields
+ * but last_seq the newest seq, *is_active and the row's *ctid.  Whether
+ * found.  By two index probes on a plain layout (session_row.c), else by
+ * SESSION_READ, plan.
  */
 static bool
-ReadRow(SPIPlanPtr plan, Datum *values, Snapshot snapshot, int64 *seq, ItemPointerData *ctid)
+ReadRow(SPIPlanPtr plan, Datum *values, const char *session_id, const char *tenant,
+		Snapshot snapshot, MnemoSessionLock *lock, bool *is_active, ItemPointer ctid)
 {
 	bool		isnull;
-	int			rc = SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot,
-										  false, false, 0);
+	int			rc;
 
+	if (plan != lock_row_plan && MnemoSessionRowDirect())
+		return MnemoReadSessionRow(session_id, tenant, snapshot, lock, is_active, ctid);
+	rc = SPI_execute_snapshot(plan, values, NULL, snapshot, InvalidSnapshot, false, false, 0);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_snapshot failed: %s", SPI_result_code_string(rc));
 	if (SPI_processed != 1)
 		return false;
-	*seq = MnemoGetInt64(0, 11, NULL);
+	*is_active = MnemoGetBool(0, 1);
+	lock->watched = MnemoGetBool(0, 2);
+	lock->agent = MnemoGetText(0, 3, NULL);
+	lock->model_id = MnemoGetText(0, 4, NULL);
+	lock->provider_id = MnemoGetText(0, 5, NULL);
+	lock->tenant = MnemoGetText(0, 6, NULL);
+	lock->context_generation = MnemoGetInt64(0, 7, NULL);
+	lock->context_dead = MnemoGetInt64(0, 8, NULL);
+	lock->context_tail_seq = MnemoGetInt64(0, 9, NULL);
+	lock->is_fork = MnemoGetBool(0, 10);
+	lock->last_seq = MnemoGetInt64(0, 11, NULL);
 	*ctid = *(ItemPointer) DatumGetPointer(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
 											   12, &isnull));
 	return true;
 }
 
-/* The session's write lock under tenant, then its row into SPI_tuptable; whether found. */
+/* The session's write lock under tenant, then its row into *lock; whether found. */
 static bool
-ReadLocked(const char *session_id, const char *tenant)
+ReadLocked(const char *session_id, const char *tenant, MnemoSessionLock *lock, bool *is_active)
 {
 	Datum		values[2];
-	int64		seq,
-				latest_seq = 0;
+	MnemoSessionLock latest_lock;
+	bool		latest_active;
 	ItemPointerData ctid,
 				latest_ctid;
 	bool		latest;
@@ -270,22 +294,28 @@ ReadLocked(const char *session_id, const char *tenant)
 	{
 		MnemoPrepare(&lock_row_plan, SESSION_READ " FOR NO KEY UPDATE OF s", 2,
 					 (Oid[]) {TEXTOID, TEXTOID});
-		return MnemoExecute(lock_row_plan, values, NULL, false, 0) == 1;
+		return ReadRow(lock_row_plan, values, session_id, tenant, InvalidSnapshot, lock,
+					   is_active, &ctid);
 	}
 	MnemoLockSessionKey(tenant, session_id, ExclusiveLock);
 	MnemoPrepare(&lock_plan, SESSION_READ, 2, (Oid[]) {TEXTOID, TEXTOID});
 	if (!IsolationUsesXactSnapshot())
-		return ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
+		return ReadRow(lock_plan, values, session_id, tenant, InvalidSnapshot, lock, is_active,
+					   &ctid);
 
 	/*
 	 * The row and newest seq as committed now, against what the
-	 * transaction's snapshot sees (read last, to stay in SPI_tuptable): a
-	 * difference is a write this transaction cannot serialise after.
+	 * transaction's snapshot sees: a difference is a write this transaction
+	 * cannot serialise after.
 	 */
 	ItemPointerSetInvalid(&latest_ctid);
-	latest = ReadRow(lock_plan, values, GetLatestSnapshot(), &latest_seq, &latest_ctid);
-	found = ReadRow(lock_plan, values, InvalidSnapshot, &seq, &ctid);
-	if (found != latest || (found && (seq != latest_seq || !ItemPointerEquals(&ctid, &latest_ctid))))
+	latest_lock.last_seq = 0;
+	latest = ReadRow(lock_plan, values, session_id, tenant, GetLatestSnapshot(), &latest_lock,
+					 &latest_active, &latest_ctid);
+	found = ReadRow(lock_plan, values, session_id, tenant, InvalidSnapshot, lock, is_active,
+					&ctid);
+	if (found != latest ||
+		(found && (lock->last_seq != latest_lock.last_seq || !ItemPointerEquals(&ctid, &latest_ctid))))
 		ereport(ERROR,
 				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("could not serialize access due to concurrent write to session \"%s\"",
@@ -300,28 +330,22 @@ MnemoLockSession(const char *session_id, int64 add_seq, bool require_active,
 	bool		all;
 	char	   *tenant = MnemoTenantGuess(&all);
 	bool		found = false;
+	bool		is_active = false;
 
 	if (tenant != NULL)
-		found = ReadLocked(session_id, tenant);
+		found = ReadLocked(session_id, tenant, lock, &is_active);
 	if (!found)
 	{
 		char	   *checked;
 
 		MnemoCheckSession(session_id, true, &checked, NULL);
 		if (tenant == NULL || strcmp(checked, tenant) != 0)
-			found = ReadLocked(session_id, checked);
+			found = ReadLocked(session_id, checked, lock, &is_active);
 	}
-	(void) MnemoCheckSessionRow(session_id, found ? 1 : 0, 0, 1, require_active);
-	lock->watched = MnemoGetBool(0, 2);
-	lock->agent = MnemoGetText(0, 3, NULL);
-	lock->model_id = MnemoGetText(0, 4, NULL);
-	lock->provider_id = MnemoGetText(0, 5, NULL);
-	lock->tenant = MnemoGetText(0, 6, NULL);
-	lock->context_generation = MnemoGetInt64(0, 7, NULL);
-	lock->context_dead = MnemoGetInt64(0, 8, NULL);
-	lock->context_tail_seq = MnemoGetInt64(0, 9, NULL);
-	lock->is_fork = MnemoGetBool(0, 10);
-	lock->last_seq = MnemoGetInt64(0, 11, NULL) + add_seq;
+	(void) MnemoCheckSessionRow(session_id, found ? 1 : 0, 0, 0, false);
+	if (require_active && !is_active)
+		MnemoSessionInactive(session_id);
+	lock->last_seq += add_seq;
 }
 
 /*

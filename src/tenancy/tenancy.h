@@ -8,7 +8,9 @@
 #ifndef MNEMO_TENANCY_H
 #define MNEMO_TENANCY_H
 
+#include "storage/itemptr.h"
 #include "storage/lockdefs.h"
+#include "utils/snapshot.h"
 
 #include "mnemo.h"
 
@@ -78,6 +80,12 @@ extern uint64 MnemoReadSession(SPIPlanPtr *plans, const char *sql, const char *s
 extern uint64 MnemoCheckSessionRow(const char *session_id, uint64 nrows, int tenant_col,
 								   int active_col, bool require_active);
 extern void MnemoCheckSessionActive(const char *session_id, char **tenant, bool *watched);
+extern void MnemoSessionInactive(const char *session_id) pg_attribute_noreturn();
+
+/* session_row.c: what the session lock reads, by index probes */
+extern bool MnemoSessionRowDirect(void);
+extern bool MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapshot,
+								MnemoSessionLock *lock, bool *is_active, ItemPointer ctid);
 
 /* notify.c */
 extern void MnemoNotify(bool watched, const char *tenant, const char *event,

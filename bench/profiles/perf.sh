@@ -19,8 +19,22 @@
 # Connects with the PG* environment to a database with mnemo (as bench/run.sh
 # or test/cluster.sh sets it), needs perf and, for import, client/mnemo.
 # Writes perf's call graph, by inclusive share, to OUT.txt.
+#
+# MNEMO_PERF_ROLE=ROLE runs every call as ROLE (SET ROLE at connection
+# start, as bench/append's mnemo_bench_app: made here if missing), so that
+# the profile takes an application role's path; by default they run as
+# the connecting superuser, whose writes check the session's tenant first.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+role_opt=
+if [ -n "${MNEMO_PERF_ROLE:-}" ]; then
+	psql -X -q -v ON_ERROR_STOP=1 -v role="$MNEMO_PERF_ROLE" <<'SQL'
+SELECT format('CREATE ROLE %I NOLOGIN', :'role') WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = :'role') \gexec
+SELECT format('GRANT USAGE ON SCHEMA mnemo TO %I', :'role') \gexec
+SQL
+	role_opt="-c role=$MNEMO_PERF_ROLE"
+	export PGOPTIONS="${PGOPTIONS:-} $role_opt"
+fi
 
 what=${1:?usage: perf.sh turn|batch|import|load OUT.txt}
 out=${2:?usage: perf.sh turn|batch|import|load OUT.txt}
@@ -34,7 +48,7 @@ turn)
 	assistant=$(printf 'a %.0s' $(seq 400))
 	printf "SELECT count(*) FROM mnemo.append_messages('%s', '[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}]');\n" \
 		"$session" "$user" "$assistant" >"$work/turn.sql"
-	PGOPTIONS="-c synchronous_commit=off" pgbench -n -M prepared -f "$work/turn.sql" -T 12 -c 1 \
+	PGOPTIONS="-c synchronous_commit=off $role_opt" pgbench -n -M prepared -f "$work/turn.sql" -T 12 -c 1 \
 		>"$work/pgbench.txt" 2>&1 &
 	sleep 2
 	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")
@@ -49,7 +63,7 @@ batch)
 		'parts', jsonb_build_array(jsonb_build_object('type', 'text',
 			'text', repeat('word ', CASE WHEN n % 2 = 1 THEN 40 ELSE 160 END))))) FROM generate_series(1, 100) AS n")
 	printf "SELECT count(*) FROM mnemo.append_messages('%s', '%s');\n" "$session" "$batch" >"$work/batch.sql"
-	PGOPTIONS="-c synchronous_commit=off" pgbench -n -M prepared -f "$work/batch.sql" -T 12 -c 1 \
+	PGOPTIONS="-c synchronous_commit=off $role_opt" pgbench -n -M prepared -f "$work/batch.sql" -T 12 -c 1 \
 		>"$work/pgbench.txt" 2>&1 &
 	sleep 2
 	pid=$(psql -X -Atc "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench' LIMIT 1")

@@ -145,6 +145,8 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	int			c;
 	int			i;
 
+	/* an invalidation that comes while this reads marks it stale again */
+	d->valid = true;
 	MemoryContextReset(d->cxt);
 	d->relid = RelationGetRelid(rel);
 	d->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->trigdesc == NULL &&
@@ -196,7 +198,6 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	for (i = 0; i < d->nchecks; i++)
 		d->checks[i] = expression_planner(stringToNode(desc->constr->check[i].ccbin));
 	MemoryContextSwitchTo(old);
-	d->valid = true;
 }
 
 /*

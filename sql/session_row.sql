@@ -49,5 +49,13 @@ SELECT count(*) AS sessions,
           JOIN mnemo.message_parts p ON p.session_id = s.id AND p.message_id = m.id
          GROUP BY s.id) per_session;
 
+-- the keys rebuilt under new OIDs (REINDEX CONCURRENTLY swaps in a new
+-- index): the probes find them again, and the next append is seq 4
+REINDEX TABLE CONCURRENTLY mnemo.sessions;
+REINDEX TABLE CONCURRENTLY mnemo.messages;
+SELECT count(*) AS appended, bool_and(a.seq = 4) AS seq_4
+  FROM mnemo.sessions s,
+       LATERAL mnemo.append_message(s.id, 'user', '[{"type": "text", "text": "after the reindex"}]'::jsonb) a;
+
 \c :regress_db
 DROP DATABASE mnemo_icu;

@@ -59,6 +59,7 @@ typedef struct MnemoDirectInsert
 {
 	MnemoRowsInsert *ins;
 	bool		valid;			/* false: look at the table again */
+	bool		stale;			/* an invalidation came while it was looked at */
 	Oid			relid;
 	bool		direct;			/* the table may be written here */
 	MemoryContext cxt;			/* what follows */
@@ -84,7 +85,10 @@ ForgetTable(Datum arg, Oid relid)
 
 	for (i = 0; i < nlooked; i++)
 		if (relid == InvalidOid || relid == looked[i]->relid)
+		{
 			looked[i]->valid = false;
+			looked[i]->stale = true;
+		}
 }
 
 static MnemoDirectInsert *
@@ -145,8 +149,9 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	int			c;
 	int			i;
 
-	/* an invalidation that comes while this reads marks it stale again */
-	d->valid = true;
+	/* valid at the end, unless an error or an invalidation came meanwhile */
+	d->valid = false;
+	d->stale = false;
 	MemoryContextReset(d->cxt);
 	d->relid = RelationGetRelid(rel);
 	d->direct = rel->rd_rel->relkind == RELKIND_RELATION && rel->trigdesc == NULL &&
@@ -198,6 +203,7 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	for (i = 0; i < d->nchecks; i++)
 		d->checks[i] = expression_planner(stringToNode(desc->constr->check[i].ccbin));
 	MemoryContextSwitchTo(old);
+	d->valid = !d->stale;
 }
 
 /*

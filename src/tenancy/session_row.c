@@ -30,6 +30,7 @@
 #include "catalog/pg_am.h"
 #include "catalog/pg_index.h"
 #include "executor/tuptable.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/inval.h"
@@ -66,7 +67,8 @@ static const char *const seq_key[] = {"session_id", "tenant", "seq"};
 
 static struct
 {
-	bool		valid;
+	bool		valid;			/* false: look at the tables again */
+	bool		stale;			/* an invalidation came while they were looked at */
 	Oid			sessions;
 	Oid			sessions_key;
 	Oid			messages;
@@ -79,7 +81,10 @@ static void
 ForgetTables(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == tables.sessions || relid == tables.messages)
+	{
 		tables.valid = false;
+		tables.stale = true;
+	}
 }
 
 /* the unique btree index of rel over exactly cols, without predicate; InvalidOid if none */
@@ -127,6 +132,17 @@ MnemoSessionRowDirect(void)
 
 	if (MnemoTablesSpread())
 		return false;
+
+	/*
+	 * The probes' locks, taken first: taking them reads the invalidations
+	 * before them (a REINDEX CONCURRENTLY that replaced a key, a reinstall),
+	 * so what is kept is checked against the tables as they are now.
+	 */
+	if (tables.valid)
+	{
+		LockRelationOid(tables.sessions, AccessShareLock);
+		LockRelationOid(tables.messages, AccessShareLock);
+	}
 	if (tables.valid)
 		return OidIsValid(tables.sessions_key) && OidIsValid(tables.messages_seq_key);
 	if (!callback_registered)
@@ -134,10 +150,11 @@ MnemoSessionRowDirect(void)
 		CacheRegisterRelcacheCallback(ForgetTables, (Datum) 0);
 		callback_registered = true;
 	}
+	/* valid at the end, unless an error or an invalidation came meanwhile */
+	tables.stale = false;
 	nsp = get_namespace_oid("mnemo", false);
 	tables.sessions = get_relname_relid("sessions", nsp);
 	tables.messages = get_relname_relid("messages", nsp);
-	tables.valid = true;
 
 	rel = table_open(tables.sessions, AccessShareLock);
 	tables.sessions_key = KeyIndex(rel, session_key, lengthof(session_key));
@@ -149,6 +166,7 @@ MnemoSessionRowDirect(void)
 	tables.messages_seq_key = KeyIndex(rel, seq_key, lengthof(seq_key));
 	tables.seq_att = get_attnum(tables.messages, "seq");
 	table_close(rel, AccessShareLock);
+	tables.valid = !tables.stale;
 	return OidIsValid(tables.sessions_key) && OidIsValid(tables.messages_seq_key);
 }
 
@@ -185,7 +203,7 @@ Probe(Relation heap, Oid indexoid, Datum *keys, int nkeys, ScanDirection dir,
  * snapshot (InvalidSnapshot: the transaction's, as SPI gives a statement)
  * after the call's earlier writes: *lock's fields but last_seq the newest
  * seq (no reservation), *is_active and the row's *ctid.  Whether found.
- * Only where MnemoSessionRowDirect().
+ * Only where MnemoSessionRowDirect(), asked just before in the same call.
  */
 bool
 MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapshot,
@@ -200,7 +218,6 @@ MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapsho
 	Datum		fork_seq;
 	bool		no_fork;
 
-	Assert(tables.valid);
 	CommandCounterIncrement();
 	PushCopiedSnapshot(snapshot != InvalidSnapshot ? snapshot : GetTransactionSnapshot());
 	UpdateActiveSnapshotCommandId();

@@ -26,7 +26,7 @@ SELECT * FROM mnemo.append_message('ap_other', 'user', '[]', id => 'ap_o1');
 SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_*' ELSE id END AS id, role, agent, model_id,
        provider_id, run_id, is_summary, tokens_input, tokens_output, cost, finish_reason,
        abs(created_at - extract(epoch FROM clock_timestamp()) * 1000) < 60000 AS created_now
-  FROM mnemo.messages WHERE session_id = 'ap' ORDER BY seq;
+  FROM mnemo.get_messages('ap') ORDER BY seq;
 SELECT last_seq FROM mnemo.get_session('ap');
 -- five appends later the session row is the one create_session wrote: the
 -- seqs came from the messages' key, under a lock that writes nothing

@@ -45,15 +45,18 @@ SELECT count(*) AS users_by_scan FROM mnemo.messages
 SELECT count(*) AS messages, count(DISTINCT seq) AS seqs, max(seq) AS last FROM mnemo.messages WHERE session_id = 'di';
 SELECT count(*) AS parts FROM mnemo.message_parts WHERE session_id = 'di';
 
--- the columns an append leaves out have their defaults
+-- the columns an append leaves out have their defaults: no token counts
+-- or cost stored, which every function reads as 0
 SELECT DISTINCT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
        tokens_reasoning, cost, finish_reason, is_summary
   FROM mnemo.messages WHERE session_id = 'di';
+SELECT DISTINCT tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
+       tokens_reasoning, cost FROM mnemo.get_messages('di');
 SELECT DISTINCT compacted_at, started_at, completed_at FROM mnemo.message_parts WHERE session_id = 'di';
 -- ... as the table says now: a default changed after the first appends
 ALTER TABLE mnemo.messages ALTER COLUMN cost SET DEFAULT 0.25;
 SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "priced"}]', id => 'di_priced');
-ALTER TABLE mnemo.messages ALTER COLUMN cost SET DEFAULT 0;
+ALTER TABLE mnemo.messages ALTER COLUMN cost DROP DEFAULT;
 SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "free"}]', id => 'di_free');
 SELECT id, cost FROM mnemo.messages WHERE session_id = 'di' AND id IN ('di_priced', 'di_free') ORDER BY seq;
 -- a default that is not a constant is computed for each row

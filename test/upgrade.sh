@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
-# then 0.3.0, 0.4.0, 0.5.0, 0.6.0 and 0.7.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
+# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
 # unchanged through the new functions, and its schema is the schema of a
 # fresh install of the current version.  A database made hash-partitioned
 # at 0.2.0 (mnemo.partitions) gets the tables 0.3.0 adds partitioned alike.
@@ -226,13 +226,18 @@ main() {
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.7.0 "the database is at 0.7.0"
 	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
 		"every row of every table is unchanged by 0.6.0 -> 0.7.0"
+	check "ALTER EXTENSION mnemo UPDATE TO '0.8.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.8.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.8.0 "the database is at 0.8.0"
+	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.7.0 -> 0.8.0"
 	is "$(val "$old" "SELECT count(*) || ' ' || sum(refs) || ' ' || sum(octet_length(bytes)) || ' ' || min(tenant)
 	                  FROM mnemo.blobs")" "1 2 32000 $owner" "one blob of 32,000 bytes, for both, of the owner's tenant"
 	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
 	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
 	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
 		"get_messages_with_parts gives each image's base64 back exactly"
-	# read back through the new functions: the library installed is 0.7.0's,
+	# read back through the new functions: the library installed is 0.8.0's,
 	# and a database runs its functions once updated to the library's version
 	# (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
@@ -280,7 +285,7 @@ main()
 	is "$(val "$old" "SELECT mnemo.search_pending('up_a')")" 0 "and indexed it on that first search"
 	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
-		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.7.0 reads the updated session, the appends made after the update included"
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.8.0 reads the updated session, the appends made after the update included"
 
 	# the schema of a fresh install
 	fresh_db "$new"
@@ -289,14 +294,14 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.7.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.8.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
 	fresh_db "$part"
 	check "a 0.2.0 install with mnemo.partitions = 3" env PGOPTIONS="-c mnemo.partitions=3" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "CREATE EXTENSION mnemo VERSION '0.2.0'"
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.7.0, through 0.3.0, 0.4.0, 0.5.0 and 0.6.0)" \
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.8.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0 and 0.7.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)

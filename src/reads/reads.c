@@ -61,7 +61,7 @@ SelectMessage(FunctionCallInfo fcinfo, MnemoLine *line)
 	Datum		tenant = CStringGetTextDatum(line->tenant);
 
 	MnemoPrepare(&message_plan,
-				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 AND id = $3",
+				 "SELECT " MNEMO_MESSAGE_ROW("") " FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 AND id = $3",
 				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
 	if (MnemoExecute(message_plan,
 					 (Datum[]) {CStringGetTextDatum(owner), tenant, CStringGetTextDatum(message_id)},
@@ -128,7 +128,7 @@ Datum
 mnemo_get_messages(PG_FUNCTION_ARGS)
 {
 	return ReadSession(fcinfo, &messages_plan,
-					   "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+					   "SELECT " MNEMO_MESSAGE_ROW("") " FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
 					   "AND seq > $3 AND seq <= $4 ORDER BY seq");
 }
 
@@ -161,7 +161,7 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 				 errmsg("limit must be at least 1")));
 	(void) MnemoConnectRead(fcinfo, &call, &line);
 	MnemoPrepare(&after_plan,
-				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+				 "SELECT " MNEMO_MESSAGE_ROW("") " FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
 				 "AND seq > $3 AND seq <= $4 ORDER BY seq LIMIT $5",
 				 5, types);
 	InitMaterializedSRF(fcinfo, 0);
@@ -442,7 +442,7 @@ mnemo_last_summary(PG_FUNCTION_ARGS)
 
 	(void) MnemoConnectRead(fcinfo, &call, &line);
 	MnemoPrepare(&last_summary_plan,
-				 "SELECT * FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
+				 "SELECT " MNEMO_MESSAGE_ROW("") " FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 "
 				 "AND is_summary AND seq >= $3 AND seq <= $4 ORDER BY seq DESC LIMIT 1",
 				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	for (i = line.nsegs; i-- > 0;)

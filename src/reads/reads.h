@@ -42,11 +42,26 @@
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
 	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.message_id = m.id), '[]')"
 
+/*
+ * A message's token counts and cost, columns of messages (m: "m." or ""):
+ * NULL until update_message_tokens sets them, and 0 as every function
+ * returns them.
+ */
+#define MNEMO_COUNTS(m) \
+	"coalesce(" m "tokens_input, 0), coalesce(" m "tokens_output, 0), " \
+	"coalesce(" m "tokens_cache_read, 0), coalesce(" m "tokens_cache_write, 0), " \
+	"coalesce(" m "tokens_reasoning, 0), coalesce(" m "cost, 0)"
+
+/* the columns of a mnemo.messages row as the functions return it */
+#define MNEMO_MESSAGE_ROW(m) \
+	m "session_id, " m "seq, " m "id, " m "role, " m "created_at, " m "agent, " \
+	m "model_id, " m "provider_id, " m "run_id, " m "is_summary, " MNEMO_COUNTS(m) ", " \
+	m "finish_reason, " m "tenant"
+
 /* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
 #define MNEMO_MESSAGE_WITH_PARTS \
 	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
-	"m.provider_id, m.run_id, m.is_summary, m.tokens_input, m.tokens_output, " \
-	"m.tokens_cache_read, m.tokens_cache_write, m.tokens_reasoning, m.cost, " \
+	"m.provider_id, m.run_id, m.is_summary, " MNEMO_COUNTS("m.") ", " \
 	"m.finish_reason, " MNEMO_PARTS_JSON
 
 /*

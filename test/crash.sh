@@ -37,7 +37,8 @@
 # After each crash, every session of the database is checked
 # (check_sessions): seqs dense from the fork point to last_seq, no row of a
 # session that does not exist, the summary DAG whole (every node with its
-# summary message, marker and edges), fork counts, a context view of the
+# summary message, marker and edges), fork counts, every btree index
+# holding every heap row (amcheck), a context view of the
 # session's own line; and for sessions without summaries, forks or resumes,
 # exactly one context item per message at position = seq.
 #
@@ -146,6 +147,15 @@ check_sessions() {
 	is "$(val "SELECT count(*) FROM mnemo.sessions s
 	            WHERE s.forks <> (SELECT count(*) FROM mnemo.sessions c WHERE c.parent_id = s.id AND c.fork_seq IS NOT NULL)")" 0 \
 		"$label: every session's forks count is its number of forks"
+	# every btree index of the store holds every heap row it should (an
+	# error of bt_index_check is printed instead of t): recovery replayed
+	# the heap and index records of rows written with the table AM
+	# (src/core/insert_direct.c) as of any INSERT
+	is "$(val "SET client_min_messages = warning; CREATE EXTENSION IF NOT EXISTS amcheck;
+	           SELECT count(*) > 0 FROM (SELECT bt_index_check(c.oid, true) FROM pg_class c
+	            WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'i'
+	              AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'btree')) x")" t \
+		"$label: every index of the store holds every row (amcheck, heapallindexed)"
 	# the context view (its explicit rows and its implicit tail) of every session
 	local view="(SELECT s.id AS session_id, c.* FROM mnemo.sessions s, LATERAL mnemo.get_context_items(s.id) c)"
 	is "$(val "SELECT (SELECT count(*) FROM $view c

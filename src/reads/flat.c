@@ -476,9 +476,7 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 	int			i;
 
 	MnemoPrepare(&messages_plan,
-				 "SELECT m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, "
-				 "m.provider_id, m.run_id, m.is_summary, " MNEMO_COUNTS("m.") ", "
-				 "m.finish_reason FROM mnemo.messages m "
+				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq > $3 AND m.seq <= $4",
 				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	c.nmsgs = (int) MnemoExecute(messages_plan,

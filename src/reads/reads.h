@@ -58,11 +58,16 @@
 	m "model_id, " m "provider_id, " m "run_id, " m "is_summary, " MNEMO_COUNTS(m) ", " \
 	m "finish_reason, " m "tenant"
 
-/* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
-#define MNEMO_MESSAGE_WITH_PARTS \
+/*
+ * The message's columns of mnemo.message_with_parts and mnemo.message_flat
+ * (id first), over messages m
+ */
+#define MNEMO_MESSAGE_FIELDS \
 	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
-	"m.provider_id, m.run_id, m.is_summary, " MNEMO_COUNTS("m.") ", " \
-	"m.finish_reason, " MNEMO_PARTS_JSON
+	"m.provider_id, m.run_id, m.is_summary, " MNEMO_COUNTS("m.") ", m.finish_reason"
+
+/* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
+#define MNEMO_MESSAGE_WITH_PARTS MNEMO_MESSAGE_FIELDS ", " MNEMO_PARTS_JSON
 
 /*
  * lineage.c: a session's live line, the segments of messages its reads

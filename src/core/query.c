@@ -372,14 +372,14 @@ WriteDirect(void *arg)
  * Insert n rows of session_id (tenant) with ins: row i's columns after
  * session_id and tenant are what fill(arg, i, ...) sets.  On a plain layout
  * straight into the table (insert_direct.c), or where the table may not be
- * written so, statements of arrays (InsertArrays).  Where the tables are partitioned
- * or distributed, statements of 128, 64, ..., 1 rows (the binary digits of
- * n): Citus cannot plan a generic INSERT ... SELECT with parameters (the
- * partitioned layout stands in for it in the tests), and a call of one
- * message and two parts runs two statements, an import of thousands one
- * per 128 rows, with the values of one statement at a time as Datums:
- * fill's allocations are freed after each.  MN004 if an id is taken
- * (MnemoInsert; the caller names it).
+ * written so, statements of arrays (InsertArrays).  Where the tables are
+ * partitioned or distributed, statements of 128, 64, ..., 1 rows (the
+ * binary digits of n): Citus cannot plan a generic INSERT ... SELECT with
+ * parameters (the partitioned layout stands in for it in the tests), and a
+ * call of one message and two parts runs two statements, an import of
+ * thousands one per 128 rows, with the values of one statement at a time as
+ * Datums: fill's allocations are freed after each.  MN004 if an id is taken
+ * (NameClash; the caller names it).
  */
 void
 MnemoInsertRows(MnemoRowsInsert *ins, const char *session_id, const char *tenant, int n,

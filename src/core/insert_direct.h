@@ -1,6 +1,6 @@
 /*
  * insert_direct.h
- *		Rows written with the table AM, for MnemoInsertRows (query.c) alone.
+ *		Rows written with the table AM, for MnemoInsertRows (insert_rows.c) alone.
  */
 #ifndef MNEMO_INSERT_DIRECT_H
 #define MNEMO_INSERT_DIRECT_H

@@ -38,9 +38,10 @@ extern int	mnemo_max_part_bytes;
 extern int	mnemo_max_messages_per_batch;
 extern char *mnemo_tenant_setting;	/* mnemo.tenant: tenancy/tenant.c reads it */
 
-/* query.c: SPI with plans prepared once per backend */
+/* query.c: SPI with plans prepared once per backend; insert_rows.c: set-based inserts */
 extern void MnemoPrepare(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern void MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
+extern void MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes);
 extern uint64 MnemoExecute(SPIPlanPtr plan, Datum *values, const char *nulls,
 						   bool read_only, long tcount);
 extern bool MnemoCitusTable(Oid relid);

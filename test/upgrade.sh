@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
-# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
+# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0 and 0.9.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
 # unchanged through the new functions, and its schema is the schema of a
 # fresh install of the current version.  A database made hash-partitioned
 # at 0.2.0 (mnemo.partitions) gets the tables 0.3.0 adds partitioned alike.
@@ -231,13 +231,24 @@ main() {
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.8.0 "the database is at 0.8.0"
 	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
 		"every row of every table is unchanged by 0.7.0 -> 0.8.0"
+	# 0.9.0 gives each part its message's seq and keys the parts by it
+	check "ALTER EXTENSION mnemo UPDATE TO '0.9.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.9.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.9.0 "the database is at 0.9.0"
+	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.8.0 -> 0.9.0"
+	is "$(val "$old" "SELECT string_agg(p.id || ':' || p.seq, ',' ORDER BY p.id)
+	                  FROM mnemo.message_parts p JOIN mnemo.messages m
+	                    ON m.session_id = p.session_id AND m.id = p.message_id AND m.seq = p.seq")" \
+		"up_p1:1,up_p2:2,up_p3:2,up_p4:3,up_p5:4,up_p6:1,up_p7:1,up_p8:1,up_p9:1" \
+		"every part has its message's seq"
 	is "$(val "$old" "SELECT count(*) || ' ' || sum(refs) || ' ' || sum(octet_length(bytes)) || ' ' || min(tenant)
 	                  FROM mnemo.blobs")" "1 2 32000 $owner" "one blob of 32,000 bytes, for both, of the owner's tenant"
 	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
 	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
 	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
 		"get_messages_with_parts gives each image's base64 back exactly"
-	# read back through the new functions: the library installed is 0.8.0's,
+	# read back through the new functions: the library installed is 0.9.0's,
 	# and a database runs its functions once updated to the library's version
 	# (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
@@ -285,7 +296,7 @@ main()
 	is "$(val "$old" "SELECT mnemo.search_pending('up_a')")" 0 "and indexed it on that first search"
 	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
-		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.8.0 reads the updated session, the appends made after the update included"
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.9.0 reads the updated session, the appends made after the update included"
 
 	# the schema of a fresh install
 	fresh_db "$new"
@@ -294,14 +305,26 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.8.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.9.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
 	fresh_db "$part"
 	check "a 0.2.0 install with mnemo.partitions = 3" env PGOPTIONS="-c mnemo.partitions=3" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "CREATE EXTENSION mnemo VERSION '0.2.0'"
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.8.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0 and 0.7.0)" \
+	# (written directly: 0.2.0's functions call the library installed now)
+	check "a session of two messages with parts in it, as 0.2.0 stores them" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$part" <<'SQL'
+INSERT INTO mnemo.sessions (id, created_at, updated_at, last_seq, last_position, tenant)
+VALUES ('up_q', 0, 0, 2, 2, current_user);
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, tenant)
+VALUES ('up_q', 1, 'up_q1', 'user', 0, current_user), ('up_q', 2, 'up_q2', 'assistant', 0, current_user);
+INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content, tenant)
+VALUES ('up_q', 'up_q1', 0, 'up_q1_p0', 'text', '{"type": "text", "text": "a"}', current_user),
+       ('up_q', 'up_q2', 0, 'up_q2_p0', 'text', '{"type": "text", "text": "b"}', current_user),
+       ('up_q', 'up_q2', 1, 'up_q2_p1', 'text', '{"type": "text", "text": "c"}', current_user);
+SQL
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.9.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
@@ -311,6 +334,14 @@ main()
 	                                        'maps', 'map_items')")" \
 		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 map_items:p:true:3 maps:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_progress:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
 		"checkpoints, runs, pending_requests, search_progress, search_queue, search_documents, lineage, discarded, maps and map_items are partitioned as sessions is, with row-level security"
+	is "$(val "$part" "SELECT string_agg(p.seq || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY p.seq, p.part_index)
+	                     FROM mnemo.message_parts p JOIN mnemo.messages m
+	                       ON m.session_id = p.session_id AND m.id = p.message_id AND m.seq = p.seq
+	                    WHERE p.session_id = 'up_q'")" "1.0=a 2.0=b 2.1=c" \
+		"the partitioned install's parts have their messages' seqs"
+	is "$(val "$part" "SELECT string_agg(seq || ':' || role || ':' || (content ->> 'text'), ' ' ORDER BY seq, part_index)
+	                     FROM mnemo.get_messages_flat('up_q')")" "1:user:a 2:assistant:b 2:assistant:c" \
+		"and get_messages_flat reads them by it"
 	is "$(val "$part" "SELECT (mnemo.create_session('up_p')).id;
 	                   SELECT (mnemo.claim_run('up_p', 'r1')).run_id;
 	                   SELECT (mnemo.complete_run('up_p', 'r1')).completion_seq;

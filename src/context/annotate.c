@@ -335,7 +335,7 @@ GatherLeaf(Annotation *a, const char *session_id, MnemoSessionLock *lock,
 				 "         OFFSET 0) m ON true "
 				 "LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.tool_name, p.content "
 				 "         FROM mnemo.message_parts p "
-				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = m.id "
+				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = s.seq "
 				 "         OFFSET 0) p ON true "
 				 "ORDER BY s.seq, p.part_index",
 				 3, (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTOID});
@@ -422,26 +422,32 @@ GatherCondensed(Annotation *a, const char *session_id, const char *tenant,
 				MnemoSwapItem *items, int n)
 {
 	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *seqs = palloc(sizeof(Datum) * Max(n, 1));
 	uint64		rows;
 	uint64		r;
 	int			i;
 
 	for (i = 0; i < n; i++)
+	{
 		ids[i] = CStringGetTextDatum(items[i].id);
+		seqs[i] = Int64GetDatum(items[i].seq);
+	}
 	MnemoPrepare(&children_plan,
-				 "SELECT p.content FROM unnest($2) AS c(id) "
+				 "SELECT p.content FROM unnest($2, $4) AS c(id, seq) "
 				 "JOIN LATERAL (SELECT n.seq_start FROM mnemo.summary_nodes n "
 				 "         WHERE n.session_id = $1 AND n.tenant = $3 AND n.id = c.id "
 				 "         OFFSET 0) n ON true "
 				 "JOIN LATERAL (SELECT p.content FROM mnemo.message_parts p "
-				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = c.id "
+				 "         WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = c.seq "
 				 "         AND p.part_type = 'compaction_marker' OFFSET 0) p ON true "
 				 "ORDER BY n.seq_start, c.id",
-				 3, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID});
+				 4, (Oid[]) {TEXTOID, TEXTARRAYOID, TEXTOID, INT8ARRAYOID});
 	rows = MnemoExecute(children_plan,
 						(Datum[]) {CStringGetTextDatum(session_id),
 							PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT)),
-						CStringGetTextDatum(tenant)},
+							CStringGetTextDatum(tenant),
+							PointerGetDatum(construct_array(seqs, n, INT8OID, sizeof(int64),
+															FLOAT8PASSBYVAL, TYPALIGN_DOUBLE))},
 						NULL, true, 0);
 	if (rows != n)
 		a->messages = a->earliest_at = a->latest_at = -1;

@@ -228,8 +228,8 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * Each item is looked up by an index key that leads with the session and
  * its tenant (tenant: the SQL text of the statement's tenant parameter,
  * which is also the column the receiver checks the caller may see): the
- * message by (session_id, tenant, seq), the parts by (session_id, tenant,
- * message_id), a summary's node by (session_id, tenant, id) in a subquery
+ * message by (session_id, tenant, seq), its parts by the same range of
+ * (session_id, tenant, seq, part_index), a summary's node by (session_id, tenant, id) in a subquery
  * that runs for summary items only.  Written as a join, it let the planner
  * hash the session's whole summary_nodes -- every node the session ever
  * had, about one per 180 messages of history -- on every call, so that
@@ -255,7 +255,7 @@ extern void ContextReceiverDone(ContextReceiver *r);
 	"         WHERE m.session_id = $1 AND m.tenant = " tenant " AND m.seq = c.seq OFFSET 0) m ON true " \
 	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
 	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.tenant = " tenant " AND p.message_id = c.item_id " \
+	"         WHERE p.session_id = $1 AND p.tenant = " tenant " AND p.seq = c.seq " \
 	"         OFFSET 0) p ON true "
 #define CONTEXT_ORDER "ORDER BY c.position, p.part_index"
 /* the newest-first walk: items newest first, each one's parts in order */

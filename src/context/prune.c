@@ -51,7 +51,7 @@ static SPIPlanPtr prune_plan;
 	"  SELECT p.id, p.token_estimate, " \
 	"  sum(p.token_estimate) OVER (ORDER BY s.seq DESC, p.part_index DESC) AS running " \
 	"  FROM scan s JOIN mnemo.message_parts p " \
-	"  ON p.session_id = $1 AND p.tenant = $6 AND p.message_id = s.id " \
+	"  ON p.session_id = $1 AND p.tenant = $6 AND p.seq = s.seq " \
 	"  WHERE s.seq < (SELECT seq FROM turn) AND p.part_type = 'tool' " \
 	"  AND p.tool_state = 'completed' AND p.compacted_at IS NULL " \
 	"  AND coalesce(p.tool_name, '') <> ALL ($4)), " \

@@ -252,9 +252,7 @@ FirstTaken(const char *session_id, const char *tenant, bool own, int64 from, int
 				 "SELECT u.ord, 'part', u.id FROM unnest($4, $5) AS u(id, ord) "
 				 "WHERE EXISTS (SELECT FROM mnemo.message_parts p "
 				 "WHERE p.session_id = $1 AND p.tenant = $6 AND p.id = u.id "
-				 "AND (SELECT m.seq FROM mnemo.messages m "
-				 "     WHERE m.session_id = $1 AND m.tenant = $6 AND m.id = p.message_id) "
-				 "BETWEEN $7 AND $8)"
+				 "AND p.seq BETWEEN $7 AND $8)"
 				 ") AS t ORDER BY t.ord LIMIT 1",
 				 8, (Oid[]) {TEXTOID, TEXTARRAYOID, INT4ARRAYOID, TEXTARRAYOID, INT4ARRAYOID,
 				 TEXTOID, INT8OID, INT8OID});
@@ -361,6 +359,7 @@ typedef struct CallRows
 	bool	   *msg_nulls;
 	int			nparts;
 	char	  **part_message_ids;
+	int64	   *part_seqs;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
 } CallRows;
@@ -392,7 +391,7 @@ InsertRows(void *arg)
 	MnemoInsertRows(&message_insert, rows->session_id, rows->tenant, rows->n, FillMessage, rows);
 	if (rows->nparts > 0)
 		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
-						 rows->part_indexes, rows->parts);
+						 rows->part_seqs, rows->part_indexes, rows->parts);
 }
 
 /*
@@ -470,6 +469,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	GivenIds	given_messages;
 	GivenIds	given_parts;
 	char	  **part_message_ids;
+	int64	   *part_seqs;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
 	CallRows	rows;
@@ -479,6 +479,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	for (i = 0; i < n; i++)
 		nparts += ms[i].nparts;
 	part_message_ids = palloc(sizeof(char *) * Max(nparts, 1));
+	part_seqs = palloc(sizeof(int64) * Max(nparts, 1));
 	part_indexes = palloc(sizeof(int32) * Max(nparts, 1));
 	parts = palloc(sizeof(MnemoPart) * Max(nparts, 1));
 	given_messages.n = given_parts.n = 0;
@@ -516,6 +517,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 				GiveId(&given_parts, m->parts[j].id, ord);
 			ord++;
 			part_message_ids[p] = m->id;
+			part_seqs[p] = seq + i;
 			part_indexes[p] = j;
 			parts[p] = m->parts[j];
 		}
@@ -529,6 +531,7 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	rows.msg_nulls = msg_nulls;
 	rows.nparts = nparts;
 	rows.part_message_ids = part_message_ids;
+	rows.part_seqs = part_seqs;
 	rows.part_indexes = part_indexes;
 	rows.parts = parts;
 	WriteNamingClash(InsertRows, &rows, session_id, lock->tenant, &given_messages, &given_parts,
@@ -761,7 +764,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	MnemoPrepare(&find_message_plan,
 				 "SELECT m.seq, (SELECT coalesce(max(p.part_index) + 1, 0) "
 				 "FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = $2) "
+				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = m.seq) "
 				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = $2",
 				 3, types);
 	if (MnemoExecute(find_message_plan, values, NULL, false, 1) != 1)
@@ -783,6 +786,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	rows.tenant = lock.tenant;
 	rows.nparts = 1;
 	rows.part_message_ids = &message_id;
+	rows.part_seqs = &seq;
 	rows.part_indexes = &part_index;
 	rows.parts = &part;
 	WriteNamingClash(InsertRows, &rows, session_id, lock.tenant, &no_messages, &given,

@@ -223,6 +223,7 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 enum
 {
 	PART_MESSAGE_ID,
+	PART_SEQ,
 	PART_INDEX,
 	PART_ID,
 	PART_TYPE,
@@ -235,17 +236,18 @@ enum
 };
 
 static const char *const part_cols[PART_NCOLS] = {
-	"message_id", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
+	"message_id", "seq", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
 	"tool_state", "token_estimate"
 };
 static const Oid part_col_types[PART_NCOLS] = {
-	TEXTOID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
+	TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
 };
 
 /* the parts of a call, to insert (MnemoInsertParts) */
 typedef struct PartRows
 {
 	char	  **message_ids;
+	const int64 *seqs;
 	const int32 *part_indexes;
 	const MnemoPart *parts;
 	Jsonb	  **stored;			/* a content naming its blob, or NULL (blobs.c) */
@@ -269,6 +271,9 @@ FillPart(void *arg, int row, Datum *values, bool *nulls)
 			case PART_MESSAGE_ID:
 				s = rows->message_ids[row];
 				break;
+			case PART_SEQ:
+				values[c] = Int64GetDatum(rows->seqs[row]);
+				continue;
 			case PART_INDEX:
 				values[c] = Int32GetDatum(rows->part_indexes[row]);
 				continue;
@@ -310,8 +315,8 @@ static MnemoRowsInsert part_insert = {
 };
 
 /*
- * Store n validated parts: parts[i] belongs to message message_ids[i] at
- * part_indexes[i].  The caller holds the session lock, has chosen the
+ * Store n validated parts: parts[i] belongs to message message_ids[i], of
+ * seq seqs[i], at part_indexes[i].  The caller holds the session lock, has chosen the
  * indexes and given every part an id; a taken id is MN004, which the caller
  * turns into one naming the id (append.c).  Only the parts of one statement
  * at a time (MnemoInsertRows) are copied into its parameters: a call of a
@@ -320,9 +325,10 @@ static MnemoRowsInsert part_insert = {
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,
-				 char **message_ids, const int32 *part_indexes, const MnemoPart *parts)
+				 char **message_ids, const int64 *seqs, const int32 *part_indexes,
+				 const MnemoPart *parts)
 {
-	PartRows	rows = {message_ids, part_indexes, parts, NULL};
+	PartRows	rows = {message_ids, seqs, part_indexes, parts, NULL};
 
 	rows.stored = MnemoStoreBlobs(tenant, n, parts);
 	MnemoInsertRows(&part_insert, session_id, tenant, n, FillPart, &rows);

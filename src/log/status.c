@@ -146,12 +146,10 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	 * is held to mnemo.max_part_bytes too.
 	 */
 	MnemoPrepare(&find_part_plan,
-				 "SELECT p.part_type, m.seq, "
+				 "SELECT p.part_type, p.seq, "
 				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END, "
 				 "coalesce(p.tool_state, 'pending'), p.compacted_at IS NOT NULL "
 				 "FROM mnemo.message_parts p "
-				 "JOIN mnemo.messages m "
-				 "ON m.session_id = $1 AND m.tenant = $4 AND m.id = p.message_id "
 				 "WHERE p.session_id = $1 AND p.tenant = $4 AND p.id = $2",
 				 4, (Oid[]) {TEXTOID, TEXTOID, JSONBOID, TEXTOID});
 	if (MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6], values[7]},

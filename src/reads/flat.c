@@ -20,24 +20,17 @@
  * How the rows are found.  The live line is read segment by segment, as the
  * other reads do (lineage.c), and each segment in chunks of FLAT_CHUNK seqs,
  * which bounds the memory a read holds besides its result.  A chunk is two
- * statements, each filtered by the one session that holds the rows (its id
- * and the line's tenant, which is every segment owner's): the messages of
- * the seq range, then their parts, which are keyed by message id
- * (session_id, tenant, message_id, part_index), not by seq.  When the
- * chunk's ids ascend with its seqs (ids mnemo makes are time-ordered, and
- * imports keep them in order) its parts are one index range scan between
- * the first and the last id, in the result's order (planned for its first
- * rows, so the index gives the order rather than a sort of every row), and
- * each goes into the result as the executor hands it over (StreamParts);
- * the range also holds the parts of any other message whose id sorts
- * between, which are skipped (none, for ids that ascend with seqs
- * throughout the session, as time-ordered ones do; a chunk whose first id
- * is below an id of the chunks before it is looked up by id instead, so
- * that no part is scanned by two ranges).  Otherwise the parts are looked up by id, kept and sorted
- * by (seq, part_index) (SortParts).  A hash on the message id puts each part
- * beside its message.  A join in SQL was planned as a nested loop of one
- * index descent per message, or a hash join under a sort of the whole
- * result, each costing more than the rest of the read.
+ * statements over the same seq range, each filtered by the one session that
+ * holds the rows (its id and the line's tenant, which is every segment
+ * owner's): the messages by (session_id, tenant, seq), then their parts by
+ * (session_id, tenant, seq, part_index), both in the result's order.  Each
+ * part goes into the result as the executor hands it over, after the
+ * messages without parts before its own (StreamPart): a merge of two index
+ * range scans, with no hash, no sort and no copy of the parts.  The parts
+ * statement is planned for its first rows, so that the index gives the
+ * order rather than a sort of every row.  A join in SQL was planned as a
+ * nested loop of one index descent per message, or a hash join under a
+ * sort of the whole result, each costing more than the rest of the read.
  *
  * The result is the function's tuplestore, the one copy of the rows a set
  * in FROM is read from; its rows are kept in a generation context
@@ -46,9 +39,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
-#include "common/hashfn.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -57,7 +48,6 @@
 #include "utils/memutils.h"
 #include "utils/numeric.h"
 #include "utils/tuplestore.h"
-#include "utils/varlena.h"
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
@@ -72,51 +62,13 @@
 #define FLAT_CONTENT (FLAT_MESSAGE_COLUMNS + 2)
 
 static SPIPlanPtr messages_plan;
-static SPIPlanPtr parts_range_plan;
-static SPIPlanPtr parts_ids_plan;
-
-/*
- * the parts statements select message_id, then the part columns; $1 and $2
- * are the owner and its tenant
- */
-#define FLAT_PARTS_SELECT \
-	"SELECT p.message_id, p.id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, p.compacted_at, " \
-	"p.started_at, p.completed_at, p.token_estimate FROM mnemo.message_parts p " \
-	"WHERE p.session_id = $1 AND p.tenant = $2 AND "
+static SPIPlanPtr parts_plan;
 
 typedef struct FlatMessage
 {
 	HeapTuple	tuple;
 	int64		seq;
-	char	   *id;
 } FlatMessage;
-
-/* a part row SortParts keeps */
-typedef struct FlatPart
-{
-	int			message;		/* index in the chunk's messages, seq order */
-	int32		part_index;
-	HeapTuple	tuple;
-} FlatPart;
-
-/* message id -> index in the chunk's messages */
-typedef struct FlatIdEntry
-{
-	const char *id;
-	int			message;
-	char		status;
-} FlatIdEntry;
-
-#define SH_PREFIX flat_ids
-#define SH_ELEMENT_TYPE FlatIdEntry
-#define SH_KEY_TYPE const char *
-#define SH_KEY id
-#define SH_HASH_KEY(tb, key) hash_bytes((const unsigned char *) (key), strlen(key))
-#define SH_EQUAL(tb, a, b) (strcmp(a, b) == 0)
-#define SH_SCOPE static inline
-#define SH_DECLARE
-#define SH_DEFINE
-#include "lib/simplehash.h"
 
 /* What every chunk of a read writes into. */
 typedef struct FlatResult
@@ -130,48 +82,17 @@ typedef struct FlatResult
 	bool		pending;		/* as_json: the message in values is not put yet */
 	JsonbParseState *parts;		/* as_json: its parts so far, in rowcxt */
 	StringInfoData content;
-	bool		has_top;
-	char		top_id[MNEMO_ID_MAX + 1];	/* the greatest message id of the
-											 * segment's chunks so far */
 	Datum		values[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 	bool		nulls[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 } FlatResult;
 
-/* A chunk's messages, in seq order, and the index of their ids. */
+/* A chunk's messages, in seq order. */
 typedef struct FlatChunk
 {
 	SPITupleTable *mt;
 	FlatMessage *msgs;
 	int			nmsgs;
-	flat_ids_hash *ids;
 } FlatChunk;
-
-static int
-CompareSeq(const void *a, const void *b)
-{
-	int64		x = ((const FlatMessage *) a)->seq;
-	int64		y = ((const FlatMessage *) b)->seq;
-
-	return (x > y) - (x < y);
-}
-
-static int
-ComparePart(const void *a, const void *b)
-{
-	const FlatPart *x = a;
-	const FlatPart *y = b;
-
-	if (x->message != y->message)
-		return x->message - y->message;
-	return (x->part_index > y->part_index) - (x->part_index < y->part_index);
-}
-
-/* Compare two ids as the index on message_parts orders them. */
-static int
-CompareIds(const char *a, const char *b)
-{
-	return varstr_cmp(a, strlen(a), b, strlen(b), DEFAULT_COLLATION_OID);
-}
 
 /* a key of a part's object into r->parts */
 static void
@@ -272,7 +193,7 @@ FlushMessage(FlatResult *r)
 
 /*
  * The message in r->values with a part: a row of the result, the part's
- * columns as its statement gives them (message_id first, FLAT_PARTS_SELECT),
+ * columns as its statement gives them (seq first, ReadParts),
  * or NULL for a message without parts.  The content goes out as the text of
  * a json value, printed once behind the varlena header it is given.
  * as_json, the part goes into the message's array instead.
@@ -326,10 +247,9 @@ SetMessage(FlatResult *r, FlatChunk *c, int m)
 }
 
 /*
- * The parts statement's receiver when its rows come in the result's order
- * (the chunk's ids ascend with its seqs, and the statement orders by
- * message_id, part_index): each row goes into the result as it comes, after
- * the messages without parts before its own.  No copy of the parts is kept.
+ * The parts statement's receiver: its rows come in the result's order, by
+ * (seq, part_index), and each goes into the result as it comes, after the
+ * messages without parts before its own.  No copy of the parts is kept.
  */
 typedef struct FlatStream
 {
@@ -343,20 +263,25 @@ static bool
 StreamPart(TupleTableSlot *slot, DestReceiver *self)
 {
 	FlatStream *s = (FlatStream *) self;
-	FlatIdEntry *e;
+	FlatChunk  *c = s->c;
+	int64		seq;
 
 	slot_getallattrs(slot);
-	e = flat_ids_lookup(s->c->ids, TextDatumGetCString(slot->tts_values[0]));
-	if (e == NULL)
-		return true;			/* another message's, within the range of ids */
-	if (e->message < s->next - 1)
-		elog(ERROR, "get_messages_flat: parts out of order");
-	for (; s->next <= e->message; s->next++)
+	seq = DatumGetInt64(slot->tts_values[0]);
+	/* the message's next part, or the first part of a later message */
+	if (s->next > 0 && c->msgs[s->next - 1].seq == seq)
 	{
-		SetMessage(s->r, s->c, s->next);
-		if (s->next < e->message)
-			PutRow(s->r, NULL, NULL);
+		PutRow(s->r, slot->tts_values, slot->tts_isnull);
+		return true;
 	}
+	for (; s->next < c->nmsgs && c->msgs[s->next].seq < seq; s->next++)
+	{
+		SetMessage(s->r, c, s->next);
+		PutRow(s->r, NULL, NULL);
+	}
+	if (s->next == c->nmsgs || c->msgs[s->next].seq != seq)
+		elog(ERROR, "part of seq " INT64_FORMAT " has no message", seq);
+	SetMessage(s->r, c, s->next++);
 	PutRow(s->r, slot->tts_values, slot->tts_isnull);
 	return true;
 }
@@ -372,19 +297,22 @@ StreamNothing(DestReceiver *self)
 }
 
 /*
- * The chunk's parts, ordered by message_id and part_index (its ids ascend,
- * so that is the result's order), straight into the result; then the
- * messages without parts after the last with one.
+ * The chunk's parts, after < seq <= to of owner, straight into the result
+ * beside their messages; then the messages without parts after the last
+ * with one.  $1 and $2 are the owner and its tenant.
  */
 static void
-StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
+ReadParts(FlatResult *r, FlatChunk *c, Datum owner, int64 after, int64 to)
 {
 	FlatStream	stream = {{0}};
 
-	MnemoPrepareStream(&parts_range_plan,
-					   FLAT_PARTS_SELECT "p.message_id >= $3 AND p.message_id <= $4 "
-					   "ORDER BY p.message_id, p.part_index",
-					   4, (Oid[]) {TEXTOID, TEXTOID, TEXTOID, TEXTOID});
+	MnemoPrepareStream(&parts_plan,
+					   "SELECT p.seq, p.id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, "
+					   "p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
+					   "FROM mnemo.message_parts p "
+					   "WHERE p.session_id = $1 AND p.tenant = $2 AND p.seq > $3 AND p.seq <= $4 "
+					   "ORDER BY p.seq, p.part_index",
+					   4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	stream.pub.receiveSlot = StreamPart;
 	stream.pub.rStartup = StreamStartup;
 	stream.pub.rShutdown = StreamNothing;
@@ -392,72 +320,14 @@ StreamParts(FlatResult *r, FlatChunk *c, Datum owner)
 	stream.pub.mydest = DestTuplestore;	/* its rows end in one */
 	stream.r = r;
 	stream.c = c;
-	MnemoExecuteTo(parts_range_plan,
-				   (Datum[]) {owner, r->tenant, CStringGetTextDatum(c->msgs[0].id),
-				   CStringGetTextDatum(c->msgs[c->nmsgs - 1].id)},
+	MnemoExecuteTo(parts_plan,
+				   (Datum[]) {owner, r->tenant, Int64GetDatum(after), Int64GetDatum(to)},
 				   NULL, true, &stream.pub);
 	for (; stream.next < c->nmsgs; stream.next++)
 	{
 		SetMessage(r, c, stream.next);
 		PutRow(r, NULL, NULL);
 	}
-}
-
-/*
- * The chunk's parts looked up by id, when its ids do not ascend with its
- * seqs: kept, sorted by (seq, part_index), then put into the result.
- */
-static void
-SortParts(FlatResult *r, FlatChunk *c, Datum owner)
-{
-	Datum	   *ids = palloc(sizeof(Datum) * c->nmsgs);
-	Datum		part[FLAT_PART_COLUMNS + 1];
-	bool		part_nulls[FLAT_PART_COLUMNS + 1];
-	SPITupleTable *pt;
-	FlatPart   *parts;
-	uint64		nrows;
-	int			nparts = 0;
-	int			i;
-	int			k;
-
-	for (i = 0; i < c->nmsgs; i++)
-		ids[i] = CStringGetTextDatum(c->msgs[i].id);
-	MnemoPrepare(&parts_ids_plan, FLAT_PARTS_SELECT "p.message_id = ANY ($3)",
-				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
-	nrows = MnemoExecute(parts_ids_plan,
-						 (Datum[]) {owner, r->tenant, MnemoArray(TEXTOID, ids, NULL, c->nmsgs)},
-						 NULL, true, 0);
-	MemoryContextSwitchTo(r->chunkcxt);
-	pt = SPI_tuptable;
-	parts = palloc(sizeof(FlatPart) * Max(nrows, 1));
-	for (i = 0; i < (int) nrows; i++)
-	{
-		bool		isnull;
-		char	   *message_id = TextDatumGetCString(heap_getattr(pt->vals[i], 1, pt->tupdesc,
-																  &isnull));
-		FlatIdEntry *e = flat_ids_lookup(c->ids, message_id);
-
-		if (e == NULL)
-			continue;
-		parts[nparts].message = e->message;
-		parts[nparts].part_index = DatumGetInt32(heap_getattr(pt->vals[i], 3, pt->tupdesc,
-															  &isnull));
-		parts[nparts].tuple = pt->vals[i];
-		nparts++;
-	}
-	qsort(parts, nparts, sizeof(FlatPart), ComparePart);
-	for (i = 0, k = 0; i < c->nmsgs; i++)
-	{
-		SetMessage(r, c, i);
-		if (k == nparts || parts[k].message != i)
-			PutRow(r, NULL, NULL);
-		for (; k < nparts && parts[k].message == i; k++)
-		{
-			heap_deform_tuple(parts[k].tuple, pt->tupdesc, part, part_nulls);
-			PutRow(r, part, part_nulls);
-		}
-	}
-	SPI_freetuptable(pt);
 }
 
 /*
@@ -471,13 +341,12 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 	MemoryContext oldcxt = MemoryContextSwitchTo(r->chunkcxt);
 	Datum		owner_datum = CStringGetTextDatum(owner);
 	FlatChunk	c;
-	bool		ascending = true;
-	int			top = 0;
 	int			i;
 
 	MnemoPrepare(&messages_plan,
 				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq > $3 AND m.seq <= $4",
+				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq > $3 AND m.seq <= $4 "
+				 "ORDER BY m.seq",
 				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
 	c.nmsgs = (int) MnemoExecute(messages_plan,
 								 (Datum[]) {owner_datum, r->tenant, Int64GetDatum(after),
@@ -493,36 +362,9 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 			bool		isnull;
 
 			c.msgs[i].tuple = c.mt->vals[i];
-			c.msgs[i].id = TextDatumGetCString(heap_getattr(c.mt->vals[i], 1, c.mt->tupdesc,
-															&isnull));
 			c.msgs[i].seq = DatumGetInt64(heap_getattr(c.mt->vals[i], 3, c.mt->tupdesc, &isnull));
 		}
-		qsort(c.msgs, c.nmsgs, sizeof(FlatMessage), CompareSeq);
-		c.ids = flat_ids_create(CurrentMemoryContext, c.nmsgs, NULL);
-		for (i = 0; i < c.nmsgs; i++)
-		{
-			bool		found;
-
-			flat_ids_insert(c.ids, c.msgs[i].id, &found)->message = i;
-			if (ascending && i > 0 && CompareIds(c.msgs[i - 1].id, c.msgs[i].id) >= 0)
-				ascending = false;
-			if (CompareIds(c.msgs[top].id, c.msgs[i].id) < 0)
-				top = i;
-		}
-
-		/*
-		 * The range of the chunk's ids holds no other chunk's parts when its
-		 * ids ascend and start above every id of the chunks before it: the
-		 * ranges scanned are then disjoint, and a session whose ids
-		 * interleave across chunks is not scanned whole for each of them.
-		 */
-		if (ascending && (!r->has_top || CompareIds(r->top_id, c.msgs[0].id) < 0))
-			StreamParts(r, &c, owner_datum);
-		else
-			SortParts(r, &c, owner_datum);
-		if (!r->has_top || CompareIds(r->top_id, c.msgs[top].id) < 0)
-			strlcpy(r->top_id, c.msgs[top].id, sizeof(r->top_id));
-		r->has_top = true;
+		ReadParts(r, &c, owner_datum, after, to);
 		FlushMessage(r);
 	}
 	SPI_freetuptable(c.mt);
@@ -600,7 +442,6 @@ MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after
 		int64		from = Max(after[i], seg->from - 1);
 		int64		end = Min(seg->to, line->last_seq);	/* the own segment's is open */
 
-		r.has_top = false;		/* another session's ids */
 		while (from < end)
 		{
 			int64		to = end - from > FLAT_CHUNK ? from + FLAT_CHUNK : end;

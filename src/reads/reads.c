@@ -48,8 +48,8 @@ static SPIPlanPtr history_first_plan;
 static SPIPlanPtr last_summary_plan;
 
 /*
- * Message argument 1 of the line into SPI_tuptable, MN002 if not there.
- * Returns the session that holds it.
+ * Message argument 1 of the line into SPI_tuptable (MNEMO_MESSAGE_ROW),
+ * MN002 if not there.  Returns the session that holds it.
  */
 static char *
 SelectMessage(FunctionCallInfo fcinfo, MnemoLine *line)
@@ -213,19 +213,21 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	MnemoLine	line;
 	char	   *owner;
+	int64		seq;
 
 	(void) MnemoConnectRead(fcinfo, &call, &line);
 	owner = SelectMessage(fcinfo, &line);
+	seq = MnemoGetInt64(0, 2, NULL);	/* MNEMO_MESSAGE_ROW's seq */
 	MnemoPrepare(&parts_plan,
 				 "SELECT p.session_id, p.message_id, p.part_index, p.id, p.part_type, "
 				 MNEMO_PART_CONTENT ", p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at, "
-				 "p.started_at, p.completed_at, p.token_estimate, p.tenant "
+				 "p.started_at, p.completed_at, p.token_estimate, p.tenant, p.seq "
 				 "FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.message_id = $2 "
+				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = $2 "
 				 "ORDER BY p.part_index",
-				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTOID});
+				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
 	MnemoExecuteResult(fcinfo, parts_plan,
-					   (Datum[]) {CStringGetTextDatum(owner), PG_GETARG_DATUM(1),
+					   (Datum[]) {CStringGetTextDatum(owner), Int64GetDatum(seq),
 					   CStringGetTextDatum(line.tenant)},
 					   NULL, true);
 	MnemoFinish(&call);

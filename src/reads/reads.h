@@ -40,7 +40,7 @@
 	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
 	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
-	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.message_id = m.id), '[]')"
+	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.seq = m.seq), '[]')"
 
 /*
  * A message's token counts and cost, columns of messages (m: "m." or ""):

@@ -107,12 +107,12 @@ static SPIPlanPtr window_plan;
 	"FROM (SELECT m.id, m.seq FROM mnemo.messages m " \
 	"      WHERE m.session_id = $1 AND m.tenant = $7 AND m.seq BETWEEN $4 AND $5 " \
 	"      AND EXISTS (SELECT FROM mnemo.message_parts p " \
-	"                  WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = m.id " \
+	"                  WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = m.seq " \
 	"                  AND " SEARCH_TSV " @@ " SEARCH_QUERY " OFFSET 0) " \
 	"      ORDER BY m.seq DESC LIMIT $3) c, " \
 	"LATERAL (SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
 	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = c.id " \
+	"         WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = c.seq " \
 	"         AND " SEARCH_TSV " @@ " SEARCH_QUERY \
 	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
@@ -121,7 +121,7 @@ static SPIPlanPtr window_plan;
 	"SELECT c.id, c.seq, c.part_index, 0::real " \
 	"FROM (SELECT m.id, m.seq, p.part_index FROM mnemo.messages m, " \
 	"      LATERAL (SELECT p.part_index FROM mnemo.message_parts p " \
-	"               WHERE p.session_id = $1 AND p.tenant = $7 AND p.message_id = m.id " \
+	"               WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = m.seq " \
 	"               AND " SEARCH_DOC " ~ $2 " \
 	"               ORDER BY p.part_index LIMIT 1) p " \
 	"      WHERE m.session_id = $1 AND m.tenant = $7 AND m.seq BETWEEN $4 AND $5 " \

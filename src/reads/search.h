@@ -87,7 +87,7 @@ typedef struct MnemoSearchRun
 	"     h(seq, part_index, rank, ord) " \
 	"JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $9 AND m.seq = h.seq " \
 	"JOIN mnemo.message_parts p " \
-	"ON p.session_id = $1 AND p.tenant = $9 AND p.message_id = m.id " \
+	"ON p.session_id = $1 AND p.tenant = $9 AND p.seq = m.seq " \
 	"AND p.part_index = h.part_index " \
 	"ORDER BY h.ord"
 #define SEARCH_HIT_TYPES \

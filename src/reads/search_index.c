@@ -197,7 +197,7 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 				 "(session_id, message_id, part_index, tsv, tenant, seq) "
 				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
 				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
-				 "ON p.session_id = $1 AND p.tenant = $2 AND p.message_id = m.id "
+				 "ON p.session_id = $1 AND p.tenant = $2 AND p.seq = m.seq "
 				 "WHERE m.session_id = $1 AND m.tenant = $2 "
 				 "AND (m.seq BETWEEN $3 AND $4 OR m.seq = ANY ($5)) "
 				 "ON CONFLICT (session_id, tenant, seq, part_index) DO UPDATE SET tsv = excluded.tsv "

@@ -98,7 +98,7 @@ SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
 SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index', 'id',
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
-    'completed_at', 'token_estimate', 'tenant']);
+    'completed_at', 'token_estimate', 'tenant', 'seq']);
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
     'seq', 'created_at', 'tenant', 'generation']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
@@ -136,7 +136,7 @@ SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_tenant_seq_key', 'messages_summary_idx', 'messages_user_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_tenant_message_id_part_index_key']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_tenant_seq_part_index_key']);
 -- (context_items: the key, and the item ids a swap finds its items by so
 -- that it costs its block, src/context/swap.c; appends write no context row, so
 -- they pay for neither)
@@ -158,9 +158,9 @@ SELECT indexes_are('mnemo', 'discarded', ARRAY['discarded_pkey']);
 SELECT indexes_are('mnemo', 'maps', ARRAY['maps_pkey']);
 SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_tenant_map_id_completion_seq_key',
                                                'map_items_open_idx']);
--- seqs are unique per session, part indexes per message
+-- seqs are unique per session, part indexes per message (by its seq)
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'tenant', 'seq']);
-SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'message_id', 'part_index']);
+SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'seq', 'part_index']);
 -- a completion order is given once per session
 SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'tenant', 'completion_seq']);
 SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'tenant', 'map_id', 'completion_seq']);

@@ -23,9 +23,10 @@ SELECT seq FROM mnemo.append_message('s1', 'assistant',
 SELECT mnemo.swap_context_items('s1', ARRAY(SELECT item_id FROM mnemo.get_context_items('s1')), 'sum1');
 
 SELECT * FROM mnemo.get_context_items('s1');      -- one summary row, at position 1
-SELECT seq, role, parts FROM mnemo.get_messages_with_parts('s1');   -- all three messages, unchanged
--- the same as rows, one per part beside its message: how a long history loads fastest
+-- the history: all three messages, unchanged, as rows, one per part beside its message
 SELECT seq, role, part_index, content FROM mnemo.get_messages_flat('s1');
+-- the same with each message's parts as one jsonb array (it costs more: doc/benchmarks.md)
+SELECT seq, role, parts FROM mnemo.get_messages_with_parts('s1');
 
 -- the checks
 DO $$

@@ -22,7 +22,8 @@ UPDATE mnemo.message_parts p SET seq = m.seq
   FROM mnemo.messages m
  WHERE m.session_id = p.session_id AND m.tenant = p.tenant AND m.id = p.message_id;
 ALTER TABLE mnemo.message_parts ALTER COLUMN seq SET NOT NULL;
+-- two statements: Citus runs an ADD CONSTRAINT only alone
+ALTER TABLE mnemo.message_parts ADD CONSTRAINT message_parts_session_id_tenant_seq_part_index_key
+    UNIQUE (session_id, tenant, seq, part_index);
 ALTER TABLE mnemo.message_parts
-    DROP CONSTRAINT message_parts_session_id_tenant_message_id_part_index_key,
-    ADD CONSTRAINT message_parts_session_id_tenant_seq_part_index_key
-        UNIQUE (session_id, tenant, seq, part_index);
+    DROP CONSTRAINT message_parts_session_id_tenant_message_id_part_index_key;

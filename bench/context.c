@@ -185,7 +185,7 @@ main(int argc, char **argv)
 	prepare(conn, "build", "SELECT * FROM mnemo.build_context($1, $2::int)");
 	prepare(conn, "base",
 			"SELECT m.*, p.* FROM mnemo.messages m JOIN mnemo.message_parts p "
-			"ON p.session_id = m.session_id AND p.message_id = m.id "
+			"ON p.session_id = m.session_id AND p.seq = m.seq "
 			"WHERE m.session_id = $1 AND m.seq = ANY($2::bigint[]) "
 			"ORDER BY m.seq, p.part_index");
 	prepare(conn, "report", "SELECT * FROM mnemo.context_report($1, $2::int)");

@@ -276,7 +276,7 @@ main(int argc, char **argv)
 	prepare(conn, "copy",
 			"INSERT INTO bench_fork_copy (session_id, seq, role, content, created_at) "
 			"SELECT $3, m.seq, m.role, (SELECT jsonb_agg(p.content ORDER BY p.part_index) "
-			"FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.message_id = m.id), "
+			"FROM mnemo.message_parts p WHERE p.session_id = $1 AND p.seq = m.seq), "
 			"m.created_at FROM mnemo.messages m WHERE m.session_id = $1 AND m.seq <= $2::bigint");
 	for (i = 0; i < nsizes; i++)
 		load(conn, &results[i]);

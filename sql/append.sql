@@ -2,6 +2,10 @@
 -- append: append_message, append_messages, append_part
 --
 \set VERBOSITY sqlstate
+-- the parts with their message's id (a part row names its message by seq)
+CREATE TEMP VIEW parts AS
+  SELECT p.*, m.id AS message_id FROM mnemo.message_parts p
+    JOIN mnemo.messages m ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq;
 
 SELECT id FROM mnemo.create_session('ap', model_id => 'gpt-4o', provider_id => 'openai', agent => 'coder');
 SELECT id FROM mnemo.create_session('ap_other');
@@ -61,19 +65,19 @@ SELECT * FROM mnemo.append_message('ap', 'assistant', '[
 ]', id => 'ap_m6');
 SELECT part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type,
        tool_name, tool_call_id, tool_state, compacted_at, started_at, completed_at
-  FROM mnemo.message_parts WHERE message_id = 'ap_m6' ORDER BY part_index;
-SELECT part_index, content FROM mnemo.message_parts WHERE message_id = 'ap_m6' ORDER BY part_index;
+  FROM parts WHERE message_id = 'ap_m6' ORDER BY part_index;
+SELECT part_index, content FROM parts WHERE message_id = 'ap_m6' ORDER BY part_index;
 -- the generated part id
 SELECT id ~ '^part_[0-9A-HJKMNP-TV-Z]{26}$' AS generated
-  FROM mnemo.message_parts WHERE message_id = 'ap_m6' AND part_index = 10;
+  FROM parts WHERE message_id = 'ap_m6' AND part_index = 10;
 -- token_estimate: given ones are kept; text and reasoning are estimate_tokens
 -- of the text; tool and file_ref parts get an estimate of their rendering;
 -- a free-form part without text renders as nothing
 SELECT part_index, part_type, token_estimate,
        token_estimate = mnemo.estimate_tokens(content->>'text') AS is_text_estimate
-  FROM mnemo.message_parts WHERE message_id = 'ap_m6' AND part_index NOT IN (2, 4) ORDER BY part_index;
+  FROM parts WHERE message_id = 'ap_m6' AND part_index NOT IN (2, 4) ORDER BY part_index;
 SELECT part_index, part_type, token_estimate > 0 AS has_estimate
-  FROM mnemo.message_parts WHERE message_id = 'ap_m6' AND part_index IN (2, 4) ORDER BY part_index;
+  FROM parts WHERE message_id = 'ap_m6' AND part_index IN (2, 4) ORDER BY part_index;
 -- the multibyte estimate counts characters
 SELECT seq FROM mnemo.append_message('ap', 'user', '[{"type": "text", "id": "ap_mb", "text": "éééééééé"}]', id => 'ap_m7');
 SELECT token_estimate FROM mnemo.message_parts WHERE id = 'ap_mb';
@@ -83,7 +87,7 @@ SELECT seq FROM mnemo.append_message('ap', 'user',
   '[{"type": "text", "id": "ap_te1", "text": "a", "token_estimate": 2147483647},
     {"type": "text", "id": "ap_te2", "text": "a", "token_estimate": 1e2},
     {"type": "text", "id": "ap_te3", "text": "a", "token_estimate": 22.0}]', id => 'ap_m8');
-SELECT id, token_estimate FROM mnemo.message_parts WHERE message_id = 'ap_m8' ORDER BY part_index;
+SELECT id, token_estimate FROM parts WHERE message_id = 'ap_m8' ORDER BY part_index;
 
 --
 -- summary messages get no context item; a NULL id makes a sum_ id
@@ -115,7 +119,8 @@ SELECT mnemo.append_message('ap', 'user',
   '[{"type": "text", "id": "ap_twice", "text": "a"}, {"type": "text", "id": "ap_twice", "text": "b"}]',
   id => 'ap_dup2');
 SELECT (SELECT count(*) FROM mnemo.messages WHERE id = 'ap_dup2') AS messages,
-       (SELECT count(*) FROM mnemo.message_parts WHERE id = 'ap_twice' OR message_id = 'ap_dup2') AS parts,
+       (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = 'ap' AND (p.id = 'ap_twice'
+          OR NOT EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.seq = p.seq))) AS parts,
        (SELECT count(*) FROM mnemo.context_items WHERE item_id = 'ap_dup2') AS context_items;
 -- unknown session: MN001
 SELECT mnemo.append_message('no_such_session', 'user', '[]');
@@ -215,7 +220,7 @@ SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_*' ELSE id END AS id, role, age
        provider_id, run_id, is_summary
   FROM mnemo.messages WHERE session_id = 'ab' ORDER BY seq;
 SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type
-  FROM mnemo.message_parts WHERE session_id = 'ab' ORDER BY message_id, part_index;
+  FROM parts WHERE session_id = 'ab' ORDER BY message_id, part_index;
 -- a summary in a batch gets a seq but no context item
 SELECT * FROM mnemo.append_messages('ab', '[
   {"id": "ab_4", "role": "user", "parts": []},
@@ -270,7 +275,8 @@ SELECT * FROM mnemo.append_messages('ab', NULL);
 SELECT * FROM mnemo.append_messages('ab', '[{"role": "user", "parts": [');
 -- none of the failed batches left anything
 SELECT (SELECT count(*) FROM mnemo.messages WHERE id LIKE 'ab\_x%') AS messages,
-       (SELECT count(*) FROM mnemo.message_parts WHERE id = 'ab_x1_p' OR message_id LIKE 'ab\_x%') AS parts,
+       (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = 'ab' AND (p.id = 'ab_x1_p'
+          OR NOT EXISTS (SELECT FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.seq = p.seq))) AS parts,
        (SELECT count(*) FROM mnemo.context_items WHERE item_id LIKE 'ab\_x%') AS context_items;
 SELECT last_seq FROM mnemo.get_session('ab');
 SELECT * FROM mnemo.append_messages('ab', '[{"id": "ab_7", "role": "user", "parts": []}]');
@@ -289,7 +295,7 @@ SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p0", "text"
 SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p1", "text": "tokens", "token_estimate": 9}');
 SELECT mnemo.append_part('ab', 'ab_s', '{"type": "compaction_marker", "id": "ab_s_p1"}');
 SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, token_estimate
-  FROM mnemo.message_parts WHERE message_id IN ('ab_4', 'ab_s') ORDER BY message_id, part_index;
+  FROM parts WHERE message_id IN ('ab_4', 'ab_s') ORDER BY message_id, part_index;
 -- appending parts does not touch seqs or the context view
 SELECT last_seq FROM mnemo.get_session('ab');
 -- errors: unknown message MN002, duplicate part id MN004, bad part 22023,
@@ -304,7 +310,7 @@ SELECT mnemo.append_part(NULL, NULL, '{"type": "text", "text": "x"}');
 SELECT mnemo.append_part('ab', 'ab_2', NULL);
 SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "text": ');
 SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "id": "ab_2_p5", "text": "next"}');
-SELECT count(*), max(part_index) FROM mnemo.message_parts WHERE message_id = 'ab_2';
+SELECT count(*), max(part_index) FROM parts WHERE message_id = 'ab_2';
 
 -- a large batch without ids: every message gets a generated id and a seq
 SELECT id FROM mnemo.create_session('ap_batch');

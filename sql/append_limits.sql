@@ -52,7 +52,7 @@ SELECT * FROM mnemo.append_messages('lim', '[{"role": "user", "parts": []}, {"ro
 RESET mnemo.max_messages_per_batch;
 
 -- nothing of the failed calls was written: seqs 1..4 are the four that passed
-SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_...' ELSE id END AS id, (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = m.session_id AND p.message_id = m.id) AS parts
+SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_...' ELSE id END AS id, (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = m.session_id AND p.seq = m.seq) AS parts
   FROM mnemo.messages m WHERE session_id = 'lim' ORDER BY seq;
 SELECT last_seq FROM mnemo.get_session('lim');
 

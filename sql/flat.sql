@@ -166,7 +166,7 @@ SELECT s AS session, count(w.id) AS messages,
                   'compacted_at', p.compacted_at, 'started_at', p.started_at,
                   'completed_at', p.completed_at, 'token_estimate', p.token_estimate))
                 ORDER BY p.part_index)
-           FROM mnemo.message_parts p WHERE p.session_id = w.session_id AND p.message_id = w.id),
+           FROM mnemo.message_parts p WHERE p.session_id = w.session_id AND p.seq = w.seq),
          '[]')::text) AS differing,
        (SELECT array_agg(h::text) FROM mnemo.history(s) h)
          IS NOT DISTINCT FROM (SELECT array_agg(a::text) FROM mnemo.get_messages_with_parts(s) a)

@@ -53,7 +53,7 @@ SELECT count(*) = (SELECT count(*) FROM mnemo.messages WHERE session_id = 'fz') 
   FROM mnemo.get_context_items('fz');
 SELECT count(*) AS orphan_parts FROM mnemo.message_parts p
  WHERE p.session_id = 'fz'
-   AND NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.id = p.message_id);
+   AND NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.seq = p.seq);
 SELECT (SELECT last_seq FROM mnemo.get_session('fz')) = (SELECT max(seq) FROM mnemo.messages WHERE session_id = 'fz') AS counter_matches;
 -- the flat read gives every stored part back, printed as jsonb prints it
 SELECT count(f.part_id) = (SELECT count(*) FROM mnemo.message_parts WHERE session_id = 'fz') AS every_part,

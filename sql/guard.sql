@@ -26,7 +26,7 @@ CREATE FUNCTION pg_temp.fingerprint() RETURNS text LANGUAGE sql AS $$
   SELECT md5(concat_ws('|',
     (SELECT string_agg(s::text, ',' ORDER BY id) FROM mnemo.sessions s WHERE id LIKE 'gd%'),
     (SELECT string_agg(m::text, ',' ORDER BY seq) FROM mnemo.messages m WHERE session_id = 'gd'),
-    (SELECT string_agg(p::text, ',' ORDER BY message_id, part_index) FROM mnemo.message_parts p WHERE session_id = 'gd'),
+    (SELECT string_agg(p::text, ',' ORDER BY seq, part_index) FROM mnemo.message_parts p WHERE session_id = 'gd'),
     (SELECT string_agg(c::text, ',' ORDER BY position) FROM mnemo.context_items c WHERE session_id = 'gd'),
     (SELECT count(*)::text FROM mnemo.summary_nodes),
     (SELECT string_agg(f::text, ',' ORDER BY content_id) FROM mnemo.file_references f)))
@@ -40,8 +40,8 @@ INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('gd_x', 0, 0);
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('gd', 4, 'gd_x', 'user', 0);
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content)
-  VALUES ('gd', 'gd_m1', 1, 'gd_x', 'text', '{"type": "text", "text": "forged"}');
+INSERT INTO mnemo.message_parts (session_id, seq, part_index, id, part_type, content)
+  VALUES ('gd', 1, 1, 'gd_x', 'text', '{"type": "text", "text": "forged"}');
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at)
   VALUES ('gd', 9, 'summary', 'gd_s1', 0);

@@ -114,7 +114,6 @@ CREATE INDEX messages_user_idx ON mnemo.messages (session_id, tenant, seq) WHERE
 
 CREATE TABLE mnemo.message_parts (
     session_id      text NOT NULL,
-    message_id      text NOT NULL,
     part_index      integer NOT NULL,
     id              text NOT NULL,
     part_type       text NOT NULL,
@@ -127,9 +126,9 @@ CREATE TABLE mnemo.message_parts (
     completed_at    bigint,
     token_estimate  integer NOT NULL DEFAULT 0,
     tenant          text NOT NULL,
-    -- the message's seq in its session (added in 0.9.0): a message's parts
-    -- are the key's range (session_id, tenant, seq), and a history read
-    -- walks this key beside the messages' (session_id, tenant, seq)
+    -- the message's seq in its session (added in 0.9.0, in place of its
+    -- id): a message's parts are the key's range (session_id, tenant, seq),
+    -- and a history read walks this key beside the messages' own
     seq             bigint NOT NULL,
     PRIMARY KEY (session_id, tenant, id),
     UNIQUE (session_id, tenant, seq, part_index)
@@ -768,6 +767,24 @@ CREATE TYPE mnemo.message_flat AS (
 );
 COMMENT ON TYPE mnemo.message_flat IS 'a row of get_messages_flat: a message''s columns beside one of its parts'' (part_id is the part''s id; content its stored object, which holds its type, tool_name and tool_call_id); NULL part columns for a message without parts';
 
+CREATE TYPE mnemo.message_part AS (
+    session_id      text,
+    message_id      text,
+    part_index      integer,
+    id              text,
+    part_type       text,
+    content         jsonb,
+    tool_name       text,
+    tool_call_id    text,
+    tool_state      text,
+    compacted_at    bigint,
+    started_at      bigint,
+    completed_at    bigint,
+    token_estimate  integer,
+    tenant          text
+);
+COMMENT ON TYPE mnemo.message_part IS 'a row of get_parts: a part with the id of its message (a mnemo.message_parts row names its message by seq)';
+
 CREATE TYPE mnemo.context_item AS (item_type text, item_id text, "position" bigint);
 
 CREATE TYPE mnemo.expansion AS (
@@ -1121,7 +1138,7 @@ CREATE FUNCTION mnemo.get_messages_after(session_id text, after_seq bigint, "lim
     AS 'MODULE_PATHNAME', 'mnemo_get_messages_after';
 COMMENT ON FUNCTION mnemo.get_messages_after(text, bigint, integer) IS 'a session''s messages past after_seq in seq order, at most "limit" (all when NULL): a follower''s page, costing its rows';
 
-CREATE FUNCTION mnemo.get_parts(session_id text, message_id text) RETURNS SETOF mnemo.message_parts
+CREATE FUNCTION mnemo.get_parts(session_id text, message_id text) RETURNS SETOF mnemo.message_part
     LANGUAGE c STABLE PARALLEL SAFE
     SET search_path = pg_catalog, pg_temp
     AS 'MODULE_PATHNAME', 'mnemo_get_parts';
@@ -1550,10 +1567,11 @@ BEGIN
     IF NOT EXISTS (SELECT FROM pg_extension WHERE extname = 'citus') THEN
         RAISE EXCEPTION 'mnemo.distribute() needs the citus extension in this database'
             USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'On the Citus coordinator: CREATE EXTENSION citus, add the worker nodes, then call mnemo.distribute() once, before the tables fill up (see doc/scale-out.md).';
+                  HINT = 'On the Citus coordinator: CREATE EXTENSION citus, add the worker nodes, then call mnemo.distribute() once, before the tables fill up, and again after each ALTER EXTENSION mnemo UPDATE (see doc/scale-out.md).';
     END IF;
     -- the tables, sessions first: the others join its colocation group, so
-    -- one session's rows of every table live in one shard group
+    -- one session's rows of every table live in one shard group; a table
+    -- distributed already (a second call, after an update) is left as it is
     FOR t IN
         SELECT c.oid::regclass AS rel, mnemo._session_column(c.oid) AS key
           FROM pg_class c
@@ -1561,6 +1579,7 @@ BEGIN
                           AND d.refclassid = 'pg_extension'::regclass AND d.refobjid = ext
                           AND d.deptype = 'e'
          WHERE c.relkind IN ('r', 'p') AND NOT c.relispartition
+           AND NOT EXISTS (SELECT FROM pg_dist_partition p WHERE p.logicalrelid = c.oid)
          ORDER BY c.oid <> 'mnemo.sessions'::regclass, c.relname
     LOOP
         IF t.key IS NULL THEN
@@ -1574,7 +1593,9 @@ BEGIN
     -- every function that acts on one session: called on the coordinator
     -- outside a transaction block, it runs on the node holding that
     -- session's shards (inside one, or with force_delegation, see
-    -- _session_functions)
+    -- _session_functions).  Again on a second call: a function an update
+    -- made anew is delegated, and every worker learns it (an extension
+    -- script cannot tell them)
     FOR f IN SELECT * FROM mnemo._session_functions() ORDER BY fn::text LOOP
         PERFORM pg_catalog.create_distributed_function(f.fn, f.session_arg,
                                                        colocate_with => 'mnemo.sessions',
@@ -1582,5 +1603,5 @@ BEGIN
     END LOOP;
 END
 $$;
-COMMENT ON FUNCTION mnemo.distribute() IS 'with Citus: distributes every session table by session, colocated with mnemo.sessions, makes the tables without a session column reference tables and delegates every function of mnemo._session_functions() to the node of its session; 55000 without the citus extension';
+COMMENT ON FUNCTION mnemo.distribute() IS 'with Citus: distributes every session table not distributed yet by session, colocated with mnemo.sessions, makes the tables without a session column reference tables and delegates every function of mnemo._session_functions() to the node of its session; run again after each update; 55000 without the citus extension';
 REVOKE ALL ON FUNCTION mnemo.distribute() FROM PUBLIC;

@@ -2,6 +2,10 @@
 -- parts_status: update_part_status, update_message_tokens, tombstone_part
 --
 \set VERBOSITY sqlstate
+-- the parts with their message's id (a part row names its message by seq)
+CREATE TEMP VIEW parts AS
+  SELECT p.*, m.id AS message_id FROM mnemo.message_parts p
+    JOIN mnemo.messages m ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq;
 
 SELECT id FROM mnemo.create_session('ps');
 SELECT seq FROM mnemo.append_message('ps', 'assistant', '[
@@ -73,10 +77,10 @@ SELECT mnemo.update_part_status('ps', 'ps_t2', compacted_at => -1);
 SELECT mnemo.update_part_status(NULL, NULL, tool_state => 'completed');
 -- the failed calls changed nothing
 SELECT id, tool_state, started_at, completed_at, compacted_at, content
-  FROM mnemo.message_parts WHERE message_id = 'ps_m1' ORDER BY part_index;
+  FROM parts WHERE message_id = 'ps_m1' ORDER BY part_index;
 -- status changes are not appends: no seq, no part, no context item
 SELECT last_seq FROM mnemo.get_session('ps');
-SELECT count(*) FROM mnemo.message_parts WHERE message_id = 'ps_m1';
+SELECT count(*) FROM parts WHERE message_id = 'ps_m1';
 
 -- the allowed moves: pending -> running -> completed or error, pending ->
 -- completed or error; never back; a tombstoned pending part is fixed too
@@ -94,7 +98,7 @@ SELECT mnemo.update_part_status('ps', 'ps_w2', output => 'late');
 SELECT mnemo.update_part_status('ps', 'ps_w2', started_at => 7, completed_at => 8);
 SELECT mnemo.update_part_status('ps', 'ps_w3', tool_state => 'completed', output => 'done');
 SELECT id, tool_state, started_at, completed_at, compacted_at IS NOT NULL AS tombstoned, content
-  FROM mnemo.message_parts WHERE message_id = 'ps_mw' ORDER BY part_index;
+  FROM parts WHERE message_id = 'ps_mw' ORDER BY part_index;
 
 --
 -- update_message_tokens
@@ -161,7 +165,7 @@ SELECT part_type, tool_state, content FROM mnemo.message_parts WHERE id = 'ps_t3
 SELECT mnemo.tombstone_part('ps', 'ps_t1');
 -- any part can be tombstoned
 SELECT mnemo.tombstone_part('ps', 'ps_y') >= :first_tombstone AS tombstoned;
-SELECT id, compacted_at IS NOT NULL AS tombstoned FROM mnemo.message_parts
+SELECT id, compacted_at IS NOT NULL AS tombstoned FROM parts
  WHERE message_id = 'ps_m2' ORDER BY part_index;
 -- errors: unknown part MN003, NULL 22004
 SELECT mnemo.tombstone_part('ps', 'no_such_part');

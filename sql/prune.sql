@@ -15,7 +15,7 @@ CREATE FUNCTION pg_temp.parts(sid text)
 RETURNS TABLE (seq bigint, part_id text, tool_name text, tool_state text, pruned boolean)
 LANGUAGE sql AS $$
   SELECT m.seq, p.id, p.tool_name, p.tool_state, p.compacted_at IS NOT NULL
-    FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id
+    FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq
    WHERE m.session_id = sid AND p.part_type = 'tool' ORDER BY m.seq, p.part_index
 $$;
 

@@ -46,7 +46,7 @@ SELECT count(*) AS sessions,
                array_agg(p.content->>'text' ORDER BY m.seq) AS texts
           FROM mnemo.sessions s
           JOIN mnemo.messages m ON m.session_id = s.id
-          JOIN mnemo.message_parts p ON p.session_id = s.id AND p.message_id = m.id
+          JOIN mnemo.message_parts p ON p.session_id = s.id AND p.seq = m.seq
          GROUP BY s.id) per_session;
 
 -- the keys rebuilt under new OIDs (REINDEX CONCURRENTLY swaps in a new

@@ -96,10 +96,12 @@ rows() { val "SELECT count(*) FROM $(rel "$1") WHERE session_id IN ($2)"; }
 # not_one_each TABLE KEY WHERE IDS: SQL counting the messages of IDS that do
 # not have exactly one row x in mnemo.TABLE with x.KEY = their id and WHERE.
 not_one_each() {
+	local key=${2%%=*} col=id
+	[ "$key" != "$2" ] && col=${2#*=}
 	echo "SELECT count(*) FROM mnemo.messages m
 	       WHERE m.session_id IN ($4)
 	         AND (SELECT count(*) FROM $(rel "$1") x
-	               WHERE x.session_id = m.session_id AND x.$2 = m.id AND $3) <> 1"
+	               WHERE x.session_id = m.session_id AND x.$key = m.$col AND $3) <> 1"
 }
 
 # check_log IDS NSESSIONS LABEL: the invariants over the sessions whose ids
@@ -134,7 +136,7 @@ check_log() {
 	val "DROP TABLE public.context_view" >/dev/null
 	is "$(rows message_parts "$ids")" "$total" \
 		"$label: $total parts"
-	is "$(val "$(not_one_each message_parts message_id \
+	is "$(val "$(not_one_each message_parts seq=seq \
 		"x.part_index = 0 AND x.part_type = 'text' AND x.content->>'text' LIKE 'hello from client %'" "$ids")")" 0 \
 		"$label: every message has its one text part"
 }

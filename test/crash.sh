@@ -135,14 +135,17 @@ check_sessions() {
 	                               WHERE m.session_id = n.session_id AND m.id = n.id AND m.is_summary)
 	               OR (SELECT count(*) FROM mnemo.summary_edges e WHERE e.session_id = n.session_id AND e.summary_id = n.id)
 	                  IS DISTINCT FROM (SELECT (p.content->>'compacted_item_count')::bigint FROM mnemo.message_parts p
-	                                     WHERE p.session_id = n.session_id AND p.message_id = n.id
+	                                     JOIN mnemo.messages m ON m.session_id = p.session_id AND m.seq = p.seq
+	                                     WHERE p.session_id = n.session_id AND m.id = n.id
 	                                       AND p.part_type = 'compaction_marker' AND p.content->>'summary_node_id' = n.id)
 	               OR (n.superseded_by IS NOT NULL AND NOT EXISTS (SELECT 1 FROM mnemo.summary_edges e
 	                    WHERE e.session_id = n.session_id AND e.summary_id = n.superseded_by AND e.item_id = n.id)))
 	      + (SELECT count(*) FROM mnemo.summary_edges e WHERE NOT EXISTS (SELECT 1 FROM mnemo.summary_nodes n
 	                 WHERE n.session_id = e.session_id AND n.id = e.summary_id))
 	      + (SELECT count(*) FROM mnemo.message_parts p WHERE p.part_type = 'compaction_marker'
-	            AND NOT EXISTS (SELECT 1 FROM mnemo.summary_nodes n WHERE n.session_id = p.session_id AND n.id = p.message_id))")" 0 \
+	            AND NOT EXISTS (SELECT 1 FROM mnemo.summary_nodes n JOIN mnemo.messages m
+	                             ON m.session_id = n.session_id AND m.id = n.id
+	                            WHERE n.session_id = p.session_id AND m.seq = p.seq))")" 0 \
 		"$label: the summary DAG is whole: each node with its summary message, its marker and that many edges, each edge and marker with its node, each superseded node an edge of its superseder"
 	is "$(val "SELECT count(*) FROM mnemo.sessions s
 	            WHERE s.forks <> (SELECT count(*) FROM mnemo.sessions c WHERE c.parent_id = s.id AND c.fork_seq IS NOT NULL)")" 0 \
@@ -184,10 +187,10 @@ check_sessions() {
 		"$label: every context item is at position = seq (dense positions; same sessions)"
 	is "$(val "SELECT count(*) FROM mnemo.messages m
 	            WHERE (SELECT count(*) FROM mnemo.message_parts p
-	                    WHERE p.session_id = m.session_id AND p.message_id = m.id AND p.part_index = 0) <> 1")" 0 \
+	                    WHERE p.session_id = m.session_id AND p.seq = m.seq AND p.part_index = 0) <> 1")" 0 \
 		"$label: every message has its part"
 	is "$(val "SELECT count(*) FROM mnemo.message_parts p
-	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.id = p.message_id)")" 0 \
+	            WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.session_id = p.session_id AND m.seq = p.seq)")" 0 \
 		"$label: no part without its message"
 }
 
@@ -236,7 +239,7 @@ test_server_crash() {
 		val "SELECT * FROM public.acked a WHERE NOT EXISTS (SELECT 1 FROM mnemo.messages m WHERE m.id = a.id
 		       AND m.session_id = a.session_id AND m.seq = a.seq) LIMIT 10" | sed 's/^/#   lost: /'
 	fi
-	is "$(val "SELECT count(*) FROM public.acked a JOIN mnemo.message_parts p ON p.message_id = a.id
+	is "$(val "SELECT count(*) FROM public.acked a JOIN mnemo.message_parts p ON p.session_id = a.session_id AND p.seq = a.seq
 	            WHERE a.tag LIKE 'single %' AND p.content->>'text' <> a.tag")" 0 \
 		"server crash: acknowledged messages have their content"
 	is "$(val "SELECT count(*) FROM (
@@ -291,7 +294,7 @@ check_killed() {
 	wait "$waiter" || rc=$?
 	is "$rc $(cat "$tmp/$label-waiter.out")" "0 3" "$label: the waiting append committed as seq 3"
 	is "$(val "SELECT (SELECT count(*) FROM mnemo.messages WHERE id = '$msgid')
-	             + (SELECT count(*) FROM mnemo.message_parts WHERE message_id = '$msgid')
+	             + (SELECT count(*) FROM mnemo.message_parts WHERE session_id = '$sess' AND content->>'text' = 'uncommitted')
 	             + (SELECT count(*) FROM mnemo.context_items WHERE item_id = '$msgid')")" 0 \
 		"$label: the uncommitted append left no message, part or context item"
 	is "$(val "SELECT string_agg(seq::text, ',' ORDER BY seq) FROM mnemo.messages WHERE session_id = '$sess'")" 1,2,3 \

@@ -235,7 +235,8 @@ test_call_summary() {
 		"SELECT mnemo.commit_summary('$s', '${s}_c', 'condensed', 20, ARRAY['${s}_a', '${s}_b'], 'condensed', 2)" \
 		"messages message_parts summary_nodes summary_edges$([ "$stop" = swap ] && echo ' context_items')"
 	is "$(val "SELECT (SELECT count(*) FROM mnemo.messages WHERE session_id = '$s' AND id = '${s}_c')
-	             || ' ' || (SELECT count(*) FROM mnemo.message_parts WHERE session_id = '$s' AND message_id = '${s}_c')
+	             || ' ' || (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = '$s'
+	                         AND p.content->>'summary_node_id' = '${s}_c')
 	             || ' ' || (SELECT count(*) FROM mnemo.summary_nodes WHERE session_id = '$s' AND id = '${s}_c')
 	             || ' ' || (SELECT count(*) FROM mnemo.summary_edges WHERE session_id = '$s' AND summary_id = '${s}_c')
 	             || ' ' || (SELECT count(*) FROM mnemo.summary_nodes WHERE session_id = '$s' AND superseded_by IS NOT NULL)")" \

@@ -170,6 +170,15 @@ rows_read_with() {
 	echo "${q/FROM mnemo.message_parts)/FROM mnemo.message_parts p)}"
 }
 
+# rows_read_with once a part names its message by seq (0.9.0): the message's
+# id, read through that seq, where the part held it
+rows_by_seq() {
+	local q
+	q=$(rows_read_with "$1")
+	echo "${q/FROM mnemo.message_parts p)/FROM (SELECT p.*, m.id AS message_id FROM mnemo.message_parts p
+	  JOIN mnemo.messages m ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq) p)}"
+}
+
 # the three images of up_c1, as populate_old wrote them
 images_sql="SELECT string_agg(CASE WHEN i < 3 THEN translate(b64, E'\\n', '') ELSE b64 END, ',' ORDER BY i)
   FROM generate_series(1, 3) i, encode(decode(repeat('89504e470d0a1a0a', 4000), 'hex'), 'base64') b64"
@@ -235,13 +244,16 @@ main() {
 	check "ALTER EXTENSION mnemo UPDATE TO '0.9.0'" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.9.0'"
 	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.9.0 "the database is at 0.9.0"
-	is "$(val "$old" "$(rows_read_with "(mnemo.get_session(id)).last_seq")")" "$before" \
-		"every row of every table is unchanged by 0.8.0 -> 0.9.0"
-	is "$(val "$old" "SELECT string_agg(p.id || ':' || p.seq, ',' ORDER BY p.id)
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.8.0 -> 0.9.0, each part's message found by its seq"
+	is "$(val "$old" "SELECT string_agg(p.id || ':' || m.id, ',' ORDER BY p.id)
 	                  FROM mnemo.message_parts p JOIN mnemo.messages m
-	                    ON m.session_id = p.session_id AND m.id = p.message_id AND m.seq = p.seq")" \
-		"up_p1:1,up_p2:2,up_p3:2,up_p4:3,up_p5:4,up_p6:1,up_p7:1,up_p8:1,up_p9:1" \
-		"every part has its message's seq"
+	                    ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq")" \
+		"up_p1:up_m1,up_p2:up_m2,up_p3:up_m2,up_p4:up_m3,up_p5:up_s1,up_p6:up_c1,up_p7:up_c1,up_p8:up_c1,up_p9:up_c1" \
+		"every part names its message by the message's seq"
+	is "$(val "$old" "SELECT count(*) FROM pg_attribute
+	                   WHERE attrelid = 'mnemo.message_parts'::regclass AND attname = 'message_id'")" 0 \
+		"and no longer stores the message's id"
 	is "$(val "$old" "SELECT count(*) || ' ' || sum(refs) || ' ' || sum(octet_length(bytes)) || ' ' || min(tenant)
 	                  FROM mnemo.blobs")" "1 2 32000 $owner" "one blob of 32,000 bytes, for both, of the owner's tenant"
 	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
@@ -334,11 +346,11 @@ SQL
 	                                        'maps', 'map_items')")" \
 		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 map_items:p:true:3 maps:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_progress:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
 		"checkpoints, runs, pending_requests, search_progress, search_queue, search_documents, lineage, discarded, maps and map_items are partitioned as sessions is, with row-level security"
-	is "$(val "$part" "SELECT string_agg(p.seq || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY p.seq, p.part_index)
+	is "$(val "$part" "SELECT string_agg(m.id || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY p.seq, p.part_index)
 	                     FROM mnemo.message_parts p JOIN mnemo.messages m
-	                       ON m.session_id = p.session_id AND m.id = p.message_id AND m.seq = p.seq
-	                    WHERE p.session_id = 'up_q'")" "1.0=a 2.0=b 2.1=c" \
-		"the partitioned install's parts have their messages' seqs"
+	                       ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq
+	                    WHERE p.session_id = 'up_q'")" "up_q1.0=a up_q2.0=b up_q2.1=c" \
+		"the partitioned install's parts name their messages by seq"
 	is "$(val "$part" "SELECT string_agg(seq || ':' || role || ':' || (content ->> 'text'), ' ' ORDER BY seq, part_index)
 	                     FROM mnemo.get_messages_flat('up_q')")" "1:user:a 2:assistant:b 2:assistant:c" \
 		"and get_messages_flat reads them by it"

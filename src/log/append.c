@@ -358,7 +358,6 @@ typedef struct CallRows
 	Datum	   *msg;
 	bool	   *msg_nulls;
 	int			nparts;
-	char	  **part_message_ids;
 	int64	   *part_seqs;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
@@ -390,8 +389,8 @@ InsertRows(void *arg)
 	/* append_part writes a part alone */
 	MnemoInsertRows(&message_insert, rows->session_id, rows->tenant, rows->n, FillMessage, rows);
 	if (rows->nparts > 0)
-		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_message_ids,
-						 rows->part_seqs, rows->part_indexes, rows->parts);
+		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_seqs,
+						 rows->part_indexes, rows->parts);
 }
 
 /*
@@ -468,7 +467,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	bool	   *msg_nulls = palloc0(sizeof(bool) * n * MSG_NCOLS);
 	GivenIds	given_messages;
 	GivenIds	given_parts;
-	char	  **part_message_ids;
 	int64	   *part_seqs;
 	int32	   *part_indexes;
 	MnemoPart  *parts;
@@ -478,7 +476,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 
 	for (i = 0; i < n; i++)
 		nparts += ms[i].nparts;
-	part_message_ids = palloc(sizeof(char *) * Max(nparts, 1));
 	part_seqs = palloc(sizeof(int64) * Max(nparts, 1));
 	part_indexes = palloc(sizeof(int32) * Max(nparts, 1));
 	parts = palloc(sizeof(MnemoPart) * Max(nparts, 1));
@@ -516,7 +513,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 			if (m->part_id_given[j])
 				GiveId(&given_parts, m->parts[j].id, ord);
 			ord++;
-			part_message_ids[p] = m->id;
 			part_seqs[p] = seq + i;
 			part_indexes[p] = j;
 			parts[p] = m->parts[j];
@@ -530,7 +526,6 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 	rows.msg = msg;
 	rows.msg_nulls = msg_nulls;
 	rows.nparts = nparts;
-	rows.part_message_ids = part_message_ids;
 	rows.part_seqs = part_seqs;
 	rows.part_indexes = part_indexes;
 	rows.parts = parts;
@@ -785,7 +780,6 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	rows.session_id = session_id;
 	rows.tenant = lock.tenant;
 	rows.nparts = 1;
-	rows.part_message_ids = &message_id;
 	rows.part_seqs = &seq;
 	rows.part_indexes = &part_index;
 	rows.parts = &part;

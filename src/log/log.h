@@ -33,8 +33,8 @@ typedef struct MnemoPart
 
 extern void MnemoParsePart(JsonbValue *part, const char *where, MnemoPart *out);
 extern void MnemoInsertParts(const char *session_id, const char *tenant, int n,
-							 char **message_ids, const int64 *seqs,
-							 const int32 *part_indexes, const MnemoPart *parts);
+							 const int64 *seqs, const int32 *part_indexes,
+							 const MnemoPart *parts);
 extern char *MnemoJsonbString(JsonbContainer *obj, const char *key, const char *where,
 							  bool required);
 extern int64 MnemoJsonbCount(JsonbContainer *obj, const char *key, const char *where,

@@ -222,7 +222,6 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 /* the columns of a part row that vary within a call, in the statement's order */
 enum
 {
-	PART_MESSAGE_ID,
 	PART_SEQ,
 	PART_INDEX,
 	PART_ID,
@@ -236,17 +235,16 @@ enum
 };
 
 static const char *const part_cols[PART_NCOLS] = {
-	"message_id", "seq", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
+	"seq", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
 	"tool_state", "token_estimate"
 };
 static const Oid part_col_types[PART_NCOLS] = {
-	TEXTOID, INT8OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
+	INT8OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
 };
 
 /* the parts of a call, to insert (MnemoInsertParts) */
 typedef struct PartRows
 {
-	char	  **message_ids;
 	const int64 *seqs;
 	const int32 *part_indexes;
 	const MnemoPart *parts;
@@ -268,9 +266,6 @@ FillPart(void *arg, int row, Datum *values, bool *nulls)
 		nulls[c] = false;
 		switch (c)
 		{
-			case PART_MESSAGE_ID:
-				s = rows->message_ids[row];
-				break;
 			case PART_SEQ:
 				values[c] = Int64GetDatum(rows->seqs[row]);
 				continue;
@@ -315,8 +310,8 @@ static MnemoRowsInsert part_insert = {
 };
 
 /*
- * Store n validated parts: parts[i] belongs to message message_ids[i], of
- * seq seqs[i], at part_indexes[i].  The caller holds the session lock, has chosen the
+ * Store n validated parts: parts[i] belongs to the message of seq seqs[i],
+ * at part_indexes[i].  The caller holds the session lock, has chosen the
  * indexes and given every part an id; a taken id is MN004, which the caller
  * turns into one naming the id (append.c).  Only the parts of one statement
  * at a time (MnemoInsertRows) are copied into its parameters: a call of a
@@ -325,10 +320,9 @@ static MnemoRowsInsert part_insert = {
  */
 void
 MnemoInsertParts(const char *session_id, const char *tenant, int n,
-				 char **message_ids, const int64 *seqs, const int32 *part_indexes,
-				 const MnemoPart *parts)
+				 const int64 *seqs, const int32 *part_indexes, const MnemoPart *parts)
 {
-	PartRows	rows = {message_ids, seqs, part_indexes, parts, NULL};
+	PartRows	rows = {seqs, part_indexes, parts, NULL};
 
 	rows.stored = MnemoStoreBlobs(tenant, n, parts);
 	MnemoInsertRows(&part_insert, session_id, tenant, n, FillPart, &rows);

@@ -219,16 +219,16 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	owner = SelectMessage(fcinfo, &line);
 	seq = MnemoGetInt64(0, 2, NULL);	/* MNEMO_MESSAGE_ROW's seq */
 	MnemoPrepare(&parts_plan,
-				 "SELECT p.session_id, p.message_id, p.part_index, p.id, p.part_type, "
+				 "SELECT p.session_id, $4, p.part_index, p.id, p.part_type, "
 				 MNEMO_PART_CONTENT ", p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at, "
-				 "p.started_at, p.completed_at, p.token_estimate, p.tenant, p.seq "
+				 "p.started_at, p.completed_at, p.token_estimate, p.tenant "
 				 "FROM mnemo.message_parts p "
 				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = $2 "
 				 "ORDER BY p.part_index",
-				 3, (Oid[]) {TEXTOID, INT8OID, TEXTOID});
+				 4, (Oid[]) {TEXTOID, INT8OID, TEXTOID, TEXTOID});
 	MnemoExecuteResult(fcinfo, parts_plan,
 					   (Datum[]) {CStringGetTextDatum(owner), Int64GetDatum(seq),
-					   CStringGetTextDatum(line.tenant)},
+					   CStringGetTextDatum(line.tenant), PG_GETARG_DATUM(1)},
 					   NULL, true);
 	MnemoFinish(&call);
 	return (Datum) 0;

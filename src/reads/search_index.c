@@ -195,7 +195,7 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 	MnemoPrepare(&drain_plan,
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, message_id, part_index, tsv, tenant, seq) "
-				 "SELECT $1, p.message_id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
+				 "SELECT $1, m.id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
 				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
 				 "ON p.session_id = $1 AND p.tenant = $2 AND p.seq = m.seq "
 				 "WHERE m.session_id = $1 AND m.tenant = $2 "

@@ -69,6 +69,16 @@ is "$(val "SELECT count(*) FROM pg_dist_object o JOIN mnemo._session_functions()
               AND o.force_delegation IS NOT TRUE")" \
 	"$(val "SELECT count(*) FROM mnemo._session_functions()")" \
 	"every session function is delegated by its first argument, without force_delegation"
+placements=$(val "SELECT string_agg(logicalrelid::text || ':' || colocationid || ':' || partmethod, ' ' ORDER BY logicalrelid::text)
+                    FROM pg_dist_partition")
+check "mnemo.distribute() again, as after an update" q -c "SELECT mnemo.distribute()"
+is "$(val "SELECT string_agg(logicalrelid::text || ':' || colocationid || ':' || partmethod, ' ' ORDER BY logicalrelid::text)
+             FROM pg_dist_partition")" "$placements" \
+	"and every table stays where it was"
+is "$(val "SELECT count(*) FROM run_command_on_workers(\$\$SELECT count(*) FROM pg_dist_object o
+             WHERE o.classid = 'pg_proc'::regclass AND o.objid = 'mnemo.get_parts(text, text)'::regprocedure
+               AND o.colocationid IS NOT NULL\$\$) WHERE result = '1'")" 2 \
+	"and every worker knows get_parts is delegated"
 
 # the node of a session's shards
 node_of() {

@@ -141,7 +141,7 @@ chat $'list the files\nthen?\n' --session "$sid"
 is "$rc" 0 "a turn with a tool call, then another (exit 0)"
 is "$(cat "$work/out")" $'Let me look.\n[tool bash {"cmd":"ls -la"}]\nNo tools here, fine.' \
 	"the tool call is printed with its name and input between the text"
-is "$(psql_q -c "SELECT tool_state || '|' || (content->>'error_message') FROM mnemo.message_parts p JOIN mnemo.messages m ON m.id = p.message_id WHERE m.session_id = '$sid' AND p.part_type = 'tool'" 2>&1)" \
+is "$(psql_q -c "SELECT tool_state || '|' || (content->>'error_message') FROM mnemo.message_parts p JOIN mnemo.messages m ON m.session_id = p.session_id AND m.seq = p.seq WHERE m.session_id = '$sid' AND p.part_type = 'tool'" 2>&1)" \
 	"error|mnemo chat runs no tools" "the tool part is stored and closed with an error result"
 if request_body 4 | grep -q '{"role":"tool","tool_call_id":"call_ls","content":"mnemo chat runs no tools"}'; then
 	ok "the next request carries the tool's result"
@@ -249,7 +249,7 @@ else
 fi
 is "$rc:$(cat "$work/int.out")" $'1:before\nAfter the cancel.' \
 	"what streamed is printed, the next line gets its turn, and the exit status says a turn failed"
-is "$(psql_q -c "SELECT string_agg(m.finish_reason || ':' || coalesce(p.content->>'text', ''), ',' ORDER BY m.seq) FROM mnemo.messages m LEFT JOIN mnemo.message_parts p ON p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$sid' AND m.role = 'assistant' AND m.seq > $mark")" \
+is "$(psql_q -c "SELECT string_agg(m.finish_reason || ':' || coalesce(p.content->>'text', ''), ',' ORDER BY m.seq) FROM mnemo.messages m LEFT JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq AND p.part_type = 'text' WHERE m.session_id = '$sid' AND m.role = 'assistant' AND m.seq > $mark")" \
 	"cancelled:before,stop:After the cancel." "the cancelled reply is stored with what streamed, finish reason cancelled"
 
 # ---- a dead turn is marked interrupted on resume ------------------------

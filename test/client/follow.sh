@@ -40,7 +40,7 @@ msgs() { psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$1'"
 # to its sub-agent), nor the copy of tool_state in the content (the column
 # is compared)
 digest() {
-	psql_q -d "$1" -c "SELECT md5(string_agg(concat_ws('|', m.seq, m.role, m.created_at, m.tokens_input, m.tokens_output, m.tokens_cache_read, m.tokens_cache_write, m.finish_reason, p.part_index, p.part_type, p.tool_state, (p.content - 'output' - 'metadata' - 'tool_state')::text, CASE WHEN jsonb_typeof(p.content->'output') = 'string' AND left(p.content->>'output', 3) = '[{\"' THEN (p.content->>'output')::jsonb ELSE p.content->'output' END), E'\\n' ORDER BY m.seq, p.part_index)) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id WHERE m.session_id = '$SID'"
+	psql_q -d "$1" -c "SELECT md5(string_agg(concat_ws('|', m.seq, m.role, m.created_at, m.tokens_input, m.tokens_output, m.tokens_cache_read, m.tokens_cache_write, m.finish_reason, p.part_index, p.part_type, p.tool_state, (p.content - 'output' - 'metadata' - 'tool_state')::text, CASE WHEN jsonb_typeof(p.content->'output') = 'string' AND left(p.content->>'output', 3) = '[{\"' THEN (p.content->>'output')::jsonb ELSE p.content->'output' END), E'\\n' ORDER BY m.seq, p.part_index)) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq WHERE m.session_id = '$SID'"
 }
 # wait_for SID N: until the session holds N messages (10 s at most)
 wait_for() {

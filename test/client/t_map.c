@@ -488,7 +488,7 @@ test_agentic(mnemo_store *st)
 		 "WHERE session_id = '%s'", s.subs[0]);
 	is_q("Investigate alpha", "the first turn is the rendered template",
 		 "SELECT p.content->>'text' FROM mnemo.messages m JOIN mnemo.message_parts p "
-		 "ON p.session_id = m.session_id AND p.message_id = m.id "
+		 "ON p.session_id = m.session_id AND p.seq = m.seq "
 		 "WHERE m.session_id = '%s' ORDER BY m.seq LIMIT 1", s.subs[0]);
 	is_q("t", "the sub-session compacted on its own (a summary node)",
 		 "SELECT count(*) > 0 FROM mnemo.summary_nodes('%s', false)", s.subs[0]);

@@ -90,7 +90,7 @@ stored_calls(const char *sid)
 	return sql_value("SELECT coalesce(string_agg(p.content->>'tool_name' || ':' || p.tool_state || ':' "
 					 "       || ((p.content->>'output') LIKE '%" FACT "%')::text, ',' ORDER BY m.seq), '') "
 					 "FROM mnemo.messages m JOIN mnemo.message_parts p "
-					 "  ON p.session_id = m.session_id AND p.message_id = m.id "
+					 "  ON p.session_id = m.session_id AND p.seq = m.seq "
 					 "WHERE m.session_id = $1 AND p.part_type = 'tool' AND p.content->>'tool_name' LIKE 'lcm_%'",
 					 sid);
 }
@@ -351,7 +351,7 @@ test_annotated_turn(mnemo_store *st, const char *provider)
 	log_free(log, n);
 	calls = sql_value("SELECT string_agg(p.content->>'tool_name' || ':' || p.tool_state, ',' ORDER BY m.seq) "
 					  "FROM mnemo.messages m JOIN mnemo.message_parts p "
-					  "  ON p.session_id = m.session_id AND p.message_id = m.id "
+					  "  ON p.session_id = m.session_id AND p.seq = m.seq "
 					  "WHERE m.session_id = $1 AND p.content->>'tool_name' LIKE 'lcm_%'", sid);
 	is_str(calls, "lcm_describe:completed,lcm_expand:completed",
 		   "%s: both calls stored as completed tool parts", provider);

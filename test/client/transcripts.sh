@@ -124,11 +124,11 @@ cat >"$work/pi-bash.jsonl" <<'EOF2'
 EOF2
 run_m import "$work/pi-bash.jsonl"
 expect_rc 0 "pi: a log with bashExecution entries imports"
-is "$(psql_q -c "SELECT string_agg(p.content->>'text', '|' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = 'pi-bash' AND m.role = 'user'")" \
+is "$(psql_q -c "SELECT string_agg(p.content->>'text', '|' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq AND p.part_type = 'text' WHERE m.session_id = 'pi-bash' AND m.role = 'user'")" \
 	"$(printf 'Ran `ls src`\n```\na.c\nb.c\n```|Ran `make`\n(no output)\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/pi-bash-1.log]|why did make fail?')" \
 	"pi: each !command is a user message of the text pi sends the model"
 check "pi: its command and exit code kept in metadata, at the record's time" \
-	test "$(msgs_where pi-bash "created_at = 1767312002000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = 'pi-bash' AND p.message_id = messages.id AND p.content->'metadata' @> '{\"command\": \"make\", \"exitCode\": 2}')")" = 1
+	test "$(msgs_where pi-bash "created_at = 1767312002000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = 'pi-bash' AND p.seq = messages.seq AND p.content->'metadata' @> '{\"command\": \"make\", \"exitCode\": 2}')")" = 1
 check "pi: a !!command kept out of the model's context is bookkeeping" \
 	grep -q "left out 1 record: 1 bashExecution excluded from context" "$work/err"
 
@@ -139,7 +139,7 @@ check "pi: a !!command kept out of the model's context is bookkeeping" \
 run_m import $D/transcript-pi-tree.jsonl
 expect_rc 0 "pi tree: a log with two branches left behind imports"
 is "$(wc -l <"$work/out") $(head -n 1 "$work/out")" "3 pi-tree" "pi tree: the session, then a fork for each branch"
-texts_of() { psql_q -c "SELECT string_agg(m.role || ':' || coalesce(p.content->>'text', ''), ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$1'"; }
+texts_of() { psql_q -c "SELECT string_agg(m.role || ':' || coalesce(p.content->>'text', ''), ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq AND p.part_type = 'text' WHERE m.session_id = '$1'"; }
 is "$(texts_of pi-tree)" $'user:Q assistant:A user:The following is a summary of a branch that this conversation came back from:\n\n<summary>\nTried another answer.</summary> user:F2 assistant:R2' "pi tree: the active branch, with the branch summary as pi sends it"
 f1=$(sed -n 2p "$work/out")
 f2=$(sed -n 3p "$work/out")
@@ -162,8 +162,8 @@ is "$(ctx_of "$pc_sid")" "S S user8 assistant9 user11 assistant12" \
 is "$(psql_q -c "SELECT string_agg(kind || ' ' || seq_start || '-' || seq_end, ', ' ORDER BY seq_start) FROM mnemo.summary_nodes('$pc_sid')")" \
 	"leaf 1-3, leaf 4-6" "pi compaction: a leaf node per compaction, over the messages before its first kept entry"
 check "pi compaction: the summary is pi's, at the compaction's time" \
-	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.message_id = messages.id AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
-summary_meta() { psql_q "$@" -c "SELECT string_agg(p.content->>'metadata', ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id AND p.part_type = 'text' WHERE m.session_id = '$pc_sid' AND m.is_summary"; }
+	test "$(msgs_where "$pc_sid" "is_summary AND created_at = 1764583245000 AND EXISTS (SELECT 1 FROM mnemo.message_parts p WHERE p.session_id = '$pc_sid' AND p.seq = messages.seq AND p.content->>'text' LIKE '## Goal%tested and documented.%')")" = 1
+summary_meta() { psql_q "$@" -c "SELECT string_agg(p.content->>'metadata', ' ' ORDER BY m.seq) FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq AND p.part_type = 'text' WHERE m.session_id = '$pc_sid' AND m.is_summary"; }
 is "$(summary_meta)" '{"tokensBefore": 21450} {"tokensBefore": 23990}' \
 	"pi compaction: what the record has beyond the summary (tokensBefore) is kept in the summary's metadata"
 is "$(summary_meta -d "$copy_db")" "$(summary_meta)" "pi compaction: and comes back with the summary from its export"
@@ -279,13 +279,13 @@ check "openhands: the resolver run's fields are the session's metadata" \
 # "null" observation and agent_state_changed are bookkeeping, not tools
 round_trip $D/transcript-openhands-events.json openhands 8
 ohe_sid=$last_sid
-is "$(psql_q -c "SELECT string_agg(tool_name || ':' || (content->>'tool_call_id') || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$ohe_sid' AND part_type = 'tool' AND tool_name IN ('run', 'edit')")" \
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || (content->>'tool_call_id') || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY seq, part_index) FROM mnemo.message_parts WHERE session_id = '$ohe_sid' AND part_type = 'tool' AND tool_name IN ('run', 'edit')")" \
 	"run:toolu_01AbCdEf:completed:1749546007250 run:toolu_01GhIjKl:completed:1749546007900 edit:toolu_01MnOpQr:completed:1749546011500" \
 	"openhands events: each action completed by the observation its cause names, at its time"
 check "openhands events: the output is the observation's content" \
 	test "$(parts_where "$ohe_sid" "tool_name = 'run' AND content->>'output' = 'README.md' || chr(10) || 'src'")" = 1
 check "openhands events: no tool named null, no orphan tool message of an action" \
-	test "$(parts_where "$ohe_sid" "tool_name IN ('null', 'agent_state_changed', 'run', 'edit') AND message_id IN (SELECT id FROM mnemo.messages WHERE session_id = '$ohe_sid' AND role = 'tool')")" = 0
+	test "$(parts_where "$ohe_sid" "tool_name IN ('null', 'agent_state_changed', 'run', 'edit') AND seq IN (SELECT seq FROM mnemo.messages WHERE session_id = '$ohe_sid' AND role = 'tool')")" = 0
 run_m import $D/transcript-openhands-events.json --new-ids
 check "openhands events: null and agent_state_changed reported as bookkeeping" \
 	grep -q "1 agent_state_changed, 1 null" "$work/err"
@@ -309,7 +309,7 @@ is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'encrypted_co
 	"codex: reasoning items are reasoning parts with their encrypted content"
 is "$(parts_where "$cx_sid" "part_type = 'reasoning' AND content->>'text' = '**Counting lines**' || chr(10) || chr(10) || 'I''ll run wc on the file.'")" 1 \
 	"codex: a reasoning summary's texts joined"
-is "$(psql_q -c "SELECT string_agg(tool_name || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY message_id, part_index) FROM mnemo.message_parts WHERE session_id = '$cx_sid' AND part_type = 'tool'")" \
+is "$(psql_q -c "SELECT string_agg(tool_name || ':' || tool_state || ':' || coalesce(completed_at::text, '-'), ' ' ORDER BY seq, part_index) FROM mnemo.message_parts WHERE session_id = '$cx_sid' AND part_type = 'tool'")" \
 	"shell:completed:1761732008021 apply_patch:completed:1761732011201 web_search:completed:1761732012500" \
 	"codex: function, custom-tool and web-search calls paired with their outputs, at their times"
 check "codex: function arguments are the tool's input, a custom tool's text under input" \
@@ -388,7 +388,7 @@ if [ -f "$shared/tau-bench/historical_trajectories/gpt-4o-airline.json" ]; then
 		ids=$(paste -sd, "$work/out" | sed "s/,/','/g")
 		# a call answered by a result, of those that are not their run's
 		# last message (a run ends on finish, which nothing answers)
-		fig=$(psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE p.tool_state = 'completed'), count(*) FROM mnemo.message_parts p JOIN mnemo.messages m ON m.session_id = p.session_id AND m.id = p.message_id WHERE p.session_id IN ('$ids') AND p.part_type = 'tool' AND m.role = 'assistant' AND m.seq < (SELECT max(seq) FROM mnemo.messages l WHERE l.session_id = p.session_id)")
+		fig=$(psql_q -F ' ' -c "SELECT count(*) FILTER (WHERE p.tool_state = 'completed'), count(*) FROM mnemo.message_parts p JOIN mnemo.messages m ON m.session_id = p.session_id AND m.seq = p.seq WHERE p.session_id IN ('$ids') AND p.part_type = 'tool' AND m.role = 'assistant' AND m.seq < (SELECT max(seq) FROM mnemo.messages l WHERE l.session_id = p.session_id)")
 		echo "# openhands pairing, $(basename "$f"): ${fig% *} of ${fig#* } tool calls paired"
 		check "OpenHands $(basename "$f"): at least 95% of its tool calls paired" \
 			test "$(( ${fig% *} * 100 ))" -ge "$(( ${fig#* } * 95 ))" -a "${fig#* }" -gt 0

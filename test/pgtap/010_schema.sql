@@ -96,7 +96,7 @@ SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', '
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
-SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'message_id', 'part_index', 'id',
+SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'part_index', 'id',
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
     'completed_at', 'token_estimate', 'tenant', 'seq']);
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
@@ -260,7 +260,7 @@ INSERT INTO fns VALUES
   ('get_message', '{text,text}', 'mnemo.messages', 'stable'),
   ('get_messages', '{text,text}', 'setof mnemo.messages', 'stable'),
   ('get_messages_after', '{text,bigint,integer}', 'setof mnemo.messages', 'stable'),
-  ('get_parts', '{text,text}', 'setof mnemo.message_parts', 'stable'),
+  ('get_parts', '{text,text}', 'setof mnemo.message_part', 'stable'),
   ('get_messages_with_parts', '{text,text}', 'setof mnemo.message_with_parts', 'stable'),
   ('get_messages_flat', '{text,text}', 'setof mnemo.message_flat', 'stable'),
   ('get_messages_with_parts_by_ids', '{text,text[]}', 'setof mnemo.message_with_parts', 'stable'),

@@ -156,7 +156,8 @@ SELECT is((SELECT content - 'id' - 'type' - 'token_estimate' FROM mnemo.message_
 SELECT is((SELECT created_at FROM mnemo.messages WHERE session_id = 'tap_r1' AND id = 'tap_sum'), 1700000000900::bigint,
           'the summary message has the given time');
 SELECT is((SELECT string_agg(id || ':' || part_type, ',' ORDER BY part_index) FROM mnemo.message_parts
-           WHERE session_id = 'tap_r1' AND message_id = 'tap_sum'),
+           WHERE session_id = 'tap_r1'
+             AND seq = (SELECT seq FROM mnemo.messages WHERE session_id = 'tap_r1' AND id = 'tap_sum')),
           'tap_sum_text:text,tap_sum_marker:compaction_marker', 'and its parts the given ids');
 
 SELECT * FROM finish();

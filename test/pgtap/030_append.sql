@@ -72,7 +72,7 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_c'); SELECT mnemo.append_mes
                        {"id": "tap_x_c3", "role": "assistant", "parts": [{"type": "text", "text": "c"}]}]') $$,
                 'a batch of messages with several parts and a summary');
 SELECT results_eq($$ SELECT m.id || ':' || p.part_index || ':' || (p.content->>'text')
-                       FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.message_id = m.id
+                       FROM mnemo.messages m JOIN mnemo.message_parts p ON p.session_id = m.session_id AND p.seq = m.seq
                       WHERE m.session_id = 'tap_c' ORDER BY m.seq, p.part_index $$,
                   ARRAY['tap_x_c1:0:a', 'tap_x_c1:1:b', 'tap_x_c2:0:s', 'tap_x_c3:0:c'],
                   'each part of a batch is stored with its message and its index');

@@ -27,15 +27,15 @@ SELECT lives_ok($$ SELECT mnemo.store_file_reference('sha256:tap_g', '/tap_g.txt
 CREATE FUNCTION pg_temp.log_rows() RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
         (SELECT string_agg(m::text, '|' ORDER BY seq) FROM mnemo.messages m WHERE session_id = 'tap_g'),
-        (SELECT string_agg(p::text, '|' ORDER BY message_id, part_index) FROM mnemo.message_parts p WHERE session_id = 'tap_g')))
+        (SELECT string_agg(p::text, '|' ORDER BY seq, part_index) FROM mnemo.message_parts p WHERE session_id = 'tap_g')))
 $$;
 CREATE FUNCTION pg_temp.log_content() RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
         (SELECT string_agg(concat_ws(',', session_id, seq, id, role, created_at, agent, model_id, provider_id,
                                      run_id, is_summary), '|' ORDER BY seq)
            FROM mnemo.messages WHERE session_id = 'tap_g'),
-        (SELECT string_agg(concat_ws(',', session_id, message_id, part_index, id, part_type, content,
-                                     tool_name, tool_call_id, token_estimate), '|' ORDER BY message_id, part_index)
+        (SELECT string_agg(concat_ws(',', session_id, seq, part_index, id, part_type, content,
+                                     tool_name, tool_call_id, token_estimate), '|' ORDER BY seq, part_index)
            FROM mnemo.message_parts WHERE session_id = 'tap_g')))
 $$;
 CREATE FUNCTION pg_temp.other_rows() RETURNS text LANGUAGE sql AS $$
@@ -53,8 +53,8 @@ CREATE TEMP TABLE before AS SELECT pg_temp.log_rows() AS log_rows, pg_temp.log_c
 --
 SELECT throws_ok($$ INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('tap_g', 4, 'tap_gx', 'user', 0) $$,
                  '42501', NULL, 'INSERT into messages');
-SELECT throws_ok($$ INSERT INTO mnemo.message_parts (session_id, message_id, part_index, id, part_type, content)
-                    VALUES ('tap_g', 'tap_g1', 1, 'tap_gx', 'text', '{}') $$,
+SELECT throws_ok($$ INSERT INTO mnemo.message_parts (session_id, seq, part_index, id, part_type, content)
+                    VALUES ('tap_g', 1, 1, 'tap_gx', 'text', '{}') $$,
                  '42501', NULL, 'INSERT into message_parts');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = '{}' WHERE session_id = 'tap_g' $$,
                  '42501', NULL, 'UPDATE of part content');
@@ -62,7 +62,7 @@ SELECT throws_ok($$ UPDATE mnemo.message_parts SET content = content || '{"text"
                  '42501', NULL, 'UPDATE merging into part content');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET part_index = part_index + 10 WHERE session_id = 'tap_g' $$,
                  '42501', NULL, 'UPDATE of part_index');
-SELECT throws_ok($$ UPDATE mnemo.message_parts SET message_id = 'tap_g2' WHERE id = 'tap_g1_p' $$,
+SELECT throws_ok($$ UPDATE mnemo.message_parts SET seq = 2 WHERE id = 'tap_g1_p' $$,
                  '42501', NULL, 'moving a part to another message');
 SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'user' WHERE id = 'tap_g2' $$,
                  '42501', NULL, 'UPDATE of a role');

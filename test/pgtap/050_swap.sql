@@ -25,7 +25,7 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
           WHERE session_id IN ('tap_w', 'tap_w2')),
         (SELECT string_agg(m::text, '|' ORDER BY session_id, seq) FROM mnemo.messages m
           WHERE session_id IN ('tap_w', 'tap_w2')),
-        (SELECT string_agg(p::text, '|' ORDER BY session_id, message_id, part_index) FROM mnemo.message_parts p
+        (SELECT string_agg(p::text, '|' ORDER BY session_id, seq, part_index) FROM mnemo.message_parts p
           WHERE session_id IN ('tap_w', 'tap_w2')),
         (SELECT string_agg(s::text, '|' ORDER BY id) FROM mnemo.sessions s WHERE id IN ('tap_w', 'tap_w2')),
         (SELECT count(*)::text FROM mnemo.summary_nodes)))

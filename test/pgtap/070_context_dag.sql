@@ -102,7 +102,7 @@ CREATE FUNCTION pg_temp.state() RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
         (SELECT string_agg(m::text, '|' ORDER BY session_id, seq) FROM mnemo.messages m
           WHERE session_id IN ('tap_c', 'tap_d')),
-        (SELECT string_agg(p::text, '|' ORDER BY session_id, message_id, part_index) FROM mnemo.message_parts p
+        (SELECT string_agg(p::text, '|' ORDER BY session_id, seq, part_index) FROM mnemo.message_parts p
           WHERE session_id IN ('tap_c', 'tap_d')),
         (SELECT string_agg(n::text, '|' ORDER BY session_id, id) FROM mnemo.summary_nodes n
           WHERE session_id IN ('tap_c', 'tap_d')),

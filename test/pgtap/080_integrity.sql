@@ -14,7 +14,7 @@ CREATE FUNCTION pg_temp.state(sid text) RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
         (SELECT string_agg(c::text, '|' ORDER BY position) FROM mnemo.context_items c WHERE session_id = sid),
         (SELECT string_agg(m::text, '|' ORDER BY seq) FROM mnemo.messages m WHERE session_id = sid),
-        (SELECT string_agg(p::text, '|' ORDER BY message_id, part_index) FROM mnemo.message_parts p
+        (SELECT string_agg(p::text, '|' ORDER BY session_id, seq, part_index) FROM mnemo.message_parts p
           WHERE session_id = sid),
         (SELECT string_agg(n::text, '|' ORDER BY id) FROM mnemo.summary_nodes n WHERE session_id = sid),
         (SELECT string_agg(e::text, '|' ORDER BY summary_id, ordinal) FROM mnemo.summary_edges e

@@ -85,7 +85,7 @@ CREATE FUNCTION pg_temp.rows_of_a() RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
         (SELECT string_agg(s::text, '|') FROM mnemo.sessions s WHERE tenant = 'tap_ta'),
         (SELECT string_agg(m::text, '|' ORDER BY seq) FROM mnemo.messages m WHERE tenant = 'tap_ta'),
-        (SELECT string_agg(p::text, '|' ORDER BY message_id, part_index) FROM mnemo.message_parts p WHERE tenant = 'tap_ta'),
+        (SELECT string_agg(p::text, '|' ORDER BY session_id, seq, part_index) FROM mnemo.message_parts p WHERE tenant = 'tap_ta'),
         (SELECT string_agg(c::text, '|' ORDER BY position) FROM mnemo.context_items c WHERE tenant = 'tap_ta'),
         (SELECT string_agg(n::text, '|') FROM mnemo.summary_nodes n WHERE tenant = 'tap_ta'),
         (SELECT string_agg(e::text, '|' ORDER BY ordinal) FROM mnemo.summary_edges e WHERE tenant = 'tap_ta'),

@@ -67,8 +67,8 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_r') $$, 'a session for rende
 -- here directly, as the superuser
 INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, tenant)
     SELECT 'tap_r', 1, 'tap_r1', 'assistant', 0, tenant FROM mnemo.sessions WHERE id = 'tap_r';
-INSERT INTO mnemo.message_parts (session_id, message_id, seq, part_index, id, part_type, content, tool_name, tool_call_id, tenant)
-    SELECT 'tap_r', 'tap_r1', 1, 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c', tenant
+INSERT INTO mnemo.message_parts (session_id, seq, part_index, id, part_type, content, tool_name, tool_call_id, tenant)
+    SELECT 'tap_r', 1, 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c', tenant
       FROM mnemo.sessions WHERE id = 'tap_r';
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant, generation)
     SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant, context_generation FROM mnemo.sessions WHERE id = 'tap_r';

@@ -48,9 +48,12 @@ test:
 	bash test/run.sh
 
 # make test-citus: mnemo on a real Citus cluster, a coordinator and two
-# workers (test/citus/run.sh); one line saying it was skipped without Citus.
+# workers (test/citus/run.sh), then the update from the version before this
+# one on another (test/citus/upgrade.sh); one line each saying it was
+# skipped without Citus.
 test-citus:
 	bash test/citus/run.sh
+	bash test/citus/upgrade.sh
 
 bench:
 	bash bench/run.sh

@@ -229,8 +229,8 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * its tenant (tenant: the SQL text of the statement's tenant parameter,
  * which is also the column the receiver checks the caller may see): the
  * message by (session_id, tenant, seq), its parts by the same range of
- * (session_id, tenant, seq, part_index), a summary's node by (session_id, tenant, id) in a subquery
- * that runs for summary items only.  Written as a join, it let the planner
+ * (session_id, tenant, seq, part_index), a summary's node by (session_id,
+ * tenant, id) in a subquery that runs for summary items only.  Written as a join, it let the planner
  * hash the session's whole summary_nodes -- every node the session ever
  * had, about one per 180 messages of history -- on every call, so that
  * assembly grew with the length of the session.  The message and the parts

@@ -7,7 +7,7 @@ DATA         = $(wildcard sql/mnemo--*.sql)
 PG_CPPFLAGS  = -DMNEMO_VERSION='"$(EXTVERSION)"' -Wall -Wmissing-prototypes -I$(srcdir)/src -I$(srcdir)/src/core
 
 # pg_regress inputs share sql/ with the install script, so the list is explicit.
-REGRESS      = ids sessions append append_limits insert_direct session_row parts_status swap reads flat files blobs guard notify tenancy errors context turn_context summary prune search recall recall_expand annotate compaction block_walk checkpoints runs pending state fork maps fuzz distribute
+REGRESS      = ids sessions append append_limits insert_direct session_row parts_status part_ids swap reads flat files blobs guard notify tenancy errors context turn_context summary prune search recall recall_expand annotate compaction block_walk checkpoints runs pending state fork maps fuzz distribute
 REGRESS_OPTS = --inputdir=. --load-extension=mnemo
 
 # isolation specs for the locking claims: test/specs/*.spec, test/expected/*.out

@@ -3,8 +3,14 @@
 --
 \set VERBOSITY sqlstate
 -- the parts with their message's id (a part row names its message by seq)
+-- the parts with their message's id, and their id as the reads give it (a
+-- part stored without one has its derived id, <message id>:<part_index>)
 CREATE TEMP VIEW parts AS
-  SELECT p.*, m.id AS message_id FROM mnemo.message_parts p
+  SELECT p.session_id, p.part_index, coalesce(p.id, m.id || ':' || p.part_index) AS id,
+         p.part_type, p.content, p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at,
+         p.started_at, p.completed_at, p.token_estimate, p.tenant, p.seq,
+         p.id AS stored_id, m.id AS message_id
+    FROM mnemo.message_parts p
     JOIN mnemo.messages m ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq;
 
 SELECT id FROM mnemo.create_session('ap', model_id => 'gpt-4o', provider_id => 'openai', agent => 'coder');
@@ -63,12 +69,13 @@ SELECT * FROM mnemo.append_message('ap', 'assistant', '[
   {"type": "patch", "id": "ap_p9", "text": "diff"},
   {"type": "text", "text": "no id"}
 ]', id => 'ap_m6');
-SELECT part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type,
+SELECT part_index, id, part_type,
        tool_name, tool_call_id, tool_state, compacted_at, started_at, completed_at
   FROM parts WHERE message_id = 'ap_m6' ORDER BY part_index;
 SELECT part_index, content FROM parts WHERE message_id = 'ap_m6' ORDER BY part_index;
--- the generated part id
-SELECT id ~ '^part_[0-9A-HJKMNP-TV-Z]{26}$' AS generated
+-- a part appended without an id: its id is derived from its place, and
+-- stored as NULL
+SELECT id, stored_id IS NULL AS not_stored
   FROM parts WHERE message_id = 'ap_m6' AND part_index = 10;
 -- token_estimate: given ones are kept; text and reasoning are estimate_tokens
 -- of the text; tool and file_ref parts get an estimate of their rendering;
@@ -219,7 +226,7 @@ SELECT CASE WHEN id LIKE 'msg\_%' THEN 'msg_*' ELSE id END AS id, seq
 SELECT seq, CASE WHEN id LIKE 'msg\_%' THEN 'msg_*' ELSE id END AS id, role, agent, model_id,
        provider_id, run_id, is_summary
   FROM mnemo.messages WHERE session_id = 'ab' ORDER BY seq;
-SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type
+SELECT message_id, part_index, id, part_type
   FROM parts WHERE session_id = 'ab' ORDER BY message_id, part_index;
 -- a summary in a batch gets a seq but no context item
 SELECT * FROM mnemo.append_messages('ab', '[
@@ -287,14 +294,14 @@ SELECT * FROM mnemo.append_messages('ab', '[{"id": "ab_7", "role": "user", "part
 SELECT mnemo.append_part('ab', 'ab_2', '{"type": "text", "id": "ab_2_p2", "text": "more"}');
 SELECT mnemo.append_part('ab', 'ab_2', '{"type": "reasoning", "text": "hmm"}');
 SELECT mnemo.append_part('ab', 'ab_2', '{"type": "tool", "id": "ab_2_p4", "tool_name": "cat", "tool_call_id": "c2"}');
-SELECT part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, part_type,
+SELECT part_index, id, part_type,
        tool_state, token_estimate
   FROM mnemo.get_parts('ab', 'ab_2');
 -- a message without parts starts at 0; a summary message takes parts too
 SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p0", "text": "streamed"}');
 SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p1", "text": "tokens", "token_estimate": 9}');
 SELECT mnemo.append_part('ab', 'ab_s', '{"type": "compaction_marker", "id": "ab_s_p1"}');
-SELECT message_id, part_index, CASE WHEN id LIKE 'part\_%' THEN 'part_*' ELSE id END AS id, token_estimate
+SELECT message_id, part_index, id, token_estimate
   FROM parts WHERE message_id IN ('ab_4', 'ab_s') ORDER BY message_id, part_index;
 -- appending parts does not touch seqs or the context view
 SELECT last_seq FROM mnemo.get_session('ab');

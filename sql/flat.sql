@@ -38,7 +38,8 @@ SELECT part_id, content FROM mnemo.get_messages_flat('fl') WHERE part_id = 'fl_2
 -- it holds (escapes, control characters, numbers of any size, nesting)
 SELECT count(*) AS parts, count(*) FILTER (WHERE f.content::text = p.content::text) AS same_text
   FROM mnemo.get_messages_flat('fl') f
-  JOIN mnemo.message_parts p ON p.session_id = f.session_id AND p.id = f.part_id;
+  JOIN mnemo.message_parts p
+    ON p.session_id = f.session_id AND p.seq = f.seq AND p.part_index = f.part_index;
 SELECT content FROM mnemo.get_messages_flat('fl') WHERE part_id = 'fl_1_a';
 SELECT pg_typeof(content) FROM mnemo.get_messages_flat('fl') LIMIT 1;
 
@@ -55,7 +56,8 @@ SELECT count(*) FROM mnemo.append_messages('fl_esc', (
            GROUP BY c) m));
 SELECT count(*) AS parts, count(*) FILTER (WHERE f.content::text = p.content::text) AS same_text
   FROM mnemo.get_messages_flat('fl_esc') f
-  JOIN mnemo.message_parts p ON p.session_id = f.session_id AND p.id = f.part_id;
+  JOIN mnemo.message_parts p
+    ON p.session_id = f.session_id AND p.seq = f.seq AND p.part_index = f.part_index;
 
 -- the same messages and parts as get_messages_with_parts: its arrays rebuilt
 -- from the rows are equal to its own
@@ -162,7 +164,8 @@ SELECT count(*) AS rows, count(DISTINCT id) AS messages,
 SELECT s AS session, count(w.id) AS messages,
        count(*) FILTER (WHERE w.id IS NOT NULL AND w.parts::text IS DISTINCT FROM coalesce((
          SELECT jsonb_agg(p.content || jsonb_strip_nulls(jsonb_build_object(
-                  'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state,
+                  'id', coalesce(p.id, w.id || ':' || p.part_index), 'part_index', p.part_index,
+                  'tool_state', p.tool_state,
                   'compacted_at', p.compacted_at, 'started_at', p.started_at,
                   'completed_at', p.completed_at, 'token_estimate', p.token_estimate))
                 ORDER BY p.part_index)

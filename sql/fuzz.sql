@@ -60,4 +60,5 @@ SELECT count(f.part_id) = (SELECT count(*) FROM mnemo.message_parts WHERE sessio
        count(DISTINCT f.seq) = (SELECT count(*) FROM mnemo.messages WHERE session_id = 'fz') AS every_message,
        count(*) FILTER (WHERE f.content::text IS DISTINCT FROM p.content::text) AS differing
   FROM mnemo.get_messages_flat('fz') f
-  LEFT JOIN mnemo.message_parts p ON p.session_id = 'fz' AND p.id = f.part_id;
+  LEFT JOIN mnemo.message_parts p
+    ON p.session_id = 'fz' AND p.seq = f.seq AND p.part_index = f.part_index;

@@ -26,8 +26,7 @@ SELECT seq FROM mnemo.append_message('rx_f', 'user', '[{"type":"text","text":"po
 
 -- recall_expand: what a summary covers, as text, a page at a time; a
 -- tombstoned output comes back whole
-SELECT mnemo.tombstone_part('rx_s', (SELECT p.id FROM mnemo.message_parts p
-                                      WHERE p.session_id = 'rx_s' AND p.seq = (SELECT seq FROM mnemo.messages WHERE session_id = 'rx_s' AND id = 'rx_m2'))) > 0 AS tombstoned;
+SELECT mnemo.tombstone_part('rx_s', (SELECT p.id FROM mnemo.get_parts('rx_s', 'rx_m2') p)) > 0 AS tombstoned;
 SELECT ordinal, item_type, item_id, seq, role, content, tokens, items FROM mnemo.recall_expand('rx_s', 'rx_l1');
 -- a condensed summary expands to the summaries it condensed
 SELECT ordinal, item_type, item_id, items FROM mnemo.recall_expand('rx_s', 'rx_c1');

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
-# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0 and 0.9.0, with ALTER EXTENSION mnemo UPDATE; its rows read back
-# unchanged through the new functions, and its schema is the schema of a
+# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0, with
+# ALTER EXTENSION mnemo UPDATE; its rows read back unchanged through the new functions, and its schema is the schema of a
 # fresh install of the current version.  A database made hash-partitioned
 # at 0.2.0 (mnemo.partitions) gets the tables 0.3.0 adds partitioned alike.
 #
@@ -260,7 +260,20 @@ main() {
 	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
 	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
 		"get_messages_with_parts gives each image's base64 back exactly"
-	# read back through the new functions: the library installed is 0.9.0's,
+	# 0.10.0 keys the parts by their place and derives the id of a part
+	# appended without one; the ids stored before stay
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.10.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.10.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.10.0 "the database is at 0.10.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.9.0 -> 0.10.0, every part id stored before included"
+	is "$(val "$old" "SELECT pg_get_constraintdef(oid) FROM pg_constraint
+	                   WHERE conrelid = 'mnemo.message_parts'::regclass AND contype = 'p'")" \
+		"PRIMARY KEY (session_id, tenant, seq, part_index)" "the parts' primary key is their place"
+	is "$(val "$old" "SELECT count(*) FROM pg_attribute WHERE attrelid = 'mnemo.search_documents'::regclass
+	                   AND attname = 'message_id'")" 0 "the search documents no longer store the message's id"
+	# read back through the new functions: the library installed is 0.10.0's,
 	# and a database runs its functions once updated to the library's version
 	# (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
@@ -301,6 +314,11 @@ main()
 		"the append wrote no context row"
 	is "$(val "$old" "SELECT mnemo.append_part('up_a', 'up_m3', '{\"type\":\"text\",\"text\":\"more\"}')")" 1 \
 		"append_part continues the message's parts"
+	is "$(val "$old" "SELECT string_agg(p.part_index || '=' || p.id, ',' ORDER BY p.part_index)
+	                  FROM mnemo.get_parts('up_a', 'up_m3') p")" "0=up_p4,1=up_m3:1" \
+		"the part stored before keeps its id; the one appended after has its derived id"
+	is "$(val "$old" "SELECT mnemo.tombstone_part('up_a', 'up_m3:1') > 0 AND mnemo.tombstone_part('up_a', 'up_p4') > 0")" t \
+		"tombstone_part finds each by its id"
 	is "$(val "$old" "SELECT mnemo.watch('up_a') ~ '^mnemo_[0-9a-f]{32}\$'")" t "watch returns the tenant's channel"
 
 	is "$(val "$old" "SELECT string_agg(message_id, ',' ORDER BY message_id) FROM mnemo.search_history('up_a', 'files')")" \
@@ -308,7 +326,7 @@ main()
 	is "$(val "$old" "SELECT mnemo.search_pending('up_a')")" 0 "and indexed it on that first search"
 	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
-		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.9.0 reads the updated session, the appends made after the update included"
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.10.0 reads the updated session, the appends made after the update included"
 
 	# the schema of a fresh install
 	fresh_db "$new"
@@ -317,7 +335,7 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.9.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.10.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
@@ -336,7 +354,7 @@ VALUES ('up_q', 'up_q1', 0, 'up_q1_p0', 'text', '{"type": "text", "text": "a"}',
        ('up_q', 'up_q2', 0, 'up_q2_p0', 'text', '{"type": "text", "text": "b"}', current_user),
        ('up_q', 'up_q2', 1, 'up_q2_p1', 'text', '{"type": "text", "text": "c"}', current_user);
 SQL
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.9.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0 and 0.8.0)" \
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.10.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0 and 0.9.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)

@@ -48,7 +48,7 @@ static SPIPlanPtr prune_plan;
 	"turn AS (" \
 	"  SELECT seq FROM scan WHERE role = 'user' ORDER BY seq DESC OFFSET 1 LIMIT 1), " \
 	"eligible AS (" \
-	"  SELECT p.id, p.token_estimate, " \
+	"  SELECT p.seq, p.part_index, p.token_estimate, " \
 	"  sum(p.token_estimate) OVER (ORDER BY s.seq DESC, p.part_index DESC) AS running " \
 	"  FROM scan s JOIN mnemo.message_parts p " \
 	"  ON p.session_id = $1 AND p.tenant = $6 AND p.seq = s.seq " \
@@ -56,11 +56,12 @@ static SPIPlanPtr prune_plan;
 	"  AND p.tool_state = 'completed' AND p.compacted_at IS NULL " \
 	"  AND coalesce(p.tool_name, '') <> ALL ($4)), " \
 	"candidates AS (" \
-	"  SELECT id, token_estimate FROM eligible WHERE running > $2) " \
+	"  SELECT seq, part_index, token_estimate FROM eligible WHERE running > $2) " \
 	"UPDATE mnemo.message_parts p SET compacted_at = $5 FROM candidates c " \
-	"WHERE p.id = c.id AND p.session_id = $1 AND p.tenant = $6 AND p.compacted_at IS NULL " \
+	"WHERE p.session_id = $1 AND p.tenant = $6 AND p.seq = c.seq AND p.part_index = c.part_index " \
+	"AND p.compacted_at IS NULL " \
 	"AND (SELECT coalesce(sum(token_estimate), 0) FROM candidates) > $3 " \
-	"RETURNING p.id"
+	"RETURNING p.seq"
 
 PG_FUNCTION_INFO_V1(mnemo_prune_tool_outputs);
 Datum

@@ -55,8 +55,7 @@ typedef struct MessageInput
 	bool		is_summary;
 	int64		created_at;		/* ms, 0 the epoch; -1: now (imports restore it) */
 	int			nparts;
-	MnemoPart  *parts;
-	bool	   *part_id_given;
+	MnemoPart  *parts;			/* .id: as given, or NULL */
 } MessageInput;
 
 /*
@@ -122,7 +121,6 @@ TakeParts(JsonbContainer *parts, const char *where, MessageInput *m)
 				 errmsg("%s has %d parts, more than mnemo.max_parts_per_message (%d)",
 						where, m->nparts, mnemo_max_parts_per_message)));
 	m->parts = palloc(sizeof(MnemoPart) * Max(m->nparts, 1));
-	m->part_id_given = palloc(sizeof(bool) * Max(m->nparts, 1));
 	partcxt = AllocSetContextCreate(callcxt, "mnemo part", ALLOCSET_SMALL_SIZES);
 	for (i = 0; i < m->nparts; i++)
 	{
@@ -137,13 +135,13 @@ TakeParts(JsonbContainer *parts, const char *where, MessageInput *m)
 		MemoryContextSwitchTo(callcxt);
 		out->content = palloc(VARSIZE(part.content));
 		memcpy(out->content, part.content, VARSIZE(part.content));
-		out->id = part.id ? pstrdup(part.id) : MnemoNewId("part");
+		/* the id to store is chosen once the message's id is (StoreMessages) */
+		out->id = part.id ? pstrdup(part.id) : NULL;
 		out->part_type = pstrdup(part.part_type);
 		out->tool_name = part.tool_name ? pstrdup(part.tool_name) : NULL;
 		out->tool_call_id = part.tool_call_id ? pstrdup(part.tool_call_id) : NULL;
 		out->tool_state = part.tool_state ? pstrdup(part.tool_state) : NULL;
 		out->token_estimate = part.token_estimate;
-		m->part_id_given[i] = part.id != NULL;
 		MemoryContextReset(partcxt);
 	}
 	MemoryContextDelete(partcxt);
@@ -510,12 +508,13 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 		MSG(MSG_IS_SUMMARY) = BoolGetDatum(m->is_summary);
 		for (j = 0; j < m->nparts; j++, p++)
 		{
-			if (m->part_id_given[j])
-				GiveId(&given_parts, m->parts[j].id, ord);
+			parts[p] = m->parts[j];
+			parts[p].id = MnemoPartIdToStore(m->parts[j].id, m->id, j);
+			if (m->parts[j].id != NULL && parts[p].id != NULL)
+				GiveId(&given_parts, parts[p].id, ord);
 			ord++;
 			part_seqs[p] = seq + i;
 			part_indexes[p] = j;
-			parts[p] = m->parts[j];
 		}
 	}
 #undef MSG
@@ -728,6 +727,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	Oid			types[3] = {TEXTOID, TEXTOID, TEXTOID};
 	Datum		values[3];
 	MnemoPart	part;
+	char	   *given_id;
 	JsonbValue	v;
 	MnemoSessionLock lock;
 	MnemoCall	call;
@@ -741,14 +741,7 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	v.val.binary.data = &part_json->root;
 	v.val.binary.len = VARSIZE(part_json) - VARHDRSZ;
 	MnemoParsePart(&v, "part", &part);
-	if (part.id != NULL)
-	{
-		given.n = 1;
-		given.ids = &part.id;
-		given.ords = (int32[]) {0};
-	}
-	else
-		part.id = MnemoNewId("part");
+	given_id = part.id;
 
 	MnemoConnect(&call);
 	MnemoLockSession(session_id, 0, true, &lock);
@@ -776,6 +769,14 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 				 errmsg("message \"%s\" already has %d parts, the most mnemo.max_parts_per_message (%d) allows",
 						message_id, part_index, mnemo_max_parts_per_message)));
 
+	part.id = MnemoPartIdToStore(given_id, message_id, part_index);
+	if (given_id != NULL && part.id != NULL)
+	{
+		given.n = 1;
+		given.ids = &part.id;
+		given.ords = (int32[]) {0};
+	}
+
 	memset(&rows, 0, sizeof(rows));
 	rows.session_id = session_id;
 	rows.tenant = lock.tenant;
@@ -787,7 +788,8 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 					 lock.is_fork);
 	/* search_index.c: a message may be indexed already */
 	MnemoQueueSearch(session_id, lock.tenant, seq);
-	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id, part.id, seq);
+	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id,
+				part.id ? part.id : MnemoDerivedPartId(message_id, part_index), seq);
 	MnemoFinish(&call);
 
 	PG_RETURN_INT32(part_index);

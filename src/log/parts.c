@@ -13,7 +13,8 @@
  *							 string}; estimated at MNEMO_IMAGE_TOKENS, what a
  *							 provider charges for an image of about a megapixel
  *		compaction_marker, step_start, step_finish, patch: free-form
- * Any part may carry "id" (else one is made) and "token_estimate" (else the
+ * Any part may carry "id" (else its id is derived from its place,
+ * reads/part_ids.c) and "token_estimate" (else the
  * server estimates its rendering, see render.c).  The object is stored as
  * given, so it reads back unchanged; the columns beside it are copies used for
  * indexing and status.  Every check happens before the first row is written.
@@ -258,7 +259,6 @@ FillPart(void *arg, int row, Datum *values, bool *nulls)
 	const MnemoPart *part = &rows->parts[row];
 	int			c;
 
-	Assert(part->id != NULL);
 	for (c = 0; c < PART_NCOLS; c++)
 	{
 		const char *s = NULL;
@@ -312,8 +312,9 @@ static MnemoRowsInsert part_insert = {
 /*
  * Store n validated parts: parts[i] belongs to the message of seq seqs[i],
  * at part_indexes[i].  The caller holds the session lock, has chosen the
- * indexes and given every part an id; a taken id is MN004, which the caller
- * turns into one naming the id (append.c).  Only the parts of one statement
+ * indexes and each part's id to store (NULL for a derived one, part_ids.c);
+ * a taken id is MN004, which the caller turns into one naming the id
+ * (append.c).  Only the parts of one statement
  * at a time (MnemoInsertRows) are copied into its parameters: a call of a
  * million parts holds its validated parts and no second copy of them.  An
  * image's base64 data is stored as a blob (blobs.c), its part naming it.

@@ -31,6 +31,7 @@
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
 #include "log/log.h"
+#include "reads/reads.h"
 #include "reads/search.h"
 
 /*
@@ -105,10 +106,10 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	char	   *part_id = MnemoRequireTextArg(fcinfo, 1, "part_id");
 	char	   *tool_state = MnemoTextArgOrNull(fcinfo, 2);
 	Jsonb	   *patch = ContentPatch(fcinfo, 6, 7);
-	Oid			types[8] = {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID,
-	TEXTOID};
-	Datum		values[8];
-	char		nulls[8];
+	Oid			types[9] = {TEXTOID, INT8OID, TEXTOID, INT8OID, INT8OID, INT8OID, JSONBOID,
+	TEXTOID, INT4OID};
+	Datum		values[9];
+	char		nulls[9];
 	bool		isnull;
 	bool		watched;
 	bool		tombstoned;
@@ -116,10 +117,10 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	char	   *stored_state;
 	MnemoCall	call;
 	int64		seq;
+	int32		part_index;
 
 	memset(nulls, ' ', sizeof(nulls));
 	values[0] = CStringGetTextDatum(session_id);
-	values[1] = CStringGetTextDatum(part_id);
 	if (tool_state)
 	{
 		MnemoCheckToolState(tool_state, "update_part_status");
@@ -139,6 +140,12 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoCheckSessionActive(session_id, &tenant, &watched);
 	values[7] = CStringGetTextDatum(tenant);
+	if (!MnemoFindPart(session_id, tenant, part_id, &seq, &part_index))
+		ereport(ERROR,
+				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
+				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+	values[1] = Int64GetDatum(seq);
+	values[8] = Int32GetDatum(part_index);
 
 	/*
 	 * The merged content's size, as append measures a part's (its jsonb
@@ -146,28 +153,27 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 	 * is held to mnemo.max_part_bytes too.
 	 */
 	MnemoPrepare(&find_part_plan,
-				 "SELECT p.part_type, p.seq, "
+				 "SELECT p.part_type, "
 				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END, "
 				 "coalesce(p.tool_state, 'pending'), p.compacted_at IS NOT NULL "
 				 "FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.tenant = $4 AND p.id = $2",
-				 4, (Oid[]) {TEXTOID, TEXTOID, JSONBOID, TEXTOID});
-	if (MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6], values[7]},
-					 (char[]) {' ', ' ', nulls[6], ' '}, true, 1) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_MNEMO_PART_NOT_FOUND),
-				 errmsg("part \"%s\" does not exist in session \"%s\"", part_id, session_id)));
+				 "WHERE p.session_id = $1 AND p.tenant = $4 AND p.seq = $2 AND p.part_index = $5",
+				 5, (Oid[]) {TEXTOID, INT8OID, JSONBOID, TEXTOID, INT4OID});
+	if (MnemoExecute(find_part_plan,
+					 (Datum[]) {values[0], values[1], values[6], values[7], values[8]},
+					 (char[]) {' ', ' ', nulls[6], ' ', ' '}, false, 1) != 1)
+		elog(ERROR, "part \"%s\" of session \"%s\" was found and then not", part_id,
+			 session_id);
 	if (strcmp(MnemoGetText(0, 1, NULL), "tool") != 0 && (tool_state || patch))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("part \"%s\" is not a tool part", part_id),
 				 errdetail("Only tool parts have a tool_state, an output and an error message.")));
-	seq = MnemoGetInt64(0, 2, NULL);
-	if (MnemoGetInt64(0, 3, NULL) > mnemo_max_part_bytes)
+	if (MnemoGetInt64(0, 2, NULL) > mnemo_max_part_bytes)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("part \"%s\" would be " INT64_FORMAT " bytes with this output and error message, more than mnemo.max_part_bytes (%d)",
-						part_id, MnemoGetInt64(0, 3, NULL), mnemo_max_part_bytes)));
+						part_id, MnemoGetInt64(0, 2, NULL), mnemo_max_part_bytes)));
 
 	MnemoPrepare(&part_status_plan,
 				 "UPDATE mnemo.message_parts SET "
@@ -176,15 +182,17 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "started_at = coalesce($5, started_at), "
 				 "completed_at = coalesce($6, completed_at), "
 				 "content = CASE WHEN $7 IS NULL THEN content ELSE content || $7 END "
-				 "WHERE session_id = $1 AND tenant = $8 AND id = $2 AND " PART_MAY_CHANGE,
-				 8, types);
+				 "WHERE session_id = $1 AND tenant = $8 AND seq = $2 AND part_index = $9 AND "
+				 PART_MAY_CHANGE,
+				 9, types);
 	if (MnemoExecute(part_status_plan, values, nulls, false, 0) != 1)
 	{
 		/* refused: say what the part is now (a racing caller may have finished it) */
-		MnemoExecute(find_part_plan, (Datum[]) {values[0], values[1], values[6], values[7]},
-					 (char[]) {' ', ' ', nulls[6], ' '}, false, 1);
-		stored_state = MnemoGetText(0, 4, NULL);
-		tombstoned = MnemoGetBool(0, 5);
+		MnemoExecute(find_part_plan,
+					 (Datum[]) {values[0], values[1], values[6], values[7], values[8]},
+					 (char[]) {' ', ' ', nulls[6], ' ', ' '}, false, 1);
+		stored_state = MnemoGetText(0, 3, NULL);
+		tombstoned = MnemoGetBool(0, 4);
 		ereport(ERROR,
 				(errcode(ERRCODE_MNEMO_IMMUTABLE_FIELD),
 				 errmsg("part \"%s\" is %s%s: it cannot take this %s", part_id, stored_state,

@@ -132,6 +132,24 @@ PushText(FlatResult *r, const char *key, Datum value)
 }
 
 /*
+ * The id of a part (as PutRow takes it) of the message in r->values: the
+ * stored one, or else its derived one (part_ids.c), in the current context.
+ */
+static Datum
+PartId(FlatResult *r, Datum *part, bool *part_nulls)
+{
+	char	   *id;
+
+	if (!part_nulls[1])
+		return part[1];
+	id = MnemoDerivedPartId(TextDatumGetCString(r->values[0]), DatumGetInt32(part[2]));
+	if (id == NULL)
+		elog(ERROR, "part %d of seq " INT64_FORMAT " has no id", DatumGetInt32(part[2]),
+			 DatumGetInt64(part[0]));
+	return CStringGetTextDatum(id);
+}
+
+/*
  * A part (as PutRow takes it) into the jsonb array of the message in
  * r->values, as MNEMO_PARTS_JSON makes it: the stored object with the live
  * columns laid over it, content || jsonb_strip_nulls(jsonb_build_object(
@@ -146,16 +164,17 @@ AddPart(FlatResult *r, Datum *part, bool *part_nulls)
 {
 	MemoryContext oldcxt = MemoryContextSwitchTo(r->rowcxt);
 	Jsonb	   *content = (Jsonb *) PG_DETOAST_DATUM_COPY(part[3]);
+	Datum		id = PartId(r, part, part_nulls);
 	JsonbIterator *it;
 	JsonbIteratorToken tok;
 	JsonbValue	v;
 
 	if (!JB_ROOT_IS_OBJECT(content))
-		elog(ERROR, "the content of part \"%s\" is not an object", TextDatumGetCString(part[1]));
+		elog(ERROR, "the content of part \"%s\" is not an object", TextDatumGetCString(id));
 	it = JsonbIteratorInit(&content->root);
 	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_END_OBJECT)
 		pushJsonbValue(&r->parts, tok, tok == WJB_BEGIN_OBJECT ? NULL : &v);
-	PushText(r, "id", part[1]);
+	PushText(r, "id", id);
 	PushNumber(r, "part_index", DatumGetInt32(part[2]));
 	if (!part_nulls[4])
 		PushText(r, "tool_state", part[4]);
@@ -216,6 +235,8 @@ PutRow(FlatResult *r, Datum *part, bool *part_nulls)
 	{
 		memcpy(r->values + FLAT_MESSAGE_COLUMNS, part + 1, sizeof(Datum) * FLAT_PART_COLUMNS);
 		memcpy(r->nulls + FLAT_MESSAGE_COLUMNS, part_nulls + 1, sizeof(bool) * FLAT_PART_COLUMNS);
+		r->values[FLAT_MESSAGE_COLUMNS] = PartId(r, part, part_nulls);
+		r->nulls[FLAT_MESSAGE_COLUMNS] = false;
 		resetStringInfo(&r->content);
 		appendStringInfoSpaces(&r->content, VARHDRSZ);
 		MnemoJsonbAppendText(&r->content, DatumGetJsonbP(r->values[FLAT_CONTENT]));

@@ -219,7 +219,7 @@ mnemo_get_parts(PG_FUNCTION_ARGS)
 	owner = SelectMessage(fcinfo, &line);
 	seq = MnemoGetInt64(0, 2, NULL);	/* MNEMO_MESSAGE_ROW's seq */
 	MnemoPrepare(&parts_plan,
-				 "SELECT p.session_id, $4, p.part_index, p.id, p.part_type, "
+				 "SELECT p.session_id, $4, p.part_index, " MNEMO_PART_ID("p", "$4") ", p.part_type, "
 				 MNEMO_PART_CONTENT ", p.tool_name, p.tool_call_id, p.tool_state, p.compacted_at, "
 				 "p.started_at, p.completed_at, p.token_estimate, p.tenant "
 				 "FROM mnemo.message_parts p "

@@ -30,13 +30,30 @@
 	"ELSE p.content END"
 
 /*
+ * The id of part p (an alias of mnemo.message_parts) whose message's id is
+ * the SQL expression message_id: the id its caller gave, or the one derived
+ * from its place, "<message id>:<part index>", when it is stored as NULL
+ * (part_ids.c).  Every read that returns a part's id selects it through
+ * this.
+ */
+#define MNEMO_PART_ID(p, message_id) \
+	"coalesce(" p ".id, " message_id " || ':' || " p ".part_index)"
+
+/* part_ids.c: derived part ids, the check of given ones, a look-up by id */
+extern char *MnemoDerivedPartId(const char *message_id, int32 part_index);
+extern bool MnemoParsePartId(const char *part_id, char **message_id, int32 *part_index);
+extern char *MnemoPartIdToStore(char *given, const char *message_id, int32 part_index);
+extern bool MnemoFindPart(const char *session_id, const char *tenant, const char *part_id,
+						  int64 *seq, int32 *part_index);
+
+/*
  * reads.c, summary.c: the parts of message m as a jsonb array in part_index
  * order, each part its content with the live status columns laid over it.
  * $1 of the statement is the session id; the tenant is m's.
  */
 #define MNEMO_PARTS_JSON \
 	"coalesce((SELECT jsonb_agg((" MNEMO_PART_CONTENT ") || jsonb_strip_nulls(jsonb_build_object(" \
-	"'id', p.id, 'part_index', p.part_index, 'tool_state', p.tool_state, " \
+	"'id', " MNEMO_PART_ID("p", "m.id") ", 'part_index', p.part_index, 'tool_state', p.tool_state, " \
 	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
 	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
 	"ORDER BY p.part_index) FROM mnemo.message_parts p " \

@@ -70,8 +70,8 @@ static SPIPlanPtr window_plan;
  * messages: 1.8 s).
  */
 #define SEARCH_INDEXED \
-	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
-	"FROM (SELECT DISTINCT ON (d.seq) d.message_id, d.seq FROM mnemo.search_documents d " \
+	"SELECT c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (d.seq) d.seq FROM mnemo.search_documents d " \
 	"      WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
 	"      AND d.tsv @@ " SEARCH_QUERY \
 	"      ORDER BY d.seq DESC LIMIT $3) c, " \
@@ -89,9 +89,9 @@ static SPIPlanPtr window_plan;
  * messages beside a 1,000,000: 470 ms instead of 60).
  */
 #define SEARCH_WALK \
-	"SELECT c.message_id, c.seq, b.part_index, b.rank " \
-	"FROM (SELECT DISTINCT ON (w.seq) w.message_id, w.seq " \
-	"      FROM (SELECT d.message_id, d.seq, d.tsv FROM mnemo.search_documents d " \
+	"SELECT c.seq, b.part_index, b.rank " \
+	"FROM (SELECT DISTINCT ON (w.seq) w.seq " \
+	"      FROM (SELECT d.seq, d.tsv FROM mnemo.search_documents d " \
 	"            WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
 	"            ORDER BY d.seq DESC LIMIT $6) w " \
 	"      WHERE w.tsv @@ " SEARCH_QUERY \
@@ -103,8 +103,8 @@ static SPIPlanPtr window_plan;
 	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
 	"ORDER BY c.seq DESC"
 #define SEARCH_DIRECT \
-	"SELECT c.id, c.seq, b.part_index, b.rank " \
-	"FROM (SELECT m.id, m.seq FROM mnemo.messages m " \
+	"SELECT c.seq, b.part_index, b.rank " \
+	"FROM (SELECT m.seq FROM mnemo.messages m " \
 	"      WHERE m.session_id = $1 AND m.tenant = $7 AND m.seq BETWEEN $4 AND $5 " \
 	"      AND EXISTS (SELECT FROM mnemo.message_parts p " \
 	"                  WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = m.seq " \
@@ -118,8 +118,8 @@ static SPIPlanPtr window_plan;
 	"ORDER BY c.seq DESC"
 /* the same, matching a regular expression against the searched text */
 #define SEARCH_REGEX \
-	"SELECT c.id, c.seq, c.part_index, 0::real " \
-	"FROM (SELECT m.id, m.seq, p.part_index FROM mnemo.messages m, " \
+	"SELECT c.seq, c.part_index, 0::real " \
+	"FROM (SELECT m.seq, p.part_index FROM mnemo.messages m, " \
 	"      LATERAL (SELECT p.part_index FROM mnemo.message_parts p " \
 	"               WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = m.seq " \
 	"               AND " SEARCH_DOC " ~ $2 " \
@@ -177,11 +177,11 @@ SearchCandidates(MnemoSearchRun *run, const char *sql, const char *owner, int64 
 		MnemoSearchHit  *h = &run->hits[run->nhits++];
 
 		h->owner = owner;
-		h->seq = MnemoGetInt64(row, 2, NULL);
+		h->seq = MnemoGetInt64(row, 1, NULL);
 		h->part_index = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[row],
-													SPI_tuptable->tupdesc, 3, &isnull));
+													SPI_tuptable->tupdesc, 2, &isnull));
 		h->rank = DatumGetFloat4(SPI_getbinval(SPI_tuptable->vals[row],
-											   SPI_tuptable->tupdesc, 4, &isnull));
+											   SPI_tuptable->tupdesc, 3, &isnull));
 	}
 }
 

@@ -194,12 +194,11 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 	values[4] = PointerGetDatum(queued);
 	MnemoPrepare(&drain_plan,
 				 "INSERT INTO mnemo.search_documents AS d "
-				 "(session_id, message_id, part_index, tsv, tenant, seq) "
-				 "SELECT $1, m.id, p.part_index, " SEARCH_TSV ", p.tenant, m.seq "
-				 "FROM mnemo.messages m JOIN mnemo.message_parts p "
-				 "ON p.session_id = $1 AND p.tenant = $2 AND p.seq = m.seq "
-				 "WHERE m.session_id = $1 AND m.tenant = $2 "
-				 "AND (m.seq BETWEEN $3 AND $4 OR m.seq = ANY ($5)) "
+				 "(session_id, part_index, tsv, tenant, seq) "
+				 "SELECT $1, p.part_index, " SEARCH_TSV ", p.tenant, p.seq "
+				 "FROM mnemo.message_parts p "
+				 "WHERE p.session_id = $1 AND p.tenant = $2 "
+				 "AND (p.seq BETWEEN $3 AND $4 OR p.seq = ANY ($5)) "
 				 "ON CONFLICT (session_id, tenant, seq, part_index) DO UPDATE SET tsv = excluded.tsv "
 				 "WHERE d.tsv IS DISTINCT FROM excluded.tsv",
 				 5, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8ARRAYOID});

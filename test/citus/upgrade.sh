@@ -65,11 +65,11 @@ check "mnemo.distribute() again" psql -X -q -v ON_ERROR_STOP=1 -c "SELECT mnemo.
 is "$(val "SELECT string_agg(result, ' ') FROM run_command_on_all_nodes(
              \$\$SELECT extversion FROM pg_extension WHERE extname = 'mnemo'\$\$)")" \
 	"$new_version $new_version $new_version" "the coordinator and both workers are at $new_version"
-is "$(val "SELECT count(*) FROM run_command_on_shards('mnemo.message_parts', \$\$SELECT count(*) FROM pg_attribute
-             WHERE attrelid = '%s'::regclass AND attnum > 0 AND NOT attisdropped AND attname IN ('seq', 'message_id')
-             GROUP BY () HAVING bool_and(attname = 'seq')\$\$) WHERE result = '1'")" \
+is "$(val "SELECT count(*) FROM run_command_on_shards('mnemo.message_parts', \$\$SELECT count(*) FROM pg_index i
+             WHERE i.indrelid = '%s'::regclass AND ((i.indisprimary AND i.indnkeyatts = 4)
+                OR (i.indisunique AND NOT i.indisprimary AND i.indpred IS NOT NULL))\$\$) WHERE result = '2'")" \
 	"$(val "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'mnemo.message_parts'::regclass")" \
-	"every shard of message_parts has the seq and no message id"
+	"every shard of message_parts is keyed by (session_id, tenant, seq, part_index), its given ids unique apart"
 is "$(val "SELECT string_agg(m.id || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY m.id, p.part_index)
              FROM mnemo.message_parts p JOIN mnemo.messages m
                ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq")" \
@@ -86,5 +86,10 @@ is "$(val "SELECT mnemo.append_part('cu_b', 'b1', '{\"type\": \"text\", \"text\"
 	"append_part continues a message written before the update"
 is "$(val "SELECT string_agg(seq || ':' || (content ->> 'text'), ' ' ORDER BY seq, part_index)
              FROM mnemo.get_messages_flat('cu_b')")" "1:x 1:y" "and the read has it"
+is "$(val "SELECT id FROM mnemo.get_parts('cu_b', 'b1') WHERE part_index = 1")" "b1:1" \
+	"the part appended after the update has its id derived from its place"
+is "$(val "SELECT mnemo.tombstone_part('cu_b', 'b1:1') > 0 AND mnemo.tombstone_part('cu_b',
+             (SELECT id FROM mnemo.get_parts('cu_b', 'b1') WHERE part_index = 0)) > 0")" t \
+	"tombstone_part finds a part by its derived id and one by the id stored before the update"
 
 summary "test-citus upgrade $old_version -> $new_version"

@@ -187,12 +187,14 @@ expect_rc 0 "mnemo show"
 check "show prints the session's agent" grep -q "^agent     claude-code" "$work/out"
 check "show prints every message header" test "$(grep -c '^--- #' "$work/out")" -eq 5
 check "show prints a tool part with name, call id and state" \
-	grep -q '^\[tool Read toolu_01DJfGh7ZTDzLJVYtvuyJ1wc completed\] part_' "$work/out"
+	grep -q '^\[tool Read toolu_01DJfGh7ZTDzLJVYtvuyJ1wc completed\] [^ ]*:[0-9][0-9]*$' "$work/out"
 check "with its input and output" \
 	bash -c "grep -q '^  input:' '$work/out' && grep -q '^  output:' '$work/out'"
 check "and the user's text (UTF-8)" grep -q "修复 truncate 在 flex 容器中失效" "$work/out"
 
-part=$(psql_q -c "SELECT id FROM mnemo.message_parts WHERE session_id = '$sid' AND tool_name = 'Read'")
+part=$(psql_q -c "SELECT coalesce(p.id, m.id || ':' || p.part_index) FROM mnemo.message_parts p
+                   JOIN mnemo.messages m ON (m.session_id, m.tenant, m.seq) = (p.session_id, p.tenant, p.seq)
+                  WHERE p.session_id = '$sid' AND p.tool_name = 'Read'")
 psql_q -c "SELECT mnemo.tombstone_part('$sid', '$part')" >/dev/null
 run_m show "$sid"
 check "a tombstoned part is marked COMPACTED, its content still shown" \

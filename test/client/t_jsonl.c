@@ -281,8 +281,9 @@ test_round_trip(mnemo_store *st)
 	ok(strncmp(body_of(first), "{\"id\": \"msg_", 12) == 0, "a message line starts with its \"id\"");
 	ok(strstr(first, "\", \"role\": \"user\", \"created_at\": ") != NULL &&
 	   strstr(first, ", \"agent\": \"agent-a\", \"model_id\": \"model-a\", "
-			  "\"provider_id\": \"prov-a\", \"parts\": [{\"id\": \"part_") != NULL,
-	   "then role, created_at, agent, model_id, provider_id and parts, each part led by its id");
+			  "\"provider_id\": \"prov-a\", \"parts\": [{\"id\": \"msg_") != NULL,
+	   "then role, created_at, agent, model_id, provider_id and parts, each part led by its id "
+	   "(its message's id and its index)");
 	ok(strstr(first, "\"run_id\": \"run-1\", \"tokens\": {\"input\": 10, \"output\": 20, "
 			  "\"cache_read\": 30, \"cache_write\": 40, \"reasoning\": 5}, \"cost\": 0.0123, "
 			  "\"finish_reason\": \"tool_use\", \"parts\": [") != NULL,

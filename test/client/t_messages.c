@@ -181,7 +181,10 @@ test_append(mnemo_store *st, seen *ev)
 		is_int(p[0].part_index, 0, "part_index 0");
 		is_str(p[0].type, "reasoning", "reasoning");
 		is_str(p[0].text, "The user wants a listing.", "reasoning text");
-		ok(strncmp(p[0].id, "part_", 5) == 0, "a made part id (%s)", p[0].id);
+		ok(all->items[1].id != NULL && strlen(p[0].id) == strlen(all->items[1].id) + 2 &&
+		   strncmp(p[0].id, all->items[1].id, strlen(all->items[1].id)) == 0 &&
+		   strcmp(p[0].id + strlen(all->items[1].id), ":0") == 0,
+		   "a part appended without an id: its message's id and its index (%s)", p[0].id);
 		is_int(p[1].part_index, 1, "part_index 1");
 		is_str(p[1].id, "p-tool", "the tool part's given id");
 		is_str(p[1].type, "tool", "tool");

@@ -142,8 +142,8 @@ test_parts(mnemo_store *st)
 
 		is_str(reasoning->text, "", "%s: an empty text is \"\", not NULL", how);
 		is_int(reasoning->token_estimate, 42, "%s: a token_estimate given is kept", how);
-		ok(reasoning->id != NULL && strncmp(reasoning->id, "part_", 5) == 0,
-		   "%s: a server-made part id (%s)", how, reasoning->id);
+		is_str(reasoning->id, "rows-msg:2",
+			   "%s: a part appended without an id has its message's id and its index", how);
 	}
 
 	/* the decoded string inside the input, through the server's own ->> */

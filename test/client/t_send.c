@@ -269,6 +269,13 @@ test_tools(mnemo_store *st, const char *provider, const char *model)
 		json_object_put(in);
 		snprintf(call_id, sizeof(call_id), "%s", t->tool_calls[0].call_id);
 		snprintf(part_id, sizeof(part_id), "%s", t->tool_calls[0].part_id);
+		{
+			size_t		n = strlen(t->message_id);
+
+			ok(strncmp(part_id, t->message_id, n) == 0 && part_id[n] == ':' &&
+			   strspn(part_id + n + 1, "0123456789") == strlen(part_id + n + 1) && part_id[n + 1] != '\0',
+			   "%s tools: the call's part id is its message's id and its index (%s)", provider, part_id);
+		}
 	}
 	is_int(c.n_tool, 1, "%s tools: on_part got the call", provider);
 	is_str(c.tool_part, part_id, "%s tools: with its stored part", provider);

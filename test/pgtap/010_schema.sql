@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(397);
+SELECT plan(399);
 
 --
 -- tables
@@ -31,8 +31,8 @@ SELECT col_is_pk('mnemo', 'sessions', ARRAY['id', 'tenant'],
                  'sessions: primary key (id, tenant)');
 SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'tenant', 'id'],
                  'messages: primary key (session_id, tenant, id)');
-SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'id'],
-                 'message_parts: primary key (session_id, tenant, id)');
+SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'seq', 'part_index'],
+                 'message_parts: primary key (session_id, tenant, seq, part_index)');
 SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'tenant', 'generation', 'position'],
                  'context_items: primary key (session_id, tenant, generation, position)');
 SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'tenant', 'id'],
@@ -111,7 +111,7 @@ SELECT columns_are('mnemo', 'blobs', ARRAY['sha256', 'bytes', 'refs', 'created_a
 SELECT columns_are('mnemo', 'tenants', ARRAY['tenant', 'channel', 'role_id']);
 SELECT columns_are('mnemo', 'search_progress', ARRAY['session_id', 'indexed_seq', 'tenant']);
 SELECT columns_are('mnemo', 'search_queue', ARRAY['session_id', 'seq_from', 'seq_to', 'tenant']);
-SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'message_id', 'part_index', 'tsv', 'tenant', 'seq']);
+SELECT columns_are('mnemo', 'search_documents', ARRAY['session_id', 'part_index', 'tsv', 'tenant', 'seq']);
 SELECT columns_are('mnemo', 'compaction_claims', ARRAY['session_id', 'holder', 'claimed_at', 'expires_at',
     'tenant']);
 SELECT columns_are('mnemo', 'checkpoints', ARRAY['session_id', 'label', 'seq', 'created_at', 'auto', 'tenant']);
@@ -136,7 +136,7 @@ SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
 SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_tenant_seq_key', 'messages_summary_idx', 'messages_user_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_session_id_tenant_seq_part_index_key']);
+SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key']);
 -- (context_items: the key, and the item ids a swap finds its items by so
 -- that it costs its block, src/context/swap.c; appends write no context row, so
 -- they pay for neither)
@@ -158,9 +158,15 @@ SELECT indexes_are('mnemo', 'discarded', ARRAY['discarded_pkey']);
 SELECT indexes_are('mnemo', 'maps', ARRAY['maps_pkey']);
 SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_tenant_map_id_completion_seq_key',
                                                'map_items_open_idx']);
--- seqs are unique per session, part indexes per message (by its seq)
+-- seqs are unique per session, part indexes per message (by its seq: the
+-- parts' primary key); a part's id is stored only when its caller gave it,
+-- and only those ids are in their unique index
 SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'tenant', 'seq']);
-SELECT col_is_unique('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'seq', 'part_index']);
+SELECT col_is_null('mnemo', 'message_parts', 'id', 'message_parts.id is NULL where a part''s id is derived');
+SELECT index_is_unique('mnemo', 'message_parts', 'message_parts_id_key');
+SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
+            WHERE indexrelid = 'mnemo.message_parts_id_key'::regclass), '(id IS NOT NULL)',
+          'message_parts_id_key holds only the ids stored');
 -- a completion order is given once per session
 SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'tenant', 'completion_seq']);
 SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'tenant', 'map_id', 'completion_seq']);

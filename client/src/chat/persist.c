@@ -98,7 +98,7 @@ malformed_call_content(const char *id, const mn_delta *d, const char *input)
 
 	if (o != NULL &&
 		json_object_object_add(o, "type", json_object_new_string("tool")) == 0 &&
-		json_object_object_add(o, "id", json_object_new_string(id)) == 0 &&
+		(id[0] == '\0' || json_object_object_add(o, "id", json_object_new_string(id)) == 0) &&
 		json_object_object_add(o, "tool_name", json_object_new_string(d->name)) == 0 &&
 		json_object_object_add(o, "tool_call_id", json_object_new_string(d->id)) == 0 &&
 		json_object_object_add(o, "tool_state", json_object_new_string("pending")) == 0 &&
@@ -109,32 +109,42 @@ malformed_call_content(const char *id, const mn_delta *d, const char *input)
 	return text;
 }
 
-/* A complete call, stored as a pending tool part; input is its JSON object
- * when valid, else the model's text as written. */
+/*
+ * A complete call, stored as a pending tool part; input is its JSON object
+ * when valid, else the model's text as written.  Its id is the one the
+ * server derives, "MESSAGE_ID:PART_INDEX" (src/reads/part_ids.c), known once
+ * the append returns the index: no id to draw first, and none stored.  Only
+ * a message id too long for that (the server's own rule: a colon and ten
+ * digits more must fit in MNEMO_ID_MAX) has the part take a drawn id.
+ */
 static int
 add_tool_call(turn_state *ts, const mn_delta *d, const char *input, bool valid)
 {
 	mnemo_turn *t = ts->turn;
 	mnemo_tool_call *c;
 	mnemo_new_part p = MNEMO_NEW_PART_INIT;
-	char		id[MNEMO_ID_MAX + 1];
+	char		id[MNEMO_ID_MAX + 1] = "";
 	char	   *content = NULL;
+	int			index;
 	int			rc;
 
-	if ((rc = mnemo_new_id(ts->st, "part", id)) != MNEMO_OK)
+	if (strlen(t->message_id) + 1 + 10 > MNEMO_ID_MAX &&
+		(rc = mnemo_new_id(ts->st, "part", id)) != MNEMO_OK)
 		return rc;
 	p.type = "tool";
-	p.id = id;
+	p.id = id[0] != '\0' ? id : NULL;
 	p.tool_name = d->name;
 	p.tool_call_id = d->id;
 	p.tool_state = "pending";
 	p.tool_input = input;
 	if (!valid && (p.content = content = malformed_call_content(id, d, input)) == NULL)
 		return mn_fail(ts->st, MNEMO_ERR_NOMEM, "out of memory");
-	rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, NULL);
+	rc = mnemo_part_append(ts->st, ts->session_id, t->message_id, &p, &index);
 	free(content);
 	if (rc != MNEMO_OK)
 		return rc;
+	if (id[0] == '\0')
+		snprintf(id, sizeof(id), "%s:%d", t->message_id, index);
 	if (t->n_tool_calls == ts->cap_calls)
 	{
 		size_t		cap = ts->cap_calls ? ts->cap_calls * 2 : 4;

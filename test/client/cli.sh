@@ -187,7 +187,7 @@ expect_rc 0 "mnemo show"
 check "show prints the session's agent" grep -q "^agent     claude-code" "$work/out"
 check "show prints every message header" test "$(grep -c '^--- #' "$work/out")" -eq 5
 check "show prints a tool part with name, call id and state" \
-	grep -q '^\[tool Read toolu_01DJfGh7ZTDzLJVYtvuyJ1wc completed\] [^ ]*:[0-9][0-9]*$' "$work/out"
+	grep -q '^\[tool Read toolu_01DJfGh7ZTDzLJVYtvuyJ1wc completed\] [^ ]*:[0-9][0-9]*  ' "$work/out"
 check "with its input and output" \
 	bash -c "grep -q '^  input:' '$work/out' && grep -q '^  output:' '$work/out'"
 check "and the user's text (UTF-8)" grep -q "修复 truncate 在 flex 容器中失效" "$work/out"

@@ -138,15 +138,18 @@ PushText(FlatResult *r, const char *key, Datum value)
 static Datum
 PartId(FlatResult *r, Datum *part, bool *part_nulls)
 {
-	char	   *id;
+	text	   *message_id;
+	text	   *id;
 
 	if (!part_nulls[1])
 		return part[1];
-	id = MnemoDerivedPartId(TextDatumGetCString(r->values[0]), DatumGetInt32(part[2]));
+	message_id = DatumGetTextPP(r->values[0]);
+	id = MnemoDerivedPartIdText(VARDATA_ANY(message_id), VARSIZE_ANY_EXHDR(message_id),
+								DatumGetInt32(part[2]));
 	if (id == NULL)
 		elog(ERROR, "part %d of seq " INT64_FORMAT " has no id", DatumGetInt32(part[2]),
 			 DatumGetInt64(part[0]));
-	return CStringGetTextDatum(id);
+	return PointerGetDatum(id);
 }
 
 /*

@@ -32,20 +32,36 @@ static SPIPlanPtr find_part_plan = NULL;
 #define INDEX_DIGITS_MAX 10
 
 /*
- * The derived id of part part_index of message message_id, or NULL when it
- * would pass MNEMO_ID_MAX (the part then gets a made id).
+ * The derived id of part part_index of the message whose id is the len
+ * bytes at message_id, as text, built in one allocation (a history read
+ * makes one a part); NULL when it would pass MNEMO_ID_MAX (the part then
+ * gets a made id).
  */
-char *
-MnemoDerivedPartId(const char *message_id, int32 part_index)
+text *
+MnemoDerivedPartIdText(const char *message_id, int len, int32 part_index)
 {
 	char		digits[INDEX_DIGITS_MAX + 2];
-	int			n = snprintf(digits, sizeof(digits), "%d", part_index);
-	size_t		len = strlen(message_id);
+	int			n = pg_ltoa(part_index, digits);
+	text	   *id;
 
 	Assert(part_index >= 0);
 	if (len + 1 + n > MNEMO_ID_MAX)
 		return NULL;
-	return psprintf("%s:%s", message_id, digits);
+	id = palloc(VARHDRSZ + len + 1 + n);
+	SET_VARSIZE(id, VARHDRSZ + len + 1 + n);
+	memcpy(VARDATA(id), message_id, len);
+	VARDATA(id)[len] = ':';
+	memcpy(VARDATA(id) + len + 1, digits, n);
+	return id;
+}
+
+/* MnemoDerivedPartIdText's id as a C string, or NULL */
+char *
+MnemoDerivedPartId(const char *message_id, int32 part_index)
+{
+	text	   *id = MnemoDerivedPartIdText(message_id, strlen(message_id), part_index);
+
+	return id ? text_to_cstring(id) : NULL;
 }
 
 /*

@@ -40,6 +40,7 @@
 	"coalesce(" p ".id, " message_id " || ':' || " p ".part_index)"
 
 /* part_ids.c: derived part ids, the check of given ones, a look-up by id */
+extern text *MnemoDerivedPartIdText(const char *message_id, int len, int32 part_index);
 extern char *MnemoDerivedPartId(const char *message_id, int32 part_index);
 extern bool MnemoParsePartId(const char *part_id, char **message_id, int32 *part_index);
 extern char *MnemoPartIdToStore(char *given, const char *message_id, int32 part_index);

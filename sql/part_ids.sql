@@ -84,3 +84,30 @@ SELECT id FROM mnemo.fork_session('pi', '1', 'pi_f');
 SELECT part_index, id FROM mnemo.get_parts('pi_f', 'pi_m1') WHERE part_index < 2;
 SELECT count(*) AS same_ids FROM mnemo.get_messages_flat('pi_f') f
   JOIN mnemo.get_messages_flat('pi') p USING (seq, part_index) WHERE f.part_id = p.part_id;
+
+-- ids no part has, of every shape: each is MN003, and nothing is tombstoned
+SELECT count(*) FILTER (WHERE compacted_at IS NOT NULL) AS tombstoned_before
+  FROM mnemo.message_parts WHERE session_id = 'pi';
+DO $$
+DECLARE
+  i text;
+  state text;
+  n int := 0;
+  missing int := 0;
+BEGIN
+  FOREACH i IN ARRAY ARRAY['', ':', '::', ':0', 'pi_m1::0', 'pi_m1:2147483648', 'pi_m1:' || repeat('9', 300),
+                           repeat('x', 300) || ':0', 'pi_m1: 0', E'pi_m1:0\n', 'pi_m1:+0', 'pi_m1:0x1'] LOOP
+    n := n + 1;
+    BEGIN
+      PERFORM mnemo.tombstone_part('pi', i);
+    EXCEPTION WHEN OTHERS THEN
+      GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+      IF state = 'MN003' THEN
+        missing := missing + 1;
+      END IF;
+    END;
+  END LOOP;
+  RAISE NOTICE '% ids, % of them MN003', n, missing;
+END $$;
+SELECT count(*) FILTER (WHERE compacted_at IS NOT NULL) AS tombstoned_after
+  FROM mnemo.message_parts WHERE session_id = 'pi';

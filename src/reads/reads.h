@@ -1,9 +1,10 @@
 /*
  * reads.h
  *		Reading the log: the parts and messages as SQL (MNEMO_PART_CONTENT,
- *		MNEMO_PARTS_JSON, MNEMO_MESSAGE_WITH_PARTS), a session's line (lineage.c), the start of
- *		a read (open_read.c), the line's messages into a result (flat.c), and
- *		the one rendering of a part (render.c).  search.h declares search.
+ *		MNEMO_PART_ID, MNEMO_PARTS_JSON, MNEMO_MESSAGE_WITH_PARTS), part ids
+ *		(part_ids.c), a session's line (lineage.c), the start of a read
+ *		(open_read.c), the line's messages into a result (flat.c), and the
+ *		one rendering of a part (render.c).  search.h declares search.
  */
 #ifndef MNEMO_READS_H
 #define MNEMO_READS_H

@@ -5,8 +5,8 @@
  *
  * A part has an id by which update_part_status and tombstone_part name it.
  * When the caller gives none, mnemo used to make one ("part_" and a ULID)
- * and store it, with a unique index over it: 170 bytes of key and 60 of
- * heap a turn, and two of a turn's nine btree entries, for a name that adds
+ * and store it, with a unique index over it: 32 bytes a row, 172 bytes of
+ * key a turn, and two of a turn's nine btree entries, for a name that adds
  * nothing to where the part is (doc/benchmarks.md).  Now such a part's id is
  * its message's id and its index, "msg_01J...:2", which the reads put back
  * (MNEMO_PART_ID) and a look-up parses (MnemoFindPart); the unique index

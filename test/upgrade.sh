@@ -34,10 +34,10 @@ part=mnemo_upgrade_partitioned
 schema_sql="
 WITH ns AS (SELECT 'mnemo'::regnamespace AS oid),
 lines AS (
-  SELECT format('column %s %s %s %s notnull=%s default=%s', c.relname,
+  SELECT format('column %s %s %s %s notnull=%s default=%s compression=%s', c.relname,
                 row_number() OVER (PARTITION BY c.oid ORDER BY a.attnum), a.attname,
                 format_type(a.atttypid, a.atttypmod), a.attnotnull,
-                pg_get_expr(d.adbin, d.adrelid)) AS line
+                pg_get_expr(d.adbin, d.adrelid), a.attcompression) AS line
     FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid
     LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
    WHERE c.relnamespace = (SELECT oid FROM ns) AND c.relkind IN ('r', 'c')
@@ -273,9 +273,9 @@ main() {
 		"PRIMARY KEY (session_id, tenant, seq, part_index)" "the parts' primary key is their place"
 	is "$(val "$old" "SELECT count(*) FROM pg_attribute WHERE attrelid = 'mnemo.search_documents'::regclass
 	                   AND attname = 'message_id'")" 0 "the search documents no longer store the message's id"
-	# read back through the new functions: the library installed is 0.10.0's,
-	# and a database runs its functions once updated to the library's version
-	# (doc/operations.md, Upgrading)
+	# read back through 0.10.0's functions, which call the library installed
+	# (this version's: 0.11.0 changes no function), as a database whose
+	# update waits does (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
 		"up_m1:1:user:1 up_m2:2:assistant:2 up_m3:3:user:1 up_s1:4:assistant:1" \
@@ -328,6 +328,23 @@ main()
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
 		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.10.0 reads the updated session, the appends made after the update included"
 
+	# 0.11.0 compresses a part's content by lz4 from 256 bytes on; the rows
+	# stored before stay as they were
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.11.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.11.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.11.0 "the database is at 0.11.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.10.0 -> 0.11.0"
+	is "$(val "$old" "SELECT attcompression FROM pg_attribute
+	                   WHERE attrelid = 'mnemo.message_parts'::regclass AND attname = 'content'")" l \
+		"the parts' content is compressed by lz4"
+	seq=$(val "$old" "SELECT (mnemo.append_message('up_a', 'assistant',
+	                    jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('files listed ', 40))))).seq")
+	is "$(val "$old" "SELECT pg_column_compression(p.content) || ' ' || (p.content ->> 'text' = repeat('files listed ', 40))
+	                  FROM mnemo.message_parts p WHERE p.session_id = 'up_a' AND p.seq = '$seq'")" "lz4 true" \
+		"a part of 520 bytes appended after the update is stored compressed, and reads back as given"
+
 	# the schema of a fresh install
 	fresh_db "$new"
 	check "a fresh CREATE EXTENSION mnemo" psql -X -q -v ON_ERROR_STOP=1 -d "$new" -c "CREATE EXTENSION mnemo"
@@ -335,7 +352,7 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.10.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.11.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
@@ -354,7 +371,7 @@ VALUES ('up_q', 'up_q1', 0, 'up_q1_p0', 'text', '{"type": "text", "text": "a"}',
        ('up_q', 'up_q2', 0, 'up_q2_p0', 'text', '{"type": "text", "text": "b"}', current_user),
        ('up_q', 'up_q2', 1, 'up_q2_p1', 'text', '{"type": "text", "text": "c"}', current_user);
 SQL
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.10.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0 and 0.9.0)" \
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.11.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)

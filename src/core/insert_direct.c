@@ -30,11 +30,14 @@
 #include "postgres.h"
 
 #include "access/heapam.h"
+#include "access/sysattr.h"
+#include "access/toast_internals.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
 #include "executor/executor.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
@@ -48,12 +51,20 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/relcache.h"
 
 #include "mnemo.h"
 #include "core/insert_direct.h"
 
 /* a batch this large writes through a bulk-insert ring, as COPY does */
 #define BULK_ROWS 1000
+
+/*
+ * A value this long of a compressible column is stored compressed
+ * (CompressValues).  Shorter ones gain little past the 8 bytes of a
+ * compressed value's header and the alignment a 1-byte header avoids.
+ */
+#define MNEMO_COMPRESS_MIN 256
 
 typedef struct MnemoDirectInsert
 {
@@ -71,6 +82,8 @@ typedef struct MnemoDirectInsert
 	bool	   *default_nulls;
 	int			nchecks;		/* the table's CHECK constraints, read and planned */
 	Expr	  **checks;
+	int			ncompress;		/* the columns CompressValues compresses */
+	AttrNumber *compress;		/* 0-based */
 } MnemoDirectInsert;
 
 /* the tables looked at, for the relcache callback (two today) */
@@ -146,6 +159,7 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	TupleDesc	desc = RelationGetDescr(rel);
 	bool	   *set;
 	MemoryContext old;
+	Bitmapset  *indexed;
 	int			c;
 	int			i;
 
@@ -202,8 +216,57 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 	d->checks = palloc(sizeof(Expr *) * Max(d->nchecks, 1));
 	for (i = 0; i < d->nchecks; i++)
 		d->checks[i] = expression_planner(stringToNode(desc->constr->check[i].ccbin));
+
+	/* compressible (storage extended or main), and in no index */
+	indexed = RelationGetIndexAttrBitmap(rel, INDEX_ATTR_BITMAP_ALL);
+	d->ncompress = 0;
+	d->compress = palloc(sizeof(AttrNumber) * desc->natts);
+	for (i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(desc, i);
+
+		if (!att->attisdropped && att->attlen == -1 &&
+			(att->attstorage == TYPSTORAGE_EXTENDED || att->attstorage == TYPSTORAGE_MAIN) &&
+			!bms_is_member(i + 1 - FirstLowInvalidHeapAttributeNumber, indexed))
+			d->compress[d->ncompress++] = (AttrNumber) i;
+	}
 	MemoryContextSwitchTo(old);
 	d->valid = !d->stale;
+}
+
+/*
+ * Compress the slot's long values of the columns d->compress, each by its
+ * column's method (ALTER TABLE ... SET COMPRESSION, else
+ * default_toast_compression).  PostgreSQL compresses a value only when its
+ * row passes TOAST_TUPLE_THRESHOLD (about 2 kB), which most messages' parts
+ * never reach; it stores a compressed value in a shorter row as it is, and
+ * every reader decompresses it, so the rows read the same either way.  A
+ * value that does not shrink is kept as it was (toast_compress_datum).
+ * Values of an indexed column are left alone: an index entry would keep the
+ * compressed form, and each comparison would expand it.
+ */
+static void
+CompressValues(MnemoDirectInsert *d, Relation rel, TupleTableSlot *slot)
+{
+	int			i;
+
+	for (i = 0; i < d->ncompress; i++)
+	{
+		AttrNumber	a = d->compress[i];
+		struct varlena *v;
+		Datum		compressed;
+
+		if (slot->tts_isnull[a])
+			continue;
+		v = (struct varlena *) DatumGetPointer(slot->tts_values[a]);
+		if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v) ||
+			VARSIZE_ANY_EXHDR(v) < MNEMO_COMPRESS_MIN)
+			continue;
+		compressed = toast_compress_datum(PointerGetDatum(v),
+										  TupleDescAttr(RelationGetDescr(rel), a)->attcompression);
+		if (DatumGetPointer(compressed) != NULL)
+			slot->tts_values[a] = compressed;
+	}
 }
 
 /*
@@ -294,6 +357,7 @@ MnemoInsertDirect(MnemoRowsInsert *ins, const char *session_id, const char *tena
 		ExecStoreVirtualTuple(slot);
 		if (rel->rd_att->constr)
 			ExecConstraints(rri, slot, estate);
+		CompressValues(d, rel, slot);
 		table_tuple_insert(rel, slot, cid, 0, bistate);
 		if (rri->ri_NumIndices > 0)
 			list_free(ExecInsertIndexTuples(rri, slot, estate, false, false, NULL, NIL));

@@ -4,7 +4,9 @@
 -- every index holds every row it should, partial indexes included; the
 -- columns an append leaves out get their defaults, as the table says now;
 -- an operator's CHECK refuses a row, and nothing of the call is left; an
--- operator's trigger sees every row.
+-- operator's trigger sees every row.  And a part's content of 256 bytes or
+-- more in a row PostgreSQL would not compress is stored compressed, by lz4
+-- or the column's method, and reads back as given.
 --
 \set VERBOSITY sqlstate
 CREATE EXTENSION IF NOT EXISTS amcheck;
@@ -98,6 +100,54 @@ SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "a
 SELECT count(*) AS seen FROM di_seen;
 DROP TABLE di_seen;
 DROP FUNCTION di_seen();
+
+-- content from 256 bytes on, in a row short of 2 kB, is stored compressed
+-- by lz4 (the column names no method); shorter content, content that does
+-- not shrink, and content in a longer row (the toaster's, by
+-- default_toast_compression) as PostgreSQL stores it.  Where rows go
+-- through INSERT (a partitioned layout), content is stored as an INSERT
+-- stores it: compressed in the longer row only.
+SELECT c.relkind = 'r' AS direct FROM pg_class c WHERE c.oid = 'mnemo.message_parts'::regclass \gset
+CREATE TEMP TABLE di_texts (name text, text text, compression text, by_insert text);
+INSERT INTO di_texts VALUES
+  ('short', repeat('ab ', 50), NULL, NULL),
+  ('long', repeat('the parser keeps the token ', 20), 'lz4', NULL),
+  ('random', (SELECT string_agg(md5(i::text), '') FROM generate_series(1, 10) i), NULL, NULL),
+  ('row past 2 kB', repeat('the parser keeps the token ', 200), 'pglz', 'pglz');
+SELECT t.name, octet_length(t.text) AS bytes,
+       (SELECT (mnemo.append_message('di', 'user',
+                  jsonb_build_array(jsonb_build_object('type', 'text', 'text', t.text)), id => 'dz_' || t.name)).seq) > 0 AS appended
+  FROM di_texts t ORDER BY bytes;
+SELECT t.name, t.compression,
+       pg_column_compression(p.content) IS NOT DISTINCT FROM
+         CASE WHEN :'direct'::boolean THEN t.compression ELSE t.by_insert END AS stored_so,
+       (SELECT f.content ->> 'text' FROM mnemo.get_messages_flat('di') f WHERE f.id = m.id) = t.text AS reads_back
+  FROM di_texts t JOIN mnemo.messages m ON m.session_id = 'di' AND m.id = 'dz_' || t.name
+  JOIN mnemo.message_parts p ON p.session_id = 'di' AND p.seq = m.seq ORDER BY octet_length(t.text);
+-- a method the column names is used instead; an index over content, or
+-- storage that does not compress, leaves content as it is
+CREATE FUNCTION pg_temp.di_long(id text) RETURNS boolean LANGUAGE sql AS $$
+  SELECT (mnemo.append_message('di', 'user',
+            jsonb_build_array(jsonb_build_object('type', 'text', 'text', t.text)), id => id)).seq > 0
+    FROM di_texts t WHERE t.name = 'long' $$;
+ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION pglz;
+SELECT pg_temp.di_long('dz_named_method');
+ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION DEFAULT;
+CREATE INDEX di_content_idx ON mnemo.message_parts ((content ->> 'type'));
+SELECT pg_temp.di_long('dz_indexed');
+DROP INDEX mnemo.di_content_idx;
+ALTER TABLE mnemo.message_parts ALTER COLUMN content SET STORAGE EXTERNAL;
+SELECT pg_temp.di_long('dz_storage_external');
+ALTER TABLE mnemo.message_parts ALTER COLUMN content SET STORAGE EXTENDED;
+SELECT pg_temp.di_long('dz_as_before');
+SELECT m.id, e.compression,
+       pg_column_compression(p.content) IS NOT DISTINCT FROM
+         CASE WHEN :'direct'::boolean THEN e.compression END AS stored_so
+  FROM (VALUES ('dz_named_method', 'pglz'), ('dz_indexed', NULL), ('dz_storage_external', NULL),
+               ('dz_as_before', 'lz4')) e (id, compression)
+  JOIN mnemo.messages m ON m.session_id = 'di' AND m.id = e.id
+  JOIN mnemo.message_parts p ON p.session_id = 'di' AND p.seq = m.seq
+ ORDER BY m.seq;
 
 -- a taken id is still MN004 naming it, and the call leaves nothing
 SELECT mnemo.append_message('di', 'user', '[{"type": "text", "text": "again"}]', id => 'di_after');

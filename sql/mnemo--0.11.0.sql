@@ -140,18 +140,6 @@ COMMENT ON TABLE mnemo.message_parts IS 'the parts of each message; content is i
 CREATE UNIQUE INDEX message_parts_id_key ON mnemo.message_parts (session_id, tenant, id)
     WHERE id IS NOT NULL;
 COMMENT ON INDEX mnemo.message_parts_id_key IS 'the part ids callers gave, unique within a session; a part stored without one has the id <message id>:<part_index>';
--- content compressed by lz4 (since 0.11.0) where the server was built with
--- it, else by default_toast_compression: an append compresses a part's
--- content once it is 256 bytes long, where PostgreSQL would only in a row
--- past 2 kB (src/core/insert_direct.c), and lz4 reads back at a fraction of
--- pglz's cost
-DO $$
-BEGIN
-    ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION lz4;
-EXCEPTION WHEN feature_not_supported THEN
-    NULL;
-END
-$$;
 
 CREATE TABLE mnemo.context_items (
     session_id  text NOT NULL,

@@ -23,9 +23,13 @@
  * nested statements tracked no longer see an append's INSERTs
  * (doc/operations.md).
  *
+ * One thing an INSERT would not do: a long value in a short row is stored
+ * compressed (CompressValues), which no reader can tell from a value the
+ * toaster compressed.
+ *
  * What the table looks like (its OID, where each column goes, the
- * constant defaults) is kept per backend until a relcache invalidation of
- * the table.
+ * constant defaults, the columns it may compress) is kept per backend until
+ * a relcache invalidation of the table.
  */
 #include "postgres.h"
 

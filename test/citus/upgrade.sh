@@ -3,9 +3,12 @@
 # cluster (doc/scale-out.md, "Upgrades on Citus").
 #
 #   bash test/citus/upgrade.sh
+#   MNEMO_CITUS_UPGRADE_FROM=0.6.0 bash test/citus/upgrade.sh
 #
 # Builds the version before this one from git (the parent of the commit
-# that last changed default_version in mnemo.control), installs it, starts a
+# that last changed default_version in mnemo.control), or the version
+# MNEMO_CITUS_UPGRADE_FROM names (the parent of the commit that moved
+# default_version past it), installs it, starts a
 # coordinator and two workers with it (test/citus/cluster.sh of that
 # version, mnemo.distribute() included) and writes two sessions with parts.
 # Then installs this tree, runs the update on the coordinator and
@@ -22,7 +25,11 @@ if [ ! -f "$lib/citus.so" ]; then
 	echo "test-citus upgrade: skipped: Citus is not installed in the PostgreSQL that pg_config names"
 	exit 0
 fi
-bump=$(git log -n 1 --format=%H -G 'default_version' -- mnemo.control 2>/dev/null || true)
+if [ -n "${MNEMO_CITUS_UPGRADE_FROM:-}" ]; then
+	bump=$(git log -n 1 --format=%H -S "default_version = '$MNEMO_CITUS_UPGRADE_FROM'" -- mnemo.control 2>/dev/null || true)
+else
+	bump=$(git log -n 1 --format=%H -G 'default_version' -- mnemo.control 2>/dev/null || true)
+fi
 if [ -z "$bump" ] || ! git rev-parse -q --verify "$bump^" >/dev/null; then
 	echo "test-citus upgrade: skipped: no git history to build the version before this one"
 	exit 0

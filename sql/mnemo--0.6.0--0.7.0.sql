@@ -18,7 +18,8 @@
  *
  * The change runs where the tables are: everywhere on one node; on Citus,
  * on the coordinator alone, one statement at a time by EXECUTE, as 0.9.0's
- * does (doc/scale-out.md, "Upgrades on Citus").
+ * does (doc/scale-out.md, "Upgrades on Citus"), and one subcommand a
+ * statement (Citus runs no ADD CONSTRAINT beside another).
  */
 DO $$
 BEGIN
@@ -27,42 +28,58 @@ BEGIN
             RETURN;
         END IF;
     END IF;
-    EXECUTE 'ALTER TABLE mnemo.sessions DROP CONSTRAINT sessions_pkey, ADD PRIMARY KEY (id, tenant)';
-    EXECUTE 'ALTER TABLE mnemo.messages DROP CONSTRAINT messages_pkey, DROP CONSTRAINT messages_session_id_seq_key,
-                 ADD PRIMARY KEY (session_id, tenant, id), ADD UNIQUE (session_id, tenant, seq)';
+    EXECUTE 'ALTER TABLE mnemo.sessions DROP CONSTRAINT sessions_pkey';
+    EXECUTE 'ALTER TABLE mnemo.sessions ADD PRIMARY KEY (id, tenant)';
+    EXECUTE 'ALTER TABLE mnemo.messages DROP CONSTRAINT messages_pkey';
+    EXECUTE 'ALTER TABLE mnemo.messages DROP CONSTRAINT messages_session_id_seq_key';
+    EXECUTE 'ALTER TABLE mnemo.messages ADD PRIMARY KEY (session_id, tenant, id)';
+    EXECUTE 'ALTER TABLE mnemo.messages ADD UNIQUE (session_id, tenant, seq)';
     EXECUTE 'DROP INDEX mnemo.messages_summary_idx';
     EXECUTE 'CREATE INDEX messages_summary_idx ON mnemo.messages (session_id, tenant, seq) WHERE is_summary';
     EXECUTE 'DROP INDEX mnemo.messages_user_idx';
     EXECUTE 'CREATE INDEX messages_user_idx ON mnemo.messages (session_id, tenant, seq) WHERE role = ''user'' AND NOT is_summary';
-    EXECUTE 'ALTER TABLE mnemo.message_parts DROP CONSTRAINT message_parts_pkey,
-                 DROP CONSTRAINT message_parts_session_id_message_id_part_index_key,
-                 ADD PRIMARY KEY (session_id, tenant, id), ADD UNIQUE (session_id, tenant, message_id, part_index)';
-    EXECUTE 'ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_pkey,
-                 ADD PRIMARY KEY (session_id, tenant, generation, position)';
+    EXECUTE 'ALTER TABLE mnemo.message_parts DROP CONSTRAINT message_parts_pkey';
+    EXECUTE 'ALTER TABLE mnemo.message_parts DROP CONSTRAINT message_parts_session_id_message_id_part_index_key';
+    EXECUTE 'ALTER TABLE mnemo.message_parts ADD PRIMARY KEY (session_id, tenant, id)';
+    EXECUTE 'ALTER TABLE mnemo.message_parts ADD UNIQUE (session_id, tenant, message_id, part_index)';
+    EXECUTE 'ALTER TABLE mnemo.context_items DROP CONSTRAINT context_items_pkey';
+    EXECUTE 'ALTER TABLE mnemo.context_items ADD PRIMARY KEY (session_id, tenant, generation, position)';
     EXECUTE 'DROP INDEX mnemo.context_items_item_idx';
     EXECUTE 'CREATE INDEX context_items_item_idx ON mnemo.context_items (session_id, tenant, generation, item_id)';
-    EXECUTE 'ALTER TABLE mnemo.summary_nodes DROP CONSTRAINT summary_nodes_pkey, ADD PRIMARY KEY (session_id, tenant, id)';
-    EXECUTE 'ALTER TABLE mnemo.summary_edges DROP CONSTRAINT summary_edges_pkey,
-                 ADD PRIMARY KEY (session_id, tenant, summary_id, ordinal)';
+    EXECUTE 'ALTER TABLE mnemo.summary_nodes DROP CONSTRAINT summary_nodes_pkey';
+    EXECUTE 'ALTER TABLE mnemo.summary_nodes ADD PRIMARY KEY (session_id, tenant, id)';
+    EXECUTE 'ALTER TABLE mnemo.summary_edges DROP CONSTRAINT summary_edges_pkey';
+    EXECUTE 'ALTER TABLE mnemo.summary_edges ADD PRIMARY KEY (session_id, tenant, summary_id, ordinal)';
     EXECUTE 'DROP INDEX mnemo.summary_edges_item_idx';
     EXECUTE 'CREATE INDEX summary_edges_item_idx ON mnemo.summary_edges (session_id, tenant, item_id)';
-    EXECUTE 'ALTER TABLE mnemo.compaction_claims DROP CONSTRAINT compaction_claims_pkey, ADD PRIMARY KEY (session_id, tenant)';
-    EXECUTE 'ALTER TABLE mnemo.checkpoints DROP CONSTRAINT checkpoints_pkey, ADD PRIMARY KEY (session_id, tenant, label)';
-    EXECUTE 'ALTER TABLE mnemo.runs DROP CONSTRAINT runs_pkey, DROP CONSTRAINT runs_session_id_completion_seq_key,
-                 ADD PRIMARY KEY (session_id, tenant, run_id), ADD UNIQUE (session_id, tenant, completion_seq)';
-    EXECUTE 'ALTER TABLE mnemo.pending_requests DROP CONSTRAINT pending_requests_pkey, ADD PRIMARY KEY (session_id, tenant)';
-    EXECUTE 'ALTER TABLE mnemo.lineage DROP CONSTRAINT lineage_pkey, ADD PRIMARY KEY (session_id, tenant, seq_from)';
-    EXECUTE 'ALTER TABLE mnemo.discarded DROP CONSTRAINT discarded_pkey, ADD PRIMARY KEY (session_id, tenant, seq_from)';
-    EXECUTE 'ALTER TABLE mnemo.maps DROP CONSTRAINT maps_pkey, ADD PRIMARY KEY (session_id, tenant, map_id)';
-    EXECUTE 'ALTER TABLE mnemo.map_items DROP CONSTRAINT map_items_pkey, DROP CONSTRAINT map_items_session_id_map_id_completion_seq_key,
-                 ADD PRIMARY KEY (session_id, tenant, map_id, ordinal), ADD UNIQUE (session_id, tenant, map_id, completion_seq)';
-    EXECUTE 'ALTER TABLE mnemo.search_progress DROP CONSTRAINT search_progress_pkey, ADD PRIMARY KEY (session_id, tenant)';
-    EXECUTE 'ALTER TABLE mnemo.search_queue DROP CONSTRAINT search_queue_pkey, ADD PRIMARY KEY (session_id, tenant, seq_from, seq_to)';
-    EXECUTE 'ALTER TABLE mnemo.search_documents DROP CONSTRAINT search_documents_pkey,
-                 ADD PRIMARY KEY (session_id, tenant, seq, part_index)';
+    EXECUTE 'ALTER TABLE mnemo.compaction_claims DROP CONSTRAINT compaction_claims_pkey';
+    EXECUTE 'ALTER TABLE mnemo.compaction_claims ADD PRIMARY KEY (session_id, tenant)';
+    EXECUTE 'ALTER TABLE mnemo.checkpoints DROP CONSTRAINT checkpoints_pkey';
+    EXECUTE 'ALTER TABLE mnemo.checkpoints ADD PRIMARY KEY (session_id, tenant, label)';
+    EXECUTE 'ALTER TABLE mnemo.runs DROP CONSTRAINT runs_pkey';
+    EXECUTE 'ALTER TABLE mnemo.runs DROP CONSTRAINT runs_session_id_completion_seq_key';
+    EXECUTE 'ALTER TABLE mnemo.runs ADD PRIMARY KEY (session_id, tenant, run_id)';
+    EXECUTE 'ALTER TABLE mnemo.runs ADD UNIQUE (session_id, tenant, completion_seq)';
+    EXECUTE 'ALTER TABLE mnemo.pending_requests DROP CONSTRAINT pending_requests_pkey';
+    EXECUTE 'ALTER TABLE mnemo.pending_requests ADD PRIMARY KEY (session_id, tenant)';
+    EXECUTE 'ALTER TABLE mnemo.lineage DROP CONSTRAINT lineage_pkey';
+    EXECUTE 'ALTER TABLE mnemo.lineage ADD PRIMARY KEY (session_id, tenant, seq_from)';
+    EXECUTE 'ALTER TABLE mnemo.discarded DROP CONSTRAINT discarded_pkey';
+    EXECUTE 'ALTER TABLE mnemo.discarded ADD PRIMARY KEY (session_id, tenant, seq_from)';
+    EXECUTE 'ALTER TABLE mnemo.maps DROP CONSTRAINT maps_pkey';
+    EXECUTE 'ALTER TABLE mnemo.maps ADD PRIMARY KEY (session_id, tenant, map_id)';
+    EXECUTE 'ALTER TABLE mnemo.map_items DROP CONSTRAINT map_items_pkey';
+    EXECUTE 'ALTER TABLE mnemo.map_items DROP CONSTRAINT map_items_session_id_map_id_completion_seq_key';
+    EXECUTE 'ALTER TABLE mnemo.map_items ADD PRIMARY KEY (session_id, tenant, map_id, ordinal)';
+    EXECUTE 'ALTER TABLE mnemo.map_items ADD UNIQUE (session_id, tenant, map_id, completion_seq)';
+    EXECUTE 'ALTER TABLE mnemo.search_progress DROP CONSTRAINT search_progress_pkey';
+    EXECUTE 'ALTER TABLE mnemo.search_progress ADD PRIMARY KEY (session_id, tenant)';
+    EXECUTE 'ALTER TABLE mnemo.search_queue DROP CONSTRAINT search_queue_pkey';
+    EXECUTE 'ALTER TABLE mnemo.search_queue ADD PRIMARY KEY (session_id, tenant, seq_from, seq_to)';
+    EXECUTE 'ALTER TABLE mnemo.search_documents DROP CONSTRAINT search_documents_pkey';
+    EXECUTE 'ALTER TABLE mnemo.search_documents ADD PRIMARY KEY (session_id, tenant, seq, part_index)';
     EXECUTE 'DROP INDEX mnemo.map_items_open_idx';
-    EXECUTE 'CREATE INDEX map_items_open_idx ON mnemo.map_items (session_id, tenant, map_id, ordinal)
-                 WHERE state IN (''pending'', ''running'')';
+    EXECUTE 'CREATE INDEX map_items_open_idx ON mnemo.map_items (session_id, tenant, map_id, ordinal) WHERE state IN (''pending'', ''running'')';
 END
 $$;
 

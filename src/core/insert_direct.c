@@ -270,12 +270,34 @@ LookAt(MnemoDirectInsert *d, Relation rel)
 #define SHORT_ROW_COMPRESSION InvalidCompressionMethod	/* the default */
 #endif
 
+/* the slot's value of column a if it is long enough to compress, else NULL */
+static struct varlena *
+LongValue(TupleTableSlot *slot, AttrNumber a)
+{
+	struct varlena *v;
+
+	if (slot->tts_isnull[a])
+		return NULL;
+	v = (struct varlena *) DatumGetPointer(slot->tts_values[a]);
+	if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v) ||
+		VARSIZE_ANY_EXHDR(v) < MNEMO_COMPRESS_MIN)
+		return NULL;
+	return v;
+}
+
 static void
 CompressValues(MnemoDirectInsert *d, Relation rel, TupleTableSlot *slot)
 {
 	TupleDesc	desc = RelationGetDescr(rel);
 	Size		len = offsetof(HeapTupleHeaderData, t_bits);
 	int			i;
+
+	/* most rows (a message's) have no long value: they are not measured */
+	for (i = 0; i < d->ncompress; i++)
+		if (LongValue(slot, d->compress[i]) != NULL)
+			break;
+	if (i == d->ncompress)
+		return;
 
 	/* the row's length as heap_prepare_insert will measure it */
 	for (i = 0; i < desc->natts; i++)
@@ -292,14 +314,10 @@ CompressValues(MnemoDirectInsert *d, Relation rel, TupleTableSlot *slot)
 	{
 		AttrNumber	a = d->compress[i];
 		char		method = TupleDescAttr(desc, a)->attcompression;
-		struct varlena *v;
+		struct varlena *v = LongValue(slot, a);
 		Datum		compressed;
 
-		if (slot->tts_isnull[a])
-			continue;
-		v = (struct varlena *) DatumGetPointer(slot->tts_values[a]);
-		if (VARATT_IS_EXTERNAL(v) || VARATT_IS_COMPRESSED(v) ||
-			VARSIZE_ANY_EXHDR(v) < MNEMO_COMPRESS_MIN)
+		if (v == NULL)
 			continue;
 		compressed = toast_compress_datum(PointerGetDatum(v),
 										  CompressionMethodIsValid(method) ? method :

@@ -117,6 +117,45 @@ SELECT message_id, in_context FROM mnemo.search_history('sh', 'lagging');
 SELECT message_id FROM mnemo.search_history('sh', '"slot is fine"');
 SELECT message_id FROM mnemo.search_history('sh', 'denied or fine');
 SELECT message_id FROM mnemo.search_history('sh', 'slot -lagging -seconds');
+-- documents keep a part's words without their positions (about 40% of
+-- their bytes); a phrase is still a phrase: the documents are filtered by
+-- its words and the parts checked for the words in order, also under a NOT
+-- and an OR.  Each query finds, indexed, what matching every part's own
+-- words finds (sp_direct).
+SELECT id FROM mnemo.create_session('sp');
+SELECT count(*) FROM mnemo.append_messages('sp', '[
+  {"role": "user", "id": "sp_near", "parts": [{"type": "text", "text": "the heron lands on the pier"}]},
+  {"role": "user", "id": "sp_apart", "parts": [{"type": "text", "text": "a heron on the pier lands"}]},
+  {"role": "user", "id": "sp_two", "parts": [{"type": "text", "text": "heron"}, {"type": "text", "text": "lands"}]},
+  {"role": "user", "id": "sp_none", "parts": [{"type": "text", "text": "a gull on the pier"}]},
+  {"role": "user", "id": "sp_dash", "parts": [{"type": "text", "text": "see sub-agent logs, or the agent sub logs"}]}]');
+SELECT mnemo.index_search('sp') AS indexed;
+SELECT count(*) AS with_positions FROM mnemo.search_documents WHERE session_id = 'sp' AND tsv <> strip(tsv);
+CREATE FUNCTION pg_temp.sp_direct(q text) RETURNS text LANGUAGE sql AS $$
+  SELECT coalesce(string_agg(m.id, ',' ORDER BY m.seq DESC), '') FROM mnemo.messages m
+   WHERE m.session_id = 'sp' AND EXISTS (SELECT FROM mnemo.message_parts p
+     WHERE p.session_id = m.session_id AND p.seq = m.seq
+       AND to_tsvector('simple', p.content ->> 'text') @@ websearch_to_tsquery('simple', q))
+$$;
+SELECT q, found, found = pg_temp.sp_direct(q) AS as_direct
+  FROM (VALUES ('"heron lands"'), ('"lands heron"'), ('heron lands'), ('pier -"heron lands"'),
+               ('"heron lands" or gull'), ('-"heron lands" pier'), ('sub-agent'), ('"agent sub"'),
+               ('gull or -"lands on"')) v(q),
+  LATERAL (SELECT coalesce(string_agg(message_id, ',' ORDER BY seq DESC), '') AS found
+             FROM mnemo.search_history('sp', q)) f;
+-- ranks come from the part's own words, positions and all: the same
+-- whether the message was indexed or not (read-only: the search indexes
+-- nothing, and reads the two new messages directly)
+SELECT count(*) FROM mnemo.append_messages('sp', '[
+  {"role": "user", "id": "sp_near2", "parts": [{"type": "text", "text": "the heron lands on the pier"}]},
+  {"role": "user", "id": "sp_apart2", "parts": [{"type": "text", "text": "a heron on the pier lands"}]}]');
+BEGIN READ ONLY;
+SELECT mnemo.search_pending('sp') AS waiting;
+SELECT message_id, rank > 0 AS ranked,
+       rank = lead(rank) OVER (PARTITION BY replace(message_id, '2', '') ORDER BY seq DESC) AS as_indexed
+  FROM mnemo.search_history('sp', 'heron lands', ranked => true)
+ ORDER BY replace(message_id, '2', ''), seq DESC;
+COMMIT;
 -- a part is searched in its first 100,000 characters, without runs of 255
 -- or more non-blank characters; appending such a part never fails or warns
 SELECT seq FROM mnemo.append_message('sh', 'tool',

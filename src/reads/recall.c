@@ -219,7 +219,7 @@ mnemo_recall_search(PG_FUNCTION_ARGS)
 		search = pattern[0] != '\0';
 	}
 	else
-		search = MnemoSearchWords(pattern) > 0;
+		search = MnemoSearchWords(&run, pattern) > 0;
 	if (search && limit > 0 && run.lo <= run.hi)
 		MnemoSearchLine(&run, &line, "recall_search");
 

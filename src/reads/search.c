@@ -59,6 +59,30 @@ static SPIPlanPtr hit_plan;
 static SPIPlanPtr window_plan;
 
 /*
+ * A document holds its part's words without their positions
+ * (search_index.c), so documents are filtered by the query with its
+ * phrases loosened, $8 (search_words.c), and unless that was the query
+ * itself ($9), what matches is checked against the part's own words: the
+ * check costs the page's candidates, not the session's documents.
+ */
+#define SEARCH_MATCH(d) "($8 IS NULL OR " d ".tsv @@ $8::tsquery) "
+#define SEARCH_RECHECK(d) \
+	"($9 OR EXISTS (SELECT FROM mnemo.message_parts p " \
+	"        WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = " d ".seq " \
+	"        AND p.part_index = " d ".part_index AND " SEARCH_TSV " @@ " SEARCH_QUERY ")) "
+/*
+ * The best part of message c.seq and its rank, from the part's own words
+ * (with their positions: ts_rank weighs how often and how close), however
+ * the message was found.
+ */
+#define SEARCH_BEST_PART \
+	"(SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
+	"  FROM mnemo.message_parts p " \
+	"  WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = c.seq " \
+	"  AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"  ORDER BY 2 DESC, p.part_index LIMIT 1) b "
+
+/*
  * The newest $3 matching messages of session $1 of tenant $7 with seq in
  * $4 .. $5, each with its best part and that part's rank, newest first:
  * from the index (documents), or read directly with each part's words
@@ -73,13 +97,9 @@ static SPIPlanPtr window_plan;
 	"SELECT c.seq, b.part_index, b.rank " \
 	"FROM (SELECT DISTINCT ON (d.seq) d.seq FROM mnemo.search_documents d " \
 	"      WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
-	"      AND d.tsv @@ " SEARCH_QUERY \
+	"      AND " SEARCH_MATCH("d") "AND " SEARCH_RECHECK("d") \
 	"      ORDER BY d.seq DESC LIMIT $3) c, " \
-	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
-	"         FROM mnemo.search_documents d " \
-	"         WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq = c.seq " \
-	"         AND d.tsv @@ " SEARCH_QUERY \
-	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
+	"LATERAL " SEARCH_BEST_PART \
 	"ORDER BY c.seq DESC"
 /*
  * SEARCH_INDEXED within the newest $6 documents of the range, read down the
@@ -91,16 +111,12 @@ static SPIPlanPtr window_plan;
 #define SEARCH_WALK \
 	"SELECT c.seq, b.part_index, b.rank " \
 	"FROM (SELECT DISTINCT ON (w.seq) w.seq " \
-	"      FROM (SELECT d.seq, d.tsv FROM mnemo.search_documents d " \
+	"      FROM (SELECT d.seq, d.part_index, d.tsv FROM mnemo.search_documents d " \
 	"            WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
 	"            ORDER BY d.seq DESC LIMIT $6) w " \
-	"      WHERE w.tsv @@ " SEARCH_QUERY \
+	"      WHERE " SEARCH_MATCH("w") "AND " SEARCH_RECHECK("w") \
 	"      ORDER BY w.seq DESC LIMIT $3) c, " \
-	"LATERAL (SELECT d.part_index, ts_rank(d.tsv, " SEARCH_QUERY ") AS rank " \
-	"         FROM mnemo.search_documents d " \
-	"         WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq = c.seq " \
-	"         AND d.tsv @@ " SEARCH_QUERY \
-	"         ORDER BY 2 DESC, d.part_index LIMIT 1) b " \
+	"LATERAL " SEARCH_BEST_PART \
 	"ORDER BY c.seq DESC"
 #define SEARCH_DIRECT \
 	"SELECT c.seq, b.part_index, b.rank " \
@@ -110,11 +126,7 @@ static SPIPlanPtr window_plan;
 	"                  WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = m.seq " \
 	"                  AND " SEARCH_TSV " @@ " SEARCH_QUERY " OFFSET 0) " \
 	"      ORDER BY m.seq DESC LIMIT $3) c, " \
-	"LATERAL (SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
-	"         FROM mnemo.message_parts p " \
-	"         WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = c.seq " \
-	"         AND " SEARCH_TSV " @@ " SEARCH_QUERY \
-	"         ORDER BY 2 DESC, p.part_index LIMIT 1) b " \
+	"LATERAL " SEARCH_BEST_PART \
 	"ORDER BY c.seq DESC"
 /* the same, matching a regular expression against the searched text */
 #define SEARCH_REGEX \
@@ -156,13 +168,14 @@ SearchCandidates(MnemoSearchRun *run, const char *sql, const char *owner, int64 
 
 	if (lo > hi || run->nhits >= run->want)
 		return;
-	rc = SPI_execute_with_args(sql, 7,
-							   (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID},
+	rc = SPI_execute_with_args(sql, 9,
+							   (Oid[]) {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, TEXTOID,
+							   TEXTOID, BOOLOID},
 							   (Datum[]) {CStringGetTextDatum(owner), run->query,
 							   Int32GetDatum(run->want - run->nhits), Int64GetDatum(lo),
 							   Int64GetDatum(hi), Int64GetDatum(window),
-							   CStringGetTextDatum(run->tenant)},
-							   NULL, false, 0);
+							   CStringGetTextDatum(run->tenant), run->words, BoolGetDatum(run->exact)},
+							   run->words ? "         " : "       n ", false, 0);
 	if (rc < 0)
 		elog(ERROR, "SPI_execute_with_args failed: %s", SPI_result_code_string(rc));
 	n = SPI_processed;
@@ -439,12 +452,14 @@ MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit, SPIPl
  * part's first MNEMO_SNIPPET_CHARS characters.  The length is checked
  * before the query is parsed: PostgreSQL's text search parses and
  * evaluates it by recursion, and twenty thousand words exhaust the stack
- * (54001) deep inside it.
+ * (54001) deep inside it.  Fills run's words and exact (search_words.c).
  */
 int64
-MnemoSearchWords(const char *query)
+MnemoSearchWords(MnemoSearchRun *run, const char *query)
 {
 	int64		nodes;
+	bool		isnull;
+	Datum		tsquery;
 
 	if (strlen(query) > MNEMO_MAX_SEARCH_QUERY)
 		ereport(ERROR,
@@ -452,16 +467,21 @@ MnemoSearchWords(const char *query)
 				 errmsg("query is %zu bytes, more than %d", strlen(query), MNEMO_MAX_SEARCH_QUERY)));
 	MnemoPrepare(&words_plan,
 				 "SELECT CASE WHEN to_tsvector('simple'::regconfig, " SEARCH_CLEAN("$1") ") = ''::tsvector "
-				 "THEN 0 ELSE numnode(websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ")) END",
+				 "THEN NULL ELSE websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$1") ") END",
 				 1, (Oid[]) {TEXTOID});
 	MnemoExecute(words_plan, (Datum[]) {CStringGetTextDatum(query)}, NULL, true, 1);
-	nodes = MnemoGetInt64(0, 1, NULL);
+	tsquery = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		return 0;
+	tsquery = PointerGetDatum(PG_DETOAST_DATUM(tsquery));
+	nodes = DatumGetTSQuery(tsquery)->size;
 	if (nodes > MNEMO_MAX_SEARCH_NODES)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("query has " INT64_FORMAT " terms and operators, more than %d",
 						nodes, MNEMO_MAX_SEARCH_NODES),
 				 errhint("A query of %d words is within the limit.", (MNEMO_MAX_SEARCH_NODES + 1) / 2)));
+	MnemoSearchLoosen(run, DatumGetTSQuery(tsquery));
 	return nodes;
 }
 
@@ -536,7 +556,7 @@ mnemo_search_history(PG_FUNCTION_ARGS)
 	MnemoConnect(&call);
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	run.tenant = line.tenant;
-	if (MnemoSearchWords(query) > 0 && limit > 0)
+	if (MnemoSearchWords(&run, query) > 0 && limit > 0)
 		MnemoSearchLine(&run, &line, "search_history");
 	if (ranked && run.nhits > 0)
 	{

@@ -8,6 +8,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "tsearch/ts_type.h"
 
 #include "mnemo.h"
 #include "reads/reads.h"
@@ -64,6 +65,8 @@ typedef struct MnemoSearchRun
 	const char *session_id;		/* the searching session */
 	const char *tenant;			/* its tenant (the line's) */
 	Datum		query;			/* text */
+	Datum		words;			/* text: the query a document must match, or 0 */
+	bool		exact;			/* what words finds needs no check (no phrase) */
 	bool		regex;
 	int64		lo;
 	int64		hi;
@@ -96,7 +99,8 @@ typedef struct MnemoSearchRun
 #define SEARCH_HIT_NARGS 9
 #define SEARCH_IN_CONTEXT "(($6 AND m.seq > $7 AND NOT m.is_summary) OR m.id = ANY ($8))"
 
-extern int64 MnemoSearchWords(const char *query);
+extern int64 MnemoSearchWords(MnemoSearchRun *run, const char *query);
+extern void MnemoSearchLoosen(MnemoSearchRun *run, TSQuery query);
 extern void MnemoSearchLine(MnemoSearchRun *run, MnemoLine *line, const char *fn);
 extern void MnemoReturnHits(FunctionCallInfo fcinfo, MnemoSearchRun *run, int32 limit,
 							SPIPlanPtr plan, Datum *extra, int nextra);

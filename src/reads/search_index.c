@@ -14,8 +14,8 @@
  * unless the transaction is read-only -- turns the parts of at most a given
  * number of those messages, the queued ones first and then the oldest, into
  * mnemo.search_documents rows (one tsvector per part, keyed by the
- * message's seq) under the GIN index that search reads, and moves
- * indexed_seq over them.  No call indexes an unbounded backlog (issue 36:
+ * message's seq, its words without their positions) under the GIN index
+ * that search reads, and moves indexed_seq over them.  No call indexes an unbounded backlog (issue 36:
  * the first search after 900,000 appends took 115 s); what a search sees
  * of the rest is src/reads/search.c's.  So an append pays nothing for search, not
  * even a queue row, and never for a flush of the GIN's pending list: that
@@ -35,6 +35,9 @@
  * starts there.  A document is replaced only when its words changed.
  *
  * The searched text of a part is that of src/reads/search.c (SEARCH_TSV).
+ * Positions are left out (strip): they made up about 40% of a document's
+ * bytes on the real transcripts, and only a phrase needs them, which
+ * search.c checks against the part's own words (SEARCH_RECHECK).
  */
 #include "postgres.h"
 
@@ -195,7 +198,7 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 	MnemoPrepare(&drain_plan,
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, part_index, tsv, tenant, seq) "
-				 "SELECT $1, p.part_index, " SEARCH_TSV ", p.tenant, p.seq "
+				 "SELECT $1, p.part_index, strip(" SEARCH_TSV "), p.tenant, p.seq "
 				 "FROM mnemo.message_parts p "
 				 "WHERE p.session_id = $1 AND p.tenant = $2 "
 				 "AND (p.seq BETWEEN $3 AND $4 OR p.seq = ANY ($5)) "

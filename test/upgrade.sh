@@ -274,7 +274,7 @@ main() {
 	is "$(val "$old" "SELECT count(*) FROM pg_attribute WHERE attrelid = 'mnemo.search_documents'::regclass
 	                   AND attname = 'message_id'")" 0 "the search documents no longer store the message's id"
 	# read back through 0.10.0's functions, which call the library installed
-	# (this version's: 0.11.0 changes no function), as a database whose
+	# (this version's: 0.11.0 and 0.12.0 change no function), as a database whose
 	# update waits does (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
@@ -342,6 +342,27 @@ main()
 	                  FROM mnemo.message_parts p WHERE p.session_id = 'up_a' AND p.seq = '$seq'")" "lz4 true" \
 		"a part of 520 bytes appended after the update is stored compressed, and reads back as given"
 
+	# 0.12.0 changes a comment; its library stores the search documents'
+	# words without their positions.  A document stored with them (as
+	# before 0.12.0: the summary's, rewritten so here) is searched alike
+	check "the summary's search document stored with its words' positions" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "UPDATE mnemo.search_documents SET tsv = to_tsvector('simple', 'they listed files')
+		                                            WHERE session_id = 'up_a' AND seq = 4"
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.12.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.12.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.12.0 "the database is at 0.12.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.11.0 -> 0.12.0"
+	is "$(val "$old" "SELECT string_agg(message_id, ',' ORDER BY seq) FROM mnemo.search_history('up_a', '\"listed files\"')")" \
+		"up_s1,$(val "$old" "SELECT id FROM mnemo.messages WHERE session_id = 'up_a' AND seq = '$seq'")" \
+		"a phrase finds the document stored with positions and the part indexed after the update"
+	is "$(val "$old" "SELECT count(*) FILTER (WHERE tsv <> strip(tsv)) || ' ' || count(*) FILTER (WHERE seq = '$seq')
+	                  FROM mnemo.search_documents WHERE session_id = 'up_a'")" "1 1" \
+		"the new part's document holds no positions; the old one keeps its own"
+	is "$(val "$old" "SELECT count(*) FROM mnemo.search_history('up_a', '\"files they\"')")" 0 \
+		"words of a phrase out of order match no part"
+
 	# the schema of a fresh install
 	fresh_db "$new"
 	check "a fresh CREATE EXTENSION mnemo" psql -X -q -v ON_ERROR_STOP=1 -d "$new" -c "CREATE EXTENSION mnemo"
@@ -349,7 +370,7 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.11.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.12.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
@@ -368,7 +389,7 @@ VALUES ('up_q', 'up_q1', 0, 'up_q1_p0', 'text', '{"type": "text", "text": "a"}',
        ('up_q', 'up_q2', 0, 'up_q2_p0', 'text', '{"type": "text", "text": "b"}', current_user),
        ('up_q', 'up_q2', 1, 'up_q2_p1', 'text', '{"type": "text", "text": "c"}', current_user);
 SQL
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.11.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0)" \
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.12.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)

@@ -73,13 +73,14 @@ static SPIPlanPtr window_plan;
 /*
  * The best part of message c.seq and its rank, from the part's own words
  * (with their positions: ts_rank weighs how often and how close), however
- * the message was found.
+ * the message was found.  The words are computed once a part (OFFSET 0
+ * keeps the planner from writing the expression into both its uses).
  */
 #define SEARCH_BEST_PART \
-	"(SELECT p.part_index, ts_rank(" SEARCH_TSV ", " SEARCH_QUERY ") AS rank " \
-	"  FROM mnemo.message_parts p " \
+	"(SELECT p.part_index, ts_rank(w.tsv, " SEARCH_QUERY ") AS rank " \
+	"  FROM mnemo.message_parts p, LATERAL (SELECT " SEARCH_TSV " AS tsv OFFSET 0) w " \
 	"  WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = c.seq " \
-	"  AND " SEARCH_TSV " @@ " SEARCH_QUERY \
+	"  AND w.tsv @@ " SEARCH_QUERY \
 	"  ORDER BY 2 DESC, p.part_index LIMIT 1) b "
 
 /*

@@ -177,6 +177,12 @@ is "$(val "SELECT count(*) FROM mnemo.build_context('$f2', 1000000)")" \
 	"$(val "SELECT count(*) + 1 FROM mnemo.build_context('$f1', 1000000)")" \
 	"build_context of the fork of the fork"
 is "$(val "SELECT count(*) FROM mnemo.search_history('$f2', 'twice forked')")" 1 "search on the fork of the fork"
+# a phrase: the documents hold no positions, so each match is checked
+# against its part, a statement on the part's shard (0.12.0)
+check "the fork of the fork indexed" q -c "SELECT mnemo.index_search('$f2')"
+is "$(val "SELECT count(*) FROM mnemo.search_history('$f2', '\"twice forked\"')")" 1 "a phrase on the fork of the fork"
+is "$(val "SELECT count(*) FROM mnemo.search_history('$f2', '\"forked twice\"')")" 0 "and its words out of order match nothing"
+is "$(val "SELECT count(*) FROM mnemo.search_history('$a', '\"message 42\"', ranked => true)")" 1 "a ranked phrase on the first session"
 
 # --- the mnemo command --------------------------------------------------------------
 

@@ -137,6 +137,9 @@ CREATE FUNCTION pg_temp.sp_direct(q text) RETURNS text LANGUAGE sql AS $$
      WHERE p.session_id = m.session_id AND p.seq = m.seq
        AND to_tsvector('simple', p.content ->> 'text') @@ websearch_to_tsquery('simple', q))
 $$;
+-- the page counts matches, not documents that hold the words: sp_apart,
+-- newer, holds both words apart and does not take the one row
+SELECT message_id FROM mnemo.search_history('sp', '"heron lands"', 1);
 SELECT q, found, found = pg_temp.sp_direct(q) AS as_direct
   FROM (VALUES ('"heron lands"'), ('"lands heron"'), ('heron lands'), ('pier -"heron lands"'),
                ('"heron lands" or gull'), ('-"heron lands" pier'), ('sub-agent'), ('"agent sub"'),

@@ -9,6 +9,7 @@
 # independent of the index.  At most MNEMO_SEARCH_SAMPLE phrases a session
 # (8, chosen by their md5) keep the run short.
 #
+# mnemo-test-timeout: 600
 # Run by test/client/run.sh with MNEMO_BIN (the sanitized mnemo) and
 # PGDATABASE (a fresh database with the extension); prints TAP.
 set -uo pipefail

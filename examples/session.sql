@@ -24,9 +24,8 @@ SELECT mnemo.swap_context_items('s1', ARRAY(SELECT item_id FROM mnemo.get_contex
 
 SELECT * FROM mnemo.get_context_items('s1');      -- one summary row, at position 1
 -- the history: all three messages, unchanged, as rows, one per part beside its message
+-- (the fastest full read; doc/sql.md lists the others)
 SELECT seq, role, part_index, content FROM mnemo.get_messages_flat('s1');
--- the same with each message's parts as one jsonb array (it costs more: doc/benchmarks.md)
-SELECT seq, role, parts FROM mnemo.get_messages_with_parts('s1');
 
 -- the checks
 DO $$

@@ -417,8 +417,8 @@ ALTER TABLE mnemo.file_references
 -- a later change of what an indexed message's parts say queues its seq.
 -- index_search (which search_history runs first) turns the parts of those
 -- messages into documents, one tsvector per part, the expression SEARCH_TSV
--- of src/reads/search.h without its positions (strip; src/reads/search_words.c
--- says how a phrase is still matched).
+-- of src/reads/search.h, a short part's without its positions (strip;
+-- src/reads/search_words.c says how a phrase is still matched).
 CREATE TABLE mnemo.search_progress (
     session_id  text NOT NULL,
     -- the session's own messages up to this seq are indexed
@@ -447,7 +447,7 @@ CREATE TABLE mnemo.search_documents (
     seq         bigint NOT NULL,
     PRIMARY KEY (session_id, tenant, seq, part_index)
 );
-COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part, without their positions (configuration simple, the first 100,000 characters of its text fields), keyed by the message''s seq';
+COMMENT ON TABLE mnemo.search_documents IS 'the searched words of each indexed part, a part shorter than 1,024 characters'' without their positions (configuration simple, the first 100,000 characters of its text fields), keyed by the message''s seq';
 -- Written by drains only, so the pending list's flush stalls a drain, never
 -- an append.
 CREATE INDEX search_documents_tsv_idx ON mnemo.search_documents USING gin (tsv);

@@ -129,17 +129,27 @@ SELECT count(*) FROM mnemo.append_messages('sp', '[
   {"role": "user", "id": "sp_two", "parts": [{"type": "text", "text": "heron"}, {"type": "text", "text": "lands"}]},
   {"role": "user", "id": "sp_none", "parts": [{"type": "text", "text": "a gull on the pier"}]},
   {"role": "user", "id": "sp_dash", "parts": [{"type": "text", "text": "see sub-agent logs, or the agent sub logs"}]}]');
+-- a part of 1,024 characters or more keeps its positions: computing its
+-- words again would cost a search more than they take
+SELECT count(*) FROM mnemo.append_messages('sp', jsonb_build_array(
+  jsonb_build_object('role', 'tool', 'id', 'sp_long', 'parts', jsonb_build_array(jsonb_build_object(
+    'type', 'text', 'text', 'the heron lands ' || repeat('filler word ', 400)))),
+  jsonb_build_object('role', 'tool', 'id', 'sp_long_apart', 'parts', jsonb_build_array(jsonb_build_object(
+    'type', 'text', 'text', 'heron ' || repeat('filler word ', 400) || 'lands')))));
 SELECT mnemo.index_search('sp') AS indexed;
-SELECT count(*) AS with_positions FROM mnemo.search_documents WHERE session_id = 'sp' AND tsv <> strip(tsv);
+SELECT count(*) FILTER (WHERE tsv <> strip(tsv)) AS with_positions, count(*) AS documents
+  FROM mnemo.search_documents WHERE session_id = 'sp';
 CREATE FUNCTION pg_temp.sp_direct(q text) RETURNS text LANGUAGE sql AS $$
   SELECT coalesce(string_agg(m.id, ',' ORDER BY m.seq DESC), '') FROM mnemo.messages m
    WHERE m.session_id = 'sp' AND EXISTS (SELECT FROM mnemo.message_parts p
      WHERE p.session_id = m.session_id AND p.seq = m.seq
        AND to_tsvector('simple', p.content ->> 'text') @@ websearch_to_tsquery('simple', q))
 $$;
--- the page counts matches, not documents that hold the words: sp_apart,
--- newer, holds both words apart and does not take the one row
+-- the page counts matches, not documents that hold the words: a newer
+-- message holding both words apart does not take the one row, whether its
+-- document kept positions (sp_long_apart) or not (sp_apart)
 SELECT message_id FROM mnemo.search_history('sp', '"heron lands"', 1);
+SELECT message_id FROM mnemo.search_history('sp', '"lands on"', 1);
 SELECT q, found, found = pg_temp.sp_direct(q) AS as_direct
   FROM (VALUES ('"heron lands"'), ('"lands heron"'), ('heron lands'), ('pier -"heron lands"'),
                ('"heron lands" or gull'), ('-"heron lands" pier'), ('sub-agent'), ('"agent sub"'),
@@ -152,6 +162,9 @@ SELECT q, found, found = pg_temp.sp_direct(q) AS as_direct
 SELECT count(*) FROM mnemo.append_messages('sp', '[
   {"role": "user", "id": "sp_near2", "parts": [{"type": "text", "text": "the heron lands on the pier"}]},
   {"role": "user", "id": "sp_apart2", "parts": [{"type": "text", "text": "a heron on the pier lands"}]}]');
+SELECT count(*) FROM mnemo.append_messages('sp', jsonb_build_array(
+  jsonb_build_object('role', 'tool', 'id', 'sp_long2', 'parts', jsonb_build_array(jsonb_build_object(
+    'type', 'text', 'text', 'the heron lands ' || repeat('filler word ', 400))))));
 BEGIN READ ONLY;
 SELECT mnemo.search_pending('sp') AS waiting;
 SELECT message_id, rank > 0 AS ranked,

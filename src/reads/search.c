@@ -59,23 +59,35 @@ static SPIPlanPtr hit_plan;
 static SPIPlanPtr window_plan;
 
 /*
- * A document holds its part's words without their positions
+ * A short part's document holds its words without their positions
  * (search_index.c), so documents are filtered by the query with its
  * phrases loosened, $8 (search_words.c), and unless that was the query
- * itself ($9), what matches is checked against the part's own words: the
- * check costs the page's candidates, not the session's documents.
+ * itself ($9), what matches is checked against the part's words with their
+ * positions: the document's own where it kept them, else the part's
+ * computed again (SEARCH_WORDS_OF).  The check costs the page's
+ * candidates, not the session's documents.
  */
 #define SEARCH_MATCH(d) "($8 IS NULL OR " d ".tsv @@ $8::tsquery) "
-#define SEARCH_RECHECK(d) \
-	"($9 OR EXISTS (SELECT FROM mnemo.message_parts p " \
-	"        WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = " d ".seq " \
-	"        AND p.part_index = " d ".part_index AND " SEARCH_TSV " @@ " SEARCH_QUERY ")) "
+#define SEARCH_WORDS_OF(d) \
+	"CASE WHEN " d ".tsv <> strip(" d ".tsv) THEN " d ".tsv " \
+	"ELSE (SELECT " SEARCH_TSV " FROM mnemo.message_parts p " \
+	"      WHERE p.session_id = $1 AND p.tenant = $7 AND p.seq = " d ".seq " \
+	"      AND p.part_index = " d ".part_index) END"
+#define SEARCH_RECHECK(d) "($9 OR (" SEARCH_WORDS_OF(d) ") @@ " SEARCH_QUERY ") "
 /*
- * The best part of message c.seq and its rank, from the part's own words
- * (with their positions: ts_rank weighs how often and how close), however
- * the message was found.  The words are computed once a part (OFFSET 0
- * keeps the planner from writing the expression into both its uses).
+ * The best part of message c.seq and its rank, from the part's words with
+ * their positions (ts_rank weighs how often and how close), whichever way
+ * the message was found: of an indexed message, its matching documents'
+ * (SEARCH_WORDS_OF); of one not yet indexed, every part's, computed.  The
+ * words are computed once a part (OFFSET 0 keeps the planner from writing
+ * the expression into both its uses).
  */
+#define SEARCH_BEST_DOCUMENT \
+	"(SELECT d.part_index, ts_rank(w.tsv, " SEARCH_QUERY ") AS rank " \
+	"  FROM mnemo.search_documents d, LATERAL (SELECT " SEARCH_WORDS_OF("d") " AS tsv OFFSET 0) w " \
+	"  WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq = c.seq " \
+	"  AND " SEARCH_MATCH("d") "AND w.tsv @@ " SEARCH_QUERY \
+	"  ORDER BY 2 DESC, d.part_index LIMIT 1) b "
 #define SEARCH_BEST_PART \
 	"(SELECT p.part_index, ts_rank(w.tsv, " SEARCH_QUERY ") AS rank " \
 	"  FROM mnemo.message_parts p, LATERAL (SELECT " SEARCH_TSV " AS tsv OFFSET 0) w " \
@@ -100,7 +112,7 @@ static SPIPlanPtr window_plan;
 	"      WHERE d.session_id = $1 AND d.tenant = $7 AND d.seq BETWEEN $4 AND $5 " \
 	"      AND " SEARCH_MATCH("d") "AND " SEARCH_RECHECK("d") \
 	"      ORDER BY d.seq DESC LIMIT $3) c, " \
-	"LATERAL " SEARCH_BEST_PART \
+	"LATERAL " SEARCH_BEST_DOCUMENT \
 	"ORDER BY c.seq DESC"
 /*
  * SEARCH_INDEXED within the newest $6 documents of the range, read down the
@@ -117,7 +129,7 @@ static SPIPlanPtr window_plan;
 	"            ORDER BY d.seq DESC LIMIT $6) w " \
 	"      WHERE " SEARCH_MATCH("w") "AND " SEARCH_RECHECK("w") \
 	"      ORDER BY w.seq DESC LIMIT $3) c, " \
-	"LATERAL " SEARCH_BEST_PART \
+	"LATERAL " SEARCH_BEST_DOCUMENT \
 	"ORDER BY c.seq DESC"
 #define SEARCH_DIRECT \
 	"SELECT c.seq, b.part_index, b.rank " \

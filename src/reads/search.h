@@ -27,6 +27,16 @@
 	"|| ' ' || coalesce(p.content->>'error_message', '') || ' ' || coalesce(p.content->>'path', '') " \
 	"|| ' ' || coalesce(p.content->>'summary', ''), 100000), '[^[:space:]]{255,}', ' ', 'g')"
 #define SEARCH_TSV "to_tsvector('simple'::regconfig, " SEARCH_DOC ")"
+
+/*
+ * A document of a searched text shorter than this many characters keeps
+ * its words without their positions (search_index.c): such a part's words
+ * are computed again, cheaply, where a search needs their positions
+ * (SEARCH_WORDS_OF).  A longer one keeps them, since computing its words
+ * costs about 0.1 microsecond a character.
+ */
+#define MNEMO_SEARCH_POSITIONS_FROM 1024
+#define MNEMO_SEARCH_POSITIONS_FROM_SQL "1024"
 /* the query gets the same cleaning, so a long run in it is ignored, not warned about */
 #define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
 #define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"

@@ -14,9 +14,10 @@
  * unless the transaction is read-only -- turns the parts of at most a given
  * number of those messages, the queued ones first and then the oldest, into
  * mnemo.search_documents rows (one tsvector per part, keyed by the
- * message's seq, its words without their positions) under the GIN index
- * that search reads, and moves indexed_seq over them.  No call indexes an unbounded backlog (issue 36:
- * the first search after 900,000 appends took 115 s); what a search sees
+ * message's seq; a short part's words without their positions) under the
+ * GIN index that search reads, and moves indexed_seq over them.  No call
+ * indexes an unbounded backlog (issue 36: the first search after 900,000
+ * appends took 115 s); what a search sees
  * of the rest is src/reads/search.c's.  So an append pays nothing for search, not
  * even a queue row, and never for a flush of the GIN's pending list: that
  * work happens on the drain, in the searcher's or a scheduled job's time
@@ -35,9 +36,13 @@
  * starts there.  A document is replaced only when its words changed.
  *
  * The searched text of a part is that of src/reads/search.c (SEARCH_TSV).
- * Positions are left out (strip): they made up about 40% of a document's
- * bytes on the real transcripts, and only a phrase needs them, which
- * search.c checks against the part's own words (SEARCH_RECHECK).
+ * Positions are left out (strip) of the documents of searched texts
+ * shorter than MNEMO_SEARCH_POSITIONS_FROM characters (86% of the parts of
+ * the real transcripts, 16% of their documents' bytes; all of a chat
+ * turn's texts of bench/append, 43% of theirs): only a phrase and a rank
+ * need them, and search.c computes such a part's words again where it
+ * needs them (SEARCH_WORDS_OF).  A longer text keeps them: computing its
+ * words again would cost each search that ranks it more than they take.
  */
 #include "postgres.h"
 
@@ -198,8 +203,11 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 	MnemoPrepare(&drain_plan,
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, part_index, tsv, tenant, seq) "
-				 "SELECT $1, p.part_index, strip(" SEARCH_TSV "), p.tenant, p.seq "
-				 "FROM mnemo.message_parts p "
+				 "SELECT $1, p.part_index, "
+				 "CASE WHEN length(x.doc) < " MNEMO_SEARCH_POSITIONS_FROM_SQL " "
+				 "THEN strip(to_tsvector('simple'::regconfig, x.doc)) "
+				 "ELSE to_tsvector('simple'::regconfig, x.doc) END, p.tenant, p.seq "
+				 "FROM mnemo.message_parts p, LATERAL (SELECT " SEARCH_DOC " AS doc OFFSET 0) x "
 				 "WHERE p.session_id = $1 AND p.tenant = $2 "
 				 "AND (p.seq BETWEEN $3 AND $4 OR p.seq = ANY ($5)) "
 				 "ON CONFLICT (session_id, tenant, seq, part_index) DO UPDATE SET tsv = excluded.tsv "

@@ -1,13 +1,14 @@
 /*
  * search_words.c
- *		What a search asks of a document, whose words are stored without
- *		their positions (search_index.c).
+ *		What a search asks of a document, whose words may be stored
+ *		without their positions (a short part's: search_index.c).
  *
  * A tsvector without positions never matches a phrase ('a' <-> 'b'): it
  * cannot say the words are adjacent.  So the documents are filtered by the
  * query with every phrase loosened to the AND of its words, which matches
  * every document the query matches and perhaps more; search.c checks what
- * the loosened query finds against the part's own words (SEARCH_RECHECK).
+ * the loosened query finds against the part's words with their positions
+ * (SEARCH_RECHECK).
  * A phrase under a NOT turns the other way: the part must not hold the
  * phrase, and a document without positions cannot show that it does not,
  * so such a term constrains nothing.  A query with no phrase is its own

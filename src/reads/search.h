@@ -36,7 +36,6 @@
  * costs about 0.1 microsecond a character.
  */
 #define MNEMO_SEARCH_POSITIONS_FROM 1024
-#define MNEMO_SEARCH_POSITIONS_FROM_SQL "1024"
 /* the query gets the same cleaning, so a long run in it is ignored, not warned about */
 #define SEARCH_CLEAN(x) "regexp_replace(left(" x ", 100000), '[^[:space:]]{255,}', ' ', 'g')"
 #define SEARCH_QUERY "websearch_to_tsquery('simple'::regconfig, " SEARCH_CLEAN("$2") ")"

@@ -204,7 +204,7 @@ MnemoDrainSearch(const char *session_id, const char *tenant, int32 max_messages)
 				 "INSERT INTO mnemo.search_documents AS d "
 				 "(session_id, part_index, tsv, tenant, seq) "
 				 "SELECT $1, p.part_index, "
-				 "CASE WHEN length(x.doc) < " MNEMO_SEARCH_POSITIONS_FROM_SQL " "
+				 "CASE WHEN length(x.doc) < " CppAsString2(MNEMO_SEARCH_POSITIONS_FROM) " "
 				 "THEN strip(to_tsvector('simple'::regconfig, x.doc)) "
 				 "ELSE to_tsvector('simple'::regconfig, x.doc) END, p.tenant, p.seq "
 				 "FROM mnemo.message_parts p, LATERAL (SELECT " SEARCH_DOC " AS doc OFFSET 0) x "

@@ -21,9 +21,8 @@
  * Timed, per size, in this order:
  *   build_context  prepared SELECT * FROM mnemo.build_context($1, $2) with a
  *                  budget that keeps every item of the view, all rows fetched;
- *   baseline       prepared SELECT m.*, p.* FROM mnemo.messages m JOIN
- *                  mnemo.message_parts p ... WHERE m.session_id = $1 AND
- *                  m.seq = ANY($2) ORDER BY m.seq, p.part_index: the messages
+ *   baseline       prepared SELECT * FROM mnemo.log WHERE session_id = $1
+ *                  AND seq = ANY($2) ORDER BY seq, part_index: the messages
  *                  of the context view (summaries included) and their parts,
  *                  by primary key, the seqs collected beforehand, untimed;
  *                  the physical floor for reading that context.
@@ -95,9 +94,8 @@ print_environment(PGconn *conn, int argc, char **argv)
 		   LEAF, VIEW, MAX_SUMMARIES);
 	printf("timed:    median of %d calls each (after %d untimed), build_context and baseline "
 		   "alternating; budget %s tokens\n", calls, warmup, BUDGET);
-	printf("baseline: prepared SELECT m.*, p.* FROM mnemo.messages m JOIN mnemo.message_parts p "
-		   "... WHERE m.session_id = $1 AND m.seq = ANY($2) (the view's seqs, collected "
-		   "untimed)\n");
+	printf("baseline: prepared SELECT * FROM mnemo.log WHERE session_id = $1 AND seq = ANY($2) "
+		   "(the view's seqs, collected untimed)\n");
 	printf("prune:    %d more messages appended (untimed), then one prune_tool_outputs(session, %d, %d); "
 		   "commit: then one commit_summary leaf over the view's 20 oldest messages\n\n",
 		   TAIL, PROTECT, MINIMUM);
@@ -184,10 +182,9 @@ main(int argc, char **argv)
 			"SELECT mnemo.commit_summary($1, $2, $3, $4::int, $5::text[], $6, 2)");
 	prepare(conn, "build", "SELECT * FROM mnemo.build_context($1, $2::int)");
 	prepare(conn, "base",
-			"SELECT m.*, p.* FROM mnemo.messages m JOIN mnemo.message_parts p "
-			"ON p.session_id = m.session_id AND p.seq = m.seq "
-			"WHERE m.session_id = $1 AND m.seq = ANY($2::bigint[]) "
-			"ORDER BY m.seq, p.part_index");
+			"SELECT * FROM mnemo.log "
+			"WHERE session_id = $1 AND seq = ANY($2::bigint[]) "
+			"ORDER BY seq, part_index");
 	prepare(conn, "report", "SELECT * FROM mnemo.context_report($1, $2::int)");
 	prepare(conn, "assistants",
 			"SELECT * FROM mnemo.get_messages_with_parts_by_ids($1, ARRAY("
@@ -201,7 +198,7 @@ main(int argc, char **argv)
 	for (i = 0; i < nsizes; i++)
 		load(conn, &results[i]);
 	fprintf(stderr, "bench/context: VACUUM ANALYZE, CHECKPOINT\n");
-	exec_cmd(conn, "VACUUM ANALYZE mnemo.messages, mnemo.message_parts, mnemo.context_items, "
+	exec_cmd(conn, "VACUUM ANALYZE mnemo.log, mnemo.context_items, "
 			 "mnemo.summary_nodes, mnemo.summary_edges, mnemo.sessions");
 	exec_cmd(conn, "CHECKPOINT");
 	for (i = 0; i < nsizes; i++)

@@ -249,8 +249,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "bench/scale: %ld messages loaded in %.1f s\n", sizes[i], now_s() - start);
 	}
 	exec_cmd(conn, "VACUUM ANALYZE plain_messages");
-	exec_cmd(conn, "VACUUM ANALYZE mnemo.messages");
-	exec_cmd(conn, "VACUUM ANALYZE mnemo.message_parts");
+	exec_cmd(conn, "VACUUM ANALYZE mnemo.log");
 	t = malloc(sizeof(double) * MAX_SIZES * calls);
 	if (!t)
 		die("out of memory");

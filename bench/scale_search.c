@@ -189,7 +189,7 @@ main(int argc, char **argv)
 		printf("loaded %ld messages\n", sizes[s]);
 		fflush(stdout);
 	}
-	exec_cmd(conn, "ANALYZE mnemo.messages; ANALYZE mnemo.message_parts");
+	exec_cmd(conn, "ANALYZE mnemo.log");
 	for (s = 0; s < nsizes; s++)
 	{
 		const char *params[1] = {session[s]};

@@ -131,7 +131,7 @@ SELECT pg_temp.fill('bw_chat_s', 1000, false), pg_temp.fill('bw_chat_l', 10000, 
 -- partition to partition, and an autovacuum that came during the reads
 -- to one partition only would spare the index-only scans of the sessions
 -- in it their heap fetches
-VACUUM ANALYZE mnemo.sessions, mnemo.messages, mnemo.message_parts, mnemo.context_items;
+VACUUM ANALYZE mnemo.sessions, mnemo.log, mnemo.context_items;
 CREATE FUNCTION pg_temp.reads(s text) RETURNS TABLE (pick text, items int, rows_read bigint) LANGUAGE sql AS $$
   SELECT 'by turns', (SELECT cardinality(item_ids) FROM mnemo.compaction_block(s, max_tokens => 500)),
          pg_temp.read_by(format('SELECT * FROM mnemo.compaction_block(%L, max_tokens => 500)', s))

@@ -5,7 +5,8 @@
 -- SELECT on the tables, EXECUTE on the functions) and nothing else, so every
 -- direct INSERT, UPDATE, DELETE, TRUNCATE, COPY FROM and LOCK stronger than
 -- ACCESS SHARE fails with 42501 and changes nothing, while mnemo's functions
--- write for it with the extension owner's rights.
+-- write for it with the extension owner's rights.  The log is mnemo.log;
+-- its views mnemo.messages and mnemo.message_parts refuse writes as well.
 --
 \set VERBOSITY terse
 
@@ -38,9 +39,9 @@ SELECT pg_temp.fingerprint() AS before \gset
 --
 INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('gd_x', 0, 0);
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('gd', 4, 'gd_x', 'user', 0);
+INSERT INTO mnemo.log (session_id, seq, id, role, created_at) VALUES ('gd', 4, 'gd_x', 'user', 0);
 \echo :LAST_ERROR_SQLSTATE
-INSERT INTO mnemo.message_parts (session_id, seq, part_index, id, part_type, content)
+INSERT INTO mnemo.log (session_id, seq, part_index, part_id, part_type, content)
   VALUES ('gd', 1, 1, 'gd_x', 'text', '{"type": "text", "text": "forged"}');
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, created_at)
@@ -52,7 +53,7 @@ INSERT INTO mnemo.summary_nodes (session_id, id, kind, level, seq_start, seq_end
 INSERT INTO mnemo.file_references (content_id, path, created_at) VALUES ('sha256:x', '/x', 0);
 \echo :LAST_ERROR_SQLSTATE
 -- INSERT ... SELECT and COPY are INSERTs too
-INSERT INTO mnemo.messages (session_id, seq, id, role, created_at)
+INSERT INTO mnemo.log (session_id, seq, id, role, created_at)
   SELECT session_id, seq + 100, id || '_copy', role, created_at FROM mnemo.messages WHERE session_id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
 \copy mnemo.file_references (content_id, path, created_at) from '/dev/null'
@@ -63,9 +64,9 @@ INSERT INTO mnemo.messages (session_id, seq, id, role, created_at)
 --
 DELETE FROM mnemo.sessions WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
-DELETE FROM mnemo.messages WHERE session_id = 'gd';
+DELETE FROM mnemo.log WHERE session_id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
-DELETE FROM mnemo.message_parts WHERE id = 'gd_p2';
+DELETE FROM mnemo.log WHERE part_id = 'gd_p2';
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM mnemo.context_items WHERE session_id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
@@ -79,9 +80,7 @@ DELETE FROM mnemo.summary_nodes;
 --
 TRUNCATE mnemo.sessions;
 \echo :LAST_ERROR_SQLSTATE
-TRUNCATE mnemo.messages;
-\echo :LAST_ERROR_SQLSTATE
-TRUNCATE mnemo.message_parts;
+TRUNCATE mnemo.log;
 \echo :LAST_ERROR_SQLSTATE
 TRUNCATE mnemo.context_items;
 \echo :LAST_ERROR_SQLSTATE
@@ -89,35 +88,35 @@ TRUNCATE mnemo.summary_nodes;
 \echo :LAST_ERROR_SQLSTATE
 TRUNCATE mnemo.file_references;
 \echo :LAST_ERROR_SQLSTATE
-TRUNCATE mnemo.messages, mnemo.message_parts, mnemo.context_items;
+TRUNCATE mnemo.log, mnemo.context_items;
 \echo :LAST_ERROR_SQLSTATE
 
 --
 -- UPDATE of an immutable column: MN005 naming the table and the column
 --
-UPDATE mnemo.message_parts SET content = '{}';
+UPDATE mnemo.log SET content = '{}';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET content = content || '{"output": "forged"}' WHERE id = 'gd_p2';
+UPDATE mnemo.log SET content = content || '{"output": "forged"}' WHERE part_id = 'gd_p2';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET part_type = 'reasoning' WHERE id = 'gd_p1';
+UPDATE mnemo.log SET part_type = 'reasoning' WHERE part_id = 'gd_p1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET part_index = 7 WHERE id = 'gd_p1';
+UPDATE mnemo.log SET part_index = 7 WHERE part_id = 'gd_p1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET tool_name = 'rm' WHERE id = 'gd_p2';
+UPDATE mnemo.log SET tool_name = 'rm' WHERE part_id = 'gd_p2';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET token_estimate = 0 WHERE id = 'gd_p1';
+UPDATE mnemo.log SET token_estimate = 0 WHERE part_id = 'gd_p1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET role = 'user' WHERE id = 'gd_m2';
+UPDATE mnemo.log SET role = 'user' WHERE id = 'gd_m2';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET seq = seq + 10 WHERE session_id = 'gd';
+UPDATE mnemo.log SET seq = seq + 10 WHERE session_id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET id = 'gd_renamed' WHERE id = 'gd_m1';
+UPDATE mnemo.log SET id = 'gd_renamed' WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET is_summary = true WHERE id = 'gd_m1';
+UPDATE mnemo.log SET is_summary = true WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET session_id = 'ses_a' WHERE id = 'gd_m1';
+UPDATE mnemo.log SET session_id = 'ses_a' WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.messages SET created_at = 0 WHERE id = 'gd_m1';
+UPDATE mnemo.log SET created_at = 0 WHERE id = 'gd_m1';
 \echo :LAST_ERROR_SQLSTATE
 UPDATE mnemo.sessions SET context_tail_seq = 100 WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
@@ -134,12 +133,20 @@ UPDATE mnemo.context_items SET item_id = 'gd_s1' WHERE item_id = 'gd_m1';
 UPDATE mnemo.file_references SET path = '/elsewhere' WHERE content_id = 'sha256:gd';
 \echo :LAST_ERROR_SQLSTATE
 -- a statement that would change an immutable and a status column fails as a whole
-UPDATE mnemo.messages SET finish_reason = 'stop', role = 'system' WHERE id = 'gd_m2';
+UPDATE mnemo.log SET finish_reason = 'stop', role = 'system' WHERE id = 'gd_m2';
 \echo :LAST_ERROR_SQLSTATE
 -- inside a function or DO block it is the same
-DO $$ BEGIN DELETE FROM mnemo.messages WHERE id = 'gd_m1'; END $$;
+DO $$ BEGIN DELETE FROM mnemo.log WHERE id = 'gd_m1'; END $$;
 \echo :LAST_ERROR_SQLSTATE
-DO $$ BEGIN UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'gd_p1'; END $$;
+DO $$ BEGIN UPDATE mnemo.log SET content = '{}' WHERE part_id = 'gd_p1'; END $$;
+\echo :LAST_ERROR_SQLSTATE
+
+-- the views of the log refuse writes as the log does
+INSERT INTO mnemo.messages (session_id, seq, id, role, created_at) VALUES ('gd', 4, 'gd_x', 'user', 0);
+\echo :LAST_ERROR_SQLSTATE
+UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'gd_p1';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM mnemo.messages WHERE session_id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
 
 -- none of it changed anything
@@ -154,11 +161,11 @@ SELECT part_index, content FROM mnemo.get_parts('gd', 'gd_m2');
 -- status columns are not writable directly either: they change through
 -- update_part_status, update_message_tokens and tombstone_part
 --
-UPDATE mnemo.messages SET finish_reason = 'length', tokens_input = 3, cost = 0.5 WHERE id = 'gd_m2';
+UPDATE mnemo.log SET finish_reason = 'length', tokens_input = 3, cost = 0.5 WHERE id = 'gd_m2';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET tool_state = 'completed', completed_at = 1736000000000 WHERE id = 'gd_p2';
+UPDATE mnemo.log SET tool_state = 'completed', completed_at = 1736000000000 WHERE part_id = 'gd_p2';
 \echo :LAST_ERROR_SQLSTATE
-UPDATE mnemo.message_parts SET compacted_at = 1000 WHERE id = 'gd_p2';
+UPDATE mnemo.log SET compacted_at = 1000 WHERE part_id = 'gd_p2';
 \echo :LAST_ERROR_SQLSTATE
 UPDATE mnemo.sessions SET title = 'renamed', system_prompt = 'evil', is_active = false WHERE id = 'gd';
 \echo :LAST_ERROR_SQLSTATE
@@ -171,7 +178,7 @@ SELECT title, system_prompt, is_active FROM mnemo.get_session('gd');
 -- locks: ACCESS SHARE (what SELECT takes) only
 --
 BEGIN;
-LOCK TABLE mnemo.messages IN ACCESS EXCLUSIVE MODE;
+LOCK TABLE mnemo.log IN ACCESS EXCLUSIVE MODE;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
@@ -179,11 +186,11 @@ LOCK TABLE mnemo.sessions IN EXCLUSIVE MODE;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-LOCK TABLE mnemo.message_parts IN ROW EXCLUSIVE MODE;
+LOCK TABLE mnemo.log IN ROW EXCLUSIVE MODE;
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 BEGIN;
-LOCK TABLE mnemo.messages IN ACCESS SHARE MODE;
+LOCK TABLE mnemo.log IN ACCESS SHARE MODE;
 SELECT 'locked' AS access_share;
 ROLLBACK;
 
@@ -192,16 +199,16 @@ ROLLBACK;
 -- them failed, and a failed one leaves nothing
 --
 SELECT seq FROM mnemo.append_message('gd', 'user', '[{"type": "text", "text": "ok"}]', id => 'gd_m4');
-DELETE FROM mnemo.messages WHERE id = 'gd_m4';
+DELETE FROM mnemo.log WHERE id = 'gd_m4';
 \echo :LAST_ERROR_SQLSTATE
 SELECT seq FROM mnemo.append_message('gd', 'user', '[{"type": "text", "id": "gd_p1", "text": "dup"}]');
 \echo :LAST_ERROR_SQLSTATE
-DELETE FROM mnemo.messages WHERE id = 'gd_m4';
+DELETE FROM mnemo.log WHERE id = 'gd_m4';
 \echo :LAST_ERROR_SQLSTATE
 -- in one transaction with a write of mnemo's: the function's rights end with it
 BEGIN;
 SELECT seq FROM mnemo.append_message('gd', 'user', '[]', id => 'gd_m5');
-UPDATE mnemo.messages SET role = 'system' WHERE id = 'gd_m5';
+UPDATE mnemo.log SET role = 'system' WHERE id = 'gd_m5';
 \echo :LAST_ERROR_SQLSTATE
 ROLLBACK;
 SELECT count(*) FROM mnemo.messages WHERE id = 'gd_m5';

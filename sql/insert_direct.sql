@@ -35,7 +35,7 @@ SELECT count(*) > 0 AS every_index_holds_every_row
           JOIN pg_class t ON t.oid = i.indrelid
          WHERE t.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'i'
            AND c.relam = (SELECT oid FROM pg_am WHERE amname = 'btree')
-           AND (t.relname LIKE 'messages%' OR t.relname LIKE 'message\_parts%')) checked;
+           AND t.relname LIKE 'log%') checked;
 SET enable_seqscan = off;
 SET enable_bitmapscan = off;
 SELECT count(*) AS users_by_index FROM mnemo.messages
@@ -56,25 +56,25 @@ SELECT DISTINCT tokens_input, tokens_output, tokens_cache_read, tokens_cache_wri
        tokens_reasoning, cost FROM mnemo.get_messages('di');
 SELECT DISTINCT compacted_at, started_at, completed_at FROM mnemo.message_parts WHERE session_id = 'di';
 -- ... as the table says now: a default changed after the first appends
-ALTER TABLE mnemo.messages ALTER COLUMN cost SET DEFAULT 0.25;
+ALTER TABLE mnemo.log ALTER COLUMN cost SET DEFAULT 0.25;
 SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "priced"}]', id => 'di_priced');
-ALTER TABLE mnemo.messages ALTER COLUMN cost DROP DEFAULT;
+ALTER TABLE mnemo.log ALTER COLUMN cost DROP DEFAULT;
 SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "free"}]', id => 'di_free');
 SELECT id, cost FROM mnemo.messages WHERE session_id = 'di' AND id IN ('di_priced', 'di_free') ORDER BY seq;
 -- a default that is not a constant is computed for each row
 CREATE SEQUENCE di_seq;
-ALTER TABLE mnemo.messages ALTER COLUMN finish_reason SET DEFAULT 'r' || nextval('public.di_seq');
+ALTER TABLE mnemo.log ALTER COLUMN finish_reason SET DEFAULT 'r' || nextval('public.di_seq');
 SELECT count(*) FROM mnemo.append_messages('di', '[{"role": "user", "parts": []}, {"role": "user", "parts": []}]');
-ALTER TABLE mnemo.messages ALTER COLUMN finish_reason DROP DEFAULT;
+ALTER TABLE mnemo.log ALTER COLUMN finish_reason DROP DEFAULT;
 DROP SEQUENCE di_seq;
 SELECT finish_reason FROM mnemo.messages WHERE session_id = 'di' AND finish_reason IS NOT NULL ORDER BY seq;
 
 -- an operator's CHECK refuses the row: 23514, and none of the call's rows is left
-ALTER TABLE mnemo.message_parts ADD CONSTRAINT no_secrets CHECK (content->>'text' IS DISTINCT FROM 'secret');
+ALTER TABLE mnemo.log ADD CONSTRAINT no_secrets CHECK (content->>'text' IS DISTINCT FROM 'secret');
 SELECT count(*) FROM mnemo.append_messages('di', '[
   {"role": "user", "parts": [{"type": "text", "text": "fine"}]},
   {"role": "user", "parts": [{"type": "text", "text": "secret"}]}]');
-ALTER TABLE mnemo.message_parts DROP CONSTRAINT no_secrets;
+ALTER TABLE mnemo.log DROP CONSTRAINT no_secrets;
 SELECT count(*) AS messages, max(seq) AS last FROM mnemo.messages WHERE session_id = 'di';
 SELECT count(*) AS fine FROM mnemo.message_parts WHERE session_id = 'di' AND content->>'text' = 'fine';
 
@@ -83,18 +83,18 @@ CREATE TABLE di_seen (tbl text, id text);
 CREATE FUNCTION di_seen() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     -- (a partition's name without its suffix, on the partitioned layout)
-    INSERT INTO public.di_seen VALUES (regexp_replace(TG_TABLE_NAME, '_p[0-9]+$', ''), NEW.id);
+    INSERT INTO public.di_seen
+    SELECT regexp_replace(TG_TABLE_NAME, '_p[0-9]+$', ''), i FROM unnest(ARRAY[NEW.id, NEW.part_id]) i
+     WHERE i IS NOT NULL;
     RETURN NEW;
 END $$;
-CREATE TRIGGER di_seen AFTER INSERT ON mnemo.messages FOR EACH ROW EXECUTE FUNCTION di_seen();
-CREATE TRIGGER di_seen AFTER INSERT ON mnemo.message_parts FOR EACH ROW EXECUTE FUNCTION di_seen();
+CREATE TRIGGER di_seen AFTER INSERT ON mnemo.log FOR EACH ROW EXECUTE FUNCTION di_seen();
 SELECT count(*) FROM mnemo.append_messages('di', '[
   {"role": "user", "id": "di_t1", "parts": [{"type": "text", "text": "a", "id": "di_p1"}]},
   {"role": "assistant", "id": "di_t2", "parts": [{"type": "text", "text": "b", "id": "di_p2"},
                                                  {"type": "text", "text": "c", "id": "di_p3"}]}]');
 SELECT tbl, id FROM di_seen ORDER BY tbl COLLATE "C", id COLLATE "C";
-DROP TRIGGER di_seen ON mnemo.messages;
-DROP TRIGGER di_seen ON mnemo.message_parts;
+DROP TRIGGER di_seen ON mnemo.log;
 -- and once it is gone, appends go on as before
 SELECT seq FROM mnemo.append_message('di', 'user', '[{"type": "text", "text": "after"}]', id => 'di_after');
 SELECT count(*) AS seen FROM di_seen;
@@ -107,7 +107,7 @@ DROP FUNCTION di_seen();
 -- default_toast_compression) as PostgreSQL stores it.  Where rows go
 -- through INSERT (a partitioned layout), content is stored as an INSERT
 -- stores it: compressed in the longer row only.
-SELECT c.relkind = 'r' AS direct FROM pg_class c WHERE c.oid = 'mnemo.message_parts'::regclass \gset
+SELECT c.relkind = 'r' AS direct FROM pg_class c WHERE c.oid = 'mnemo.log'::regclass \gset
 CREATE TEMP TABLE di_texts (name text, text text, compression text, by_insert text);
 INSERT INTO di_texts VALUES
   ('short', repeat('ab ', 50), NULL, NULL),
@@ -130,15 +130,15 @@ CREATE FUNCTION pg_temp.di_long(id text) RETURNS boolean LANGUAGE sql AS $$
   SELECT (mnemo.append_message('di', 'user',
             jsonb_build_array(jsonb_build_object('type', 'text', 'text', t.text)), id => id)).seq > 0
     FROM di_texts t WHERE t.name = 'long' $$;
-ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION pglz;
+ALTER TABLE mnemo.log ALTER COLUMN content SET COMPRESSION pglz;
 SELECT pg_temp.di_long('dz_named_method');
-ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION DEFAULT;
-CREATE INDEX di_content_idx ON mnemo.message_parts ((content ->> 'type'));
+ALTER TABLE mnemo.log ALTER COLUMN content SET COMPRESSION DEFAULT;
+CREATE INDEX di_content_idx ON mnemo.log ((content ->> 'type'));
 SELECT pg_temp.di_long('dz_indexed');
 DROP INDEX mnemo.di_content_idx;
-ALTER TABLE mnemo.message_parts ALTER COLUMN content SET STORAGE EXTERNAL;
+ALTER TABLE mnemo.log ALTER COLUMN content SET STORAGE EXTERNAL;
 SELECT pg_temp.di_long('dz_storage_external');
-ALTER TABLE mnemo.message_parts ALTER COLUMN content SET STORAGE EXTENDED;
+ALTER TABLE mnemo.log ALTER COLUMN content SET STORAGE EXTENDED;
 SELECT pg_temp.di_long('dz_as_before');
 SELECT m.id, e.compression,
        pg_column_compression(p.content) IS NOT DISTINCT FROM

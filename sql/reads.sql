@@ -170,7 +170,7 @@ SELECT (mnemo.create_session('rb')).id;
 SELECT count(*) FROM mnemo.append_messages('rb', (SELECT jsonb_agg(jsonb_build_object('role', 'user', 'parts', '[]'::jsonb)) FROM generate_series(1, 2000)));
 CREATE FUNCTION pg_temp.messages_read() RETURNS bigint LANGUAGE sql AS $$
   SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint FROM pg_stat_xact_user_tables
-   WHERE schemaname = 'mnemo' AND relname ~ '^messages(_p[0-9]+)?$' $$;
+   WHERE schemaname = 'mnemo' AND relname ~ '^log(_p[0-9]+)?$' $$;
 BEGIN;
 SELECT pg_temp.messages_read() AS before \gset
 SELECT array_agg(seq ORDER BY seq) FROM mnemo.get_messages_after('rb', 1995, 5);

@@ -48,7 +48,7 @@ SELECT mnemo.search_pending('sh_big') AS pending;
 SELECT mnemo.index_search('sh_big') AS indexed_again;
 -- (VACUUM moves the GIN's pending list into the index, as autovacuum would)
 VACUUM ANALYZE mnemo.search_documents;
-ANALYZE mnemo.messages;
+ANALYZE mnemo.log;
 -- scans of the search index, or of its partitions' indexes when the table
 -- is partitioned (test/run.sh step partitioned)
 CREATE FUNCTION pg_temp.search_idx_scans() RETURNS bigint LANGUAGE sql AS $$

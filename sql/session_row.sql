@@ -52,7 +52,7 @@ SELECT count(*) AS sessions,
 -- the keys rebuilt under new OIDs (REINDEX CONCURRENTLY swaps in a new
 -- index): the probes find them again, and the next append is seq 4
 REINDEX TABLE CONCURRENTLY mnemo.sessions;
-REINDEX TABLE CONCURRENTLY mnemo.messages;
+REINDEX TABLE CONCURRENTLY mnemo.log;
 SELECT count(*) AS appended, bool_and(a.seq = 4) AS seq_4
   FROM mnemo.sessions s,
        LATERAL mnemo.append_message(s.id, 'user', '[{"type": "text", "text": "after the reindex"}]'::jsonb) a;

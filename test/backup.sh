@@ -122,10 +122,10 @@ SQL
 part_src=mnemo_backup_partitioned
 populate_partitioned() {
 	src=$part_src PGOPTIONS='-c mnemo.partitions=4' populate
-	is "$(val "$part_src" "SELECT count(DISTINCT tableoid) > 1 AND count(*) = (SELECT count(*) FROM ONLY mnemo.messages_p0)
-	                                + (SELECT count(*) FROM mnemo.messages_p1) + (SELECT count(*) FROM mnemo.messages_p2)
-	                                + (SELECT count(*) FROM mnemo.messages_p3) FROM mnemo.messages")" \
-		t "partitioned source: the messages are in the partitions, more than one of them"
+	is "$(val "$part_src" "SELECT count(DISTINCT tableoid) > 1 AND count(*) = (SELECT count(*) FROM ONLY mnemo.log_p0)
+	                                + (SELECT count(*) FROM mnemo.log_p1) + (SELECT count(*) FROM mnemo.log_p2)
+	                                + (SELECT count(*) FROM mnemo.log_p3) FROM mnemo.log")" \
+		t "partitioned source: the messages and parts are in the log's partitions, more than one of them"
 }
 
 # parent_tables DB: the mnemo tables that are not partitions.

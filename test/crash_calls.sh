@@ -233,7 +233,7 @@ test_call_summary() {
 	fi
 	mid_call "$mode" "$label" "$block" \
 		"SELECT mnemo.commit_summary('$s', '${s}_c', 'condensed', 20, ARRAY['${s}_a', '${s}_b'], 'condensed', 2)" \
-		"messages message_parts summary_nodes summary_edges$([ "$stop" = swap ] && echo ' context_items')"
+		"log summary_nodes summary_edges$([ "$stop" = swap ] && echo ' context_items')"
 	is "$(val "SELECT (SELECT count(*) FROM mnemo.messages WHERE session_id = '$s' AND id = '${s}_c')
 	             || ' ' || (SELECT count(*) FROM mnemo.message_parts p WHERE p.session_id = '$s'
 	                         AND p.content->>'summary_node_id' = '${s}_c')
@@ -336,7 +336,7 @@ test_call_purge() {
 	mid_call "$mode" "$label" \
 		"SELECT 1 FROM mnemo.context_items WHERE session_id = '$s' AND item_id = '${s}_a' FOR KEY SHARE;" \
 		"SELECT mnemo.purge_session('$s')" \
-		"sessions messages message_parts summary_nodes summary_edges checkpoints lineage"
+		"sessions log summary_nodes summary_edges checkpoints lineage"
 	is "$(val "SELECT forks FROM mnemo.sessions WHERE id = '$p'")" 1 "$label: the parent still counts the fork"
 	after_crash "$label" "$s $p" "$rows" "$before"
 	is "$(val "SELECT mnemo.purge_session('$s')")" 5 \

@@ -60,8 +60,8 @@ GRANT USAGE ON SCHEMA mnemo TO demo_app;
 GRANT SELECT ON ALL TABLES IN SCHEMA mnemo TO demo_app;
 SET ROLE demo_app;
 \set ON_ERROR_STOP off
-UPDATE mnemo.message_parts SET content = '{}' WHERE id = 'call1';
-DELETE FROM mnemo.messages WHERE session_id = 'demo';
+UPDATE mnemo.log SET content = '{}' WHERE part_id = 'call1';
+DELETE FROM mnemo.log WHERE session_id = 'demo';
 \set ON_ERROR_STOP on
 RESET ROLE;
 

@@ -256,10 +256,6 @@ main() {
 		"and no longer stores the message's id"
 	is "$(val "$old" "SELECT count(*) || ' ' || sum(refs) || ' ' || sum(octet_length(bytes)) || ' ' || min(tenant)
 	                  FROM mnemo.blobs")" "1 2 32000 $owner" "one blob of 32,000 bytes, for both, of the owner's tenant"
-	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
-	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
-	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
-		"get_messages_with_parts gives each image's base64 back exactly"
 	# 0.10.0 keys the parts by their place and derives the id of a part
 	# appended without one; the ids stored before stay
 	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
@@ -273,9 +269,46 @@ main() {
 		"PRIMARY KEY (session_id, tenant, seq, part_index)" "the parts' primary key is their place"
 	is "$(val "$old" "SELECT count(*) FROM pg_attribute WHERE attrelid = 'mnemo.search_documents'::regclass
 	                   AND attname = 'message_id'")" 0 "the search documents no longer store the message's id"
-	# read back through 0.10.0's functions, which call the library installed
-	# (this version's: 0.11.0 and 0.12.0 change no function), as a database whose
-	# update waits does (doc/operations.md, Upgrading)
+	# 0.11.0 changes no SQL object; its library compresses a part's content
+	# from 256 bytes on (by lz4), and the rows stored before stay as they were
+	# (checked once the database is at this library's version, below)
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.11.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.11.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.11.0 "the database is at 0.11.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.10.0 -> 0.11.0"
+	# 0.12.0 changes a comment; its library stores the search documents'
+	# words without their positions (checked below)
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.12.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.12.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.12.0 "the database is at 0.12.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every row of every table is unchanged by 0.11.0 -> 0.12.0"
+	# 0.13.0 keeps the log in one table, mnemo.log, one row per part, the
+	# message's columns on its part 0 row; mnemo.messages and
+	# mnemo.message_parts are views of it, column for column
+	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
+	check "ALTER EXTENSION mnemo UPDATE TO '0.13.0'" \
+		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.13.0'"
+	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.13.0 "the database is at 0.13.0"
+	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
+		"every message and part reads back unchanged through the views by 0.12.0 -> 0.13.0"
+	is "$(val "$old" "SELECT string_agg(s.id || ':' || (SELECT count(*) FROM mnemo.get_messages_flat(s.id)), ',' ORDER BY s.id)
+	                  FROM mnemo.sessions s WHERE s.fork_seq IS NULL")" \
+	   "$(val "$old" "SELECT string_agg(s.id || ':' || (SELECT count(*) FROM mnemo.log l WHERE l.session_id = s.id), ',' ORDER BY s.id)
+	                  FROM mnemo.sessions s WHERE s.fork_seq IS NULL")" \
+		"get_messages_flat reads a row per row of the log, a message without parts one"
+	is "$(val "$old" "SELECT (SELECT count(*) FROM mnemo.log) = (SELECT count(*) FROM mnemo.message_parts)
+	                         + (SELECT count(*) FROM mnemo.messages m WHERE NOT EXISTS (SELECT FROM mnemo.message_parts p
+	                            WHERE p.session_id = m.session_id AND p.tenant = m.tenant AND p.seq = m.seq))")" t \
+		"the log holds a row per part, and one per message without parts"
+	is "$(val "$old" "SELECT relkind FROM pg_class WHERE oid IN ('mnemo.messages'::regclass, 'mnemo.message_parts'::regclass)
+	                  GROUP BY relkind")" v "messages and message_parts are views"
+
+	# read back and written through this version's functions, once the
+	# database is at this library's version (doc/operations.md, Upgrading)
 	is "$(val "$old" "SELECT string_agg(id || ':' || seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
 		"up_m1:1:user:1 up_m2:2:assistant:2 up_m3:3:user:1 up_s1:4:assistant:1" \
@@ -326,34 +359,20 @@ main()
 	is "$(val "$old" "SELECT mnemo.search_pending('up_a')")" 0 "and indexed it on that first search"
 	is "$(val "$old" "SELECT string_agg(seq || ':' || role || ':' || jsonb_array_length(parts), ' ' ORDER BY seq)
 	                  FROM mnemo.get_messages_with_parts('up_a')")" \
-		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "0.10.0 reads the updated session, the appends made after the update included"
+		"1:user:1 2:assistant:2 3:user:2 4:assistant:1 5:user:1" "the updated session reads back, the appends made after the update included"
 
-	# 0.11.0 changes no SQL object; its library compresses a part's content
-	# from 256 bytes on (by lz4), and the rows stored before stay as they were
-	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
-	check "ALTER EXTENSION mnemo UPDATE TO '0.11.0'" \
-		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.11.0'"
-	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.11.0 "the database is at 0.11.0"
-	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
-		"every row of every table is unchanged by 0.10.0 -> 0.11.0"
 	seq=$(val "$old" "SELECT (mnemo.append_message('up_a', 'assistant',
 	                    jsonb_build_array(jsonb_build_object('type', 'text', 'text', repeat('files listed ', 40))))).seq")
 	is "$(val "$old" "SELECT pg_column_compression(p.content) || ' ' || (p.content ->> 'text' = repeat('files listed ', 40))
 	                  FROM mnemo.message_parts p WHERE p.session_id = 'up_a' AND p.seq = '$seq'")" "lz4 true" \
 		"a part of 520 bytes appended after the update is stored compressed, and reads back as given"
 
-	# 0.12.0 changes a comment; its library stores the search documents'
-	# words without their positions.  A document stored with them (as
-	# before 0.12.0: the summary's, rewritten so here) is searched alike
+	# since 0.12.0 a search document holds its words without their
+	# positions.  A document stored with them (as before 0.12.0: the
+	# summary's, rewritten so here) is searched alike
 	check "the summary's search document stored with its words' positions" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "UPDATE mnemo.search_documents SET tsv = to_tsvector('simple', 'they listed files')
 		                                            WHERE session_id = 'up_a' AND seq = 4"
-	before=$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")
-	check "ALTER EXTENSION mnemo UPDATE TO '0.12.0'" \
-		psql -X -q -v ON_ERROR_STOP=1 -d "$old" -c "ALTER EXTENSION mnemo UPDATE TO '0.12.0'"
-	is "$(val "$old" "SELECT extversion FROM pg_extension WHERE extname = 'mnemo'")" 0.12.0 "the database is at 0.12.0"
-	is "$(val "$old" "$(rows_by_seq "(mnemo.get_session(id)).last_seq")")" "$before" \
-		"every row of every table is unchanged by 0.11.0 -> 0.12.0"
 	is "$(val "$old" "SELECT string_agg(message_id, ',' ORDER BY seq) FROM mnemo.search_history('up_a', '\"listed files\"')")" \
 		"up_s1,$(val "$old" "SELECT id FROM mnemo.messages WHERE session_id = 'up_a' AND seq = '$seq'")" \
 		"a phrase finds the document stored with positions and the part indexed after the update"
@@ -363,6 +382,20 @@ main()
 	is "$(val "$old" "SELECT count(*) FROM mnemo.search_history('up_a', '\"files they\"')")" 0 \
 		"words of a phrase out of order match no part"
 
+	# (read by get_messages_with_parts, whose reads walk mnemo.log since
+	# 0.13.0) the images stored as blobs by 0.6.0 read back exactly
+	is "$(val "$old" "SELECT string_agg(p ->> 'data', ',' ORDER BY (p ->> 'part_index')::int)
+	                  FROM mnemo.get_messages_with_parts('up_child') m, jsonb_array_elements(m.parts) p
+	                 WHERE p ->> 'type' = 'image'")" "$(val "$old" "$images_sql")" \
+		"get_messages_with_parts gives each image's base64 back exactly"
+	# a message appended without parts (0.13.0: one row without a part)
+	msg=$(val "$old" "SELECT id FROM mnemo.append_message('up_a', 'assistant', '[]')")
+	is "$(val "$old" "SELECT mnemo.append_part('up_a', '$msg', '{\"type\":\"text\",\"text\":\"streamed\"}')
+	                  || ' ' || mnemo.append_part('up_a', '$msg', '{\"type\":\"text\",\"text\":\"on\"}')")" "0 1" \
+		"a message appended without parts takes its first part at index 0, then 1"
+	is "$(val "$old" "SELECT string_agg(part_index || '=' || (content ->> 'text'), ',' ORDER BY part_index)
+	                  FROM mnemo.get_parts('up_a', '$msg')")" "0=streamed,1=on" "and reads them back"
+
 	# the schema of a fresh install
 	fresh_db "$new"
 	check "a fresh CREATE EXTENSION mnemo" psql -X -q -v ON_ERROR_STOP=1 -d "$new" -c "CREATE EXTENSION mnemo"
@@ -370,7 +403,7 @@ main()
 	val "$new" "$schema_sql" >"$tmp/fresh.schema"
 	is "$(wc -l <"$tmp/fresh.schema")" "$(wc -l <"$tmp/upgraded.schema")" \
 		"the catalog descriptions have as many lines ($(wc -l <"$tmp/fresh.schema"))"
-	check "the upgraded schema equals a fresh 0.12.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
+	check "the upgraded schema equals a fresh 0.13.0 install's" diff "$tmp/fresh.schema" "$tmp/upgraded.schema"
 
 	# an install made hash-partitioned at 0.2.0 (mnemo.partitions): the
 	# tables 0.3.0 adds join its layout, with as many partitions
@@ -389,16 +422,16 @@ VALUES ('up_q', 'up_q1', 0, 'up_q1_p0', 'text', '{"type": "text", "text": "a"}',
        ('up_q', 'up_q2', 0, 'up_q2_p0', 'text', '{"type": "text", "text": "b"}', current_user),
        ('up_q', 'up_q2', 1, 'up_q2_p1', 'text', '{"type": "text", "text": "c"}', current_user);
 SQL
-	check "its ALTER EXTENSION mnemo UPDATE (to 0.12.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0 and 0.11.0)" \
+	check "its ALTER EXTENSION mnemo UPDATE (to 0.13.0, through 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0, 0.10.0, 0.11.0 and 0.12.0)" \
 		psql -X -q -v ON_ERROR_STOP=1 -d "$part" -c "ALTER EXTENSION mnemo UPDATE"
 	is "$(val "$part" "SELECT string_agg(c.relname || ':' || c.relkind::text || ':' || c.relrowsecurity || ':'
 	                        || (SELECT count(*) FROM pg_inherits i WHERE i.inhparent = c.oid), ' ' ORDER BY c.relname)
 	                     FROM pg_class c WHERE c.relnamespace = 'mnemo'::regnamespace
-	                      AND c.relname IN ('sessions', 'checkpoints', 'runs', 'pending_requests',
+	                      AND c.relname IN ('sessions', 'log', 'checkpoints', 'runs', 'pending_requests',
 	                                        'search_progress', 'search_queue', 'search_documents', 'lineage', 'discarded',
 	                                        'maps', 'map_items')")" \
-		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 map_items:p:true:3 maps:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_progress:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
-		"checkpoints, runs, pending_requests, search_progress, search_queue, search_documents, lineage, discarded, maps and map_items are partitioned as sessions is, with row-level security"
+		"checkpoints:p:true:3 discarded:p:true:3 lineage:p:true:3 log:p:true:3 map_items:p:true:3 maps:p:true:3 pending_requests:p:true:3 runs:p:true:3 search_documents:p:true:3 search_progress:p:true:3 search_queue:p:true:3 sessions:p:true:3" \
+		"the log (0.13.0), checkpoints, runs, pending_requests, search_progress, search_queue, search_documents, lineage, discarded, maps and map_items are partitioned as sessions is, with row-level security"
 	is "$(val "$part" "SELECT string_agg(m.id || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY p.seq, p.part_index)
 	                     FROM mnemo.message_parts p JOIN mnemo.messages m
 	                       ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq

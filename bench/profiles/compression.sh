@@ -39,10 +39,10 @@ for way in installed long_only lz4; do
 	case $way in
 	long_only)
 		psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
-			-c "CREATE INDEX compression_off ON mnemo.message_parts ((content IS NULL))" ;;
+			-c "CREATE INDEX compression_off ON mnemo.log ((content IS NULL))" ;;
 	lz4)
 		psql -X -q -v ON_ERROR_STOP=1 -d "$db" \
-			-c "ALTER TABLE mnemo.message_parts ALTER COLUMN content SET COMPRESSION lz4" ;;
+			-c "ALTER TABLE mnemo.log ALTER COLUMN content SET COMPRESSION lz4" ;;
 	esac
 	for f in "${files[@]}"; do
 		PGDATABASE=$db "$M" import "$f" >/dev/null 2>&1 || { echo "compression.sh: mnemo import $f failed" >&2; exit 1; }

@@ -94,7 +94,7 @@ SELECT count(*) FROM mnemo.append_messages(:'s', (
                        'text', repeat('word ', CASE WHEN n % 2 = 1 THEN 40 ELSE 160 END))))
                    ORDER BY n)
     FROM generate_series(1, 2000) AS n));
-ANALYZE mnemo.messages, mnemo.message_parts;
+ANALYZE mnemo.log;
 SQL
 	echo "SELECT * FROM mnemo.get_messages_flat('$session');" >"$work/load.sql"
 	pgbench -n -M prepared -f "$work/load.sql" -T 12 -c 1 >"$work/pgbench.txt" 2>&1 &

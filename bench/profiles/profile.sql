@@ -22,7 +22,7 @@ INSERT INTO plain.messages (session_id, seq, role, content)
 SELECT 'prof_a', 2 * t - 1 + r, CASE r WHEN 0 THEN 'user' ELSE 'assistant' END,
        CASE r WHEN 0 THEN t || repeat(' word', 40) ELSE repeat('reply ', 133) END
   FROM generate_series(1, 1000) t, generate_series(0, 1) r;
-VACUUM ANALYZE plain.messages, mnemo.messages, mnemo.message_parts, mnemo.context_items, mnemo.sessions;
+VACUUM ANALYZE plain.messages, mnemo.log, mnemo.context_items, mnemo.sessions;
 
 SET auto_explain.log_min_duration = 0;
 SET auto_explain.log_analyze = on;

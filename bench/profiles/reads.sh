@@ -116,8 +116,7 @@ INSERT INTO reads_plain.messages (session_id, seq, role, content)
 SELECT reads_plain.turns(:'fork', 'fork', 1000, 1500, 1000);
 RESET ROLE;
 VACUUM ANALYZE reads_plain.messages;
-VACUUM ANALYZE mnemo.messages;
-VACUUM ANALYZE mnemo.message_parts;
+VACUUM ANALYZE mnemo.log;
 SQL
 }
 

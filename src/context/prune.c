@@ -57,7 +57,7 @@ static SPIPlanPtr prune_plan;
 	"  AND coalesce(p.tool_name, '') <> ALL ($4)), " \
 	"candidates AS (" \
 	"  SELECT seq, part_index, token_estimate FROM eligible WHERE running > $2) " \
-	"UPDATE mnemo.message_parts p SET compacted_at = $5 FROM candidates c " \
+	"UPDATE mnemo.log p SET compacted_at = $5 FROM candidates c " \
 	"WHERE p.session_id = $1 AND p.tenant = $6 AND p.seq = c.seq AND p.part_index = c.part_index " \
 	"AND p.compacted_at IS NULL " \
 	"AND (SELECT coalesce(sum(token_estimate), 0) FROM candidates) > $3 " \

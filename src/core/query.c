@@ -131,7 +131,7 @@ MnemoCitusTable(Oid relid)
 /*
  * How mnemo's tables are laid out, cached per backend until a relcache
  * invalidation (mnemo.distribute() and the partitioning send one): spread
- * over partitions or Citus shards (the messages table is partitioned, or a
+ * over partitions or Citus shards (the log table is partitioned, or a
  * Citus table), and whether they are Citus tables.
  */
 #define LAYOUT_SPREAD	1
@@ -148,7 +148,7 @@ static int
 Layout(void)
 {
 	static bool callback_registered = false;
-	Oid			messages;
+	Oid			log;
 
 	if (layout >= 0)
 		return layout;
@@ -157,9 +157,9 @@ Layout(void)
 		CacheRegisterRelcacheCallback(ForgetLayout, (Datum) 0);
 		callback_registered = true;
 	}
-	messages = get_relname_relid("messages", get_namespace_oid("mnemo", false));
-	layout = MnemoCitusTable(messages) ? LAYOUT_SPREAD | LAYOUT_CITUS :
-		get_rel_relkind(messages) == RELKIND_PARTITIONED_TABLE ? LAYOUT_SPREAD : 0;
+	log = get_relname_relid("log", get_namespace_oid("mnemo", false));
+	layout = MnemoCitusTable(log) ? LAYOUT_SPREAD | LAYOUT_CITUS :
+		get_rel_relkind(log) == RELKIND_PARTITIONED_TABLE ? LAYOUT_SPREAD : 0;
 	return layout;
 }
 

@@ -1,7 +1,8 @@
 /*
  * row_checks.c
  *		The CHECK constraints of the tables every append writes: sessions,
- *		messages, message_parts and context_items, one function each.
+ *		log and context_items, one function each (and those of messages and
+ *		message_parts, the tables of the log until 0.13.0).
  *
  * The functions refuse bad values first, with 22023; these constraints are
  * the backstop for every other writer (a restore, a superuser's UPDATE),
@@ -82,47 +83,122 @@ mnemo_check_session(PG_FUNCTION_ARGS)
 }
 
 /*
- * messages: role, cost, created_at and the five token counts; a cost is
- * finite and >= 0 (NaN fails both comparisons)
+ * A message's role, cost (argument first) and the arguments after it
+ * through last, int8 counts and times: role one of the four, cost finite
+ * and >= 0 (NaN fails both comparisons), the counts >= 0.
  */
-PG_FUNCTION_INFO_V1(mnemo_check_message);
-Datum
-mnemo_check_message(PG_FUNCTION_ARGS)
+static bool
+MessageOk(FunctionCallInfo fcinfo, int role, int first, int last)
 {
 	static const char *const roles[] = {"user", "assistant", "system", "tool", NULL};
 	float8		cost;
 	int			i;
 
-	if (!OneOf(fcinfo, 0, roles))
-		PG_RETURN_BOOL(false);
-	if (!PG_ARGISNULL(1))
+	if (!OneOf(fcinfo, role, roles))
+		return false;
+	if (!PG_ARGISNULL(first))
 	{
-		cost = PG_GETARG_FLOAT8(1);
+		cost = PG_GETARG_FLOAT8(first);
 		if (!(cost >= 0 && !isinf(cost)))
-			PG_RETURN_BOOL(false);
+			return false;
 	}
-	for (i = 2; i < PG_NARGS(); i++)
+	for (i = first + 1; i <= last; i++)
 		if (!NonNegative(fcinfo, i))
-			PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(true);
+			return false;
+	return true;
 }
 
-/* message_parts: tool_state, token_estimate (int4), compacted_at, started_at, completed_at */
-PG_FUNCTION_INFO_V1(mnemo_check_part);
-Datum
-mnemo_check_part(PG_FUNCTION_ARGS)
+/*
+ * A part's tool_state (argument first), token_estimate (int4) and the times
+ * after it through last.
+ */
+static bool
+PartOk(FunctionCallInfo fcinfo, int first, int last)
 {
 	static const char *const states[] = {"pending", "running", "completed", "error", NULL};
 	int			i;
 
-	if (!OneOf(fcinfo, 0, states))
-		PG_RETURN_BOOL(false);
-	if (!PG_ARGISNULL(1) && PG_GETARG_INT32(1) < 0)
-		PG_RETURN_BOOL(false);
-	for (i = 2; i < PG_NARGS(); i++)
+	if (!OneOf(fcinfo, first, states))
+		return false;
+	if (!PG_ARGISNULL(first + 1) && PG_GETARG_INT32(first + 1) < 0)
+		return false;
+	for (i = first + 2; i <= last; i++)
 		if (!NonNegative(fcinfo, i))
+			return false;
+	return true;
+}
+
+/* 0.12.0's messages: role, cost, created_at and the five token counts */
+PG_FUNCTION_INFO_V1(mnemo_check_message);
+Datum
+mnemo_check_message(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(MessageOk(fcinfo, 0, 1, PG_NARGS() - 1));
+}
+
+/* 0.12.0's message_parts: tool_state, token_estimate, compacted_at, started_at, completed_at */
+PG_FUNCTION_INFO_V1(mnemo_check_part);
+Datum
+mnemo_check_part(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(PartOk(fcinfo, 0, PG_NARGS() - 1));
+}
+
+/*
+ * log: part_index, the message's id, role, created_at, agent, model_id,
+ * provider_id, is_summary, cost and five token counts (arguments 1-13), then
+ * part_type, content, tool_state, token_estimate and three times (14-20).
+ * The message's columns are set on part 0 (the token counts and cost may be
+ * NULL) and NULL on every other part; a row holds a part (part_type and
+ * content) unless it is the part 0 row of a message without parts, whose
+ * part columns are all NULL.
+ */
+#define LOG_ID 1
+#define LOG_ROLE 2
+#define LOG_CREATED_AT 3
+#define LOG_IS_SUMMARY 7
+#define LOG_COST 8
+#define LOG_MESSAGE_LAST 13
+#define LOG_PART_TYPE 14
+#define LOG_CONTENT 15
+#define LOG_TOOL_STATE 16
+#define LOG_TOKEN_ESTIMATE 17
+#define LOG_PART_LAST 20
+
+PG_FUNCTION_INFO_V1(mnemo_check_log_row);
+Datum
+mnemo_check_log_row(PG_FUNCTION_ARGS)
+{
+	int			i;
+
+	if (PG_ARGISNULL(0) || PG_GETARG_INT32(0) < 0)
+		PG_RETURN_BOOL(false);
+	if (PG_GETARG_INT32(0) == 0)
+	{
+		for (i = LOG_ID; i <= LOG_IS_SUMMARY; i++)
+			if (PG_ARGISNULL(i))
+				PG_RETURN_BOOL(false);
+		if (!MessageOk(fcinfo, LOG_ROLE, LOG_COST, LOG_MESSAGE_LAST) ||
+			!NonNegative(fcinfo, LOG_CREATED_AT))
 			PG_RETURN_BOOL(false);
-	PG_RETURN_BOOL(true);
+	}
+	else
+		for (i = LOG_ID; i <= LOG_MESSAGE_LAST; i++)
+			if (!PG_ARGISNULL(i))
+				PG_RETURN_BOOL(false);
+	if (PG_ARGISNULL(LOG_PART_TYPE) != PG_ARGISNULL(LOG_CONTENT))
+		PG_RETURN_BOOL(false);
+	if (PG_ARGISNULL(LOG_PART_TYPE))
+	{
+		if (PG_GETARG_INT32(0) != 0)
+			PG_RETURN_BOOL(false);
+		for (i = LOG_TOOL_STATE; i <= LOG_PART_LAST; i++)
+			if (!PG_ARGISNULL(i))
+				PG_RETURN_BOOL(false);
+	}
+	else if (PG_ARGISNULL(LOG_TOKEN_ESTIMATE))
+		PG_RETURN_BOOL(false);
+	PG_RETURN_BOOL(PartOk(fcinfo, LOG_TOOL_STATE, LOG_PART_LAST));
 }
 
 /* context_items: item_type, created_at */

@@ -94,8 +94,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "WITH c AS (DELETE FROM mnemo.context_items WHERE session_id = $1 AND tenant = $2), "
 				 "n AS (DELETE FROM mnemo.summary_nodes WHERE session_id = $1 AND tenant = $2), "
 				 "e AS (DELETE FROM mnemo.summary_edges WHERE session_id = $1 AND tenant = $2), "
-				 "p AS (DELETE FROM mnemo.message_parts WHERE session_id = $1 AND tenant = $2), "
-				 "m AS (DELETE FROM mnemo.messages WHERE session_id = $1 AND tenant = $2 RETURNING 1), "
+				 "m AS (DELETE FROM mnemo.log WHERE session_id = $1 AND tenant = $2 RETURNING part_index), "
 				 "k AS (DELETE FROM mnemo.compaction_claims WHERE session_id = $1 AND tenant = $2), "
 				 "q AS (DELETE FROM mnemo.search_queue WHERE session_id = $1 AND tenant = $2), "
 				 "sp AS (DELETE FROM mnemo.search_progress WHERE session_id = $1 AND tenant = $2), "
@@ -108,7 +107,7 @@ mnemo_purge_session(PG_FUNCTION_ARGS)
 				 "mp AS (DELETE FROM mnemo.maps WHERE session_id = $1 AND tenant = $2), "
 				 "mi AS (DELETE FROM mnemo.map_items WHERE session_id = $1 AND tenant = $2), "
 				 "s AS (DELETE FROM mnemo.sessions WHERE id = $1 AND tenant = $2) "
-				 "SELECT count(*) FROM m",
+				 "SELECT count(*) FROM m WHERE part_index = 0",
 				 2, types);
 	MnemoExecute(purge_plan, values, NULL, false, 0);
 	messages = MnemoGetInt64(0, 1, NULL);

@@ -325,70 +325,31 @@ CheckIdsFree(const char *session_id, const char *tenant, const GivenIds *message
 				 errdetail("Ids are unique within their session.")));
 }
 
-/* the columns of a message row that vary within a call, in the statement's order */
-enum
-{
-	MSG_SEQ,
-	MSG_ID,
-	MSG_ROLE,
-	MSG_CREATED_AT,
-	MSG_AGENT,
-	MSG_MODEL_ID,
-	MSG_PROVIDER_ID,
-	MSG_RUN_ID,
-	MSG_IS_SUMMARY,
-	MSG_NCOLS
-};
-
-static const char *const msg_cols[MSG_NCOLS] = {
-	"seq", "id", "role", "created_at", "agent", "model_id", "provider_id", "run_id", "is_summary"
-};
-static const Oid msg_col_types[MSG_NCOLS] = {
-	INT8OID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, BOOLOID
-};
-
-/* The rows of a call, column by column (see StoreMessages), to insert. */
+/* the rows of a call (MnemoInsertLog), and the session they go to */
 typedef struct CallRows
 {
 	const char *session_id;
 	const char *tenant;
-	int			n;				/* messages; each column of msg is n long */
-	Datum	   *msg;
-	bool	   *msg_nulls;
-	int			nparts;
-	int64	   *part_seqs;
-	int32	   *part_indexes;
-	MnemoPart  *parts;
+	MnemoLogRows log;
+	int64		seq;			/* append_part: its message's */
+	const MnemoPart *part;		/* append_part: the part */
 } CallRows;
-
-/* message row `row` of a call's rows (MnemoInsertRows) */
-static void
-FillMessage(void *arg, int row, Datum *values, bool *nulls)
-{
-	CallRows   *rows = arg;
-	int			c;
-
-	for (c = 0; c < MSG_NCOLS; c++)
-	{
-		values[c] = rows->msg[c * rows->n + row];
-		nulls[c] = rows->msg_nulls[c * rows->n + row];
-	}
-}
-
-static MnemoRowsInsert message_insert = {
-	"messages", MSG_NCOLS, msg_cols, msg_col_types, "message"
-};
 
 static void
 InsertRows(void *arg)
 {
 	CallRows   *rows = arg;
 
-	/* append_part writes a part alone */
-	MnemoInsertRows(&message_insert, rows->session_id, rows->tenant, rows->n, FillMessage, rows);
-	if (rows->nparts > 0)
-		MnemoInsertParts(rows->session_id, rows->tenant, rows->nparts, rows->part_seqs,
-						 rows->part_indexes, rows->parts);
+	MnemoInsertLog(rows->session_id, rows->tenant, &rows->log);
+}
+
+/* append_part's first part of a message appended without parts */
+static void
+FillFirstPart(void *arg)
+{
+	CallRows   *rows = arg;
+
+	MnemoFillFirstPart(rows->session_id, rows->tenant, rows->seq, rows->part);
 }
 
 /*
@@ -448,8 +409,8 @@ WriteNamingClash(void (*write) (void *), void *arg, const char *session_id,
 }
 
 /*
- * Store n validated messages at seqs seq..: one INSERT for the messages,
- * one for all their parts, each writing its rows in one executor run.  The
+ * Store n validated messages at seqs seq..: one row of mnemo.log per part
+ * (one for a message without parts), written in one executor run.  The
  * caller holds the session lock, which reserved the seqs.  MN004 if an id
  * is taken (CheckIdsFree).
  */
@@ -458,76 +419,75 @@ StoreMessages(const char *session_id, MessageInput *ms, int n, MnemoSessionLock 
 			  int64 seq)
 {
 	int64		now = MnemoNowMs();
-	int			nparts = 0;
-	int			p = 0;
+	int			nrows = 0;
+	int			r = 0;
 	int32		ord = 0;
-	Datum	   *msg = palloc(sizeof(Datum) * n * MSG_NCOLS);
-	bool	   *msg_nulls = palloc0(sizeof(bool) * n * MSG_NCOLS);
+	MnemoLogMessage *messages = palloc(sizeof(MnemoLogMessage) * n);
 	GivenIds	given_messages;
 	GivenIds	given_parts;
-	int64	   *part_seqs;
+	int64	   *seqs;
 	int32	   *part_indexes;
+	const MnemoLogMessage **row_messages;
+	const MnemoPart **row_parts;
 	MnemoPart  *parts;
 	CallRows	rows;
 	int			i;
 	int			j;
 
 	for (i = 0; i < n; i++)
-		nparts += ms[i].nparts;
-	part_seqs = palloc(sizeof(int64) * Max(nparts, 1));
-	part_indexes = palloc(sizeof(int32) * Max(nparts, 1));
-	parts = palloc(sizeof(MnemoPart) * Max(nparts, 1));
+		nrows += Max(ms[i].nparts, 1);
+	seqs = palloc(sizeof(int64) * nrows);
+	part_indexes = palloc(sizeof(int32) * nrows);
+	row_messages = palloc(sizeof(MnemoLogMessage *) * nrows);
+	row_parts = palloc(sizeof(MnemoPart *) * nrows);
+	parts = palloc(sizeof(MnemoPart) * nrows);
 	given_messages.n = given_parts.n = 0;
 	given_messages.ids = palloc(sizeof(char *) * n);
 	given_messages.ords = palloc(sizeof(int32) * n);
-	given_parts.ids = palloc(sizeof(char *) * Max(nparts, 1));
-	given_parts.ords = palloc(sizeof(int32) * Max(nparts, 1));
+	given_parts.ids = palloc(sizeof(char *) * nrows);
+	given_parts.ords = palloc(sizeof(int32) * nrows);
 
-#define MSG(col) msg[(col) * n + i]
 	for (i = 0; i < n; i++)
 	{
 		MessageInput *m = &ms[i];
-		int64		created_at = m->created_at >= 0 ? m->created_at : now;
+		MnemoLogMessage *lm = &messages[i];
 
 		Assert(m->id != NULL);
 		if (m->id_given)
 			GiveId(&given_messages, m->id, ord);
 		ord++;
-		MSG(MSG_SEQ) = Int64GetDatum(seq + i);
-		MSG(MSG_ID) = CStringGetTextDatum(m->id);
-		MSG(MSG_ROLE) = CStringGetTextDatum(m->role);
-		MSG(MSG_CREATED_AT) = Int64GetDatum(created_at);
-		MSG(MSG_AGENT) = CStringGetTextDatum(m->agent ? m->agent : lock->agent);
-		MSG(MSG_MODEL_ID) = CStringGetTextDatum(m->model_id ? m->model_id : lock->model_id);
-		MSG(MSG_PROVIDER_ID) =
-			CStringGetTextDatum(m->provider_id ? m->provider_id : lock->provider_id);
-		if (m->run_id)
-			MSG(MSG_RUN_ID) = CStringGetTextDatum(m->run_id);
-		else
-			msg_nulls[MSG_RUN_ID * n + i] = true;
-		MSG(MSG_IS_SUMMARY) = BoolGetDatum(m->is_summary);
-		for (j = 0; j < m->nparts; j++, p++)
+		lm->id = m->id;
+		lm->role = m->role;
+		lm->created_at = m->created_at >= 0 ? m->created_at : now;
+		lm->agent = m->agent ? m->agent : lock->agent;
+		lm->model_id = m->model_id ? m->model_id : lock->model_id;
+		lm->provider_id = m->provider_id ? m->provider_id : lock->provider_id;
+		lm->run_id = m->run_id;
+		lm->is_summary = m->is_summary;
+		for (j = 0; j < Max(m->nparts, 1); j++, r++)
 		{
-			parts[p] = m->parts[j];
-			parts[p].id = MnemoPartIdToStore(m->parts[j].id, m->id, j);
-			if (m->parts[j].id != NULL && parts[p].id != NULL)
-				GiveId(&given_parts, parts[p].id, ord);
+			seqs[r] = seq + i;
+			part_indexes[r] = j;
+			row_messages[r] = j == 0 ? lm : NULL;
+			row_parts[r] = NULL;
+			if (j == m->nparts)
+				continue;		/* a message without parts */
+			parts[r] = m->parts[j];
+			parts[r].id = MnemoPartIdToStore(m->parts[j].id, m->id, j);
+			if (m->parts[j].id != NULL && parts[r].id != NULL)
+				GiveId(&given_parts, parts[r].id, ord);
 			ord++;
-			part_seqs[p] = seq + i;
-			part_indexes[p] = j;
+			row_parts[r] = &parts[r];
 		}
 	}
-#undef MSG
 
 	rows.session_id = session_id;
 	rows.tenant = lock->tenant;
-	rows.n = n;
-	rows.msg = msg;
-	rows.msg_nulls = msg_nulls;
-	rows.nparts = nparts;
-	rows.part_seqs = part_seqs;
-	rows.part_indexes = part_indexes;
-	rows.parts = parts;
+	rows.log.n = nrows;
+	rows.log.seqs = seqs;
+	rows.log.part_indexes = part_indexes;
+	rows.log.messages = row_messages;
+	rows.log.parts = row_parts;
 	WriteNamingClash(InsertRows, &rows, session_id, lock->tenant, &given_messages, &given_parts,
 					 lock->is_fork);
 
@@ -748,12 +708,17 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(session_id);
 	values[1] = CStringGetTextDatum(message_id);
 	values[2] = CStringGetTextDatum(lock.tenant);
-	/* not read-only: it must see parts committed while we waited for the lock */
+	/*
+	 * Not read-only: it must see parts committed while we waited for the
+	 * lock.  The newest row of the message is its last part, or the row of a
+	 * message without parts (part_type NULL), which the part fills in.
+	 */
 	MnemoPrepare(&find_message_plan,
-				 "SELECT m.seq, (SELECT coalesce(max(p.part_index) + 1, 0) "
-				 "FROM mnemo.message_parts p "
-				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = m.seq) "
-				 "FROM mnemo.messages m WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = $2",
+				 "SELECT m.seq, (SELECT p.part_index + (p.part_type IS NOT NULL)::integer "
+				 "FROM mnemo.log p "
+				 "WHERE p.session_id = $1 AND p.tenant = $3 AND p.seq = m.seq "
+				 "ORDER BY p.part_index DESC LIMIT 1) "
+				 "FROM mnemo.log m WHERE m.session_id = $1 AND m.tenant = $3 AND m.id = $2",
 				 3, types);
 	if (MnemoExecute(find_message_plan, values, NULL, false, 1) != 1)
 		ereport(ERROR,
@@ -780,12 +745,15 @@ mnemo_append_part(PG_FUNCTION_ARGS)
 	memset(&rows, 0, sizeof(rows));
 	rows.session_id = session_id;
 	rows.tenant = lock.tenant;
-	rows.nparts = 1;
-	rows.part_seqs = &seq;
-	rows.part_indexes = &part_index;
-	rows.parts = &part;
-	WriteNamingClash(InsertRows, &rows, session_id, lock.tenant, &no_messages, &given,
-					 lock.is_fork);
+	rows.seq = seq;
+	rows.part = &part;
+	rows.log.n = 1;
+	rows.log.seqs = &rows.seq;
+	rows.log.part_indexes = &part_index;
+	rows.log.messages = (const MnemoLogMessage *[]) {NULL};
+	rows.log.parts = (const MnemoPart *[]) {&part};
+	WriteNamingClash(part_index == 0 ? FillFirstPart : InsertRows, &rows, session_id, lock.tenant,
+					 &no_messages, &given, lock.is_fork);
 	/* search_index.c: a message may be indexed already */
 	MnemoQueueSearch(session_id, lock.tenant, seq);
 	MnemoNotify(lock.watched, lock.tenant, "part_created", session_id,

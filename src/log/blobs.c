@@ -146,14 +146,14 @@ DigestBytea(const uint8 *digest)
 }
 
 /*
- * The stored content of n parts of tenant's, stored[i] NULL for a part
- * stored as given, else its content naming its blob; the blobs are written
+ * The stored content of n parts of tenant's (parts[i] NULL: no part),
+ * stored[i] NULL for a part stored as given, else its content naming its blob; the blobs are written
  * (or their references counted) before this returns.  The caller holds the
  * session lock and writes the parts in the same transaction.  One image's
  * bytes are held at a time: the bytes are decoded again for the write.
  */
 Jsonb	  **
-MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts)
+MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *const *parts)
 {
 	Jsonb	  **stored = NULL;
 	BlobRef    *refs = NULL;
@@ -169,7 +169,7 @@ MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts)
 		char		hex[PG_SHA256_DIGEST_LENGTH * 2 + 1];
 		char	   *json;
 
-		if (!ImageData(&parts[i], &data, &len) || len == 0 ||
+		if (parts[i] == NULL || !ImageData(parts[i], &data, &len) || len == 0 ||
 			(bytes = DecodeExactly(data, len)) == NULL)
 			continue;
 		if (stored == NULL)
@@ -188,7 +188,7 @@ MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts)
 		json = psprintf("{\"data\": {\"sha256\": \"%s\", \"bytes\": %u}}", hex,
 						(unsigned) (VARSIZE(bytes) - VARHDRSZ));
 		stored[i] = DatumGetJsonbP(DirectFunctionCall2(jsonb_concat,
-													   JsonbPGetDatum(parts[i].content),
+													   JsonbPGetDatum(parts[i]->content),
 													   DirectFunctionCall1(jsonb_in,
 																		   CStringGetDatum(json))));
 		pfree(json);
@@ -213,7 +213,7 @@ MnemoStoreBlobs(const char *tenant, int n, const MnemoPart *parts)
 
 		while (i + 1 < nrefs && CompareRefs(&refs[i + 1], &refs[same]) == 0)
 			i++;
-		(void) ImageData(&parts[refs[same].part], &data, &len);
+		(void) ImageData(parts[refs[same].part], &data, &len);
 		values[0] = PointerGetDatum(DigestBytea(refs[same].digest));
 		values[1] = PointerGetDatum(DecodeExactly(data, len));
 		values[2] = Int64GetDatum(i - same + 1);

@@ -1,7 +1,7 @@
 /*
  * parts.c
- *		Validation of one message part, and the set-based storage of a call's
- *		parts, shared by append_message, append_messages and append_part.
+ *		Validation of one message part, shared by append_message,
+ *		append_messages and append_part (log_rows.c stores it).
  *
  * A part is a JSON object with a "type":
  *		text, reasoning		{"text": string}
@@ -218,113 +218,4 @@ MnemoParsePart(JsonbValue *v, const char *where, MnemoPart *out)
 		pfree(rendered);
 	}
 	out->token_estimate = estimate;
-}
-
-/* the columns of a part row that vary within a call, in the statement's order */
-enum
-{
-	PART_SEQ,
-	PART_INDEX,
-	PART_ID,
-	PART_TYPE,
-	PART_CONTENT,
-	PART_TOOL_NAME,
-	PART_TOOL_CALL_ID,
-	PART_TOOL_STATE,
-	PART_TOKEN_ESTIMATE,
-	PART_NCOLS
-};
-
-static const char *const part_cols[PART_NCOLS] = {
-	"seq", "part_index", "id", "part_type", "content", "tool_name", "tool_call_id",
-	"tool_state", "token_estimate"
-};
-static const Oid part_col_types[PART_NCOLS] = {
-	INT8OID, INT4OID, TEXTOID, TEXTOID, JSONBOID, TEXTOID, TEXTOID, TEXTOID, INT4OID
-};
-
-/* the parts of a call, to insert (MnemoInsertParts) */
-typedef struct PartRows
-{
-	const int64 *seqs;
-	const int32 *part_indexes;
-	const MnemoPart *parts;
-	Jsonb	  **stored;			/* a content naming its blob, or NULL (blobs.c) */
-} PartRows;
-
-static void
-FillPart(void *arg, int row, Datum *values, bool *nulls)
-{
-	PartRows   *rows = arg;
-	const MnemoPart *part = &rows->parts[row];
-	int			c;
-
-	for (c = 0; c < PART_NCOLS; c++)
-	{
-		const char *s = NULL;
-
-		nulls[c] = false;
-		switch (c)
-		{
-			case PART_SEQ:
-				values[c] = Int64GetDatum(rows->seqs[row]);
-				continue;
-			case PART_INDEX:
-				values[c] = Int32GetDatum(rows->part_indexes[row]);
-				continue;
-			case PART_ID:
-				s = part->id;
-				break;
-			case PART_TYPE:
-				s = part->part_type;
-				break;
-			case PART_CONTENT:
-				values[c] = JsonbPGetDatum(rows->stored && rows->stored[row] ?
-										   rows->stored[row] : part->content);
-				continue;
-			case PART_TOOL_NAME:
-				s = part->tool_name;
-				break;
-			case PART_TOOL_CALL_ID:
-				s = part->tool_call_id;
-				break;
-			case PART_TOOL_STATE:
-				s = part->tool_state;
-				break;
-			case PART_TOKEN_ESTIMATE:
-				values[c] = Int32GetDatum(part->token_estimate);
-				continue;
-		}
-		if (s == NULL)
-		{
-			values[c] = (Datum) 0;
-			nulls[c] = true;
-		}
-		else
-			values[c] = CStringGetTextDatum(s);
-	}
-}
-
-static MnemoRowsInsert part_insert = {
-	"message_parts", PART_NCOLS, part_cols, part_col_types, "part"
-};
-
-/*
- * Store n validated parts: parts[i] belongs to the message of seq seqs[i],
- * at part_indexes[i].  The caller holds the session lock, has chosen the
- * indexes and each part's id to store (NULL for a derived one, part_ids.c);
- * a taken id is MN004, which the caller turns into one naming the id
- * (append.c).  Only the parts of one statement
- * at a time (MnemoInsertRows) are copied into its parameters: a call of a
- * million parts holds its validated parts and no second copy of them.  An
- * image's base64 data is stored as a blob (blobs.c), its part naming it.
- */
-void
-MnemoInsertParts(const char *session_id, const char *tenant, int n,
-				 const int64 *seqs, const int32 *part_indexes, const MnemoPart *parts)
-{
-	PartRows	rows = {seqs, part_indexes, parts, NULL};
-
-	rows.stored = MnemoStoreBlobs(tenant, n, parts);
-	MnemoInsertRows(&part_insert, session_id, tenant, n, FillPart, &rows);
 }

@@ -156,7 +156,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 				 "SELECT p.part_type, "
 				 "CASE WHEN $3 IS NULL THEN 0 ELSE pg_column_size(p.content || $3) - 4 END, "
 				 "coalesce(p.tool_state, 'pending'), p.compacted_at IS NOT NULL "
-				 "FROM mnemo.message_parts p "
+				 "FROM mnemo.log p "
 				 "WHERE p.session_id = $1 AND p.tenant = $4 AND p.seq = $2 AND p.part_index = $5",
 				 5, (Oid[]) {TEXTOID, INT8OID, JSONBOID, TEXTOID, INT4OID});
 	if (MnemoExecute(find_part_plan,
@@ -176,7 +176,7 @@ mnemo_update_part_status(PG_FUNCTION_ARGS)
 						part_id, MnemoGetInt64(0, 2, NULL), mnemo_max_part_bytes)));
 
 	MnemoPrepare(&part_status_plan,
-				 "UPDATE mnemo.message_parts SET "
+				 "UPDATE mnemo.log SET "
 				 "tool_state = coalesce($3, tool_state), "
 				 "compacted_at = coalesce(compacted_at, $4), "
 				 "started_at = coalesce($5, started_at), "
@@ -291,7 +291,7 @@ mnemo_update_message_tokens(PG_FUNCTION_ARGS)
 	values[9] = CStringGetTextDatum(tenant);
 	nulls[9] = ' ';
 	MnemoPrepare(&message_tokens_plan,
-				 "UPDATE mnemo.messages SET "
+				 "UPDATE mnemo.log SET "
 				 "tokens_input = coalesce($2, tokens_input), "
 				 "tokens_output = coalesce($3, tokens_output), "
 				 "tokens_cache_read = coalesce($4, tokens_cache_read), "

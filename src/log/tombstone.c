@@ -45,7 +45,7 @@ mnemo_tombstone_part(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(tenant);
 	values[4] = Int32GetDatum(part_index);
 	MnemoPrepare(&tombstone_plan,
-				 "UPDATE mnemo.message_parts SET compacted_at = coalesce(compacted_at, $3) "
+				 "UPDATE mnemo.log SET compacted_at = coalesce(compacted_at, $3) "
 				 "WHERE session_id = $1 AND tenant = $4 AND seq = $2 AND part_index = $5 "
 				 "RETURNING compacted_at",
 				 5, types);

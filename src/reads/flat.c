@@ -19,18 +19,18 @@
  *
  * How the rows are found.  The live line is read segment by segment, as the
  * other reads do (lineage.c), and each segment in chunks of FLAT_CHUNK seqs,
- * which bounds the memory a read holds besides its result.  A chunk is two
- * statements over the same seq range, each filtered by the one session that
- * holds the rows (its id and the line's tenant, which is every segment
- * owner's): the messages by (session_id, tenant, seq), then their parts by
- * (session_id, tenant, seq, part_index), both in the result's order.  Each
- * part goes into the result as the executor hands it over, after the
- * messages without parts before its own (StreamPart): a merge of two index
- * range scans, with no hash, no sort and no copy of the parts.  The parts
- * statement is planned for its first rows, so that the index gives the
- * order rather than a sort of every row.  A join in SQL was planned as a
- * nested loop of one index descent per message, or a hash join under a
- * sort of the whole result, each costing more than the rest of the read.
+ * which bounds the memory a read holds besides its result.  A chunk is one
+ * statement over a range of mnemo.log's key (session_id, tenant, seq,
+ * part_index), filtered by the one session that holds the rows (its id and
+ * the line's tenant, which is every segment owner's): the rows come in the
+ * result's order, a message's columns on its part 0 row, and each goes into
+ * the result as the executor hands it over (StreamRow), with no hash, no
+ * sort and no copy but of each message's columns.  The statement is planned
+ * for its first rows, so that the index gives the order rather than a sort
+ * of every row.  Before 0.13.0 a chunk was two statements, the messages
+ * then their parts, merged here; a join in SQL had been planned as a nested
+ * loop of one index descent per message, or a hash join under a sort of
+ * the whole result, each costing more than the rest of the read.
  *
  * The result is the function's tuplestore, the one copy of the rows a set
  * in FROM is read from; its rows are kept in a generation context
@@ -44,6 +44,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -61,14 +62,7 @@
 #define FLAT_PART_COLUMNS 8
 #define FLAT_CONTENT (FLAT_MESSAGE_COLUMNS + 2)
 
-static SPIPlanPtr messages_plan;
-static SPIPlanPtr parts_plan;
-
-typedef struct FlatMessage
-{
-	HeapTuple	tuple;
-	int64		seq;
-} FlatMessage;
+static SPIPlanPtr rows_plan;
 
 /* What every chunk of a read writes into. */
 typedef struct FlatResult
@@ -76,7 +70,7 @@ typedef struct FlatResult
 	Tuplestorestate *store;
 	TupleDesc	desc;
 	Datum		tenant;			/* the line's, every segment owner's */
-	MemoryContext chunkcxt;		/* reset after each chunk */
+	MemoryContext msgcxt;		/* the message in values; reset at the next */
 	MemoryContext rowcxt;		/* reset after each row (as_json: message) */
 	bool		as_json;		/* a row per message, its parts a jsonb array */
 	bool		pending;		/* as_json: the message in values is not put yet */
@@ -85,14 +79,6 @@ typedef struct FlatResult
 	Datum		values[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 	bool		nulls[FLAT_MESSAGE_COLUMNS + FLAT_PART_COLUMNS];
 } FlatResult;
-
-/* A chunk's messages, in seq order. */
-typedef struct FlatChunk
-{
-	SPITupleTable *mt;
-	FlatMessage *msgs;
-	int			nmsgs;
-} FlatChunk;
 
 /* a key of a part's object into r->parts */
 static void
@@ -252,18 +238,31 @@ PutRow(FlatResult *r, Datum *part, bool *part_nulls)
 }
 
 /*
- * Message m of the chunk into r->values: the message columns of the next
- * rows; as_json, once the message before it is put, with an empty array.
+ * The message columns of a part 0 row (values, nulls: the statement's
+ * first FLAT_MESSAGE_COLUMNS) into r->values, copied: the rows of its
+ * other parts follow; as_json, once the message before it is put, with an
+ * empty array.
  */
 static void
-SetMessage(FlatResult *r, FlatChunk *c, int m)
+SetMessage(FlatResult *r, Datum *values, bool *nulls)
 {
+	MemoryContext oldcxt;
+	int			i;
+
 	FlushMessage(r);
-	heap_deform_tuple(c->msgs[m].tuple, c->mt->tupdesc, r->values, r->nulls);
+	MemoryContextReset(r->msgcxt);
+	oldcxt = MemoryContextSwitchTo(r->msgcxt);
+	for (i = 0; i < FLAT_MESSAGE_COLUMNS; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(r->desc, i);
+
+		r->nulls[i] = nulls[i];
+		r->values[i] = nulls[i] ? (Datum) 0 : datumCopy(values[i], att->attbyval, att->attlen);
+	}
+	MemoryContextSwitchTo(oldcxt);
 	if (r->as_json)
 	{
-		MemoryContext oldcxt = MemoryContextSwitchTo(r->rowcxt);
-
+		oldcxt = MemoryContextSwitchTo(r->rowcxt);
 		pushJsonbValue(&r->parts, WJB_BEGIN_ARRAY, NULL);
 		MemoryContextSwitchTo(oldcxt);
 		r->pending = true;
@@ -271,42 +270,34 @@ SetMessage(FlatResult *r, FlatChunk *c, int m)
 }
 
 /*
- * The parts statement's receiver: its rows come in the result's order, by
- * (seq, part_index), and each goes into the result as it comes, after the
- * messages without parts before its own.  No copy of the parts is kept.
+ * The rows statement's receiver: its rows come in the result's order, by
+ * (seq, part_index), and each goes into the result as it comes.  A part 0
+ * row starts a message; a row without a part (no content) is a message
+ * without parts.  No copy of the parts is kept.
  */
 typedef struct FlatStream
 {
 	DestReceiver pub;
 	FlatResult *r;
-	FlatChunk  *c;
-	int			next;			/* the first message not yet in the result */
 } FlatStream;
 
 static bool
-StreamPart(TupleTableSlot *slot, DestReceiver *self)
+StreamRow(TupleTableSlot *slot, DestReceiver *self)
 {
-	FlatStream *s = (FlatStream *) self;
-	FlatChunk  *c = s->c;
-	int64		seq;
+	FlatResult *r = ((FlatStream *) self)->r;
+	Datum	   *part = slot->tts_values + FLAT_MESSAGE_COLUMNS;
+	bool	   *part_nulls = slot->tts_isnull + FLAT_MESSAGE_COLUMNS;
 
 	slot_getallattrs(slot);
-	seq = DatumGetInt64(slot->tts_values[0]);
-	/* the message's next part, or the first part of a later message */
-	if (s->next > 0 && c->msgs[s->next - 1].seq == seq)
-	{
-		PutRow(s->r, slot->tts_values, slot->tts_isnull);
-		return true;
-	}
-	for (; s->next < c->nmsgs && c->msgs[s->next].seq < seq; s->next++)
-	{
-		SetMessage(s->r, c, s->next);
-		PutRow(s->r, NULL, NULL);
-	}
-	if (s->next == c->nmsgs || c->msgs[s->next].seq != seq)
-		elog(ERROR, "part of seq " INT64_FORMAT " has no message", seq);
-	SetMessage(s->r, c, s->next++);
-	PutRow(s->r, slot->tts_values, slot->tts_isnull);
+	if (DatumGetInt32(part[2]) == 0)
+		SetMessage(r, slot->tts_values, slot->tts_isnull);
+	else if (r->nulls[0])
+		elog(ERROR, "part %d of seq " INT64_FORMAT " has no message", DatumGetInt32(part[2]),
+			 DatumGetInt64(part[0]));
+	if (part_nulls[3])
+		PutRow(r, NULL, NULL);
+	else
+		PutRow(r, part, part_nulls);
 	return true;
 }
 
@@ -321,79 +312,35 @@ StreamNothing(DestReceiver *self)
 }
 
 /*
- * The chunk's parts, after < seq <= to of owner, straight into the result
- * beside their messages; then the messages without parts after the last
- * with one.  $1 and $2 are the owner and its tenant.
+ * The rows of owner's messages after < seq <= to, with their parts, into
+ * the result, from one range of mnemo.log's key, planned for its first
+ * rows so that the index gives the order; inside SPI.
  */
 static void
-ReadParts(FlatResult *r, FlatChunk *c, Datum owner, int64 after, int64 to)
+ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 {
 	FlatStream	stream = {{0}};
 
-	MnemoPrepareStream(&parts_plan,
-					   "SELECT p.seq, p.id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, "
+	MnemoPrepareStream(&rows_plan,
+					   "SELECT " MNEMO_MESSAGE_FIELDS_OF("p.") ", "
+					   "p.seq, p.part_id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, "
 					   "p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
-					   "FROM mnemo.message_parts p "
+					   "FROM mnemo.log p "
 					   "WHERE p.session_id = $1 AND p.tenant = $2 AND p.seq > $3 AND p.seq <= $4 "
 					   "ORDER BY p.seq, p.part_index",
 					   4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
-	stream.pub.receiveSlot = StreamPart;
+	stream.pub.receiveSlot = StreamRow;
 	stream.pub.rStartup = StreamStartup;
 	stream.pub.rShutdown = StreamNothing;
 	stream.pub.rDestroy = StreamNothing;
 	stream.pub.mydest = DestTuplestore;	/* its rows end in one */
 	stream.r = r;
-	stream.c = c;
-	MnemoExecuteTo(parts_plan,
-				   (Datum[]) {owner, r->tenant, Int64GetDatum(after), Int64GetDatum(to)},
+	r->nulls[0] = true;			/* no message yet */
+	MnemoExecuteTo(rows_plan,
+				   (Datum[]) {CStringGetTextDatum(owner), r->tenant, Int64GetDatum(after),
+				   Int64GetDatum(to)},
 				   NULL, true, &stream.pub);
-	for (; stream.next < c->nmsgs; stream.next++)
-	{
-		SetMessage(r, c, stream.next);
-		PutRow(r, NULL, NULL);
-	}
-}
-
-/*
- * The rows of owner's messages after < seq <= to, with their parts, into the
- * result; inside SPI.  Every SPI call returns to SPI's procedure context, so
- * each is followed by a switch back to the chunk's.
- */
-static void
-ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
-{
-	MemoryContext oldcxt = MemoryContextSwitchTo(r->chunkcxt);
-	Datum		owner_datum = CStringGetTextDatum(owner);
-	FlatChunk	c;
-	int			i;
-
-	MnemoPrepare(&messages_plan,
-				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq > $3 AND m.seq <= $4 "
-				 "ORDER BY m.seq",
-				 4, (Oid[]) {TEXTOID, TEXTOID, INT8OID, INT8OID});
-	c.nmsgs = (int) MnemoExecute(messages_plan,
-								 (Datum[]) {owner_datum, r->tenant, Int64GetDatum(after),
-								 Int64GetDatum(to)},
-								 NULL, true, 0);
-	MemoryContextSwitchTo(r->chunkcxt);
-	c.mt = SPI_tuptable;
-	if (c.nmsgs > 0)
-	{
-		c.msgs = palloc(sizeof(FlatMessage) * c.nmsgs);
-		for (i = 0; i < c.nmsgs; i++)
-		{
-			bool		isnull;
-
-			c.msgs[i].tuple = c.mt->vals[i];
-			c.msgs[i].seq = DatumGetInt64(heap_getattr(c.mt->vals[i], 3, c.mt->tupdesc, &isnull));
-		}
-		ReadParts(r, &c, owner_datum, after, to);
-		FlushMessage(r);
-	}
-	SPI_freetuptable(c.mt);
-	MemoryContextSwitchTo(oldcxt);
-	MemoryContextReset(r->chunkcxt);
+	FlushMessage(r);
 }
 
 /*
@@ -455,8 +402,8 @@ MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after
 	r.desc = rsinfo->setDesc;
 	r.as_json = as_json;
 	r.tenant = CStringGetTextDatum(line->tenant);
-	r.chunkcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages chunk",
-									   ALLOCSET_DEFAULT_SIZES);
+	r.msgcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages message",
+									 ALLOCSET_DEFAULT_SIZES);
 	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages row",
 									 ALLOCSET_DEFAULT_SIZES);
 	initStringInfo(&r.content);
@@ -474,7 +421,7 @@ MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after
 			from = to;
 		}
 	}
-	MemoryContextDelete(r.chunkcxt);
+	MemoryContextDelete(r.msgcxt);
 	MemoryContextDelete(r.rowcxt);
 }
 

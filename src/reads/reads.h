@@ -79,11 +79,13 @@ extern bool MnemoFindPart(const char *session_id, const char *tenant, const char
 
 /*
  * The message's columns of mnemo.message_with_parts and mnemo.message_flat
- * (id first), over messages m
+ * (id first), over messages m, or over the part 0 row m of mnemo.log
+ * (MNEMO_MESSAGE_FIELDS_OF(m), m "p." or "m.")
  */
-#define MNEMO_MESSAGE_FIELDS \
-	"m.id, m.session_id, m.seq, m.role, m.created_at, m.agent, m.model_id, " \
-	"m.provider_id, m.run_id, m.is_summary, " MNEMO_COUNTS("m.") ", m.finish_reason"
+#define MNEMO_MESSAGE_FIELDS_OF(m) \
+	m "id, " m "session_id, " m "seq, " m "role, " m "created_at, " m "agent, " m "model_id, " \
+	m "provider_id, " m "run_id, " m "is_summary, " MNEMO_COUNTS(m) ", " m "finish_reason"
+#define MNEMO_MESSAGE_FIELDS MNEMO_MESSAGE_FIELDS_OF("m.")
 
 /* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
 #define MNEMO_MESSAGE_WITH_PARTS MNEMO_MESSAGE_FIELDS ", " MNEMO_PARTS_JSON

@@ -2,8 +2,8 @@
  * session_row.c
  *		What the session lock reads once it holds the lock, by two index
  *		probes: the session's row by its key (id, tenant), and its newest
- *		seq by a backward probe of the messages' key (session_id, tenant,
- *		seq).  session_lock.c's SESSION_READ asks the same of SQL.
+ *		seq by a backward probe of the log's key (session_id, tenant, seq,
+ *		part_index).  session_lock.c's SESSION_READ asks the same of SQL.
  *
  * Every append pays this read.  As a statement its plan, executor start-up
  * and init plan cost more than the two probes themselves: after the rows
@@ -63,7 +63,7 @@ static const char *const col_names[NCOLS] = {
 };
 
 static const char *const session_key[] = {"id", "tenant"};
-static const char *const seq_key[] = {"session_id", "tenant", "seq"};
+static const char *const seq_key[] = {"session_id", "tenant", "seq", "part_index"};
 
 static struct
 {
@@ -71,8 +71,8 @@ static struct
 	bool		stale;			/* an invalidation came while they were looked at */
 	Oid			sessions;
 	Oid			sessions_key;
-	Oid			messages;
-	Oid			messages_seq_key;
+	Oid			log;
+	Oid			log_key;
 	AttrNumber	atts[NCOLS];
 	AttrNumber	seq_att;
 } tables;
@@ -80,7 +80,7 @@ static struct
 static void
 ForgetTables(Datum arg, Oid relid)
 {
-	if (relid == InvalidOid || relid == tables.sessions || relid == tables.messages)
+	if (relid == InvalidOid || relid == tables.sessions || relid == tables.log)
 	{
 		tables.valid = false;
 		tables.stale = true;
@@ -120,7 +120,7 @@ KeyIndex(Relation rel, const char *const *cols, int ncols)
 
 /*
  * Whether the session row may be read here: a plain layout whose sessions
- * and messages tables have their keys.
+ * and log tables have their keys.
  */
 bool
 MnemoSessionRowDirect(void)
@@ -141,10 +141,10 @@ MnemoSessionRowDirect(void)
 	if (tables.valid)
 	{
 		LockRelationOid(tables.sessions, AccessShareLock);
-		LockRelationOid(tables.messages, AccessShareLock);
+		LockRelationOid(tables.log, AccessShareLock);
 	}
 	if (tables.valid)
-		return OidIsValid(tables.sessions_key) && OidIsValid(tables.messages_seq_key);
+		return OidIsValid(tables.sessions_key) && OidIsValid(tables.log_key);
 	if (!callback_registered)
 	{
 		CacheRegisterRelcacheCallback(ForgetTables, (Datum) 0);
@@ -154,7 +154,7 @@ MnemoSessionRowDirect(void)
 	tables.stale = false;
 	nsp = get_namespace_oid("mnemo", false);
 	tables.sessions = get_relname_relid("sessions", nsp);
-	tables.messages = get_relname_relid("messages", nsp);
+	tables.log = get_relname_relid("log", nsp);
 
 	rel = table_open(tables.sessions, AccessShareLock);
 	tables.sessions_key = KeyIndex(rel, session_key, lengthof(session_key));
@@ -162,12 +162,12 @@ MnemoSessionRowDirect(void)
 		if ((tables.atts[c] = get_attnum(tables.sessions, col_names[c])) == InvalidAttrNumber)
 			elog(ERROR, "mnemo.sessions has no column \"%s\"", col_names[c]);
 	table_close(rel, AccessShareLock);
-	rel = table_open(tables.messages, AccessShareLock);
-	tables.messages_seq_key = KeyIndex(rel, seq_key, lengthof(seq_key));
-	tables.seq_att = get_attnum(tables.messages, "seq");
+	rel = table_open(tables.log, AccessShareLock);
+	tables.log_key = KeyIndex(rel, seq_key, lengthof(seq_key));
+	tables.seq_att = get_attnum(tables.log, "seq");
 	table_close(rel, AccessShareLock);
 	tables.valid = !tables.stale;
-	return OidIsValid(tables.sessions_key) && OidIsValid(tables.messages_seq_key);
+	return OidIsValid(tables.sessions_key) && OidIsValid(tables.log_key);
 }
 
 /*
@@ -211,7 +211,7 @@ MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapsho
 {
 	Datum		keys[2] = {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)};
 	Relation	sessions;
-	Relation	messages;
+	Relation	log;
 	TupleTableSlot *slot;
 	bool		found;
 	bool		isnull;
@@ -250,13 +250,13 @@ MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapsho
 
 	if (found)
 	{
-		messages = table_open(tables.messages, AccessShareLock);
-		slot = table_slot_create(messages, NULL);
-		if (Probe(messages, tables.messages_seq_key, keys, 2, BackwardScanDirection,
-				  GetActiveSnapshot(), slot))
+		/* the newest message's last row: its seq is the newest */
+		log = table_open(tables.log, AccessShareLock);
+		slot = table_slot_create(log, NULL);
+		if (Probe(log, tables.log_key, keys, 2, BackwardScanDirection, GetActiveSnapshot(), slot))
 			lock->last_seq = DatumGetInt64(slot_getattr(slot, tables.seq_att, &isnull));
 		ExecDropSingleTupleTableSlot(slot);
-		table_close(messages, NoLock);
+		table_close(log, NoLock);
 	}
 	PopActiveSnapshot();
 	return found;

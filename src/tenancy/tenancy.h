@@ -45,8 +45,9 @@ extern char *MnemoTenantOnly(void);
 
 /*
  * A session's last seq, as SQL over its row s and an expression id naming
- * it: its newest own message's seq (a backward probe of the (session_id,
- * seq) key), else where a fork's inheritance ends, else 0.  Appends take
+ * it: its newest own message's seq (a backward probe of the log's key,
+ * through the view mnemo.messages, so that a session reads the same on a
+ * schema before 0.13.0's), else where a fork's inheritance ends, else 0.  Appends take
  * their seqs from it under the session lock (tenancy/session_lock.c) and
  * write nothing to the session row.
  */

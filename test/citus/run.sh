@@ -229,7 +229,7 @@ is "$(PGUSER=cs_tenant_a val "SELECT string_agg(id, ',' ORDER BY id) FROM mnemo.
 	"a tenant sees only its session"
 is "$(PGUSER=cs_tenant_a sqlstate_of "SELECT mnemo.get_messages('cs_tb')")" MN001 \
 	"and another tenant's is missing to it"
-is "$(val "SELECT sum(result::bigint) FROM run_command_on_shards('mnemo.messages',
+is "$(val "SELECT sum(result::bigint) FROM run_command_on_shards('mnemo.log',
              \$\$SELECT count(*) FROM %s WHERE (session_id = 'cs_ta') <> (tenant = 'cs_tenant_a')
                                          OR (session_id = 'cs_tb') <> (tenant = 'cs_tenant_b')\$\$)")" 0 \
 	"on the shards, each tenant's rows carry its tenant and no other's"
@@ -250,9 +250,9 @@ check "two tenants each create a session cs_twin and append to it (a: one messag
   psql -X -q -v ON_ERROR_STOP=1 -U cs_tenant_b -c \"SELECT mnemo.create_session('cs_twin'); SELECT mnemo.append_messages('cs_twin', '[{\\\"role\\\":\\\"user\\\",\\\"parts\\\":[]},{\\\"role\\\":\\\"assistant\\\",\\\"parts\\\":[]}]')\""
 is "$(PGUSER=cs_tenant_a val "SELECT count(*) FROM mnemo.get_messages_with_parts('cs_twin')") $(PGUSER=cs_tenant_b val "SELECT count(*) FROM mnemo.get_messages_with_parts('cs_twin')")" \
 	"1 2" "each tenant reads its own cs_twin"
-is "$(val "SELECT count(DISTINCT shardid) FROM run_command_on_shards('mnemo.messages', \$\$SELECT count(*) FROM %s WHERE session_id = 'cs_twin'\$\$) r
+is "$(val "SELECT count(DISTINCT shardid) FROM run_command_on_shards('mnemo.log', \$\$SELECT count(*) FROM %s WHERE session_id = 'cs_twin'\$\$) r
              WHERE r.result::int > 0") $(sqlstate_of "SELECT mnemo.get_session('cs_twin')")" "1 MN013" \
-	"both tenants' messages of cs_twin are in one shard, and the superuser, who sees both, gets MN013"
+	"both tenants' rows of cs_twin are in one shard, and the superuser, who sees both, gets MN013"
 
 # --- where the rows are -------------------------------------------------------------
 
@@ -265,7 +265,7 @@ for t in $tables; do
 	[ "$here_n" = "$shards" ] || bad="$bad $t($here_n != $shards)"
 done
 is "${bad# }" "" "each distributed table's count on the coordinator equals the sum over its shards"
-is "$(val "SELECT count(*) > 900 FROM mnemo.message_parts")" t "(which hold the rows written above)"
+is "$(val "SELECT count(*) > 900 FROM mnemo.log")" t "(which hold the rows written above)"
 shell=
 for port in "$PGPORT" "$w1" "$w2"; do
 	node=coordinator

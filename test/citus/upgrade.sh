@@ -72,11 +72,17 @@ check "mnemo.distribute() again" psql -X -q -v ON_ERROR_STOP=1 -c "SELECT mnemo.
 is "$(val "SELECT string_agg(result, ' ') FROM run_command_on_all_nodes(
              \$\$SELECT extversion FROM pg_extension WHERE extname = 'mnemo'\$\$)")" \
 	"$new_version $new_version $new_version" "the coordinator and both workers are at $new_version"
-is "$(val "SELECT count(*) FROM run_command_on_shards('mnemo.message_parts', \$\$SELECT count(*) FROM pg_index i
+is "$(val "SELECT count(*) FROM run_command_on_shards('mnemo.log', \$\$SELECT count(*) FROM pg_index i
              WHERE i.indrelid = '%s'::regclass AND ((i.indisprimary AND i.indnkeyatts = 4)
-                OR (i.indisunique AND NOT i.indisprimary AND i.indpred IS NOT NULL))\$\$) WHERE result = '2'")" \
-	"$(val "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'mnemo.message_parts'::regclass")" \
-	"every shard of message_parts is keyed by (session_id, tenant, seq, part_index), its given ids unique apart"
+                OR (i.indisunique AND NOT i.indisprimary AND i.indpred IS NOT NULL))\$\$) WHERE result = '3'")" \
+	"$(val "SELECT count(*) FROM pg_dist_shard WHERE logicalrelid = 'mnemo.log'::regclass")" \
+	"every shard of the log is keyed by (session_id, tenant, seq, part_index), its message ids and given part ids unique apart"
+is "$(val "SELECT colocationid = (SELECT colocationid FROM pg_dist_partition WHERE logicalrelid = 'mnemo.sessions'::regclass)
+             FROM pg_dist_partition WHERE logicalrelid = 'mnemo.log'::regclass")" t \
+	"the log is distributed by session, colocated with mnemo.sessions"
+is "$(val "SELECT string_agg(c.relname || ':' || c.relkind::text, ' ' ORDER BY c.relname) FROM pg_class c
+             WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relname IN ('messages', 'message_parts')")" \
+	"message_parts:v messages:v" "messages and message_parts are views of it"
 is "$(val "SELECT string_agg(m.id || '.' || p.part_index || '=' || (p.content ->> 'text'), ' ' ORDER BY m.id, p.part_index)
              FROM mnemo.message_parts p JOIN mnemo.messages m
                ON m.session_id = p.session_id AND m.tenant = p.tenant AND m.seq = p.seq")" \
@@ -89,6 +95,11 @@ is "$(val "SELECT count(*) FROM run_command_on_workers(\$\$SELECT count(*) FROM 
              WHERE o.classid = 'pg_proc'::regclass AND o.objid = 'mnemo.get_parts(text, text)'::regprocedure
                AND o.colocationid IS NOT NULL\$\$) WHERE result = '1'")" 2 \
 	"every worker knows get_parts is delegated"
+is "$(val "SELECT count(*) FROM run_command_on_workers(\$\$SELECT count(*) FROM pg_dist_object o
+             WHERE o.classid = 'pg_proc'::regclass AND o.objid = 'mnemo.get_message(text, text)'::regprocedure
+               AND o.colocationid IS NOT NULL\$\$) WHERE result = '1'")" 2 \
+	"every worker knows get_message, made anew by the 0.13.0 update, is delegated"
+is "$(val "SELECT seq || ':' || role FROM mnemo.get_message('cu_a', 'a2')")" "2:assistant" "and it answers"
 is "$(val "SELECT mnemo.append_part('cu_b', 'b1', '{\"type\": \"text\", \"text\": \"y\"}')")" 1 \
 	"append_part continues a message written before the update"
 is "$(val "SELECT string_agg(seq || ':' || (content ->> 'text'), ' ' ORDER BY seq, part_index)
@@ -98,5 +109,11 @@ is "$(val "SELECT id FROM mnemo.get_parts('cu_b', 'b1') WHERE part_index = 1")" 
 is "$(val "SELECT mnemo.tombstone_part('cu_b', 'b1:1') > 0 AND mnemo.tombstone_part('cu_b',
              (SELECT id FROM mnemo.get_parts('cu_b', 'b1') WHERE part_index = 0)) > 0")" t \
 	"tombstone_part finds a part by its derived id and one by the id stored before the update"
+
+msg=$(val "SELECT id FROM mnemo.append_message('cu_a', 'assistant', '[]')")
+is "$(val "SELECT mnemo.append_part('cu_a', '$msg', '{\"type\": \"text\", \"text\": \"s\"}')")" 0 \
+	"a message appended without parts takes its first part at index 0"
+is "$(val "SELECT string_agg(part_index || '=' || (content ->> 'text'), ' ' ORDER BY part_index)
+             FROM mnemo.get_parts('cu_a', '$msg')")" "0=s" "and reads it back"
 
 summary "test-citus upgrade $old_version -> $new_version"

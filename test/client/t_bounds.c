@@ -179,11 +179,11 @@ test_non_finite(mnemo_store *st)
 
 	/* a NaN stored before the CHECK constraints: export writes valid JSON */
 	conn = PQconnectdb("");
-	res = PQexec(conn, "ALTER TABLE mnemo.messages DROP CONSTRAINT messages_row_check");
+	res = PQexec(conn, "ALTER TABLE mnemo.log DROP CONSTRAINT log_row_check");
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
-		bail_out("drop the messages CHECK: %s", PQerrorMessage(conn));
+		bail_out("drop the log's CHECK: %s", PQerrorMessage(conn));
 	PQclear(res);
-	res = PQexecParams(conn, "UPDATE mnemo.messages SET cost = 'NaN' WHERE id = $1", 1, NULL,
+	res = PQexecParams(conn, "UPDATE mnemo.log SET cost = 'NaN' WHERE id = $1", 1, NULL,
 					   (const char *const[]) {ref.id}, NULL, NULL, 0);
 	if (PQresultStatus(res) != PGRES_COMMAND_OK)
 		bail_out("store a NaN: %s", PQerrorMessage(conn));

@@ -150,7 +150,7 @@ test_version_mismatch(void)
 	if (st == NULL)
 		bail_out("mnemo_store_open returned NULL");
 	is_int(mnemo_errcode(st), MNEMO_ERR_VERSION_MISMATCH,
-		   "extension version 9.9.0 with library 0.12: MNEMO_ERR_VERSION_MISMATCH");
+		   "extension version 9.9.0 with library 0.13: MNEMO_ERR_VERSION_MISMATCH");
 	ok(contains(mnemo_errmsg(st), "9.9.0") && contains(mnemo_errmsg(st), library_version()),
 	   "the message names both versions (%s)", mnemo_errmsg(st));
 	is_str(mnemo_store_server_version(st), library_version(),
@@ -158,7 +158,7 @@ test_version_mismatch(void)
 	is_int(mnemo_store_reconnect(st), MNEMO_ERR_VERSION_MISMATCH,
 		   "reconnect checks the version again");
 
-	exec_in(SKEWED_DB, "UPDATE pg_catalog.pg_extension SET extversion = '0.12.0' "
+	exec_in(SKEWED_DB, "UPDATE pg_catalog.pg_extension SET extversion = '0.13.0' "
 			"WHERE extname = 'mnemo'");
 	is_int(mnemo_store_reconnect(st), MNEMO_OK, "once the versions agree, reconnect succeeds");
 	mnemo_store_close(st);
@@ -182,7 +182,7 @@ test_older_version(void)
 	if (st == NULL)
 		bail_out("mnemo_store_open returned NULL");
 	is_int(mnemo_errcode(st), MNEMO_ERR_VERSION_MISMATCH,
-		   "extension installed at 0.2.0 with library 0.12: MNEMO_ERR_VERSION_MISMATCH");
+		   "extension installed at 0.2.0 with library 0.13: MNEMO_ERR_VERSION_MISMATCH");
 	ok(contains(mnemo_errmsg(st), "0.2.0") && contains(mnemo_errmsg(st), library_version()),
 	   "the message names both versions (%s)", mnemo_errmsg(st));
 	is_int(mnemo_new_id(st, "msg", id), MNEMO_ERR_CONNECTION,
@@ -192,7 +192,7 @@ test_older_version(void)
 	is_int(mnemo_store_reconnect(st), MNEMO_OK,
 		   "after ALTER EXTENSION mnemo UPDATE, mnemo_store_reconnect succeeds");
 	is_int(mnemo_state_update(st, "sess_none", "{}", NULL), MNEMO_ERR_SESSION_NOT_FOUND,
-		   "and 0.12.0's functions answer (update_state of a missing session: MN001)");
+		   "and 0.13.0's functions answer (update_state of a missing session: MN001)");
 	mnemo_store_close(st);
 }
 

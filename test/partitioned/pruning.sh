@@ -46,8 +46,7 @@ tenant_visible   no table: the row-level security policies' test
 file_id_footer   no table: a text function
 truncate_summary no table: a text function
 _check_session   no table: a CHECK constraint's function of one row
-_check_message   no table: a CHECK constraint's function of one row
-_check_part      no table: a CHECK constraint's function of one row
+_check_log_row   no table: a CHECK constraint's function of one row
 _check_context_item  no table: a CHECK constraint's function of one row
 _base64          no table: the base64 of bytes (a stored image's data on its read)
 "
@@ -390,7 +389,7 @@ is "$(val "SELECT count(DISTINCT r) FROM generate_series(0, 3) r, unnest(ARRAY['
 json=$(plans "SELECT count(*) FROM mnemo.messages" 2>/dev/null || echo '[]')
 out=$(check_plans "$json" pr_a 2>&1 || true)
 case $out in
-*"touches 4 partitions of messages"*) ok "a statement that reads every session's rows is caught" ;;
+*"touches 4 partitions of log"*) ok "a statement that reads every session's rows is caught" ;;
 *)
 	not_ok "a statement that reads every session's rows is caught"
 	echo "#   got: $out"

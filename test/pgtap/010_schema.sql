@@ -3,7 +3,7 @@
 -- and volatility, pinned search_path, no SECURITY DEFINER, comments,
 -- and the privilege revoked from PUBLIC.
 BEGIN;
-SELECT plan(399);
+SELECT plan(395);
 
 --
 -- tables
@@ -13,13 +13,13 @@ SELECT has_schema('mnemo');
 SELECT set_eq($$
     SELECT c.relname::text FROM pg_class c
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind IN ('r', 'p') AND NOT c.relispartition
-$$, ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+$$, ARRAY['sessions', 'log', 'context_items',
           'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants', 'compaction_claims',
           'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items'],
    'Schema mnemo should have the correct tables');
 SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
-  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+  FROM unnest(ARRAY['sessions', 'log', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
@@ -29,10 +29,8 @@ SELECT has_table('mnemo', t, format('table mnemo.%s exists', t))
 -- distribution column), file_references, blobs and tenants (the tenant)
 SELECT col_is_pk('mnemo', 'sessions', ARRAY['id', 'tenant'],
                  'sessions: primary key (id, tenant)');
-SELECT col_is_pk('mnemo', 'messages', ARRAY['session_id', 'tenant', 'id'],
-                 'messages: primary key (session_id, tenant, id)');
-SELECT col_is_pk('mnemo', 'message_parts', ARRAY['session_id', 'tenant', 'seq', 'part_index'],
-                 'message_parts: primary key (session_id, tenant, seq, part_index)');
+SELECT col_is_pk('mnemo', 'log', ARRAY['session_id', 'tenant', 'seq', 'part_index'],
+                 'log: primary key (session_id, tenant, seq, part_index)');
 SELECT col_is_pk('mnemo', 'context_items', ARRAY['session_id', 'tenant', 'generation', 'position'],
                  'context_items: primary key (session_id, tenant, generation, position)');
 SELECT col_is_pk('mnemo', 'summary_nodes', ARRAY['session_id', 'tenant', 'id'],
@@ -93,12 +91,24 @@ SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', '
     'provider_id', 'agent', 'title', 'is_active', 'metadata', 'system_prompt', 'state', 'watched',
     'tenant', 'context_generation', 'context_dead', 'fork_seq', 'fork_run',
     'forks', 'discards', 'context_tail_seq']);
+SELECT columns_are('mnemo', 'log', ARRAY['session_id', 'tenant', 'seq', 'part_index', 'id', 'role',
+    'created_at', 'agent', 'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input',
+    'tokens_output', 'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost',
+    'finish_reason', 'part_id', 'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state',
+    'compacted_at', 'started_at', 'completed_at', 'token_estimate']);
+-- the log read as the tables of messages and of parts of 0.12.0, column for column
+SELECT views_are('mnemo', ARRAY['messages', 'message_parts'], 'the log''s two views');
 SELECT columns_are('mnemo', 'messages', ARRAY['session_id', 'seq', 'id', 'role', 'created_at', 'agent',
     'model_id', 'provider_id', 'run_id', 'is_summary', 'tokens_input', 'tokens_output',
     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning', 'cost', 'finish_reason', 'tenant']);
 SELECT columns_are('mnemo', 'message_parts', ARRAY['session_id', 'part_index', 'id',
     'part_type', 'content', 'tool_name', 'tool_call_id', 'tool_state', 'compacted_at', 'started_at',
     'completed_at', 'token_estimate', 'tenant', 'seq']);
+SELECT is((SELECT array_agg(c.relname::text ORDER BY c.relname) FROM pg_class c
+            WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'v'
+              AND c.reloptions @> '{security_invoker=true}'),
+          ARRAY['message_parts', 'messages'],
+          'both views read the log with their caller''s rights (security_invoker)');
 SELECT columns_are('mnemo', 'context_items', ARRAY['session_id', 'position', 'item_type', 'item_id',
     'seq', 'created_at', 'tenant', 'generation']);
 SELECT columns_are('mnemo', 'summary_nodes', ARRAY['session_id', 'id', 'kind', 'level', 'token_count',
@@ -128,15 +138,14 @@ SELECT columns_are('mnemo', 'map_items', ARRAY['session_id', 'map_id', 'ordinal'
     'lease_holder', 'lease_expires', 'result', 'error_kind', 'error', 'attempts', 'sub_session_id',
     'completion_seq', 'completed_at', 'tenant']);
 SELECT col_not_null('mnemo', t, 'tenant', format('mnemo.%s.tenant is NOT NULL', t))
-  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+  FROM unnest(ARRAY['sessions', 'log', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
 
 -- the indexes the functions need, and no others
 SELECT indexes_are('mnemo', 'sessions', ARRAY['sessions_pkey', 'sessions_created_idx', 'sessions_parent_id_idx']);
-SELECT indexes_are('mnemo', 'messages', ARRAY['messages_pkey', 'messages_session_id_tenant_seq_key', 'messages_summary_idx', 'messages_user_idx']);
-SELECT indexes_are('mnemo', 'message_parts', ARRAY['message_parts_pkey', 'message_parts_id_key']);
+SELECT indexes_are('mnemo', 'log', ARRAY['log_pkey', 'log_id_key', 'log_part_id_key', 'log_summary_idx', 'log_user_idx']);
 -- (context_items: the key, and the item ids a swap finds its items by so
 -- that it costs its block, src/context/swap.c; appends write no context row, so
 -- they pay for neither)
@@ -158,15 +167,19 @@ SELECT indexes_are('mnemo', 'discarded', ARRAY['discarded_pkey']);
 SELECT indexes_are('mnemo', 'maps', ARRAY['maps_pkey']);
 SELECT indexes_are('mnemo', 'map_items', ARRAY['map_items_pkey', 'map_items_session_id_tenant_map_id_completion_seq_key',
                                                'map_items_open_idx']);
--- seqs are unique per session, part indexes per message (by its seq: the
--- parts' primary key); a part's id is stored only when its caller gave it,
--- and only those ids are in their unique index
-SELECT col_is_unique('mnemo', 'messages', ARRAY['session_id', 'tenant', 'seq']);
-SELECT col_is_null('mnemo', 'message_parts', 'id', 'message_parts.id is NULL where a part''s id is derived');
-SELECT index_is_unique('mnemo', 'message_parts', 'message_parts_id_key');
+-- part indexes are unique per message (by its seq: the log's primary key);
+-- a message's id is unique in its session, on its part 0 row, the only one
+-- holding it; a part's id is stored only when its caller gave it, and only
+-- those ids are in their unique index
+SELECT index_is_unique('mnemo', 'log', 'log_id_key');
 SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
-            WHERE indexrelid = 'mnemo.message_parts_id_key'::regclass), '(id IS NOT NULL)',
-          'message_parts_id_key holds only the ids stored');
+            WHERE indexrelid = 'mnemo.log_id_key'::regclass), '(id IS NOT NULL)',
+          'log_id_key holds the message ids, of part 0 rows');
+SELECT col_is_null('mnemo', 'log', 'part_id', 'log.part_id is NULL where a part''s id is derived');
+SELECT index_is_unique('mnemo', 'log', 'log_part_id_key');
+SELECT is((SELECT pg_get_expr(indpred, indrelid) FROM pg_index
+            WHERE indexrelid = 'mnemo.log_part_id_key'::regclass), '(part_id IS NOT NULL)',
+          'log_part_id_key holds only the ids stored');
 -- a completion order is given once per session
 SELECT col_is_unique('mnemo', 'runs', ARRAY['session_id', 'tenant', 'completion_seq']);
 SELECT col_is_unique('mnemo', 'map_items', ARRAY['session_id', 'tenant', 'map_id', 'completion_seq']);
@@ -189,7 +202,7 @@ SELECT is_empty($$
      WHERE c.relnamespace = 'mnemo'::regnamespace AND c.relkind = 'r' AND NOT c.relrowsecurity
 $$, 'every mnemo table has row-level security enabled');
 SELECT policies_are('mnemo', t, ARRAY['tenant_rows'], format('mnemo.%s has the one policy tenant_rows', t))
-  FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items',
+  FROM unnest(ARRAY['sessions', 'log', 'context_items',
                     'summary_nodes', 'summary_edges', 'file_references', 'blobs', 'tenants',
                     'compaction_claims', 'search_progress', 'search_queue', 'search_documents', 'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
           'maps', 'map_items']) AS t;
@@ -211,7 +224,7 @@ $$, 'PUBLIC holds no privilege on any mnemo table or sequence');
 SELECT set_eq($$
     SELECT r::regclass::text FROM pg_extension, unnest(extconfig) r
      WHERE extname = 'mnemo' AND NOT EXISTS (SELECT FROM pg_inherits WHERE inhrelid = r)
-$$, ARRAY['mnemo.sessions', 'mnemo.messages', 'mnemo.message_parts', 'mnemo.context_items',
+$$, ARRAY['mnemo.sessions', 'mnemo.log', 'mnemo.context_items',
           'mnemo.summary_nodes', 'mnemo.summary_edges', 'mnemo.file_references', 'mnemo.blobs', 'mnemo.tenants',
           'mnemo.search_progress', 'mnemo.search_queue', 'mnemo.search_documents', 'mnemo.file_references_ordinal_seq',
           'mnemo.checkpoints', 'mnemo.runs', 'mnemo.pending_requests', 'mnemo.lineage', 'mnemo.discarded', 'mnemo.maps', 'mnemo.map_items'],
@@ -319,8 +332,7 @@ INSERT INTO fns VALUES
   ('_session_functions', '{}', 'setof record', 'stable'),
   ('_partition_by_session', '{regclass,integer}', 'void', 'volatile'),
   ('_check_session', '{bigint,bigint,jsonb,jsonb,bigint,bigint,bigint}', 'boolean', 'immutable'),
-  ('_check_message', '{text,double precision,bigint,bigint,bigint,bigint,bigint,bigint}', 'boolean', 'immutable'),
-  ('_check_part', '{text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
+  ('_check_log_row', '{integer,text,text,bigint,text,text,text,boolean,double precision,bigint,bigint,bigint,bigint,bigint,text,jsonb,text,integer,bigint,bigint,bigint}', 'boolean', 'immutable'),
   ('_check_context_item', '{text,bigint}', 'boolean', 'immutable'),
   ('_base64', '{bytea}', 'text', 'immutable'),
   ('distribute', '{}', 'void', 'volatile'),
@@ -351,7 +363,7 @@ SELECT set_eq($$
     SELECT p.proname::text FROM pg_proc p
      WHERE p.pronamespace = 'mnemo'::regnamespace AND p.proconfig IS NULL
 $$, ARRAY['estimate_tokens', 'version', 'new_id', 'tenant_visible', 'file_id_footer', 'truncate_summary',
-          '_base64', '_check_session', '_check_message', '_check_part', '_check_context_item'],
+          '_base64', '_check_session', '_check_log_row', '_check_context_item'],
    'only estimate_tokens, version, new_id, tenant_visible, file_id_footer, truncate_summary, _base64 and the CHECK functions run without a pinned search_path');
 SELECT is_empty($$
     SELECT p.oid::regprocedure::text FROM pg_proc p

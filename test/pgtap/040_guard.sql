@@ -73,9 +73,10 @@ SELECT throws_ok($$ UPDATE mnemo.messages SET is_summary = NOT is_summary WHERE 
 SELECT throws_ok($$ DELETE FROM mnemo.messages WHERE session_id = 'tap_g' $$,
                  '42501', NULL, 'DELETE from messages');
 SELECT throws_ok($$ DELETE FROM mnemo.message_parts WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from message_parts');
-SELECT throws_ok($$ TRUNCATE mnemo.messages $$, '42501',
-                 'permission denied for table messages', 'TRUNCATE messages');
-SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE message_parts');
+SELECT throws_ok($$ TRUNCATE mnemo.log $$, '42501',
+                 'permission denied for table log', 'TRUNCATE log, the table of messages and parts');
+SELECT throws_ok($$ UPDATE mnemo.log SET content = '{}' WHERE session_id = 'tap_g' $$, '42501', NULL,
+                 'UPDATE of log, under the views');
 SELECT throws_ok($$ DO 'BEGIN DELETE FROM mnemo.messages; END' $$, '42501', NULL, 'DELETE from a DO block');
 -- the other tables
 SELECT throws_ok($$ INSERT INTO mnemo.sessions (id, created_at, updated_at) VALUES ('tap_gx', 0, 0) $$, '42501', NULL, 'INSERT into sessions');
@@ -159,7 +160,7 @@ SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'system' WHERE id = 'tap_ga
 SELECT throws_ok($$ UPDATE mnemo.sessions SET context_tail_seq = 0 WHERE id = 'tap_ga' $$, '42501', NULL, 'UPDATE of a session counter: 42501');
 SELECT throws_ok($$ DELETE FROM mnemo.context_items WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from context_items: 42501');
 SELECT throws_ok($$ DELETE FROM mnemo.messages WHERE session_id = 'tap_g' $$, '42501', NULL, 'DELETE from messages: 42501');
-SELECT throws_ok($$ TRUNCATE mnemo.message_parts $$, '42501', NULL, 'TRUNCATE: 42501');
+SELECT throws_ok($$ TRUNCATE mnemo.log $$, '42501', NULL, 'TRUNCATE: 42501');
 SELECT is(pg_temp.log_rows(), (SELECT log_rows FROM before_role), 'the log of tap_g is unchanged');
 RESET ROLE;
 SELECT is(pg_temp.other_rows(), (SELECT other_rows FROM before_role) , 'and the rest of tap_g too');

@@ -8,7 +8,7 @@
 --  * Every write to a soft-deleted session fails with MN012 and writes
 --    nothing.
 BEGIN;
-SELECT plan(57);
+SELECT plan(60);
 
 CREATE FUNCTION pg_temp.state(sid text) RETURNS text LANGUAGE sql AS $$
     SELECT md5(concat_ws('#',
@@ -27,11 +27,11 @@ $$;
 --
 -- (one CHECK per table an append writes, over every column it rules on:
 -- src/core/row_checks.c)
-SELECT col_has_check('mnemo', 'messages', ARRAY['role', 'cost', 'created_at', 'tokens_input', 'tokens_output',
-                     'tokens_cache_read', 'tokens_cache_write', 'tokens_reasoning'],
-                     'messages: one CHECK on role, cost, created_at and the token counts');
-SELECT col_has_check('mnemo', 'message_parts', ARRAY['tool_state', 'token_estimate', 'compacted_at', 'started_at',
-                     'completed_at'], 'message_parts: one CHECK on tool_state, token_estimate and the times');
+SELECT col_has_check('mnemo', 'log', ARRAY['part_index', 'id', 'role', 'created_at', 'agent', 'model_id',
+                     'provider_id', 'is_summary', 'cost', 'tokens_input', 'tokens_output', 'tokens_cache_read',
+                     'tokens_cache_write', 'tokens_reasoning', 'part_type', 'content', 'tool_state',
+                     'token_estimate', 'compacted_at', 'started_at', 'completed_at'],
+                     'log: one CHECK on the message''s columns (part 0) and the part''s');
 SELECT col_has_check('mnemo', 'sessions', ARRAY['created_at', 'updated_at', 'metadata', 'state',
                      'fork_seq', 'forks', 'discards'],
                      'sessions: one CHECK on the times, metadata, state and the counters');
@@ -45,7 +45,10 @@ SELECT lives_ok($$ SELECT mnemo.create_session('tap_i');
                    SELECT mnemo.swap_context_items('tap_i', ARRAY['tap_i_m0'], 'tap_i_s0');
                    SELECT mnemo.append_message('tap_i', 'assistant',
                      '[{"type": "tool", "id": "tap_i_t", "tool_name": "ls", "tool_call_id": "c1", "input": {}}]',
-                     id => 'tap_i_m1') $$, 'a session with a tool call');
+                     id => 'tap_i_m1');
+                   SELECT mnemo.append_message('tap_i', 'assistant',
+                     '[{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]', id => 'tap_i_m2') $$,
+                'a session with a tool call and a message of two parts');
 SELECT lives_ok($$ SELECT mnemo.update_message_tokens('tap_i', 'tap_i_m1', '{"input": 10, "output": 2}', 0.5, 'stop') $$,
                 'usage recorded');
 CREATE TEMP TABLE i0 AS SELECT pg_temp.state('tap_i') AS s;
@@ -92,6 +95,17 @@ SELECT throws_ok($$ UPDATE mnemo.messages SET role = 'robot' WHERE id = 'tap_i_m
                  'a direct UPDATE of a role to one not in the list is refused by the CHECK (23514)');
 SELECT throws_ok($$ UPDATE mnemo.message_parts SET tool_state = 'paused' WHERE id = 'tap_i_t' $$, '23514', NULL,
                  'a direct UPDATE of a tool_state to one not in the list is refused by the CHECK (23514)');
+-- the log's shape: a message's columns on its part 0 row only, a part's
+-- type and content together, a row without a part only at part 0
+SELECT throws_ok($$ UPDATE mnemo.log SET role = 'user' WHERE part_index > 0 AND session_id = 'tap_i' $$,
+                 '23514', NULL, 'a message column on a part after the first is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.log SET agent = NULL WHERE id = 'tap_i_m1' $$, '23514', NULL,
+                 'a part 0 row without its message''s agent is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.log SET part_type = NULL WHERE id = 'tap_i_m1' $$, '23514', NULL,
+                 'a part type without content, or content without a type, is refused by the CHECK (23514)');
+SELECT throws_ok($$ UPDATE mnemo.log SET part_type = NULL, content = NULL, token_estimate = NULL
+                     WHERE session_id = 'tap_i' AND part_index > 0 $$, '23514', NULL,
+                 'a row without a part after part 0 is refused by the CHECK (23514)');
 SELECT throws_ok($$ UPDATE mnemo.context_items SET item_type = 'note' WHERE session_id = 'tap_i' $$, '23514', NULL,
                  'a direct UPDATE of an item_type to one not in the list is refused by the CHECK (23514)');
 SELECT is((SELECT s FROM i0), pg_temp.state('tap_i'), 'the refused direct writes wrote nothing');

@@ -10,7 +10,7 @@
 -- purge needs the grant and the tenant; mnemo.tenant is honoured only for a
 -- role the caller has the privileges of.
 BEGIN;
-SELECT plan(254);
+SELECT plan(248);
 
 -- the grants of doc/security.md, verbatim
 CREATE ROLE tap_ta NOLOGIN;
@@ -254,7 +254,7 @@ SELECT is((SELECT count(*) FROM mnemo.list_sessions(active_only => false) WHERE 
 --
 CREATE TEMP TABLE dml (tbl text, sql text);
 INSERT INTO dml
-SELECT t, s FROM unnest(ARRAY['sessions', 'messages', 'message_parts', 'context_items', 'summary_nodes',
+SELECT t, s FROM unnest(ARRAY['sessions', 'log', 'context_items', 'summary_nodes',
                               'summary_edges', 'file_references', 'blobs', 'tenants', 'compaction_claims',
                               'checkpoints', 'runs', 'pending_requests', 'lineage', 'discarded',
                               'maps', 'map_items']) AS t,

@@ -65,10 +65,10 @@ SELECT is((SELECT count(*) FROM mnemo.messages WHERE session_id = 'tap_b'), 2::b
 SELECT lives_ok($$ SELECT mnemo.create_session('tap_r') $$, 'a session for rendering');
 -- the issue's part, stored as 0.1.0 let it be (an upgraded database): written
 -- here directly, as the superuser
-INSERT INTO mnemo.messages (session_id, seq, id, role, created_at, tenant)
-    SELECT 'tap_r', 1, 'tap_r1', 'assistant', 0, tenant FROM mnemo.sessions WHERE id = 'tap_r';
-INSERT INTO mnemo.message_parts (session_id, seq, part_index, id, part_type, content, tool_name, tool_call_id, tenant)
-    SELECT 'tap_r', 1, 0, 'tap_r1_p', 'tool', pg_temp.nested_part(12000), 'deep', 'c', tenant
+INSERT INTO mnemo.log (session_id, seq, part_index, id, role, created_at, agent, model_id, provider_id,
+                       is_summary, part_id, part_type, content, tool_name, tool_call_id, token_estimate, tenant)
+    SELECT 'tap_r', 1, 0, 'tap_r1', 'assistant', 0, 'default', '', '', false, 'tap_r1_p', 'tool',
+           pg_temp.nested_part(12000), 'deep', 'c', 0, tenant
       FROM mnemo.sessions WHERE id = 'tap_r';
 INSERT INTO mnemo.context_items (session_id, position, item_type, item_id, seq, created_at, tenant, generation)
     SELECT 'tap_r', 1, 'message', 'tap_r1', 1, 0, tenant, context_generation FROM mnemo.sessions WHERE id = 'tap_r';

@@ -26,7 +26,7 @@ SELECT ok(NOT EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'mnemo'), 'no e
 DROP SCHEMA mnemo CASCADE;
 CREATE SCHEMA mnemo;
 SELECT lives_ok($$ CREATE EXTENSION mnemo $$, 'a mnemo schema of the installing role is used');
-SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'mnemo'), '0.12.0', 'and the extension is installed');
+SELECT is((SELECT extversion FROM pg_extension WHERE extname = 'mnemo'), '0.13.0', 'and the extension is installed');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -26,7 +26,7 @@
 #include <stdio.h>
 
 #define MNEMO_VERSION_MAJOR 0
-#define MNEMO_VERSION_MINOR 12
+#define MNEMO_VERSION_MINOR 13
 #define MNEMO_VERSION_PATCH 0
 
 #if defined(MNEMO_BUILDING_LIBRARY) && defined(__GNUC__)

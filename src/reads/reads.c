@@ -1,10 +1,9 @@
 /*
  * reads.c
  *		Reading the log: get_message, get_messages, get_messages_after,
- *		get_parts, get_messages_with_parts, get_messages_with_parts_by_ids,
- *		history, last_summary (get_messages_flat: flat.c,
- *		whose scan get_messages_with_parts and history read through; how a
- *		read opens: open_read.c).
+ *		get_parts, get_messages_with_parts_by_ids, last_summary (the reads
+ *		of a history whole, get_messages_flat, get_messages_with_parts and
+ *		history: flat.c; how a read opens: open_read.c).
  *
  * Every read names what is missing: a session that does not exist is MN001
  * (not an empty result), a message MN002.  Messages come in seq order,
@@ -44,7 +43,6 @@ static SPIPlanPtr after_plan;
 static SPIPlanPtr parts_plan;
 static SPIPlanPtr by_ids_plan;
 static SPIPlanPtr missing_plan;
-static SPIPlanPtr history_first_plan;
 static SPIPlanPtr last_summary_plan;
 
 /*
@@ -178,30 +176,6 @@ mnemo_get_messages_after(PG_FUNCTION_ARGS)
 								   Int64GetDatum(left)},
 								   NULL, true);
 	}
-	MnemoFinish(&call);
-	return (Datum) 0;
-}
-
-/*
- * The messages with their parts as a jsonb array each (MNEMO_PARTS_JSON's
- * array), built in C from the rows get_messages_flat reads (flat.c): a
- * correlated jsonb_agg per message cost twice the flat read.
- */
-PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
-Datum
-mnemo_get_messages_with_parts(PG_FUNCTION_ARGS)
-{
-	MnemoCall	call;
-	MnemoLine	line;
-	int64		since;
-	int64	   *after;
-	int			i;
-
-	since = MnemoOpenRead(fcinfo, &call, &line);
-	after = palloc(sizeof(int64) * Max(line.nsegs, 1));
-	for (i = 0; i < line.nsegs; i++)
-		after[i] = since;
-	MnemoResultMessages(fcinfo, &line, after, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }
@@ -366,64 +340,6 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 		MnemoExecute(missing_plan, values, NULL, true, 1);
 		MnemoMessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
-	MnemoFinish(&call);
-	return (Datum) 0;
-}
-
-/*
- * The last "limit" messages of the line (all when NULL), oldest first: the
- * segments newest first, each asked for what is still missing.
- */
-PG_FUNCTION_INFO_V1(mnemo_history);
-Datum
-mnemo_history(PG_FUNCTION_ARGS)
-{
-	Oid			types[5] = {TEXTOID, TEXTOID, INT8OID, INT8OID, INT8OID};
-	MnemoCall	call;
-	MnemoLine	line;
-	int64		remaining;
-	int64	   *firsts;
-	int			i;
-
-	if (!PG_ARGISNULL(1) && PG_GETARG_INT32(1) < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("limit must not be negative")));
-	remaining = PG_ARGISNULL(1) ? PG_INT64_MAX : PG_GETARG_INT32(1);
-
-	(void) MnemoConnectRead(fcinfo, &call, &line);
-
-	/*
-	 * Newest segment first, where the last "limit" messages begin: the
-	 * first seq each segment gives (an index-only look at seqs).  Then the
-	 * messages themselves, oldest segment first, straight into the result.
-	 */
-	MnemoPrepare(&history_first_plan,
-				 "SELECT min(seq), count(*) FROM (SELECT m.seq FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.tenant = $2 AND m.seq >= $3 AND m.seq <= $4 "
-				 "ORDER BY m.seq DESC LIMIT $5) h",
-				 5, types);
-	firsts = palloc(sizeof(int64) * Max(line.nsegs, 1));
-	for (i = line.nsegs; i-- > 0;)
-	{
-		MnemoSegment *seg = &line.segs[i];
-		bool		none;
-
-		firsts[i] = 0;
-		if (remaining == 0)
-			continue;
-		MnemoExecute(history_first_plan,
-					 (Datum[]) {CStringGetTextDatum(seg->owner), CStringGetTextDatum(line.tenant),
-					 Int64GetDatum(seg->from), Int64GetDatum(seg->to), Int64GetDatum(remaining)},
-					 NULL, true, 0);
-		firsts[i] = MnemoGetInt64(0, 1, &none);
-		if (none)
-			firsts[i] = 0;
-		remaining -= MnemoGetInt64(0, 2, NULL);
-	}
-	for (i = 0; i < line.nsegs; i++)
-		firsts[i] = firsts[i] > 0 ? firsts[i] - 1 : PG_INT64_MAX;
-	MnemoResultMessages(fcinfo, &line, firsts, true);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

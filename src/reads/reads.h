@@ -3,8 +3,8 @@
  *		Reading the log: the parts and messages as SQL (MNEMO_PART_CONTENT,
  *		MNEMO_PART_ID, MNEMO_PARTS_JSON, MNEMO_MESSAGE_WITH_PARTS), part ids
  *		(part_ids.c), a session's line (lineage.c), the start of a read
- *		(open_read.c), the line's messages into a result (flat.c), and the
- *		one rendering of a part (render.c).  search.h declares search.
+ *		(open_read.c), and the one rendering of a part (render.c).  search.h
+ *		declares search.
  */
 #ifndef MNEMO_READS_H
 #define MNEMO_READS_H
@@ -129,14 +129,6 @@ extern bool MnemoLineFindMessage(MnemoLine *line, const char *message_id, char *
 extern char *MnemoConnectRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
 extern int64 MnemoOpenRead(FunctionCallInfo fcinfo, MnemoCall *call, MnemoLine *line);
 extern void MnemoMessageNotFound(const char *message_id, const char *session_id);
-
-/*
- * flat.c: the line's messages with their parts into a materialized SRF's
- * result, segment i after seq after[i]; as message_flat rows, or as_json as
- * message_with_parts rows
- */
-extern void MnemoResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after,
-								bool as_json);
 
 /*
  * render.c: the one textual rendering of a part, for estimates and context.

@@ -297,7 +297,10 @@ SELECT mnemo.append_part('ab', 'ab_2', '{"type": "tool", "id": "ab_2_p4", "tool_
 SELECT part_index, id, part_type,
        tool_state, token_estimate
   FROM mnemo.get_parts('ab', 'ab_2');
--- a message without parts starts at 0; a summary message takes parts too
+-- a message without parts starts at 0 (its row, without a part until then,
+-- takes it), after a first part whose id is taken, which leaves it without
+-- one; a summary message takes parts too
+SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_2_p2", "text": "taken"}');
 SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p0", "text": "streamed"}');
 SELECT mnemo.append_part('ab', 'ab_4', '{"type": "text", "id": "ab_4_p1", "text": "tokens", "token_estimate": 9}');
 SELECT mnemo.append_part('ab', 'ab_s', '{"type": "compaction_marker", "id": "ab_s_p1"}');

@@ -12,6 +12,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "executor/spi.h"
 #include "utils/builtins.h"
 
 #include "mnemo.h"
@@ -170,4 +171,8 @@ MnemoFillFirstPart(const char *session_id, const char *tenant, int64 seq, const 
 		n[3 + c - LOG_PART_ID] = rownulls[c] ? 'n' : ' ';
 	}
 	MnemoInsert(plan, values, n, "part", part->id);
+	/* the session lock keeps the row as append_part found it */
+	if (SPI_processed != 1)
+		elog(ERROR, "the row of the message at seq " INT64_FORMAT " of session \"%s\" holds a part already",
+			 seq, session_id);
 }

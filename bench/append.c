@@ -15,10 +15,11 @@
  * plain SELECT ... ORDER BY seq for the history.  For the bytes with search
  * indexed it is the same table in schema plain_gin with the GIN expression
  * index a user would add, nothing else.  The mnemo side stores the same
- * turn with one mnemo.append_messages() call (one round trip) and loads
- * with mnemo.get_messages_flat() (one row per part, what libmnemo reads)
- * and mnemo.get_messages_with_parts() (the parts assembled as JSON, what
- * the README's getting-started reads).  Both get the same content from the
+ * turn with one mnemo.append_messages() call (one round trip, libmnemo's
+ * statement, which returns the new ids) and loads with
+ * mnemo.get_messages_flat() (one row per part, what libmnemo and the
+ * README's getting-started read) and mnemo.get_messages_with_parts() (the
+ * parts assembled as JSON).  Both get the same content from the
  * same generator with the same seeds: a user text of about 200 bytes and an
  * assistant text of about 800; in the "tools" mix every third turn also has
  * a tool call and a result of about 4 KB (plain: the call's JSON appended to

@@ -96,8 +96,9 @@ open_conn(Conn *c, bool sync_on)
 			"INSERT INTO plain.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
 	prepare(c->conn, "plain_gin_insert",
 			"INSERT INTO plain_gin.messages (session_id, seq, role, content) VALUES ($1, $2, $3, $4)");
+	/* libmnemo's statement (client/src/store/messages.c): the ids it returns */
 	prepare(c->conn, "mnemo_append",
-			"SELECT count(*) FROM mnemo.append_messages($1, $2::jsonb)");
+			"SELECT id, seq FROM mnemo.append_messages($1::text, $2::jsonb)");
 	prepare(c->conn, "plain_load",
 			"SELECT id, seq, role, content, created_at FROM plain.messages "
 			"WHERE session_id = $1 ORDER BY seq");

@@ -57,5 +57,24 @@ SELECT count(*) AS appended, bool_and(a.seq = 4) AS seq_4
   FROM mnemo.sessions s,
        LATERAL mnemo.append_message(s.id, 'user', '[{"type": "text", "text": "after the reindex"}]'::jsonb) a;
 
+-- The newest-seq probe starts at the newest seq this backend last found
+-- for the session.  Rows it found that were then rolled back, or a session
+-- purged and made anew, leave that above the newest: the probe looks again
+-- from the start, and the next append takes the next seq, not a taken one.
+SELECT id FROM mnemo.create_session('hinted');
+SELECT seq FROM mnemo.append_message('hinted', 'user', '[{"type": "text", "text": "one"}]');
+SELECT seq FROM mnemo.append_message('hinted', 'assistant', '[{"type": "text", "text": "two"}]');
+BEGIN;
+SELECT seq FROM mnemo.append_message('hinted', 'user', '[{"type": "text", "text": "three"}]');
+SELECT seq FROM mnemo.append_message('hinted', 'assistant', '[{"type": "text", "text": "four"}]');
+ROLLBACK;
+SELECT seq FROM mnemo.append_message('hinted', 'user', '[{"type": "text", "text": "three again"}]');
+SELECT seq FROM mnemo.append_message('hinted', 'assistant', '[{"type": "text", "text": "four again"}]');
+SELECT mnemo.purge_session('hinted');
+SELECT id FROM mnemo.create_session('hinted');
+SELECT seq FROM mnemo.append_message('hinted', 'user', '[{"type": "text", "text": "anew"}]');
+SELECT array_agg(seq ORDER BY seq) AS seqs, array_agg(p.content->>'text' ORDER BY seq) AS texts
+  FROM mnemo.message_parts p WHERE p.session_id = 'hinted';
+
 \c :regress_db
 DROP DATABASE mnemo_icu;

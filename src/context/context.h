@@ -228,8 +228,10 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * Each item is looked up by an index key that leads with the session and
  * its tenant (tenant: the SQL text of the statement's tenant parameter,
  * which is also the column the receiver checks the caller may see): the
- * message by (session_id, tenant, seq), its parts by the same range of
- * (session_id, tenant, seq, part_index), a summary's node by (session_id,
+ * message's rows of the log by one range of (session_id, tenant, seq,
+ * part_index), its role on the first (part 0; NULL on the others, and on
+ * the one row of an item a LEFT JOIN finds no message for), one row without
+ * a part for a message without parts; a summary's node by (session_id,
  * tenant, id) in a subquery that runs for summary items only.  Written as a join, it let the planner
  * hash the session's whole summary_nodes -- every node the session ever
  * had, about one per 180 messages of history -- on every call, so that
@@ -242,7 +244,7 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * generation's range only.
  */
 #define CONTEXT_COLUMNS(tenant) \
-	"SELECT c.position, c.item_type, c.item_id, m.role, " \
+	"SELECT c.position, c.item_type, c.item_id, p.role, " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.token_count FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END, " \
@@ -251,10 +253,8 @@ extern void ContextReceiverDone(ContextReceiver *r);
 	"(SELECT n.depth FROM mnemo.summary_nodes n " \
 	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END "
 #define CONTEXT_LOOKUPS(join, tenant) \
-	join " LATERAL (SELECT m.role FROM mnemo.messages m " \
-	"         WHERE m.session_id = $1 AND m.tenant = " tenant " AND m.seq = c.seq OFFSET 0) m ON true " \
-	"LEFT JOIN LATERAL (SELECT p.part_index, p.part_type, p.content, p.compacted_at " \
-	"         FROM mnemo.message_parts p " \
+	join " LATERAL (SELECT p.part_index, p.role, p.part_type, p.content, p.compacted_at " \
+	"         FROM mnemo.log p " \
 	"         WHERE p.session_id = $1 AND p.tenant = " tenant " AND p.seq = c.seq " \
 	"         OFFSET 0) p ON true "
 #define CONTEXT_ORDER "ORDER BY c.position, p.part_index"

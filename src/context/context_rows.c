@@ -156,11 +156,13 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	MemoryContext oldcxt;
 	bool		isnull;
 	int64		position = DatumGetInt64(slot_getattr(slot, 1, &isnull));
+	bool		continues = r->nentries > 0 && r->entries[r->nentries - 1].position == position;
 	Datum		type;
 	bool		no_part;
 
+	/* no role: a later part of the item before, or an item of no message here */
 	(void) slot_getattr(slot, 4, &isnull);
-	if (isnull)
+	if (isnull && !continues)
 	{
 		r->inherited = true;
 		return true;
@@ -168,7 +170,7 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	if (r->stop)
 		return false;
 	oldcxt = MemoryContextSwitchTo(r->callcxt);
-	if (r->nentries == 0 || r->entries[r->nentries - 1].position != position)
+	if (!continues)
 	{
 		MnemoContextEntry *e;
 		Datum		node_tokens;

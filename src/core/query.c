@@ -92,12 +92,14 @@ MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  * (MnemoExecuteTo): planned for its first rows (CURSOR_OPT_FAST_PLAN), so
  * that an ORDER BY an index's order reads that index, where the planner
  * would sort the rows of a bitmap scan, a copy of every row, before the
- * first came out.
+ * first came out; and planned once (CURSOR_OPT_GENERIC_PLAN): the plan
+ * cache kept choosing a custom plan, the same range scan planned anew on
+ * every execution, 4% of a history read (bench/profiles/reads.txt).
  */
 void
 MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 {
-	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_FAST_PLAN);
+	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_FAST_PLAN | CURSOR_OPT_GENERIC_PLAN);
 }
 
 /*

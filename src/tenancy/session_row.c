@@ -17,6 +17,16 @@
  * tables the statement reads them (MnemoSessionRowDirect says which).  The
  * keys are found by their columns, not their names, and kept per backend
  * until a relcache invalidation of either table.
+ *
+ * The newest-seq probe is bounded below by the newest seq this backend last
+ * found for the same session (newest below).  A backward btree scan reads
+ * every item of its leaf page that passes its keys before it returns the
+ * first: with only the session's key, that was the session's whole page,
+ * a hundred key checks an append (5% of a turn's backend,
+ * bench/profiles/turn.txt); with the bound, only the rows written since.
+ * The bound is a hint: the newest seq only grows while the session lives,
+ * so a probe that finds nothing at or above it (the session was purged and
+ * made anew, or the rows it saw were rolled back) probes again without it.
  */
 #include "postgres.h"
 
@@ -77,6 +87,14 @@ static struct
 	AttrNumber	seq_att;
 } tables;
 
+/* the newest seq last found, of one session of one tenant; 0: none */
+static struct
+{
+	char		session_id[NAMEDATALEN * 2];
+	char		tenant[NAMEDATALEN * 2];
+	int64		seq;
+} newest;
+
 static void
 ForgetTables(Datum arg, Oid relid)
 {
@@ -84,6 +102,7 @@ ForgetTables(Datum arg, Oid relid)
 	{
 		tables.valid = false;
 		tables.stale = true;
+		newest.seq = 0;
 	}
 }
 
@@ -172,25 +191,30 @@ MnemoSessionRowDirect(void)
 
 /*
  * The first row in dir of heap's index whose leading text columns equal
- * keys[0 .. nkeys-1] that snapshot sees, into slot; whether there is one.
+ * keys[0 .. nkeys-1] and, when min_seq > 0, whose next column (a bigint) is
+ * at least min_seq, that snapshot sees, into slot; whether there is one.
  * The keys compare in the index's collation, as the statement's would.
  */
 static bool
-Probe(Relation heap, Oid indexoid, Datum *keys, int nkeys, ScanDirection dir,
+Probe(Relation heap, Oid indexoid, Datum *keys, int nkeys, int64 min_seq, ScanDirection dir,
 	  Snapshot snapshot, TupleTableSlot *slot)
 {
 	Relation	index = index_open(indexoid, AccessShareLock);
 	ScanKeyData scankeys[3];
 	IndexScanDesc scan;
 	bool		found;
+	int			n = nkeys;
 	int			i;
 
-	Assert(nkeys <= lengthof(scankeys));
+	Assert(nkeys < lengthof(scankeys));
 	for (i = 0; i < nkeys; i++)
 		ScanKeyEntryInitialize(&scankeys[i], 0, i + 1, BTEqualStrategyNumber, InvalidOid,
 							   index->rd_indcollation[i], F_TEXTEQ, keys[i]);
-	scan = index_beginscan(heap, index, snapshot, nkeys, 0);
-	index_rescan(scan, scankeys, nkeys, NULL, 0);
+	if (min_seq > 0)
+		ScanKeyEntryInitialize(&scankeys[n++], 0, nkeys + 1, BTGreaterEqualStrategyNumber,
+							   InvalidOid, InvalidOid, F_INT8GE, Int64GetDatum(min_seq));
+	scan = index_beginscan(heap, index, snapshot, n, 0);
+	index_rescan(scan, scankeys, n, NULL, 0);
 	found = index_getnext_slot(scan, dir, slot);
 	index_endscan(scan);
 	/* the lock is held to the end of the transaction, as the executor's */
@@ -224,7 +248,7 @@ MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapsho
 
 	sessions = table_open(tables.sessions, AccessShareLock);
 	slot = table_slot_create(sessions, NULL);
-	found = Probe(sessions, tables.sessions_key, keys, 2, ForwardScanDirection,
+	found = Probe(sessions, tables.sessions_key, keys, 2, 0, ForwardScanDirection,
 				  GetActiveSnapshot(), slot);
 	if (found)
 	{
@@ -251,12 +275,30 @@ MnemoReadSessionRow(const char *session_id, const char *tenant, Snapshot snapsho
 	if (found)
 	{
 		/* the newest message's last row: its seq is the newest */
+		int64		hint = 0;
+		bool		newer;
+
+		if (strcmp(newest.session_id, session_id) == 0 && strcmp(newest.tenant, tenant) == 0)
+			hint = newest.seq;
 		log = table_open(tables.log, AccessShareLock);
 		slot = table_slot_create(log, NULL);
-		if (Probe(log, tables.log_key, keys, 2, BackwardScanDirection, GetActiveSnapshot(), slot))
+		newer = Probe(log, tables.log_key, keys, 2, hint, BackwardScanDirection,
+					  GetActiveSnapshot(), slot);
+		if (!newer && hint > 0)
+			newer = Probe(log, tables.log_key, keys, 2, 0, BackwardScanDirection,
+						  GetActiveSnapshot(), slot);
+		if (newer)
 			lock->last_seq = DatumGetInt64(slot_getattr(slot, tables.seq_att, &isnull));
 		ExecDropSingleTupleTableSlot(slot);
 		table_close(log, NoLock);
+		newest.seq = 0;
+		if (newer && strlen(session_id) < sizeof(newest.session_id) &&
+			strlen(tenant) < sizeof(newest.tenant))
+		{
+			strcpy(newest.session_id, session_id);
+			strcpy(newest.tenant, tenant);
+			newest.seq = lock->last_seq;
+		}
 	}
 	PopActiveSnapshot();
 	return found;

@@ -4,7 +4,8 @@
 #   bash bench/profiles/perf.sh turn|import OUT.txt
 #
 #   turn    one append_messages call per turn (user ~200 B + assistant
-#           ~800 B, as bench/append), pgbench -M prepared, one client,
+#           ~800 B, as bench/append; libmnemo's statement, which returns
+#           the new ids), pgbench -M prepared, one client,
 #           synchronous_commit off, 8 s recorded in the serving backend
 #   batch   one append_messages call of 100 messages (user ~200 B and
 #           assistant ~800 B alternating), pgbench -M prepared, one client,
@@ -46,7 +47,7 @@ turn)
 	session=$(psql -X -Atc "SELECT id FROM mnemo.create_session()")
 	user=$(printf 'u%.0s' $(seq 200))
 	assistant=$(printf 'a %.0s' $(seq 400))
-	printf "SELECT count(*) FROM mnemo.append_messages('%s', '[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}]');\n" \
+	printf "SELECT id, seq FROM mnemo.append_messages('%s'::text, '[{\"role\": \"user\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}, {\"role\": \"assistant\", \"parts\": [{\"type\": \"text\", \"text\": \"%s\"}]}]'::jsonb);\n" \
 		"$session" "$user" "$assistant" >"$work/turn.sql"
 	PGOPTIONS="-c synchronous_commit=off $role_opt" pgbench -n -M prepared -f "$work/turn.sql" -T 12 -c 1 \
 		>"$work/pgbench.txt" 2>&1 &
@@ -62,7 +63,7 @@ batch)
 	batch=$(psql -X -Atc "SELECT jsonb_agg(jsonb_build_object('role', CASE WHEN n % 2 = 1 THEN 'user' ELSE 'assistant' END,
 		'parts', jsonb_build_array(jsonb_build_object('type', 'text',
 			'text', repeat('word ', CASE WHEN n % 2 = 1 THEN 40 ELSE 160 END))))) FROM generate_series(1, 100) AS n")
-	printf "SELECT count(*) FROM mnemo.append_messages('%s', '%s');\n" "$session" "$batch" >"$work/batch.sql"
+	printf "SELECT id, seq FROM mnemo.append_messages('%s'::text, '%s'::jsonb);\n" "$session" "$batch" >"$work/batch.sql"
 	PGOPTIONS="-c synchronous_commit=off $role_opt" pgbench -n -M prepared -f "$work/batch.sql" -T 12 -c 1 \
 		>"$work/pgbench.txt" 2>&1 &
 	sleep 2

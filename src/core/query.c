@@ -94,12 +94,17 @@ MnemoPrepareGeneric(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
  * would sort the rows of a bitmap scan, a copy of every row, before the
  * first came out; and planned once (CURSOR_OPT_GENERIC_PLAN): the plan
  * cache kept choosing a custom plan, the same range scan planned anew on
- * every execution, 4% of a history read (bench/profiles/reads.txt).
+ * every execution, 4% of a history read (bench/profiles/reads.txt).  Not
+ * over Citus tables, where a statement with a subquery is routed only with
+ * its parameters' values in it (a generic plan fails: "could not create
+ * distributed plan").  The caller keeps one slot per layout
+ * (MnemoTablesDistributed()), since a kept plan keeps its options.
  */
 void
 MnemoPrepareStream(SPIPlanPtr *slot, const char *sql, int nargs, Oid *argtypes)
 {
-	Prepare(slot, sql, nargs, argtypes, CURSOR_OPT_FAST_PLAN | CURSOR_OPT_GENERIC_PLAN);
+	Prepare(slot, sql, nargs, argtypes,
+			CURSOR_OPT_FAST_PLAN | (MnemoTablesDistributed() ? 0 : CURSOR_OPT_GENERIC_PLAN));
 }
 
 /*

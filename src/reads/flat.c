@@ -63,7 +63,8 @@
 #define FLAT_PART_COLUMNS 8
 #define FLAT_CONTENT (FLAT_MESSAGE_COLUMNS + 2)
 
-static SPIPlanPtr rows_plan;
+/* [MnemoTablesDistributed()]: a generic plan, or a custom one for Citus */
+static SPIPlanPtr rows_plan[2];
 static SPIPlanPtr history_first_plan;
 
 /* What every chunk of a read writes into. */
@@ -322,8 +323,9 @@ static void
 ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 {
 	FlatStream	stream = {{0}};
+	SPIPlanPtr *plan = &rows_plan[MnemoTablesDistributed() ? 1 : 0];
 
-	MnemoPrepareStream(&rows_plan,
+	MnemoPrepareStream(plan,
 					   "SELECT " MNEMO_MESSAGE_FIELDS_OF("p.") ", "
 					   "p.seq, p.part_id, p.part_index, " MNEMO_PART_CONTENT ", p.tool_state, "
 					   "p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
@@ -338,7 +340,7 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 	stream.pub.mydest = DestTuplestore;	/* its rows end in one */
 	stream.r = r;
 	r->nulls[0] = true;			/* no message yet */
-	MnemoExecuteTo(rows_plan,
+	MnemoExecuteTo(*plan,
 				   (Datum[]) {CStringGetTextDatum(owner), r->tenant, Int64GetDatum(after),
 				   Int64GetDatum(to)},
 				   NULL, true, &stream.pub);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Upgrade test: a 0.1.0 database with data is updated step by step, to 0.2.0
-# then 0.3.0, 0.4.0, 0.5.0, 0.6.0, 0.7.0, 0.8.0, 0.9.0 and 0.10.0, with
-# ALTER EXTENSION mnemo UPDATE; its rows read back unchanged through the new functions, and its schema is the schema of a
-# fresh install of the current version.  A database made hash-partitioned
+# then each version after it up to 0.13.0, with ALTER EXTENSION mnemo
+# UPDATE; its rows read back unchanged through the new functions, and its
+# schema is the schema of a fresh install of the current version.  A database made hash-partitioned
 # at 0.2.0 (mnemo.partitions) gets the tables 0.3.0 adds partitioned alike.
 #
 #   test/upgrade.sh [DIR]

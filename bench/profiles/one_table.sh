@@ -21,6 +21,11 @@
 #           message id unique among part 0 rows, the part id among the
 #           part ids given, the partial indexes of summaries and user
 #           messages, its CHECK: mnemo.log as 0.13.0 installs it
+#   int     the same table keyed by an integer in place of (session_id,
+#           tenant): a bigint the session row would hold, read by the lock's
+#           probe of that row at no extra cost, so the log's rows and every
+#           key carry 8 bytes where they carry the two text columns (the
+#           lever bench/profiles/turn.txt names)
 #   plain   bench/append's hand-written table (its own key and a unique
 #           (session_id, seq)), written as bench/append writes it: BEGIN,
 #           two INSERTs, COMMIT (four round trips)
@@ -98,6 +103,23 @@ CREATE UNIQUE INDEX ON one.log (session_id, tenant, id) WHERE id IS NOT NULL;
 CREATE UNIQUE INDEX ON one.log (session_id, tenant, part_id) WHERE part_id IS NOT NULL;
 CREATE INDEX ON one.log (session_id, tenant, seq) WHERE is_summary;
 CREATE INDEX ON one.log (session_id, tenant, seq) WHERE role = 'user' AND NOT is_summary;
+CREATE SCHEMA int;
+CREATE TABLE int.log (
+    sid bigint NOT NULL, seq bigint NOT NULL, part_index integer NOT NULL,
+    id text, role text, created_at bigint, agent text, model_id text, provider_id text, run_id text,
+    is_summary boolean, tokens_input bigint, tokens_output bigint, tokens_cache_read bigint,
+    tokens_cache_write bigint, tokens_reasoning bigint, cost double precision, finish_reason text,
+    part_id text, part_type text, content jsonb, tool_name text, tool_call_id text, tool_state text,
+    compacted_at bigint, started_at bigint, completed_at bigint, token_estimate integer,
+    PRIMARY KEY (sid, seq, part_index),
+    CHECK (mnemo._check_log_row(part_index, id, role, created_at, agent, model_id, provider_id,
+           is_summary, cost, tokens_input, tokens_output, tokens_cache_read, tokens_cache_write,
+           tokens_reasoning, part_type, content, tool_state, token_estimate, compacted_at, started_at,
+           completed_at)));
+CREATE UNIQUE INDEX ON int.log (sid, id) WHERE id IS NOT NULL;
+CREATE UNIQUE INDEX ON int.log (sid, part_id) WHERE part_id IS NOT NULL;
+CREATE INDEX ON int.log (sid, seq) WHERE is_summary;
+CREATE INDEX ON int.log (sid, seq) WHERE role = 'user' AND NOT is_summary;
 CREATE TABLE public.plain (id bigserial PRIMARY KEY, session_id text NOT NULL, seq bigint NOT NULL,
     role text NOT NULL, content text NOT NULL, created_at bigint NOT NULL DEFAULT 0, UNIQUE (session_id, seq));
 CREATE TABLE public.plain1 (LIKE public.plain INCLUDING ALL);
@@ -111,6 +133,7 @@ SQL
 # session id of client c in run r: 31 characters, as create_session makes them
 sess="'sess_01M8XVQWS361TVA75PD' || lpad((:run * 10 + :client_id)::text, 6, '0')"
 lock="pg_advisory_xact_lock(hashtextextended($sess || 'postgres', 0))"
+sid="(:run * 10 + :client_id)::bigint"
 
 layout_sql() {	# side, messages a statement
 	local s=$1 n=$2 rows
@@ -135,6 +158,12 @@ layout_sql() {	# side, messages a statement
 		  INSERT INTO one.log (session_id, tenant, seq, part_index, id, role, created_at, agent, model_id, provider_id,
 		                       is_summary, part_type, content, token_estimate)
 		  SELECT k, 'postgres', seq, 0, mid, role, 1, 'default', '', '', false, 'text', content, 50 FROM r;" ;;
+	int)
+		echo "$last int.log WHERE sid = $sid), 0) AS seq),
+		  r AS MATERIALIZED ($rows)
+		  INSERT INTO int.log (sid, seq, part_index, id, role, created_at, agent, model_id, provider_id,
+		                       is_summary, part_type, content, token_estimate)
+		  SELECT $sid, seq, 0, mid, role, 1, 'default', '', '', false, 'text', content, 50 FROM r;" ;;
 	esac
 }
 
@@ -153,14 +182,14 @@ plain_sql() {	# side, messages a statement; seqs counted by the client, as bench
 	    FROM generate_series(1, $n) g, public.texts WHERE i = (:turn + g) % 1000;"
 }
 
-for s in plain plain1 two one; do
+for s in plain plain1 two one int; do
 	case $s in plain*) plain_sql $s 2 >"$dir/$s.sql"; plain_sql plain1 100 >"$dir/$s.batch.sql" ;;
 	*) layout_sql $s 2 >"$dir/$s.sql"; layout_sql $s 100 >"$dir/$s.batch.sql" ;; esac
 done
 
 # bytes and WAL of 1,000 turns, run 0, one client
 declare -A bytes wal
-for s in plain two one; do
+for s in plain two one int; do
 	before=$(psql -X -Atc "SELECT pg_current_wal_lsn()")
 	pgbench -n -M prepared -f "$dir/$s.sql" -D run=0 -D turn=0 -c 1 -t 1000 >/dev/null 2>&1
 	psql -X -q -c CHECKPOINT
@@ -169,6 +198,7 @@ for s in plain two one; do
 	plain) rels="'public.plain'" ;;
 	two) rels="'two.messages', 'two.message_parts'" ;;
 	one) rels="'one.log'" ;;
+	int) rels="'int.log'" ;;
 	esac
 	bytes[$s]=$(psql -X -Atc "SELECT round(sum(pg_total_relation_size(r::regclass)) / 1000.0) FROM unnest(ARRAY[$rels]) r")
 done
@@ -177,7 +207,7 @@ done
 declare -A t1 tw tb
 run=1
 for r in $(seq "$rounds"); do
-	for s in plain plain1 two one; do
+	for s in plain plain1 two one int; do
 		run=$((run + 1))
 		t1[$s]+="$(PGOPTIONS='-c synchronous_commit=off' pgbench -n -M prepared -f "$dir/$s.sql" -D run=$run -D turn=0 \
 			-c 1 -T "$secs" 2>/dev/null | sed -n 's/^tps = \([0-9.]*\).*/\1/p') "
@@ -197,7 +227,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 	echo "# bench/profiles/one_table.sh, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# medians of $rounds interleaved runs of ${secs}s; x = side / plain (four round trips), x1 = side / plain1"
 	printf '%-7s %12s %12s %14s %6s %6s %12s %6s %18s %6s\n' side 'bytes/turn' 'WAL/turn' 'one client' x x1 'W3' x 'batch (msgs/s)' x1
-	for s in plain plain1 two one; do
+	for s in plain plain1 two one int; do
 		m1=$(echo "${t1[$s]}" | median) mw=$(echo "${tw[$s]}" | median)
 		p1=$(echo "${t1[plain]}" | median) pw=$(echo "${tw[plain]}" | median)
 		q1=$(echo "${t1[plain1]}" | median)
@@ -211,5 +241,5 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
 			"$(ratio "$mw" "$pw")" "$mb" "$xb"
 	done
 	echo "# runs (turns/s): one client / W3 / batch (statements/s)"
-	for s in plain plain1 two one; do echo "#   $s: ${t1[$s]}/ ${tw[$s]}/ ${tb[$s]:-}"; done
+	for s in plain plain1 two one int; do echo "#   $s: ${t1[$s]}/ ${tw[$s]}/ ${tb[$s]:-}"; done
 } >"$out"

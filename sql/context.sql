@@ -52,6 +52,24 @@ SELECT * FROM mnemo.context_report('cx', 20);
 SELECT item_id FROM mnemo.build_context('cx', 1) ORDER BY "position";
 SELECT * FROM mnemo.context_report('cx', 1);
 
+-- a summary appended and not swapped in is in the log, not in the view,
+-- whatever its parts: the walks newest first (build_context) and oldest
+-- first (compaction_block) leave it out, and the messages around it keep
+-- every part
+SELECT id FROM mnemo.create_session('cx_tail');
+SELECT seq FROM mnemo.append_message('cx_tail', 'user', '[{"type":"text","text":"before"}]', id => 'ct_u1');
+SELECT seq FROM mnemo.append_message('cx_tail', 'assistant',
+  '[{"type":"text","text":"summary one"},{"type":"text","text":"summary two"}]',
+  id => 'ct_s1', is_summary => true);
+SELECT seq FROM mnemo.append_message('cx_tail', 'assistant',
+  '[{"type":"text","text":"after"},{"type":"text","text":"and more"}]', id => 'ct_a1');
+SELECT count(*) FROM generate_series(1, 6) k,
+  LATERAL mnemo.append_message('cx_tail', CASE WHEN k % 2 = 1 THEN 'user' ELSE 'assistant' END,
+    jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'turn ' || k)), id => 'ct_' || k) m;
+SELECT "position", item_id, content FROM mnemo.build_context('cx_tail', 10000) ORDER BY "position";
+SELECT (mnemo.context_report('cx_tail', 10000)).*;
+SELECT item_ids, content FROM mnemo.compaction_block('cx_tail', tail_messages => 0);
+
 -- only the context view is read: the swapped-out messages are in the log, not here
 SELECT count(*) AS in_log FROM mnemo.get_messages('cx');
 SELECT count(*) AS assembled FROM mnemo.build_context('cx', 10000);

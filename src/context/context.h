@@ -191,6 +191,8 @@ typedef struct ContextReceiver
 	int64		dropped_bytes;	/* in contents, of entries let go */
 	const char *session_id;
 	bool		inherited;		/* saw an item of a fork's ancestor */
+	bool		skipping;		/* the rows of skip_position are left out */
+	int64		skip_position;	/* a summary the tail's statement gave */
 	bool		feeding_inherited;	/* ReadForkContext: the rows are an ancestor's */
 
 	/*
@@ -223,7 +225,9 @@ extern void ContextReceiverDone(ContextReceiver *r);
  * The one statement of assembly: the items of the view in position order,
  * each with its message's role, a summary's node token count, and its parts
  * in part_index order, one row per part (one row with NULL part columns for
- * an item without parts).
+ * an item without parts); its last column is false (the tail's statement,
+ * context_walk.c, says there which of its messages are summaries, for the
+ * receiver to leave out).
  *
  * Each item is looked up by an index key that leads with the session and
  * its tenant (tenant: the SQL text of the statement's tenant parameter,
@@ -251,7 +255,7 @@ extern void ContextReceiverDone(ContextReceiver *r);
 	"p.part_type, p.content, p.compacted_at, " tenant ", " \
 	"CASE WHEN c.item_type = 'summary' THEN " \
 	"(SELECT n.depth FROM mnemo.summary_nodes n " \
-	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END "
+	"WHERE n.session_id = $1 AND n.tenant = " tenant " AND n.id = c.item_id) END, false "
 #define CONTEXT_LOOKUPS(join, tenant) \
 	join " LATERAL (SELECT p.part_index, p.role, p.part_type, p.content, p.compacted_at " \
 	"         FROM mnemo.log p " \

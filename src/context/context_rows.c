@@ -159,6 +159,25 @@ ContextReceiveSlot(TupleTableSlot *slot, DestReceiver *self)
 	bool		continues = r->nentries > 0 && r->entries[r->nentries - 1].position == position;
 	Datum		type;
 	bool		no_part;
+	Datum		summary;
+
+	/*
+	 * The tail's statement gives summaries, which are not in the tail: the
+	 * rows of one are left out, up to the next position.
+	 */
+	if (r->skipping)
+	{
+		if (position == r->skip_position)
+			return true;
+		r->skipping = false;
+	}
+	summary = slot_getattr(slot, 11, &isnull);
+	if (!isnull && DatumGetBool(summary))
+	{
+		r->skipping = true;
+		r->skip_position = position;
+		return true;
+	}
 
 	/* no role: a later part of the item before, or an item of no message here */
 	(void) slot_getattr(slot, 4, &isnull);

@@ -49,21 +49,25 @@ static SPIPlanPtr rows_first_message_plan;
 static SPIPlanPtr tail_first_message_plan;
 
 /*
- * A batch of the tail: the messages that are not summaries among seqs $3
- * to $4 (step: -1 newest first, 1 oldest first), each looked up by
- * (session_id, tenant, seq).  Seq by seq over generate_series, as
- * MNEMO_CONTEXT_VIEW reads the tail and for the same reason, and a batch at
- * a time: the reader decides how far the walk goes, and a range "seq > the
- * tail start" would be planned as a third of the session's messages.
+ * A batch of the tail: the messages among seqs $3 to $4 (bounds: newest
+ * first $3 >= $4, oldest first $3 <= $4), as one range of the log's key,
+ * every part of each in part_index order, the newest first a backward walk
+ * of the range with its parts sorted back (an incremental sort of each
+ * message's few rows).  Summaries are in the range and not in the tail: the
+ * last column says which (is_summary, on a message's first row), and the
+ * receiver leaves them out.  A batch at a time: the reader decides how far
+ * the walk goes, and an open range "seq > the tail start" would be planned
+ * as a third of the session's messages.  Until 0.13.0's one table it was a
+ * probe of the messages by seq over generate_series, then one of each
+ * message's parts.
  */
-#define CONTEXT_TAIL_SQL(step, order) \
-	CONTEXT_COLUMNS("$5") \
-	"FROM (SELECT t.seq AS position, 'message'::text AS item_type, t.id AS item_id, t.seq " \
-	"      FROM generate_series($3::bigint, $4::bigint, " step ") g(seq), " \
-	"      LATERAL (SELECT t.seq, t.id FROM mnemo.messages t " \
-	"               WHERE t.session_id = $1 AND t.tenant = $5 AND t.seq = g.seq " \
-	"               AND NOT t.is_summary OFFSET 0) t) c " \
-	CONTEXT_LOOKUPS("JOIN", "$5") order
+#define CONTEXT_TAIL_SQL(bounds, order) \
+	"SELECT p.seq, 'message'::text, p.id, p.role, NULL::integer, " \
+	"p.part_type, p.content, p.compacted_at, $5, NULL::integer, p.is_summary " \
+	"FROM mnemo.log p WHERE p.session_id = $1 AND p.tenant = $5 AND " bounds " " \
+	"ORDER BY p.seq " order ", p.part_index"
+#define TAIL_NEWEST_FIRST CONTEXT_TAIL_SQL("p.seq <= $3 AND p.seq >= $4", "DESC")
+#define TAIL_OLDEST_FIRST CONTEXT_TAIL_SQL("p.seq >= $3 AND p.seq <= $4", "")
 
 /*
  * A batch of the explicit rows: newest first, at most $4 message rows
@@ -191,7 +195,7 @@ ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
 	{
 		int64		lo = Max(w->new_hi - w->new_batch + 1, w->tail_seq + 1);
 
-		MnemoPrepare(&tail_plan, CONTEXT_TAIL_SQL("-1", CONTEXT_ORDER_DESC), VIEW_WALK_NARGS,
+		MnemoPrepare(&tail_plan, TAIL_NEWEST_FIRST, VIEW_WALK_NARGS,
 					 VIEW_WALK_TYPES);
 		MnemoExecuteTo(tail_plan, ViewWalkValues(w, values, w->new_hi, lo), NULL, true, &r->pub);
 		ContextFinishEntry(r);
@@ -255,7 +259,7 @@ ViewWalkOlder(ViewWalk *w, ContextReceiver *r)
 		if (w->old_lo >= w->old_limit)
 			return false;
 		hi = Min(hi, w->old_limit - 1);
-		MnemoPrepare(&tail_asc_plan, CONTEXT_TAIL_SQL("1", CONTEXT_ORDER), VIEW_WALK_NARGS,
+		MnemoPrepare(&tail_asc_plan, TAIL_OLDEST_FIRST, VIEW_WALK_NARGS,
 					 VIEW_WALK_TYPES);
 		MnemoExecuteTo(tail_asc_plan, ViewWalkValues(w, values, w->old_lo, hi), NULL, true, &r->pub);
 		ContextFinishEntry(r);

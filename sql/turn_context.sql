@@ -41,6 +41,24 @@ SELECT item_type, item_id, role, jsonb_array_length(parts) AS parts,
        parts->1->>'tool_call_id' AS call, (budget).included_items, (budget).omitted_items
   FROM mnemo.turn_context('tc', 10000);
 
+-- every kind of part comes back as get_messages_with_parts_by_ids gives
+-- it: an image whose bytes are a blob, a tombstoned tool part, a part id
+-- given and one derived, and an assistant message without parts ([])
+SELECT id FROM mnemo.create_session('tc_kinds');
+SELECT seq FROM mnemo.append_message('tc_kinds', 'user', '[{"type":"text","text":"look at this"}]');
+SELECT seq FROM mnemo.append_message('tc_kinds', 'assistant', jsonb_build_array(
+  jsonb_build_object('type', 'image', 'media_type', 'image/png', 'data', encode(sha256('tc'), 'base64')),
+  jsonb_build_object('type', 'tool', 'id', 'tk_t1', 'tool_name', 'ls', 'tool_call_id', 'k1',
+                     'input', '{}'::jsonb, 'output', repeat('x', 300), 'state', 'completed')),
+  id => 'tk_a1');
+SELECT jsonb_typeof(content->'data') AS image_data_stored_as FROM mnemo.message_parts
+ WHERE session_id = 'tc_kinds' AND part_type = 'image';
+SELECT mnemo.update_part_status('tc_kinds', 'tk_t1', compacted_at => 1700000000000);
+SELECT seq FROM mnemo.append_message('tc_kinds', 'assistant', '[]', id => 'tk_a2');
+SELECT t.item_id, jsonb_array_length(t.parts) AS parts,
+       t.parts = (SELECT w.parts FROM mnemo.get_messages_with_parts_by_ids('tc_kinds', ARRAY[t.item_id]) w) AS same_parts
+  FROM mnemo.turn_context('tc_kinds', 10000) t WHERE t.role = 'assistant' ORDER BY t."position";
+
 -- errors: as build_context's
 SELECT * FROM mnemo.turn_context('tc_nope', 10);
 \echo :LAST_ERROR_SQLSTATE

@@ -9,7 +9,8 @@
  * get_messages_with_parts_by_ids over build_context's ids, the server
  * assembled the same context three times.  Here it is assembled once, as
  * build_context does it (AssembleContext), and the parts of the included
- * assistant messages are read by key in one more statement.
+ * assistant messages are read by key in one more statement, their arrays
+ * built in C (MnemoPartsByIds, flat.c).
  *
  * Rows: the entries build_context returns, in position order, each with its
  * parts (assistant messages only, else NULL), then one last row whose
@@ -33,36 +34,6 @@
 
 #define TURN_CONTEXT_COLUMNS 8
 
-static SPIPlanPtr parts_plan;
-
-/*
- * Run parts_plan (session values[0], ids values[1], tenant values[2]) and copy the parts of
- * each message found, not found before, into parts; returns how many.
- */
-static int
-CollectParts(Datum *values, int nids, const int *index, Datum *parts, MemoryContext callcxt)
-{
-	uint64		rows = MnemoExecute(parts_plan, values, NULL, true, 0);
-	uint64		r;
-	int			found = 0;
-
-	for (r = 0; r < rows; r++)
-	{
-		int64		ord = MnemoGetInt64(r, 1, NULL);
-		bool		isnull;
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, 2, &isnull);
-		MemoryContext oldcxt;
-
-		if (isnull || ord < 1 || ord > nids || parts[index[ord - 1]] != (Datum) 0)
-			continue;
-		oldcxt = MemoryContextSwitchTo(callcxt);
-		parts[index[ord - 1]] = datumCopy(d, false, -1);
-		MemoryContextSwitchTo(oldcxt);
-		found++;
-	}
-	return found;
-}
-
 /*
  * The parts (jsonb) of each included assistant message among entries, in
  * parts[i] for entry i, copied into the caller's memory context; NULL where
@@ -76,8 +47,8 @@ AssistantParts(const char *session_id, const char *tenant, ContextEntry *entries
 	Datum	   *parts = palloc0(sizeof(Datum) * n);
 	Datum	   *ids = palloc(sizeof(Datum) * n);
 	int		   *index = palloc(sizeof(int) * n);
-	Oid			types[3] = {TEXTOID, TEXTARRAYOID, TEXTOID};
-	Datum		values[3];
+	Datum	   *found_parts;
+	Datum		id_array;
 	MnemoCall	call;
 	int			found;
 	int			nids = 0;
@@ -93,19 +64,14 @@ AssistantParts(const char *session_id, const char *tenant, ContextEntry *entries
 	if (nids == 0)
 		return parts;
 
-	values[0] = CStringGetTextDatum(session_id);
-	values[1] = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false, TYPALIGN_INT));
-	values[2] = CStringGetTextDatum(tenant);
+	found_parts = palloc0(sizeof(Datum) * nids);
+	id_array = PointerGetDatum(construct_array(ids, nids, TEXTOID, -1, false, TYPALIGN_INT));
 	MnemoConnect(&call);
-	MnemoPrepare(&parts_plan,
-				 "SELECT u.ord, " MNEMO_PARTS_JSON " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $3 AND m.id = u.id",
-				 3, types);
-	found = CollectParts(values, nids, index, parts, callcxt);
+	found = MnemoPartsByIds(session_id, tenant, id_array, nids, found_parts, callcxt);
 
 	/*
 	 * A fork's inherited messages are in its ancestors' rows: when some
-	 * were not found, the same statement runs on each session it inherits
+	 * were not found, the same lookup runs on each session it inherits
 	 * from.
 	 */
 	if (found < nids)
@@ -117,11 +83,13 @@ AssistantParts(const char *session_id, const char *tenant, ContextEntry *entries
 		{
 			if (i > 0 && strcmp(line.segs[i].owner, line.segs[i - 1].owner) == 0)
 				continue;
-			values[0] = CStringGetTextDatum(line.segs[i].owner);
-			found += CollectParts(values, nids, index, parts, callcxt);
+			found += MnemoPartsByIds(line.segs[i].owner, tenant, id_array, nids, found_parts,
+									 callcxt);
 		}
 	}
 	MnemoFinish(&call);
+	for (i = 0; i < nids; i++)
+		parts[index[i]] = found_parts[i];
 	return parts;
 }
 

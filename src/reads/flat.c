@@ -66,6 +66,7 @@
 /* [MnemoTablesDistributed()]: a generic plan, or a custom one for Citus */
 static SPIPlanPtr rows_plan[2];
 static SPIPlanPtr history_first_plan;
+static SPIPlanPtr by_ids_plan;
 
 /* What every chunk of a read writes into. */
 typedef struct FlatResult
@@ -345,6 +346,85 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 				   Int64GetDatum(to)},
 				   NULL, true, &stream.pub);
 	FlushMessage(r);
+}
+
+/*
+ * The parts arrays (MNEMO_PARTS_JSON's) of the messages of session owner of
+ * tenant whose ids are the text[] ids, one lookup by id each and one range
+ * of the log's key for its parts, the arrays built in C as
+ * get_messages_with_parts builds them (AddPart): parts[i], in cxt, for the
+ * message of the ids' element i + 1 that has none yet there; messages not
+ * found are left alone.  Returns how many it set.  Inside SPI.  For
+ * turn_context, where a correlated jsonb_agg a message cost most of the
+ * call (bench/scale).
+ */
+int
+MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datum *parts,
+				MemoryContext cxt)
+{
+	FlatResult	r = {0};
+	uint64		rows;
+	uint64		row;
+	int64		current = 0;
+	int			set = 0;
+
+	MnemoPrepare(&by_ids_plan,
+				 "SELECT u.ord, m.id, p.seq, p.part_id, p.part_index, "
+				 "CASE WHEN p.part_type IS NOT NULL THEN " MNEMO_PART_CONTENT " END, "
+				 "p.tool_state, p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
+				 "FROM unnest($3::text[]) WITH ORDINALITY AS u(id, ord) "
+				 "JOIN mnemo.log m ON m.session_id = $1 AND m.tenant = $2 AND m.id = u.id "
+				 "JOIN mnemo.log p ON p.session_id = $1 AND p.tenant = $2 AND p.seq = m.seq "
+				 "ORDER BY u.ord, p.part_index",
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
+	rows = MnemoExecute(by_ids_plan,
+						(Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(tenant), ids},
+						NULL, true, 0);
+	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo parts by id",
+									 ALLOCSET_DEFAULT_SIZES);
+	for (row = 0; row <= rows; row++)
+	{
+		Datum		values[11];
+		bool		nulls[11];
+		MemoryContext oldcxt;
+
+		if (row < rows)
+			heap_deform_tuple(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, values, nulls);
+		/* a message's rows are done: its array into parts */
+		if (current > 0 && (row == rows || DatumGetInt64(values[0]) != current))
+		{
+			Jsonb	   *array;
+
+			oldcxt = MemoryContextSwitchTo(r.rowcxt);
+			array = JsonbValueToJsonb(pushJsonbValue(&r.parts, WJB_END_ARRAY, NULL));
+			MemoryContextSwitchTo(cxt);
+			parts[current - 1] = datumCopy(JsonbPGetDatum(array), false, -1);
+			MemoryContextSwitchTo(oldcxt);
+			MemoryContextReset(r.rowcxt);
+			r.parts = NULL;
+			set++;
+			current = 0;
+		}
+		if (row == rows)
+			break;
+		if (current == 0)
+		{
+			int64		ord = DatumGetInt64(values[0]);
+
+			if (ord < 1 || ord > nids || parts[ord - 1] != (Datum) 0)
+				continue;
+			current = ord;
+			r.values[0] = values[1];	/* the message id, for derived part ids */
+			oldcxt = MemoryContextSwitchTo(r.rowcxt);
+			pushJsonbValue(&r.parts, WJB_BEGIN_ARRAY, NULL);
+			MemoryContextSwitchTo(oldcxt);
+		}
+		/* a message without parts has one row without a part: [] */
+		if (!nulls[5])
+			AddPart(&r, values + 2, nulls + 2);
+	}
+	MemoryContextDelete(r.rowcxt);
+	return set;
 }
 
 /*

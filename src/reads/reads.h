@@ -45,6 +45,9 @@ extern text *MnemoDerivedPartIdText(const char *message_id, int len, int32 part_
 extern char *MnemoDerivedPartId(const char *message_id, int32 part_index);
 extern bool MnemoParsePartId(const char *part_id, char **message_id, int32 *part_index);
 extern char *MnemoPartIdToStore(char *given, const char *message_id, int32 part_index);
+/* flat.c: the parts arrays of messages by id, built as get_messages_with_parts builds them */
+extern int	MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids,
+							Datum *parts, MemoryContext cxt);
 extern bool MnemoFindPart(const char *session_id, const char *tenant, const char *part_id,
 						  int64 *seq, int32 *part_index);
 

@@ -51,9 +51,10 @@ static SPIPlanPtr tail_first_message_plan;
 /*
  * A batch of the tail: the messages among seqs $3 to $4 (bounds: newest
  * first $3 >= $4, oldest first $3 <= $4), as one range of the log's key,
- * every part of each in part_index order, the newest first a backward walk
- * of the range with its parts sorted back (an incremental sort of each
- * message's few rows).  Summaries are in the range and not in the tail: the
+ * every part of each in part_index order: newest first, a backward walk of
+ * the range under a sort of the batch's rows (at most CONTEXT_BATCH_MAX
+ * messages'), which puts each message's parts back in order.  Summaries
+ * are in the range and not in the tail: the
  * last column says which (is_summary, on a message's first row), and the
  * receiver leaves them out.  A batch at a time: the reader decides how far
  * the walk goes, and an open range "seq > the tail start" would be planned

@@ -122,12 +122,13 @@ is "$(val "SELECT count(*) || ' ' || sum(jsonb_array_length(parts)) FROM mnemo.g
 	"301 903" "every message and part is read back from the coordinator"
 check "commit_summary" q -c "SELECT mnemo.commit_summary('$a', 'cs_sum1', 'the first three', 5,
   ARRAY(SELECT id FROM mnemo.get_messages('$a') ORDER BY seq LIMIT 3))"
-is "$(val "SELECT count(*) FILTER (WHERE t.item_type <> 'budget') || ' ' ||
-                  bool_and(t.parts = (SELECT w.parts FROM mnemo.get_messages_with_parts_by_ids('$a', ARRAY[t.item_id]) w))
-                    FILTER (WHERE t.role = 'assistant' AND t.item_type = 'message')
-             FROM mnemo.turn_context('$a', 100000) t")" \
-	"$(val "SELECT count(*) FROM mnemo.build_context('$a', 100000)") true" \
-	"turn_context: build_context's items, each assistant message's parts as get_messages_with_parts_by_ids gives them"
+is "$(val "SELECT count(*) || ' ' || bool_and(t.parts = w.parts)
+             FROM mnemo.turn_context('$a', 100000) t
+             JOIN mnemo.get_messages_with_parts_by_ids('$a', ARRAY(
+                    SELECT item_id FROM mnemo.build_context('$a', 100000)
+                     WHERE role = 'assistant' AND item_type = 'message')) w ON w.id = t.item_id")" \
+	"$(val "SELECT count(*) FROM mnemo.build_context('$a', 100000) WHERE role = 'assistant' AND item_type = 'message'") true" \
+	"turn_context: each assistant message's parts as get_messages_with_parts_by_ids gives them"
 
 # --- one transaction, sessions on both workers --------------------------------
 

@@ -4,7 +4,8 @@
  *		their parts as plain rows, one per part with its message's columns
  *		beside it; and the same scan for get_messages_with_parts and history
  *		(the last "limit" messages), which put each message's parts into a
- *		jsonb array instead (ResultMessages).
+ *		jsonb array instead (ResultMessages); and those arrays for messages
+ *		named by id, for turn_context (MnemoPartsByIds).
  *
  * get_messages_flat returns what is stored: a part's content is its stored
  * object, its status columns stand beside it, and a message without parts is

@@ -54,9 +54,9 @@ static SPIPlanPtr tail_first_message_plan;
  * every part of each in part_index order: newest first, a backward walk of
  * the range under a sort of the batch's rows (at most CONTEXT_BATCH_MAX
  * messages'), which puts each message's parts back in order.  Summaries
- * are in the range and not in the tail: the
- * last column says which (is_summary, on a message's first row), and the
- * receiver leaves them out.  A batch at a time: the reader decides how far
+ * are in the range and not in the tail: the last column says which
+ * (is_summary, on a message's first row), and the receiver leaves them
+ * out.  A batch at a time: the reader decides how far
  * the walk goes, and an open range "seq > the tail start" would be planned
  * as a third of the session's messages.  Until 0.13.0's one table it was a
  * probe of the messages by seq over generate_series, then one of each

@@ -46,17 +46,7 @@ set -euo pipefail
 rounds=${ONE_ROUNDS:-5}
 secs=${ONE_SECONDS:-4}
 out=${1:-/dev/stdout}
-here=$(cd "$(dirname "$0")/../.." && pwd)
-dir=$(mktemp -d /tmp/mnemo-one-table.XXXXXX)
-export MNEMO_TEST_PORT=${ONE_PORT:-54378}
-cleanup() {
-	bash "$here/test/cluster.sh" stop "$dir" >/dev/null 2>&1 || true
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-bash "$here/test/cluster.sh" start "$dir" >/dev/null
-eval "$(bash "$here/test/cluster.sh" env "$dir")"
-export PGDATABASE=postgres
+. "$(dirname "$0")/private_cluster.sh" one-table "${ONE_PORT:-54378}"
 
 psql -X -q -v ON_ERROR_STOP=1 <<'SQL'
 CREATE EXTENSION mnemo;

@@ -477,11 +477,10 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 	 * statement per session of the line, and put back in order.
 	 */
 	MnemoPrepare(&expand_plan,
-				 "SELECT d.ord, d.depth, d.summary_id, d.item_type, d.item_id, m.seq, m.role, "
-				 MNEMO_PARTS_JSON " "
+				 "SELECT d.ord, d.depth, d.summary_id, d.item_type, d.item_id, m.seq, m.role "
 				 "FROM unnest($2, $3, $4, $5) WITH ORDINALITY "
 				 "  AS d(depth, summary_id, item_type, item_id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $6 AND m.id = d.item_id "
+				 MNEMO_MESSAGE_OF_ID("d.item_id", "$6", "")
 				 "ORDER BY d.ord",
 				 6, (Oid[]) {TEXTOID, INT4ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID,
 				 TEXTOID});
@@ -489,6 +488,7 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 		Datum		arrays[6];
 		SPITupleTable **at = palloc0(sizeof(SPITupleTable *) * Max(nout, 1));
 		uint64	   *arow = palloc0(sizeof(uint64) * Max(nout, 1));
+		Datum	   *parts = palloc0(sizeof(Datum) * Max(nout, 1));
 		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 		int			found = 0;
 		int			s;
@@ -504,6 +504,7 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 		{
 			uint64		rows;
 			uint64		r;
+			int			before = found;
 
 			if (s >= 0)
 			{
@@ -522,6 +523,10 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 				arow[ord - 1] = r;
 				found++;
 			}
+			/* their parts, from the session that holds them, as the first found wins */
+			if (found > before)
+				MnemoPartsByIds(TextDatumGetCString(arrays[0]), line.tenant, arrays[4], nout, parts,
+								CurrentMemoryContext);
 		}
 		InitMaterializedSRF(fcinfo, 0);
 		for (k = 0; k < nout; k++)
@@ -532,6 +537,8 @@ mnemo_expand_summary(PG_FUNCTION_ARGS)
 			if (at[k] == NULL)
 				continue;		/* a message purged under its summary: as a join leaves it */
 			heap_deform_tuple(at[k]->vals[arow[k]], at[k]->tupdesc, cols, nulls);
+			cols[7] = parts[k];
+			nulls[7] = parts[k] == (Datum) 0;
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, cols + 1, nulls + 1);
 		}
 	}

@@ -72,6 +72,8 @@ extern uint64 MnemoExecuteTo(SPIPlanPtr plan, Datum *values, const char *nulls, 
 							 DestReceiver *dest);
 extern uint64 MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum *values,
 								 const char *nulls, bool read_only);
+extern void MnemoResultPut(FunctionCallInfo fcinfo, int natts, const Datum *rowvalues,
+						   const bool *rownulls);
 extern void MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first,
 							  uint64 nrows);
 extern char *MnemoGetText(uint64 row, int col, bool *isnull);

@@ -416,27 +416,41 @@ MnemoResultRow(FunctionCallInfo fcinfo, MemoryContext callcxt, uint64 row)
 	return result;
 }
 
-/* Rows first .. first + nrows - 1 of an SPI result kept from an earlier statement. */
+/*
+ * A row of natts values, a statement's columns in order, into the function's
+ * result (laid out by MapForResult).
+ */
 void
-MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first, uint64 nrows)
+MnemoResultPut(FunctionCallInfo fcinfo, int natts, const Datum *rowvalues, const bool *rownulls)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	SPITupleTable *last = SPI_tuptable;
 	Datum	   *values;
 	bool	   *nulls;
-	uint64		i;
 
 	if (rsinfo->setResult == NULL)
 		InitMaterializedSRF(fcinfo, 0);
 	values = palloc(sizeof(Datum) * rsinfo->setDesc->natts);
 	nulls = palloc(sizeof(bool) * rsinfo->setDesc->natts);
-	SPI_tuptable = table;
+	MapForResult(rsinfo->setDesc, natts, rowvalues, rownulls, values, nulls);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	pfree(values);
+	pfree(nulls);
+}
+
+/* Rows first .. first + nrows - 1 of an SPI result kept from an earlier statement. */
+void
+MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first, uint64 nrows)
+{
+	TupleDesc	desc = table->tupdesc;
+	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
+	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
+	uint64		i;
+
 	for (i = first; i < first + nrows; i++)
 	{
-		DeformForResult(rsinfo->setDesc, i, values, nulls);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		heap_deform_tuple(table->vals[i], desc, values, nulls);
+		MnemoResultPut(fcinfo, desc->natts, values, nulls);
 	}
-	SPI_tuptable = last;
 	pfree(values);
 	pfree(nulls);
 }

@@ -158,19 +158,28 @@ mnemo_list_discarded(PG_FUNCTION_ARGS)
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	char	   *tenant;
 	MnemoCall	call;
+	SPITupleTable *messages;
+	Datum	   *parts;
+	uint64		n;
+	uint64		row;
 
 	MnemoConnect(&call);
 	MnemoCheckSession(session_id, false, &tenant, NULL);
 	MnemoPrepare(&list_plan,
 				 "SELECT m.* FROM mnemo.discarded d, "
-				 "LATERAL (SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+				 "LATERAL (SELECT " MNEMO_MESSAGE_FIELDS " FROM mnemo.messages m "
 				 "         WHERE m.session_id = $1 AND m.tenant = d.tenant "
 				 "         AND m.seq BETWEEN d.seq_from AND d.seq_to) m "
 				 "WHERE d.session_id = $1 AND d.tenant = $2 ORDER BY m.seq",
 				 2, (Oid[]) {TEXTOID, TEXTOID});
-	MnemoExecuteResult(fcinfo, list_plan,
-					   (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
-					   NULL, true);
+	n = MnemoExecute(list_plan,
+					 (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(tenant)},
+					 NULL, true, 0);
+	messages = SPI_tuptable;
+	parts = MnemoPartsOfRows(messages, n, session_id, tenant);
+	InitMaterializedSRF(fcinfo, 0);
+	for (row = 0; row < n; row++)
+		MnemoPutWithParts(fcinfo, messages, row, parts[row]);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

@@ -177,7 +177,7 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 	 * is of the line's tenant ($6).
 	 */
 	MnemoPrepare(&snapshot_plan,
-				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
+				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM mnemo.messages m "
 				 "WHERE m.session_id = $1 AND m.tenant = $6 AND m.seq >= $3 AND m.seq <= $4 "
 				 "AND NOT m.is_summary "
 				 "AND (NOT $5 OR m.run_id IS NULL OR "
@@ -188,11 +188,22 @@ mnemo_snapshot(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	for (i = 0; i < line.nsegs; i++)
 	{
-		MnemoExecuteResult(fcinfo, snapshot_plan,
-						   (Datum[]) {CStringGetTextDatum(line.segs[i].owner), Int64GetDatum(cutoff),
-							   Int64GetDatum(line.segs[i].from), Int64GetDatum(line.segs[i].to),
-						   BoolGetDatum(i >= line.ninherited), CStringGetTextDatum(line.tenant)},
-						   NULL, true);
+		MnemoSegment *seg = &line.segs[i];
+		int64		end = Min(seg->to, line.last_seq);	/* the own segment's is open */
+		int64		from;
+
+		for (from = seg->from; from <= end; from += MNEMO_READ_CHUNK)
+		{
+			int64		to = end - from < MNEMO_READ_CHUNK ? end : from + MNEMO_READ_CHUNK - 1;
+			uint64		n;
+
+			n = MnemoExecute(snapshot_plan,
+							 (Datum[]) {CStringGetTextDatum(seg->owner), Int64GetDatum(cutoff),
+							 Int64GetDatum(from), Int64GetDatum(to),
+							 BoolGetDatum(i >= line.ninherited), CStringGetTextDatum(line.tenant)},
+							 NULL, true, 0);
+			MnemoPutMessagesWithParts(fcinfo, SPI_tuptable, n, seg->owner, line.tenant);
+		}
 	}
 	MnemoFinish(&call);
 	return (Datum) 0;

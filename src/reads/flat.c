@@ -5,7 +5,10 @@
  *		beside it; and the same scan for get_messages_with_parts and history
  *		(the last "limit" messages), which put each message's parts into a
  *		jsonb array instead (ResultMessages); and those arrays for messages
- *		named by id, for turn_context (MnemoPartsByIds).
+ *		named by id (MnemoPartsByIds) or read by another statement
+ *		(MnemoPutMessagesWithParts): turn_context, get_messages_with_parts_by_ids,
+ *		expand_summary, snapshot and list_discarded.  This file is the one
+ *		place a parts array is built (reads.h says what it holds).
  *
  * get_messages_flat returns what is stored: a part's content is its stored
  * object, its status columns stand beside it, and a message without parts is
@@ -13,14 +16,14 @@
  * Content goes out as json, printed by MnemoJsonbAppendText: jsonb_out's
  * text, without its byte-at-a-time escaping, which was the largest single
  * cost of sending parts.  get_messages_with_parts builds each message's
- * array in C as MNEMO_PARTS_JSON defines it (the stored object with the
- * live columns laid over it), from the same rows, as a jsonb value built
- * once: a correlated jsonb_agg per message cost twice the flat read, and the
+ * array in C (AddPart: the stored object with the live columns laid over
+ * it), from the same rows, as a jsonb value built once: a correlated
+ * jsonb_agg per message cost twice the flat read, and the
  * array's jsonb_out is now most of what the read costs over the flat one
  * (bench/profiles/reads.txt).
  *
  * How the rows are found.  The live line is read segment by segment, as the
- * other reads do (lineage.c), and each segment in chunks of FLAT_CHUNK seqs,
+ * other reads do (lineage.c), and each segment in chunks of MNEMO_READ_CHUNK seqs,
  * which bounds the memory a read holds besides its result.  A chunk is one
  * statement over a range of mnemo.log's key (session_id, tenant, seq,
  * part_index), filtered by the one session that holds the rows (its id and
@@ -55,9 +58,6 @@
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
 #include "reads/reads.h"
-
-/* seqs per chunk of a segment */
-#define FLAT_CHUNK 1024
 
 /* the message columns of message_flat, then the part columns */
 #define FLAT_MESSAGE_COLUMNS 17
@@ -145,9 +145,8 @@ PartId(FlatResult *r, Datum *part, bool *part_nulls)
 
 /*
  * A part (as PutRow takes it) into the jsonb array of the message in
- * r->values, as MNEMO_PARTS_JSON makes it: the stored object with the live
- * columns laid over it, content || jsonb_strip_nulls(jsonb_build_object(
- * ...)).  The object's members are pushed, then the columns' (the later
+ * r->values: the stored object with the live columns laid over it, as
+ * content || jsonb_strip_nulls(jsonb_build_object(...)) would make it.  The object's members are pushed, then the columns' (the later
  * member of a key wins when the object is closed, as in ||), nested values
  * unpacked from their binary form: nothing is printed or parsed.  The
  * content is copied (into rowcxt, reset when the message is put): the array
@@ -350,14 +349,14 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 }
 
 /*
- * The parts arrays (MNEMO_PARTS_JSON's) of the messages of session owner of
+ * The parts arrays of the messages of session owner of
  * tenant whose ids are the text[] ids, one lookup by id each and one range
  * of the log's key for its parts, the arrays built in C as
  * get_messages_with_parts builds them (AddPart): parts[i], in cxt, for the
  * message of the ids' element i + 1 that has none yet there; messages not
- * found are left alone.  Returns how many it set.  Inside SPI.  For
- * turn_context, where a correlated jsonb_agg a message cost most of the
- * call (bench/scale).
+ * found are left alone.  Returns how many it set.  Inside SPI.  A
+ * correlated jsonb_agg a message, what the reads by id ran before, cost
+ * most of turn_context (bench/scale).
  */
 int
 MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datum *parts,
@@ -369,13 +368,21 @@ MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datu
 	int64		current = 0;
 	int			set = 0;
 
+	/*
+	 * Each id is found by its own probes, the id's (MNEMO_MESSAGE_OF_ID)
+	 * and then its message's range of the key (OFFSET 0 fences it as LIMIT 1
+	 * does the id's), whatever the planner thinks of the session's size.  As
+	 * joins, 2,000 ids of a session it underestimated took 0.7 s: each id
+	 * read the session (bench/profiles/by_ids.txt).
+	 */
 	MnemoPrepare(&by_ids_plan,
 				 "SELECT u.ord, m.id, p.seq, p.part_id, p.part_index, "
 				 "CASE WHEN p.part_type IS NOT NULL THEN " MNEMO_PART_CONTENT " END, "
 				 "p.tool_state, p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
 				 "FROM unnest($3::text[]) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.log m ON m.session_id = $1 AND m.tenant = $2 AND m.id = u.id "
-				 "JOIN mnemo.log p ON p.session_id = $1 AND p.tenant = $2 AND p.seq = m.seq "
+				 MNEMO_MESSAGE_OF_ID("u.id", "$2", "")
+				 "CROSS JOIN LATERAL (SELECT * FROM mnemo.log p_ WHERE p_.session_id = $1 "
+				 "AND p_.tenant = $2 AND p_.seq = m.seq OFFSET 0) p "
 				 "ORDER BY u.ord, p.part_index",
 				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
 	rows = MnemoExecute(by_ids_plan,
@@ -425,7 +432,86 @@ MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datu
 			AddPart(&r, values + 2, nulls + 2);
 	}
 	MemoryContextDelete(r.rowcxt);
+	SPI_freetuptable(SPI_tuptable);
 	return set;
+}
+
+/*
+ * The parts arrays of rows 0 .. n - 1 of t, an SPI result of session owner's
+ * messages whose first column is the id (MNEMO_MESSAGE_FIELDS): element i
+ * for row i, in the current context.  Inside SPI.
+ */
+Datum *
+MnemoPartsOfRows(SPITupleTable *t, uint64 n, const char *owner, const char *tenant)
+{
+	Datum	   *parts = palloc0(sizeof(Datum) * Max(n, 1));
+	Datum	   *ids;
+	uint64		i;
+
+	if (n == 0)
+		return parts;
+	if (n > (uint64) MaxAllocSize / sizeof(Datum))
+		elog(ERROR, "too many messages for one read of parts: " UINT64_FORMAT, n);
+	ids = palloc(sizeof(Datum) * n);
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		ids[i] = SPI_getbinval(t->vals[i], t->tupdesc, 1, &isnull);
+		if (isnull)
+			elog(ERROR, "a message row without an id");
+	}
+	MnemoPartsByIds(owner, tenant,
+					PointerGetDatum(construct_array(ids, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
+					(int) n, parts, CurrentMemoryContext);
+	for (i = 0; i < n; i++)
+		if (parts[i] == (Datum) 0)
+			elog(ERROR, "message \"%s\" of session \"%s\" has no rows in the log",
+				 TextDatumGetCString(ids[i]), owner);
+	pfree(ids);
+	return parts;
+}
+
+/*
+ * Row `row` of t (MNEMO_MESSAGE_FIELDS) beside its parts array as a row of
+ * mnemo.message_with_parts into the function's result.
+ */
+void
+MnemoPutWithParts(FunctionCallInfo fcinfo, SPITupleTable *t, uint64 row, Datum parts)
+{
+	Datum		values[FLAT_MESSAGE_COLUMNS + 1];
+	bool		nulls[FLAT_MESSAGE_COLUMNS + 1];
+
+	if (t->tupdesc->natts != FLAT_MESSAGE_COLUMNS)
+		elog(ERROR, "a message row of %d columns where %d are read", t->tupdesc->natts,
+			 FLAT_MESSAGE_COLUMNS);
+	heap_deform_tuple(t->vals[row], t->tupdesc, values, nulls);
+	values[FLAT_MESSAGE_COLUMNS] = parts;
+	nulls[FLAT_MESSAGE_COLUMNS] = false;
+	MnemoResultPut(fcinfo, FLAT_MESSAGE_COLUMNS + 1, values, nulls);
+}
+
+/*
+ * Rows 0 .. n - 1 of t (MNEMO_MESSAGE_FIELDS), session owner's messages,
+ * each beside its parts array into the function's result; t is freed.  A
+ * caller reads a range in chunks of MNEMO_READ_CHUNK seqs, so that what it holds
+ * besides the result is bounded.
+ */
+void
+MnemoPutMessagesWithParts(FunctionCallInfo fcinfo, SPITupleTable *t, uint64 n, const char *owner,
+						  const char *tenant)
+{
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo messages with parts",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext oldcxt = MemoryContextSwitchTo(cxt);
+	Datum	   *parts = MnemoPartsOfRows(t, n, owner, tenant);
+	uint64		row;
+
+	for (row = 0; row < n; row++)
+		MnemoPutWithParts(fcinfo, t, row, parts[row]);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(cxt);
+	SPI_freetuptable(t);
 }
 
 /*
@@ -500,7 +586,7 @@ ResultMessages(FunctionCallInfo fcinfo, MnemoLine *line, const int64 *after, boo
 
 		while (from < end)
 		{
-			int64		to = end - from > FLAT_CHUNK ? from + FLAT_CHUNK : end;
+			int64		to = end - from > MNEMO_READ_CHUNK ? from + MNEMO_READ_CHUNK : end;
 
 			ReadChunk(&r, seg->owner, from, to);
 			from = to;
@@ -530,9 +616,9 @@ mnemo_get_messages_flat(PG_FUNCTION_ARGS)
 }
 
 /*
- * The messages with their parts as a jsonb array each (MNEMO_PARTS_JSON's
- * array), built in C from the rows get_messages_flat reads (flat.c): a
- * correlated jsonb_agg per message cost twice the flat read.
+ * The messages with their parts as a jsonb array each, built in C from the
+ * rows get_messages_flat reads: a correlated jsonb_agg per message cost
+ * twice the flat read.
  */
 PG_FUNCTION_INFO_V1(mnemo_get_messages_with_parts);
 Datum

@@ -230,6 +230,7 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 	int			nids;
 	SPITupleTable **tables = palloc0(sizeof(SPITupleTable *) * (line->nsegs + 1));
 	uint64	   *counts = palloc0(sizeof(uint64) * (line->nsegs + 1));
+	Datum	  **parts = palloc0(sizeof(Datum *) * (line->nsegs + 1));
 	int			ntables = 0;
 	HASHCTL		ctl;
 	HTAB	   *found;
@@ -238,9 +239,8 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 
 	deconstruct_array(ids, TEXTOID, -1, false, TYPALIGN_INT, &elems, NULL, &nids);
 	MnemoPrepare(&by_ids_line_plan,
-				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM mnemo.messages m "
-				 "WHERE m.session_id = $1 AND m.tenant = $5 AND m.id = ANY ($2) "
-				 "AND m.seq >= $3 AND m.seq <= $4",
+				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM unnest($2) AS u(id) "
+				 MNEMO_MESSAGE_OF_ID("u.id", "$5", " AND m_.seq >= $3 AND m_.seq <= $4"),
 				 5, (Oid[]) {TEXTOID, TEXTARRAYOID, INT8OID, INT8OID, TEXTOID});
 	for (i = 0; i < line->nsegs; i++)
 	{
@@ -256,7 +256,10 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 									   Int64GetDatum(own ? PG_INT64_MAX : seg->to),
 									   CStringGetTextDatum(line->tenant)},
 									   NULL, true, 0);
-		tables[ntables++] = SPI_tuptable;
+		tables[ntables] = SPI_tuptable;
+		parts[ntables] = MnemoPartsOfRows(tables[ntables], counts[ntables], seg->owner,
+										  line->tenant);
+		ntables++;
 	}
 
 	ctl.keysize = MNEMO_ID_MAX + 1;
@@ -290,7 +293,7 @@ ByIdsOnLine(FunctionCallInfo fcinfo, MnemoLine *line, ArrayType *ids)
 		CHECK_FOR_INTERRUPTS();
 		if (f == NULL)
 			MnemoMessageNotFound(id, line->session_id);
-		MnemoResultAppend(fcinfo, tables[f->table], f->row, 1);
+		MnemoPutWithParts(fcinfo, tables[f->table], f->row, parts[f->table][f->row]);
 		pfree(id);
 	}
 	hash_destroy(found);
@@ -312,6 +315,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	MnemoCall	call;
 	MnemoLine	line;
 	char	   *session_id;
+	uint64		n;
 
 	session_id = MnemoConnectRead(fcinfo, &call, &line);
 	InitMaterializedSRF(fcinfo, 0);
@@ -325,11 +329,12 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 	values[1] = PointerGetDatum(ids);
 	values[2] = CStringGetTextDatum(line.tenant);
 	MnemoPrepare(&by_ids_plan,
-				 "SELECT " MNEMO_MESSAGE_WITH_PARTS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
-				 "JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $3 AND m.id = u.id "
+				 "SELECT " MNEMO_MESSAGE_FIELDS " FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
+				 MNEMO_MESSAGE_OF_ID("u.id", "$3", "")
 				 "ORDER BY u.ord",
 				 3, types);
-	if (MnemoExecuteResult(fcinfo, by_ids_plan, values, NULL, true) != (uint64) nids)
+	n = MnemoExecute(by_ids_plan, values, NULL, true, 0);
+	if (n != (uint64) nids)
 	{
 		MnemoPrepare(&missing_plan,
 					 "SELECT u.id FROM unnest($2) WITH ORDINALITY AS u(id, ord) "
@@ -340,6 +345,7 @@ mnemo_get_messages_with_parts_by_ids(PG_FUNCTION_ARGS)
 		MnemoExecute(missing_plan, values, NULL, true, 1);
 		MnemoMessageNotFound(MnemoGetText(0, 1, NULL), session_id);
 	}
+	MnemoPutMessagesWithParts(fcinfo, SPI_tuptable, n, session_id, line.tenant);
 	MnemoFinish(&call);
 	return (Datum) 0;
 }

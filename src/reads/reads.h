@@ -1,10 +1,10 @@
 /*
  * reads.h
  *		Reading the log: the parts and messages as SQL (MNEMO_PART_CONTENT,
- *		MNEMO_PART_ID, MNEMO_PARTS_JSON, MNEMO_MESSAGE_WITH_PARTS), part ids
- *		(part_ids.c), a session's line (lineage.c), the start of a read
- *		(open_read.c), and the one rendering of a part (render.c).  search.h
- *		declares search.
+ *		MNEMO_PART_ID, MNEMO_MESSAGE_FIELDS), the parts arrays of
+ *		mnemo.message_with_parts (flat.c), part ids (part_ids.c), a session's
+ *		line (lineage.c), the start of a read (open_read.c), and the one
+ *		rendering of a part (render.c).  search.h declares search.
  */
 #ifndef MNEMO_READS_H
 #define MNEMO_READS_H
@@ -45,24 +45,25 @@ extern text *MnemoDerivedPartIdText(const char *message_id, int len, int32 part_
 extern char *MnemoDerivedPartId(const char *message_id, int32 part_index);
 extern bool MnemoParsePartId(const char *part_id, char **message_id, int32 *part_index);
 extern char *MnemoPartIdToStore(char *given, const char *message_id, int32 part_index);
-/* flat.c: the parts arrays of messages by id, built as get_messages_with_parts builds them */
+/*
+ * flat.c: the parts arrays of mnemo.message_with_parts, built in C, and only
+ * there: a message's parts in part_index order, each its stored object
+ * (MNEMO_PART_CONTENT) with the live columns laid over it (id, part_index,
+ * and tool_state, compacted_at, started_at, completed_at, token_estimate
+ * where set), as content || jsonb_strip_nulls(jsonb_build_object(...))
+ * would make it; [] for a message without parts.  By message id, or for the
+ * rows of a statement of MNEMO_MESSAGE_FIELDS, and such a row beside its
+ * array into a result of mnemo.message_with_parts.
+ */
 extern int	MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids,
 							Datum *parts, MemoryContext cxt);
+extern Datum *MnemoPartsOfRows(SPITupleTable *t, uint64 n, const char *owner, const char *tenant);
+extern void MnemoPutWithParts(FunctionCallInfo fcinfo, SPITupleTable *t, uint64 row, Datum parts);
+extern void MnemoPutMessagesWithParts(FunctionCallInfo fcinfo, SPITupleTable *t, uint64 n,
+									  const char *owner, const char *tenant);
+#define MNEMO_READ_CHUNK 1024	/* seqs a statement of a chunked read covers */
 extern bool MnemoFindPart(const char *session_id, const char *tenant, const char *part_id,
 						  int64 *seq, int32 *part_index);
-
-/*
- * reads.c, summary.c: the parts of message m as a jsonb array in part_index
- * order, each part its content with the live status columns laid over it.
- * $1 of the statement is the session id; the tenant is m's.
- */
-#define MNEMO_PARTS_JSON \
-	"coalesce((SELECT jsonb_agg((" MNEMO_PART_CONTENT ") || jsonb_strip_nulls(jsonb_build_object(" \
-	"'id', " MNEMO_PART_ID("p", "m.id") ", 'part_index', p.part_index, 'tool_state', p.tool_state, " \
-	"'compacted_at', p.compacted_at, 'started_at', p.started_at, " \
-	"'completed_at', p.completed_at, 'token_estimate', p.token_estimate)) " \
-	"ORDER BY p.part_index) FROM mnemo.message_parts p " \
-	"WHERE p.session_id = $1 AND p.tenant = m.tenant AND p.seq = m.seq), '[]')"
 
 /*
  * A message's token counts and cost, columns of messages (m: "m." or ""):
@@ -73,6 +74,20 @@ extern bool MnemoFindPart(const char *session_id, const char *tenant, const char
 	"coalesce(" m "tokens_input, 0), coalesce(" m "tokens_output, 0), " \
 	"coalesce(" m "tokens_cache_read, 0), coalesce(" m "tokens_cache_write, 0), " \
 	"coalesce(" m "tokens_reasoning, 0), coalesce(" m "cost, 0)"
+
+/*
+ * The message whose id is the SQL expression id, of session $1 and tenant
+ * (an SQL expression), as the lateral subquery m (a mnemo.messages row), on
+ * the rows an "extra" condition (on m_) leaves, after a FROM item that gives
+ * the ids: one probe of log_id_key an id.  LIMIT 1 keeps the subquery from
+ * being flattened into a join: the planner would hash the ids against the
+ * session's every message when it underestimates the session's rows (one
+ * grown since the last ANALYZE, a small one beside large ones), so that a
+ * read of a few ids cost the whole session (pgTAP 066_by_id_cost).
+ */
+#define MNEMO_MESSAGE_OF_ID(id, tenant, extra) \
+	"CROSS JOIN LATERAL (SELECT * FROM mnemo.messages m_ WHERE m_.session_id = $1 " \
+	"AND m_.tenant = " tenant " AND m_.id = " id extra " LIMIT 1) m "
 
 /* the columns of a mnemo.messages row as the functions return it */
 #define MNEMO_MESSAGE_ROW(m) \
@@ -90,8 +105,6 @@ extern bool MnemoFindPart(const char *session_id, const char *tenant, const char
 	m "provider_id, " m "run_id, " m "is_summary, " MNEMO_COUNTS(m) ", " m "finish_reason"
 #define MNEMO_MESSAGE_FIELDS MNEMO_MESSAGE_FIELDS_OF("m.")
 
-/* reads.c, runs.c: the columns of mnemo.message_with_parts, over messages m of session $1 */
-#define MNEMO_MESSAGE_WITH_PARTS MNEMO_MESSAGE_FIELDS ", " MNEMO_PARTS_JSON
 
 /*
  * lineage.c: a session's live line, the segments of messages its reads

@@ -19,8 +19,8 @@
  * A part comes in two shapes:
  *	- a mnemo.message_parts row (get_parts): content is the stored jsonb
  *	  column, verbatim;
- *	- an element of a message_with_parts "parts" array (MNEMO_PARTS_JSON in
- *	  the extension): the stored content with the status columns id,
+ *	- an element of a message_with_parts "parts" array (src/reads/flat.c's
+ *	  AddPart in the extension): the stored content with the status columns id,
  *	  part_index, tool_state, compacted_at, started_at, completed_at and
  *	  token_estimate laid over it.  Those keys fill the struct's status fields
  *	  and are left out of content, which is then the stored object without

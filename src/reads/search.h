@@ -92,15 +92,19 @@ typedef struct MnemoSearchRun
  * The rows of MnemoReturnHits' statement, alias h (seq, part_index, rank)
  * for the hit, m its message, p its part (of owner $1 of tenant $9), with
  * its parameters' types and whether the message is in the searching
- * session's context view.
+ * session's context view.  Each hit is two probes of the log's key, as
+ * LATERAL subqueries with LIMIT 1 (as MNEMO_MESSAGE_OF_ID, reads.h): as
+ * joins, the planner read the whole session once a hit when its statistics
+ * gave the session few rows (pgTAP 066_by_id_cost).
  */
 #define SEARCH_HIT_ROWS \
 	"FROM unnest($3::bigint[], $4::integer[], $5::real[]) WITH ORDINALITY " \
 	"     h(seq, part_index, rank, ord) " \
-	"JOIN mnemo.messages m ON m.session_id = $1 AND m.tenant = $9 AND m.seq = h.seq " \
-	"JOIN mnemo.message_parts p " \
-	"ON p.session_id = $1 AND p.tenant = $9 AND p.seq = m.seq " \
-	"AND p.part_index = h.part_index " \
+	"CROSS JOIN LATERAL (SELECT * FROM mnemo.messages m_ " \
+	"WHERE m_.session_id = $1 AND m_.tenant = $9 AND m_.seq = h.seq LIMIT 1) m " \
+	"CROSS JOIN LATERAL (SELECT * FROM mnemo.message_parts p_ " \
+	"WHERE p_.session_id = $1 AND p_.tenant = $9 AND p_.seq = h.seq " \
+	"AND p_.part_index = h.part_index LIMIT 1) p " \
 	"ORDER BY h.ord"
 #define SEARCH_HIT_TYPES \
 	TEXTOID, TEXTOID, INT8ARRAYOID, INT4ARRAYOID, FLOAT4ARRAYOID, BOOLOID, INT8OID, TEXTARRAYOID, \

@@ -167,6 +167,19 @@ is "$(q -c "SELECT mnemo.append_message('$a', 'user', '[{\"type\":\"text\",\"tex
 	"an append after the checkpoint"
 is "$(val "SELECT mnemo.resume_session('$a', 'cs_cp')")" 1 "resume_session discards it"
 is "$(val "SELECT count(*) FROM mnemo.list_discarded('$a')")" 1 "and keeps it in list_discarded"
+# the parts arrays of the other reads, each as one join (src/reads/flat.c
+# builds them all)
+is "$(val "SELECT count(*) || ' ' || bool_and(s.parts = w.parts) FROM mnemo.snapshot('$a', 'cs_r1') s
+             JOIN mnemo.get_messages_with_parts('$a') w ON w.id = s.id")" \
+	"$(val "SELECT count(*) FROM mnemo.get_messages('$a') WHERE NOT is_summary") true" \
+	"snapshot: every message's parts as get_messages_with_parts gives them"
+is "$(val "SELECT count(*) || ' ' || bool_and(e.parts = w.parts) FROM mnemo.expand_summary('$a', 'cs_sum1') e
+             JOIN mnemo.get_messages_with_parts('$a') w ON w.id = e.item_id")" "3 true" \
+	"expand_summary: the parts of the three messages it covers"
+is "$(val "SELECT count(*) || ' ' || bool_and(d.parts = w.parts) FROM mnemo.list_discarded('$a') d
+             JOIN mnemo.get_messages_with_parts_by_ids('$a', ARRAY(SELECT id FROM mnemo.list_discarded('$a'))) w
+               ON w.id = d.id")" "1 true" \
+	"list_discarded: its parts as get_messages_with_parts_by_ids gives them"
 
 # --- forks -----------------------------------------------------------------------
 

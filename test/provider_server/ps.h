@@ -8,7 +8,9 @@
  *   http.c    one thread per connection: HTTP/1.1 requests in, responses out
  *             (chunked framing, wire chunking, delays, stalls, drops), the
  *             request log
+ *   http_read.c  reading one request: head, Content-Length or chunked body
  *   script.c  the script file: one reply per `reply` line and its directives
+ *   script_line.c  a line of it: tokens, typed arguments, file:line errors
  *   render.c  a reply and a request turned into the provider's bytes: SSE
  *             events and non-streaming messages
  *   errors.c  the providers' HTTP error bodies and status lines
@@ -256,6 +258,53 @@ typedef struct script
 void		script_load(script *s, const char *path);
 void		script_free(script *s);
 
+/* ---- script_line.c ----------------------------------------------------- */
+
+typedef enum tok_kind
+{
+	TOK_WORD,
+	TOK_STRING,
+	TOK_KV
+} tok_kind;
+
+typedef struct token
+{
+	tok_kind	kind;
+	char	   *key;			/* TOK_KV */
+	char	   *val;			/* word, decoded string, or value */
+	size_t		len;			/* of val (strings may hold NULs) */
+	bool		quoted;			/* val came from a string literal */
+} token;
+
+typedef struct line_ctx
+{
+	const char *path;
+	int			lineno;
+	token	   *tok;
+	size_t		ntok;
+	bool	   *used;			/* which tokens a directive consumed */
+} line_ctx;
+
+/* file:line, the message, and exit(2): a script is checked whole at load */
+_Noreturn void line_fail(const line_ctx *lc, const char *fmt,...) __attribute__((format(printf, 2, 3)));
+/* the line's tokens into lc (none used yet) */
+void		line_tokenize(line_ctx *lc, const char *s);
+void		line_tokens_free(line_ctx *lc);
+/* the value of key=..., or NULL; marks it used */
+const token *line_kv(line_ctx *lc, const char *key);
+/* positional argument n (1-based among non-KV tokens), or NULL; marks it used */
+const token *line_pos(line_ctx *lc, size_t n);
+const token *line_need_pos(line_ctx *lc, size_t n, const char *what);
+size_t		line_npos(const line_ctx *lc);
+/* fails naming the first token no directive used */
+void		line_all_used(line_ctx *lc);
+long long	line_to_ll(line_ctx *lc, const token *t, const char *what, long long min, long long max);
+double		line_to_double(line_ctx *lc, const token *t, const char *what);
+/* a comma-separated list of integers >= min */
+long	   *line_to_list(line_ctx *lc, const token *t, const char *what, long min, size_t *n);
+/* a raw JSON value for an error field (a bare null, true, false or number is itself) */
+char	   *line_to_json_value(const token *t);
+
 /* ---- render.c ---------------------------------------------------------- */
 
 /* what the renderer needs to know about the request it answers */
@@ -316,5 +365,43 @@ void		server_stats(long *requests, long *replies_used);
  * True when all have ended, so the script may be freed.
  */
 bool		server_shutdown(long timeout_ms);
+
+/* ---- http_read.c ------------------------------------------------------- */
+
+typedef struct hdr
+{
+	char	   *name;			/* lower case */
+	char	   *value;
+} hdr;
+
+typedef struct request
+{
+	char	   *method;
+	char	   *path;			/* without the query */
+	bool		http10;
+	hdr		   *h;
+	size_t		nh;
+	buf			body;
+} request;
+
+/* a connection's input: what was read and how much of it requests used */
+typedef struct conn
+{
+	int			fd;
+	long		id;
+	buf			in;
+	size_t		off;			/* start of unread input */
+} conn;
+
+/*
+ * Read one request.  Returns 1 with *rq filled, 0 on a clean EOF between
+ * requests, or an HTTP status to answer before closing (400, 413, 431).
+ */
+int			read_request(conn *c, request *rq);
+void		request_free(request *rq);
+/* a header's value by its lower-case name, or NULL */
+const char *header_get(const request *rq, const char *name);
+/* all of p written to fd; false when the peer is gone */
+bool		send_all(int fd, const void *p, size_t n);
 
 #endif							/* PROVIDER_SERVER_PS_H */

@@ -9,6 +9,8 @@
  * word or a JSON string literal.  `#` outside a string starts a comment.
  * The format is documented with examples in doc/wire-formats.md ("The local provider server").
  *
+ * A line's tokens and typed arguments are script_line.c's.
+ *
  * Everything is checked here, at load time, so that a typo in a test's
  * script fails the test at once with file:line instead of producing a
  * plausible but wrong stream.
@@ -20,302 +22,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum tok_kind
-{
-	TOK_WORD,
-	TOK_STRING,
-	TOK_KV
-} tok_kind;
-
-typedef struct token
-{
-	tok_kind	kind;
-	char	   *key;			/* TOK_KV */
-	char	   *val;			/* word, decoded string, or value */
-	size_t		len;			/* of val (strings may hold NULs) */
-	bool		quoted;			/* val came from a string literal */
-} token;
-
-typedef struct line_ctx
-{
-	const char *path;
-	int			lineno;
-	token	   *tok;
-	size_t		ntok;
-	bool	   *used;			/* which tokens a directive consumed */
-} line_ctx;
-
-static _Noreturn void
-fail(const line_ctx *lc, const char *fmt,...) __attribute__((format(printf, 2, 3)));
-
-static _Noreturn void
-fail(const line_ctx *lc, const char *fmt,...)
-{
-	va_list		ap;
-
-	fprintf(stderr, "%s:%d: ", lc->path, lc->lineno);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
-
-/* ---- tokenizer --------------------------------------------------------- */
-
-static bool
-is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r';
-}
-
-static void
-tokenize(line_ctx *lc, const char *s)
-{
-	const char *end = s + strlen(s);
-	size_t		cap = 0;
-
-	lc->ntok = 0;
-	lc->tok = NULL;
-	for (const char *p = s;;)
-	{
-		token		t = {0};
-
-		while (p < end && is_blank(*p))
-			p++;
-		if (p >= end || *p == '#')
-			break;
-		if (*p == '"')
-		{
-			buf			b = {0};
-
-			if (!json_decode_string(&p, end, &b))
-				fail(lc, "malformed string literal (JSON syntax: \"...\" with \\ escapes)");
-			t.kind = TOK_STRING;
-			t.val = b.p;
-			t.len = b.len;
-			t.quoted = true;
-		}
-		else
-		{
-			const char *w = p;
-
-			while (p < end && !is_blank(*p) && *p != '=' && *p != '"')
-				p++;
-			if (p < end && *p == '=')
-			{
-				t.kind = TOK_KV;
-				t.key = xmemdup(w, (size_t) (p - w));
-				p++;
-				if (p < end && *p == '"')
-				{
-					buf			b = {0};
-
-					if (!json_decode_string(&p, end, &b))
-						fail(lc, "malformed string literal after %s=", t.key);
-					t.val = b.p;
-					t.len = b.len;
-					t.quoted = true;
-				}
-				else
-				{
-					const char *v = p;
-
-					while (p < end && !is_blank(*p))
-						p++;
-					t.val = xmemdup(v, (size_t) (p - v));
-					t.len = (size_t) (p - v);
-				}
-			}
-			else
-			{
-				if (p < end && *p == '"')
-					fail(lc, "a string literal must be preceded by a blank or key=");
-				t.kind = TOK_WORD;
-				t.val = xmemdup(w, (size_t) (p - w));
-				t.len = (size_t) (p - w);
-			}
-		}
-		if (p < end && !is_blank(*p) && *p != '#')
-			fail(lc, "expected a blank after a token");
-		if (lc->ntok == cap)
-		{
-			cap = cap ? cap * 2 : 8;
-			lc->tok = xrealloc(lc->tok, cap * sizeof(token));
-		}
-		lc->tok[lc->ntok++] = t;
-	}
-	lc->used = xmalloc((lc->ntok ? lc->ntok : 1) * sizeof(bool));
-	memset(lc->used, 0, (lc->ntok ? lc->ntok : 1) * sizeof(bool));
-}
-
-static void
-tokens_free(line_ctx *lc)
-{
-	for (size_t i = 0; i < lc->ntok; i++)
-	{
-		free(lc->tok[i].key);
-		free(lc->tok[i].val);
-	}
-	free(lc->tok);
-	free(lc->used);
-	lc->tok = NULL;
-	lc->used = NULL;
-	lc->ntok = 0;
-}
-
-/* ---- argument helpers -------------------------------------------------- */
-
-/* the value of key=..., or NULL; marks it used */
-static const token *
-kv(line_ctx *lc, const char *key)
-{
-	const token *found = NULL;
-
-	for (size_t i = 1; i < lc->ntok; i++)
-		if (lc->tok[i].kind == TOK_KV && strcmp(lc->tok[i].key, key) == 0)
-		{
-			if (found)
-				fail(lc, "%s= given twice", key);
-			found = &lc->tok[i];
-			lc->used[i] = true;
-		}
-	return found;
-}
-
-/* positional argument n (1-based among non-KV tokens), or NULL */
-static const token *
-pos(line_ctx *lc, size_t n)
-{
-	size_t		k = 0;
-
-	for (size_t i = 1; i < lc->ntok; i++)
-		if (lc->tok[i].kind != TOK_KV && ++k == n)
-		{
-			lc->used[i] = true;
-			return &lc->tok[i];
-		}
-	return NULL;
-}
-
-static size_t
-npos(const line_ctx *lc)
-{
-	size_t		k = 0;
-
-	for (size_t i = 1; i < lc->ntok; i++)
-		if (lc->tok[i].kind != TOK_KV)
-			k++;
-	return k;
-}
-
-static void
-all_used(line_ctx *lc)
-{
-	for (size_t i = 1; i < lc->ntok; i++)
-		if (!lc->used[i])
-		{
-			if (lc->tok[i].kind == TOK_KV)
-				fail(lc, "%s does not take %s=", lc->tok[0].val, lc->tok[i].key);
-			fail(lc, "%s: unexpected argument '%s'", lc->tok[0].val, lc->tok[i].val);
-		}
-}
-
-static long long
-to_ll(line_ctx *lc, const token *t, const char *what, long long min, long long max)
-{
-	char	   *e;
-	long long	v;
-
-	errno = 0;
-	v = strtoll(t->val, &e, 10);
-	if (t->len == 0 || *e != '\0' || errno != 0 || v < min || v > max)
-		fail(lc, "%s: '%s' is not an integer in [%lld, %lld]", what, t->val, min, max);
-	return v;
-}
-
-static double
-to_double(line_ctx *lc, const token *t, const char *what)
-{
-	char	   *e;
-	double		v;
-
-	errno = 0;
-	v = strtod(t->val, &e);
-	if (t->len == 0 || *e != '\0' || errno != 0 || !isfinite(v) || v < 0)
-		fail(lc, "%s: '%s' is not a non-negative number", what, t->val);
-	return v;
-}
-
-static const token *
-need_pos(line_ctx *lc, size_t n, const char *what)
-{
-	const token *t = pos(lc, n);
-
-	if (t == NULL)
-		fail(lc, "%s: missing %s", lc->tok[0].val, what);
-	return t;
-}
-
-/* a comma-separated list of integers >= min */
-static long *
-to_list(line_ctx *lc, const token *t, const char *what, long min, size_t *n)
-{
-	long	   *v = NULL;
-	size_t		k = 0;
-	const char *p = t->val;
-
-	if (t->len == 0)
-		fail(lc, "%s: empty list", what);
-	for (;;)
-	{
-		char	   *e;
-		long		x;
-
-		errno = 0;
-		x = strtol(p, &e, 10);
-		if (e == p || errno != 0 || x < min || (*e != ',' && *e != '\0'))
-			fail(lc, "%s: '%s' is not a list of integers >= %ld separated by commas", what, t->val, min);
-		v = xrealloc(v, (k + 1) * sizeof(long));
-		v[k++] = x;
-		if (*e == '\0')
-			break;
-		p = e + 1;
-	}
-	*n = k;
-	return v;
-}
-
-/*
- * A raw JSON value for an error field: a quoted token is a JSON string; a bare
- * null, true, false or number is itself; any other bare word is a string.
- */
-static char *
-to_json_value(const token *t)
-{
-	buf			b = {0};
-	char	   *e;
-
-	if (!t->quoted)
-	{
-		if (strcmp(t->val, "null") == 0 || strcmp(t->val, "true") == 0 ||
-			strcmp(t->val, "false") == 0)
-			return xstrdup(t->val);
-		if (t->len > 0)
-		{
-			(void) strtod(t->val, &e);
-			if (*e == '\0' && json_valid(t->val, t->len))
-				return xstrdup(t->val);
-		}
-	}
-	buf_json_str(&b, t->val, t->len);
-	return b.p;
-}
 
 static bool
 is_utf8_cont(const char *s, size_t len, size_t i)
@@ -343,33 +52,33 @@ char_boundary(const char *s, size_t len, size_t i)
 static void
 take_pieces(line_ctx *lc, item *it, size_t first_pos, const char *what)
 {
-	size_t		nstr = npos(lc) - (first_pos - 1);
-	const token *pieces = kv(lc, "pieces");
-	const token *split = kv(lc, "split");
+	size_t		nstr = line_npos(lc) - (first_pos - 1);
+	const token *pieces = line_kv(lc, "pieces");
+	const token *split = line_kv(lc, "split");
 	buf			all = {0};
 	size_t	   *cuts;
 	size_t		n = 0;
 
 	if (nstr == 0)
-		fail(lc, "%s: missing its text (a \"string\")", what);
+		line_fail(lc, "%s: missing its text (a \"string\")", what);
 	cuts = xmalloc((nstr + 1) * sizeof(size_t));
 	cuts[n++] = 0;
 	for (size_t i = 0; i < nstr; i++)
 	{
-		const token *t = pos(lc, first_pos + i);
+		const token *t = line_pos(lc, first_pos + i);
 
 		if (!t->quoted)
-			fail(lc, "%s: text must be a \"quoted string\", got '%s'", what, t->val);
+			line_fail(lc, "%s: text must be a \"quoted string\", got '%s'", what, t->val);
 		buf_put(&all, t->val, t->len);
 		cuts[n++] = all.len;
 	}
 	if ((pieces || split) && nstr > 1)
-		fail(lc, "%s: pieces= and split= cut one string; give one string or several, not both", what);
+		line_fail(lc, "%s: pieces= and split= cut one string; give one string or several, not both", what);
 	if (pieces && split)
-		fail(lc, "%s: pieces= and split= together", what);
+		line_fail(lc, "%s: pieces= and split= together", what);
 	if (pieces)
 	{
-		long long	k = to_ll(lc, pieces, "pieces", 1, 100000000);
+		long long	k = line_to_ll(lc, pieces, "pieces", 1, 100000000);
 		size_t		chars = 0;
 
 		for (size_t i = 0; i < all.len; i++)
@@ -393,7 +102,7 @@ take_pieces(line_ctx *lc, item *it, size_t first_pos, const char *what)
 	else if (split)
 	{
 		size_t		nsizes;
-		long	   *sizes = to_list(lc, split, "split", 0, &nsizes);
+		long	   *sizes = line_to_list(lc, split, "split", 0, &nsizes);
 		size_t		at = 0;
 
 		free(cuts);
@@ -441,7 +150,7 @@ static void
 add_inserts(line_ctx *lc, reply *r, insert_kind kind, const token *list)
 {
 	size_t		n;
-	long	   *at = to_list(lc, list, lc->tok[0].val, 0, &n);
+	long	   *at = line_to_list(lc, list, lc->tok[0].val, 0, &n);
 
 	r->inserts = xrealloc(r->inserts, (r->ninserts + n) * sizeof(insert));
 	for (size_t i = 0; i < n; i++)
@@ -465,14 +174,14 @@ add_header(reply *r, const char *line)
 static void
 take_cutpoint(line_ctx *lc, cutpoint *c)
 {
-	const token *at = kv(lc, "at");
-	const token *byte = kv(lc, "byte");
+	const token *at = line_kv(lc, "at");
+	const token *byte = line_kv(lc, "byte");
 
 	if ((at == NULL) == (byte == NULL))
-		fail(lc, "%s: give exactly one of at=EVENTS or byte=BYTES", lc->tok[0].val);
+		line_fail(lc, "%s: give exactly one of at=EVENTS or byte=BYTES", lc->tok[0].val);
 	c->set = true;
-	c->at = at ? (long) to_ll(lc, at, "at", 0, LONG_MAX) : -1;
-	c->byte = byte ? (long) to_ll(lc, byte, "byte", 0, LONG_MAX) : -1;
+	c->at = at ? (long) line_to_ll(lc, at, "at", 0, LONG_MAX) : -1;
+	c->byte = byte ? (long) line_to_ll(lc, byte, "byte", 0, LONG_MAX) : -1;
 }
 
 static void
@@ -506,7 +215,7 @@ directive(line_ctx *lc, reply *r)
 
 	lc->used[0] = true;
 	if (lc->tok[0].kind != TOK_WORD)
-		fail(lc, "a line must start with a directive name");
+		line_fail(lc, "a line must start with a directive name");
 
 	/* content */
 	if (strcmp(d, "text") == 0)
@@ -514,7 +223,7 @@ directive(line_ctx *lc, reply *r)
 	else if (strcmp(d, "thinking") == 0)
 	{
 		item	   *it = new_item(r, ITEM_THINKING);
-		const token *sig = kv(lc, "signature");
+		const token *sig = line_kv(lc, "signature");
 
 		take_pieces(lc, it, 1, "thinking");
 		if (sig == NULL)
@@ -525,22 +234,22 @@ directive(line_ctx *lc, reply *r)
 	else if (strcmp(d, "tool") == 0)
 	{
 		item	   *it = new_item(r, ITEM_TOOL);
-		const token *name = need_pos(lc, 1, "tool name");
-		const token *id = kv(lc, "id");
-		const token *index = kv(lc, "index");
+		const token *name = line_need_pos(lc, 1, "tool name");
+		const token *id = line_kv(lc, "id");
+		const token *index = line_kv(lc, "index");
 
 		it->name = xstrdup(name->val);
-		if (npos(lc) != 2)
-			fail(lc, "tool: expected a name and one \"arguments\" string");
+		if (line_npos(lc) != 2)
+			line_fail(lc, "tool: expected a name and one \"arguments\" string");
 		take_pieces(lc, it, 2, "tool");
 		if (id)
 			it->id = xstrdup(id->val);
 		if (index)
-			it->index = (long) to_ll(lc, index, "index", 0, 1000000);
+			it->index = (long) line_to_ll(lc, index, "index", 0, 1000000);
 	}
 	else if (strcmp(d, "text_tokens") == 0)
 	{
-		long long	n = to_ll(lc, need_pos(lc, 1, "a token count"), "text_tokens", 1, 10000000);
+		long long	n = line_to_ll(lc, line_need_pos(lc, 1, "a token count"), "text_tokens", 1, 10000000);
 		item	   *it = new_item(r, ITEM_TEXT);
 		buf			b = {0};
 		const size_t nwords = sizeof(default_words) / sizeof(default_words[0]);
@@ -561,9 +270,9 @@ directive(line_ctx *lc, reply *r)
 	}
 	else if (strcmp(d, "raw") == 0)
 	{
-		t = need_pos(lc, 1, "its bytes (a \"string\")");
+		t = line_need_pos(lc, 1, "its bytes (a \"string\")");
 		if (!t->quoted)
-			fail(lc, "raw: the bytes must be a \"quoted string\"");
+			line_fail(lc, "raw: the bytes must be a \"quoted string\"");
 		r->raws = xrealloc(r->raws, (r->nraws + 1) * sizeof(buf));
 		memset(&r->raws[r->nraws], 0, sizeof(buf));
 		buf_put(&r->raws[r->nraws++], t->val, t->len);
@@ -571,28 +280,28 @@ directive(line_ctx *lc, reply *r)
 
 	/* metadata */
 	else if (strcmp(d, "id") == 0)
-		set_str(&r->id, need_pos(lc, 1, "an id")->val);
+		set_str(&r->id, line_need_pos(lc, 1, "an id")->val);
 	else if (strcmp(d, "model") == 0)
 	{
-		t = need_pos(lc, 1, "a model name (or none)");
+		t = line_need_pos(lc, 1, "a model name (or none)");
 		r->model_none = !t->quoted && strcmp(t->val, "none") == 0;
 		if (!r->model_none)
 			set_str(&r->model, t->val);
 	}
 	else if (strcmp(d, "created") == 0)
 	{
-		t = need_pos(lc, 1, "Unix seconds (or none)");
+		t = line_need_pos(lc, 1, "Unix seconds (or none)");
 		r->created_none = !t->quoted && strcmp(t->val, "none") == 0;
 		if (!r->created_none)
 		{
-			r->created = to_ll(lc, t, "created", 0, LLONG_MAX);
+			r->created = line_to_ll(lc, t, "created", 0, LLONG_MAX);
 			r->created_set = true;
 		}
 	}
 	else if (strcmp(d, "fingerprint") == 0)
-		set_str(&r->fingerprint, need_pos(lc, 1, "a system_fingerprint")->val);
+		set_str(&r->fingerprint, line_need_pos(lc, 1, "a system_fingerprint")->val);
 	else if (strcmp(d, "service_tier") == 0)
-		set_str(&r->service_tier, need_pos(lc, 1, "a service tier")->val);
+		set_str(&r->service_tier, line_need_pos(lc, 1, "a service tier")->val);
 	else if (strcmp(d, "logprobs") == 0)
 		r->logprobs = true;
 	else if (strcmp(d, "refusal") == 0)
@@ -601,11 +310,11 @@ directive(line_ctx *lc, reply *r)
 		r->usage_null = true;
 	else if (strcmp(d, "field") == 0)
 	{
-		const token *name = need_pos(lc, 1, "a field name");
-		const token *val = need_pos(lc, 2, "a JSON value");
+		const token *name = line_need_pos(lc, 1, "a field name");
+		const token *val = line_need_pos(lc, 2, "a JSON value");
 
 		if (!json_valid(val->val, val->len))
-			fail(lc, "field: '%s' is not a JSON value (quote JSON text: \"\\\"str\\\"\")", val->val);
+			line_fail(lc, "field: '%s' is not a JSON value (quote JSON text: \"\\\"str\\\"\")", val->val);
 		r->extras = xrealloc(r->extras, (r->nextras + 1) * sizeof(extra_field));
 		r->extras[r->nextras].name = xstrdup(name->val);
 		r->extras[r->nextras].json = xstrdup(val->val);
@@ -626,29 +335,29 @@ directive(line_ctx *lc, reply *r)
 			r->usage_directive = true;
 			r->usage_none = false;
 			for (size_t i = 0; i < 6; i++)
-				if ((t = kv(lc, keys[i])) != NULL)
+				if ((t = line_kv(lc, keys[i])) != NULL)
 				{
-					r->usage[i] = to_ll(lc, t, keys[i], 0, LLONG_MAX / 4);
+					r->usage[i] = line_to_ll(lc, t, keys[i], 0, LLONG_MAX / 4);
 					r->usage_given |= 1u << i;
 				}
 		}
 	}
 	else if (strcmp(d, "delta_usage") == 0)
 	{
-		t = need_pos(lc, 1, "full or output");
+		t = line_need_pos(lc, 1, "full or output");
 		if (strcmp(t->val, "full") == 0)
 			r->delta_usage_full = true;
 		else if (strcmp(t->val, "output") == 0)
 			r->delta_usage_full = false;
 		else
-			fail(lc, "delta_usage: full or output");
+			line_fail(lc, "delta_usage: full or output");
 	}
 	else if (strcmp(d, "finish") == 0)
-		set_str(&r->finish, need_pos(lc, 1, "a finish reason")->val);
+		set_str(&r->finish, line_need_pos(lc, 1, "a finish reason")->val);
 	else if (strcmp(d, "stop_sequence") == 0)
-		set_str(&r->stop_sequence, need_pos(lc, 1, "the stop sequence")->val);
+		set_str(&r->stop_sequence, line_need_pos(lc, 1, "the stop sequence")->val);
 	else if (strcmp(d, "reasoning_field") == 0)
-		set_str(&r->reasoning_field, need_pos(lc, 1, "a delta field name")->val);
+		set_str(&r->reasoning_field, line_need_pos(lc, 1, "a delta field name")->val);
 
 	/* deviations */
 	else if (strcmp(d, "no_done") == 0)
@@ -658,10 +367,10 @@ directive(line_ctx *lc, reply *r)
 	else if (strcmp(d, "interleave_tools") == 0)
 		r->interleave_tools = true;
 	else if (strcmp(d, "tool_index_base") == 0)
-		r->tool_index_base = (long) to_ll(lc, need_pos(lc, 1, "a number"), "tool_index_base", 0, 1000000);
+		r->tool_index_base = (long) line_to_ll(lc, line_need_pos(lc, 1, "a number"), "tool_index_base", 0, 1000000);
 	else if (strcmp(d, "include_usage") == 0)
 	{
-		t = need_pos(lc, 1, "request, always or never");
+		t = line_need_pos(lc, 1, "request, always or never");
 		if (strcmp(t->val, "request") == 0)
 			r->include_usage = INCLUDE_USAGE_REQUEST;
 		else if (strcmp(t->val, "always") == 0)
@@ -669,7 +378,7 @@ directive(line_ctx *lc, reply *r)
 		else if (strcmp(t->val, "never") == 0)
 			r->include_usage = INCLUDE_USAGE_NEVER;
 		else
-			fail(lc, "include_usage: request, always or never");
+			line_fail(lc, "include_usage: request, always or never");
 	}
 	else if (strcmp(d, "ping") == 0)
 	{
@@ -681,30 +390,30 @@ directive(line_ctx *lc, reply *r)
 				r->inserts[k++] = r->inserts[i];
 		r->ninserts = k;
 		r->pings_set = true;
-		t = need_pos(lc, 1, "none or event positions K,K,...");
+		t = line_need_pos(lc, 1, "none or event positions K,K,...");
 		if (!(strcmp(t->val, "none") == 0 && !t->quoted))
 			add_inserts(lc, r, INSERT_PING, t);
 	}
 	else if (strcmp(d, "keepalive") == 0)
-		add_inserts(lc, r, INSERT_KEEPALIVE, need_pos(lc, 1, "event positions K,K,..."));
+		add_inserts(lc, r, INSERT_KEEPALIVE, line_need_pos(lc, 1, "event positions K,K,..."));
 	else if (strcmp(d, "insert") == 0)
 	{
-		const token *at = kv(lc, "at");
+		const token *at = line_kv(lc, "at");
 		insert	   *in;
 
-		t = need_pos(lc, 1, "its bytes (a \"string\")");
+		t = line_need_pos(lc, 1, "its bytes (a \"string\")");
 		if (at == NULL || !t->quoted)
-			fail(lc, "insert: at=K \"bytes\"");
+			line_fail(lc, "insert: at=K \"bytes\"");
 		r->inserts = xrealloc(r->inserts, (r->ninserts + 1) * sizeof(insert));
 		in = &r->inserts[r->ninserts++];
 		in->kind = INSERT_RAW;
-		in->at = (long) to_ll(lc, at, "at", 0, LONG_MAX);
+		in->at = (long) line_to_ll(lc, at, "at", 0, LONG_MAX);
 		in->bytes = xmemdup(t->val, t->len);
 		in->len = t->len;
 	}
 	else if (strcmp(d, "line_ending") == 0)
 	{
-		t = need_pos(lc, 1, "lf, crlf or cr");
+		t = line_need_pos(lc, 1, "lf, crlf or cr");
 		if (strcmp(t->val, "lf") == 0)
 			r->line_ending = 0;
 		else if (strcmp(t->val, "crlf") == 0)
@@ -712,32 +421,32 @@ directive(line_ctx *lc, reply *r)
 		else if (strcmp(t->val, "cr") == 0)
 			r->line_ending = 2;
 		else
-			fail(lc, "line_ending: lf, crlf or cr");
+			line_fail(lc, "line_ending: lf, crlf or cr");
 	}
 
 	/* failures */
 	else if (strcmp(d, "error") == 0)
 	{
-		const token *st = need_pos(lc, 1, "an HTTP status");
+		const token *st = line_need_pos(lc, 1, "an HTTP status");
 
-		r->status = (int) to_ll(lc, st, "status", 200, 599);
-		if ((t = kv(lc, "type")))
+		r->status = (int) line_to_ll(lc, st, "status", 200, 599);
+		if ((t = line_kv(lc, "type")))
 			set_str(&r->err_type, t->val);
-		if ((t = kv(lc, "message")))
+		if ((t = line_kv(lc, "message")))
 			set_str(&r->err_message, t->val);
-		if ((t = kv(lc, "code")))
+		if ((t = line_kv(lc, "code")))
 		{
 			free(r->err_code);
-			r->err_code = to_json_value(t);
+			r->err_code = line_to_json_value(t);
 		}
-		if ((t = kv(lc, "param")))
+		if ((t = line_kv(lc, "param")))
 		{
 			free(r->err_param);
-			r->err_param = to_json_value(t);
+			r->err_param = line_to_json_value(t);
 		}
-		if ((t = kv(lc, "body")))
+		if ((t = line_kv(lc, "body")))
 			set_str(&r->err_body, t->val);
-		if ((t = kv(lc, "retry_after")))
+		if ((t = line_kv(lc, "retry_after")))
 		{
 			buf			h = {0};
 
@@ -745,7 +454,7 @@ directive(line_ctx *lc, reply *r)
 			add_header(r, h.p);
 			buf_free(&h);
 		}
-		if ((t = kv(lc, "retry_after_ms")))
+		if ((t = line_kv(lc, "retry_after_ms")))
 		{
 			buf			h = {0};
 
@@ -756,99 +465,99 @@ directive(line_ctx *lc, reply *r)
 	}
 	else if (strcmp(d, "header") == 0)
 	{
-		t = need_pos(lc, 1, "\"name: value\"");
+		t = line_need_pos(lc, 1, "\"name: value\"");
 		if (strchr(t->val, ':') == NULL || strpbrk(t->val, "\r\n") != NULL)
-			fail(lc, "header: \"name: value\" on one line");
+			line_fail(lc, "header: \"name: value\" on one line");
 		add_header(r, t->val);
 	}
 	else if (strcmp(d, "retry_after") == 0 || strcmp(d, "retry_after_ms") == 0)
 	{
 		buf			h = {0};
 
-		t = need_pos(lc, 1, "a value");
+		t = line_need_pos(lc, 1, "a value");
 		buf_printf(&h, "%s: %s", strcmp(d, "retry_after") == 0 ? "retry-after" : "retry-after-ms", t->val);
 		add_header(r, h.p);
 		buf_free(&h);
 	}
 	else if (strcmp(d, "should_retry") == 0)
 	{
-		t = need_pos(lc, 1, "true or false");
+		t = line_need_pos(lc, 1, "true or false");
 		if (strcmp(t->val, "true") != 0 && strcmp(t->val, "false") != 0)
-			fail(lc, "should_retry: true or false");
+			line_fail(lc, "should_retry: true or false");
 		add_header(r, strcmp(t->val, "true") == 0 ? "x-should-retry: true" : "x-should-retry: false");
 	}
 	else if (strcmp(d, "mid_error") == 0)
 	{
-		const token *at = kv(lc, "at");
+		const token *at = line_kv(lc, "at");
 
 		if (at == NULL)
-			fail(lc, "mid_error: at=K (events sent before the error)");
+			line_fail(lc, "mid_error: at=K (events sent before the error)");
 		r->mid_error = true;
-		r->mid_error_at = (long) to_ll(lc, at, "at", 0, LONG_MAX);
-		if ((t = kv(lc, "type")))
+		r->mid_error_at = (long) line_to_ll(lc, at, "at", 0, LONG_MAX);
+		if ((t = line_kv(lc, "type")))
 			set_str(&r->mid_type, t->val);
-		if ((t = kv(lc, "message")))
+		if ((t = line_kv(lc, "message")))
 			set_str(&r->mid_message, t->val);
-		if ((t = kv(lc, "code")))
+		if ((t = line_kv(lc, "code")))
 		{
 			free(r->mid_code);
-			r->mid_code = to_json_value(t);
+			r->mid_code = line_to_json_value(t);
 		}
-		if ((t = pos(lc, 1)) != NULL)
+		if ((t = line_pos(lc, 1)) != NULL)
 		{
 			if (t->quoted || strcmp(t->val, "done") != 0)
-				fail(lc, "mid_error: the only word it takes is done (a [DONE] after the error)");
+				line_fail(lc, "mid_error: the only word it takes is done (a [DONE] after the error)");
 			r->mid_done = true;
 		}
 	}
 	else if (strcmp(d, "truncate") == 0)
 	{
-		const token *at = kv(lc, "at");
+		const token *at = line_kv(lc, "at");
 
 		if (at == NULL)
-			fail(lc, "truncate: at=K (events sent before the clean end)");
-		r->truncate_at = (long) to_ll(lc, at, "at", 0, LONG_MAX);
+			line_fail(lc, "truncate: at=K (events sent before the clean end)");
+		r->truncate_at = (long) line_to_ll(lc, at, "at", 0, LONG_MAX);
 	}
 	else if (strcmp(d, "drop") == 0)
 	{
 		take_cutpoint(lc, &r->drop);
-		if ((t = pos(lc, 1)) != NULL)
+		if ((t = line_pos(lc, 1)) != NULL)
 		{
 			if (t->quoted || strcmp(t->val, "rst") != 0)
-				fail(lc, "drop: the only word it takes is rst (reset instead of close)");
+				line_fail(lc, "drop: the only word it takes is rst (reset instead of close)");
 			r->drop_rst = true;
 		}
 	}
 	else if (strcmp(d, "stall") == 0)
 	{
-		const token *sec = kv(lc, "seconds");
-		const token *then = kv(lc, "then");
-		const token *ka = kv(lc, "keepalive_ms");
+		const token *sec = line_kv(lc, "seconds");
+		const token *then = line_kv(lc, "then");
+		const token *ka = line_kv(lc, "keepalive_ms");
 
 		take_cutpoint(lc, &r->stall);
 		if (sec == NULL)
-			fail(lc, "stall: seconds=S");
-		r->stall_seconds = to_double(lc, sec, "seconds");
+			line_fail(lc, "stall: seconds=S");
+		r->stall_seconds = line_to_double(lc, sec, "seconds");
 		r->stall_close = false;
 		if (then)
 		{
 			if (strcmp(then->val, "close") == 0)
 				r->stall_close = true;
 			else if (strcmp(then->val, "continue") != 0)
-				fail(lc, "stall: then=continue or then=close");
+				line_fail(lc, "stall: then=continue or then=close");
 		}
-		r->stall_keepalive_ms = ka ? (long) to_ll(lc, ka, "keepalive_ms", 1, LONG_MAX) : 0;
+		r->stall_keepalive_ms = ka ? (long) line_to_ll(lc, ka, "keepalive_ms", 1, LONG_MAX) : 0;
 	}
 	else if (strcmp(d, "wait_ms") == 0)
-		r->wait_ms = (long) to_ll(lc, need_pos(lc, 1, "milliseconds"), "wait_ms", 0, LONG_MAX);
+		r->wait_ms = (long) line_to_ll(lc, line_need_pos(lc, 1, "milliseconds"), "wait_ms", 0, LONG_MAX);
 
 	/* wire */
 	else if (strcmp(d, "chunks") == 0)
 	{
-		const token *seed = kv(lc, "seed");
-		const token *max = kv(lc, "max");
+		const token *seed = line_kv(lc, "seed");
+		const token *max = line_kv(lc, "max");
 
-		t = need_pos(lc, 1, "event, all, random or sizes N,N,...");
+		t = line_need_pos(lc, 1, "event, all, random or sizes N,N,...");
 		free(r->chunk_sizes);
 		r->chunk_sizes = NULL;
 		r->nchunk_sizes = 0;
@@ -859,37 +568,37 @@ directive(line_ctx *lc, reply *r)
 		else if (strcmp(t->val, "random") == 0)
 		{
 			r->chunk_mode = CHUNK_RANDOM;
-			r->chunk_seed = seed ? (uint64_t) to_ll(lc, seed, "seed", 0, LLONG_MAX) : 1;
-			r->chunk_max = max ? (long) to_ll(lc, max, "max", 1, 1 << 20) : 16;
+			r->chunk_seed = seed ? (uint64_t) line_to_ll(lc, seed, "seed", 0, LLONG_MAX) : 1;
+			r->chunk_max = max ? (long) line_to_ll(lc, max, "max", 1, 1 << 20) : 16;
 		}
 		else
 		{
 			r->chunk_mode = CHUNK_SIZES;
-			r->chunk_sizes = to_list(lc, t, "chunks", 1, &r->nchunk_sizes);
+			r->chunk_sizes = line_to_list(lc, t, "chunks", 1, &r->nchunk_sizes);
 		}
 		if ((seed || max) && r->chunk_mode != CHUNK_RANDOM)
-			fail(lc, "chunks: seed= and max= go with random");
+			line_fail(lc, "chunks: seed= and max= go with random");
 	}
 	else if (strcmp(d, "delay_ms") == 0)
-		r->delay_ms = (long) to_ll(lc, need_pos(lc, 1, "milliseconds"), "delay_ms", 0, LONG_MAX);
+		r->delay_ms = (long) line_to_ll(lc, line_need_pos(lc, 1, "milliseconds"), "delay_ms", 0, LONG_MAX);
 	else if (strcmp(d, "framing") == 0)
 	{
-		t = need_pos(lc, 1, "chunked or close");
+		t = line_need_pos(lc, 1, "chunked or close");
 		if (strcmp(t->val, "chunked") == 0)
 			r->framing_close = false;
 		else if (strcmp(t->val, "close") == 0)
 			r->framing_close = true;
 		else
-			fail(lc, "framing: chunked or close");
+			line_fail(lc, "framing: chunked or close");
 	}
 	else if (strcmp(d, "repeat") == 0)
 	{
-		t = need_pos(lc, 1, "a count or forever");
-		r->repeat = strcmp(t->val, "forever") == 0 ? 0 : (long) to_ll(lc, t, "repeat", 1, LONG_MAX);
+		t = line_need_pos(lc, 1, "a count or forever");
+		r->repeat = strcmp(t->val, "forever") == 0 ? 0 : (long) line_to_ll(lc, t, "repeat", 1, LONG_MAX);
 	}
 	else
-		fail(lc, "unknown directive '%s'", d);
-	all_used(lc);
+		line_fail(lc, "unknown directive '%s'", d);
+	line_all_used(lc);
 }
 
 static void reply_free(reply *r);
@@ -911,13 +620,13 @@ reply_check(const char *path, const reply *r)
 	line_ctx	lc = {.path = path, .lineno = r->line};
 
 	if (r->status && (r->nitems || r->nraws))
-		fail(&lc, "this reply is an HTTP error (error %d) and has content too", r->status);
+		line_fail(&lc, "this reply is an HTTP error (error %d) and has content too", r->status);
 	if (r->nraws && r->nitems)
-		fail(&lc, "raw replaces the generated stream: no text, thinking or tool with it");
+		line_fail(&lc, "raw replaces the generated stream: no text, thinking or tool with it");
 	if (r->mid_error && r->truncate_at >= 0)
-		fail(&lc, "mid_error and truncate both end the stream: pick one");
+		line_fail(&lc, "mid_error and truncate both end the stream: pick one");
 	if (r->status && (r->mid_error || r->truncate_at >= 0))
-		fail(&lc, "an HTTP error reply has no stream to cut");
+		line_fail(&lc, "an HTTP error reply has no stream to cut");
 }
 
 void
@@ -941,10 +650,10 @@ script_load(script *s, const char *path)
 
 		if (n > 0 && line[n - 1] == '\n')
 			line[--n] = '\0';
-		tokenize(&lc, line);
+		line_tokenize(&lc, line);
 		if (lc.ntok == 0)
 		{
-			tokens_free(&lc);
+			line_tokens_free(&lc);
 			continue;
 		}
 		if (lc.tok[0].kind == TOK_WORD && strcmp(lc.tok[0].val, "reply") == 0)
@@ -959,20 +668,20 @@ script_load(script *s, const char *path)
 			r = &s->replies[s->nreplies++];
 			reply_init(r, lineno);
 			lc.used[0] = true;
-			if ((label = pos(&lc, 1)) != NULL)
+			if ((label = line_pos(&lc, 1)) != NULL)
 				r->label = xstrdup(label->val);
-			rep = kv(&lc, "repeat");
-			all_used(&lc);
+			rep = line_kv(&lc, "repeat");
+			line_all_used(&lc);
 			for (size_t i = 0; i < npre; i++)
 			{
 				line_ctx	plc = {.path = path, .lineno = pre_lineno[i]};
 
-				tokenize(&plc, pre[i]);
+				line_tokenize(&plc, pre[i]);
 				directive(&plc, r);
-				tokens_free(&plc);
+				line_tokens_free(&plc);
 			}
 			if (rep)
-				r->repeat = strcmp(rep->val, "forever") == 0 ? 0 : (long) to_ll(&lc, rep, "repeat", 1, LONG_MAX);
+				r->repeat = strcmp(rep->val, "forever") == 0 ? 0 : (long) line_to_ll(&lc, rep, "repeat", 1, LONG_MAX);
 		}
 		else if (s->nreplies == 0)
 		{
@@ -980,7 +689,7 @@ script_load(script *s, const char *path)
 			reply		scratch;
 
 			if (lc.tok[0].kind == TOK_WORD && is_content_directive(lc.tok[0].val))
-				fail(&lc, "%s before the first reply: content belongs to a reply", lc.tok[0].val);
+				line_fail(&lc, "%s before the first reply: content belongs to a reply", lc.tok[0].val);
 			reply_init(&scratch, lineno);
 			directive(&lc, &scratch);
 			pre = xrealloc(pre, (npre + 1) * sizeof(char *));
@@ -991,7 +700,7 @@ script_load(script *s, const char *path)
 		}
 		else
 			directive(&lc, &s->replies[s->nreplies - 1]);
-		tokens_free(&lc);
+		line_tokens_free(&lc);
 	}
 	if (ferror(f))
 		die("reading %s: %s", path, strerror(errno));

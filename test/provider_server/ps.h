@@ -12,7 +12,8 @@
  *   script.c  the script file: one reply per `reply` line and its directives
  *   script_line.c  a line of it: tokens, typed arguments, file:line errors
  *   render.c  a reply and a request turned into the provider's bytes: SSE
- *             events and non-streaming messages
+ *             events and non-streaming messages (render_stream.c: the two
+ *             providers' streams; render.h: what the two share)
  *   errors.c  the providers' HTTP error bodies and status lines
  *   json.c    the little JSON the server needs: a growable buffer, string
  *             escaping and decoding, validation, minifying, key lookup

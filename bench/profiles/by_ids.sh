@@ -17,6 +17,8 @@
 #                (what a chat turn reads of its tool calls)
 #   by_ids all   the same of every message, in seq order
 #   with_parts   get_messages_with_parts, the whole history (for scale)
+#   search 5     search_history's 5 newest hits of a word in every message,
+#                the session indexed first (index_search)
 # and, for each, the heap rows of mnemo.log its index scans fetched in one
 # call (pg_stat_xact_user_tables.idx_tup_fetch), which the plan decides.
 set -euo pipefail
@@ -46,6 +48,7 @@ SELECT fill('big_a', :big);
 SELECT fill('big_b', :big);
 ANALYZE;
 SELECT fill('small', :small);
+SELECT mnemo.index_search('small');
 CREATE TABLE asked AS
     SELECT (SELECT array_agg(id ORDER BY seq) FROM (SELECT id, seq FROM mnemo.messages
              WHERE session_id = 'small' ORDER BY seq DESC LIMIT 20) n) AS newest,
@@ -59,12 +62,13 @@ every=$(psql -X -Atc "SELECT every FROM asked")
 echo "SELECT * FROM mnemo.get_messages_with_parts_by_ids('small', '$newest');" >"$work/by_ids_20.sql"
 echo "SELECT * FROM mnemo.get_messages_with_parts_by_ids('small', '$every');" >"$work/by_ids_all.sql"
 echo "SELECT * FROM mnemo.get_messages_with_parts('small');" >"$work/with_parts.sql"
+echo "SELECT * FROM mnemo.search_history('small', 'word', 5);" >"$work/search_5.sql"
 
 {
 	echo "# bench/profiles/by_ids.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), $(psql -X -Atc 'SELECT version()' | cut -d' ' -f1-2)"
 	echo "# two sessions of $big messages, ANALYZE, then the session read: $small messages"
 	printf '%-12s %14s %22s\n' read "latency (ms)" "log rows fetched/call"
-	for what in by_ids_20 by_ids_all with_parts; do
+	for what in by_ids_20 by_ids_all with_parts search_5; do
 		lat=$(pgbench -n -M prepared -f "$work/$what.sql" -T "$secs" -c 1 2>&1 |
 			sed -n 's/^latency average = \([0-9.]*\) ms/\1/p')
 		fetched=$(psql -X -q -At <<SQL

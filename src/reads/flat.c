@@ -68,6 +68,7 @@
 static SPIPlanPtr rows_plan[2];
 static SPIPlanPtr history_first_plan;
 static SPIPlanPtr by_ids_plan;
+static SPIPlanPtr by_seqs_plan;
 
 /* What every chunk of a read writes into. */
 typedef struct FlatResult
@@ -349,45 +350,36 @@ ReadChunk(FlatResult *r, const char *owner, int64 after, int64 to)
 }
 
 /*
- * The parts arrays of the messages of session owner of
- * tenant whose ids are the text[] ids, one lookup by id each and one range
- * of the log's key for its parts, the arrays built in C as
- * get_messages_with_parts builds them (AddPart): parts[i], in cxt, for the
- * message of the ids' element i + 1 that has none yet there; messages not
- * found are left alone.  Returns how many it set.  Inside SPI.  A
- * correlated jsonb_agg a message, what the reads by id ran before, cost
- * most of turn_context (bench/scale).
+ * The rows of the messages of session owner of tenant that MnemoPartsByIds
+ * or MnemoPartsOfRows names ($3, ids or seqs), each message's in one range
+ * of the log's key: ordinal, message id (on the first row of each message,
+ * part 0), seq, then the part's columns as AddPart takes them.  Each key is
+ * its own probes, whatever the planner thinks of the session's size: as
+ * joins, 2,000 ids of a session it underestimated took 0.7 s, each id
+ * reading the session (bench/profiles/by_ids.txt).  OFFSET 0 fences the
+ * range as LIMIT 1 does an id's probe (MNEMO_MESSAGE_OF_ID).
  */
-int
-MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datum *parts,
-				MemoryContext cxt)
+#define PARTS_ROWS(message_id) \
+	"SELECT u.ord, " message_id ", p.seq, p.part_id, p.part_index, " \
+	"CASE WHEN p.part_type IS NOT NULL THEN " MNEMO_PART_CONTENT " END, " \
+	"p.tool_state, p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
+#define PARTS_RANGE(seq) \
+	"CROSS JOIN LATERAL (SELECT * FROM mnemo.log p_ WHERE p_.session_id = $1 " \
+	"AND p_.tenant = $2 AND p_.seq = " seq " OFFSET 0) p ORDER BY u.ord, p.part_index"
+
+/*
+ * The parts arrays of the first `rows` rows of SPI_tuptable (PARTS_ROWS)
+ * into parts[ordinal - 1], in cxt, where none is there yet (nkeys: the
+ * ordinals' bound); returns how many it set.  Frees SPI_tuptable.
+ */
+static int
+BuildPartsArrays(uint64 rows, int nkeys, Datum *parts, MemoryContext cxt)
 {
 	FlatResult	r = {0};
-	uint64		rows;
 	uint64		row;
 	int64		current = 0;
 	int			set = 0;
 
-	/*
-	 * Each id is found by its own probes, the id's (MNEMO_MESSAGE_OF_ID)
-	 * and then its message's range of the key (OFFSET 0 fences it as LIMIT 1
-	 * does the id's), whatever the planner thinks of the session's size.  As
-	 * joins, 2,000 ids of a session it underestimated took 0.7 s: each id
-	 * read the session (bench/profiles/by_ids.txt).
-	 */
-	MnemoPrepare(&by_ids_plan,
-				 "SELECT u.ord, m.id, p.seq, p.part_id, p.part_index, "
-				 "CASE WHEN p.part_type IS NOT NULL THEN " MNEMO_PART_CONTENT " END, "
-				 "p.tool_state, p.compacted_at, p.started_at, p.completed_at, p.token_estimate "
-				 "FROM unnest($3::text[]) WITH ORDINALITY AS u(id, ord) "
-				 MNEMO_MESSAGE_OF_ID("u.id", "$2", "")
-				 "CROSS JOIN LATERAL (SELECT * FROM mnemo.log p_ WHERE p_.session_id = $1 "
-				 "AND p_.tenant = $2 AND p_.seq = m.seq OFFSET 0) p "
-				 "ORDER BY u.ord, p.part_index",
-				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
-	rows = MnemoExecute(by_ids_plan,
-						(Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(tenant), ids},
-						NULL, true, 0);
 	r.rowcxt = AllocSetContextCreate(CurrentMemoryContext, "mnemo parts by id",
 									 ALLOCSET_DEFAULT_SIZES);
 	for (row = 0; row <= rows; row++)
@@ -419,7 +411,7 @@ MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datu
 		{
 			int64		ord = DatumGetInt64(values[0]);
 
-			if (ord < 1 || ord > nids || parts[ord - 1] != (Datum) 0)
+			if (ord < 1 || ord > nkeys || parts[ord - 1] != (Datum) 0)
 				continue;
 			current = ord;
 			r.values[0] = values[1];	/* the message id, for derived part ids */
@@ -437,6 +429,29 @@ MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datu
 }
 
 /*
+ * The parts arrays of the messages of session owner of tenant whose ids are
+ * the text[] ids: parts[i], in cxt, for the message of the ids' element
+ * i + 1 that has none yet there; messages not found are left alone.
+ * Returns how many it set.  Inside SPI.
+ */
+int
+MnemoPartsByIds(const char *owner, const char *tenant, Datum ids, int nids, Datum *parts,
+				MemoryContext cxt)
+{
+	MnemoPrepare(&by_ids_plan,
+				 PARTS_ROWS("m.id")
+				 "FROM unnest($3::text[]) WITH ORDINALITY AS u(id, ord) "
+				 MNEMO_MESSAGE_OF_ID("u.id", "$2", "")
+				 PARTS_RANGE("m.seq"),
+				 3, (Oid[]) {TEXTOID, TEXTOID, TEXTARRAYOID});
+	return BuildPartsArrays(MnemoExecute(by_ids_plan,
+										 (Datum[]) {CStringGetTextDatum(owner),
+										 CStringGetTextDatum(tenant), ids},
+										 NULL, true, 0),
+							nids, parts, cxt);
+}
+
+/*
  * The parts arrays of rows 0 .. n - 1 of t, an SPI result of session owner's
  * messages whose first column is the id (MNEMO_MESSAGE_FIELDS): element i
  * for row i, in the current context.  Inside SPI.
@@ -445,30 +460,39 @@ Datum *
 MnemoPartsOfRows(SPITupleTable *t, uint64 n, const char *owner, const char *tenant)
 {
 	Datum	   *parts = palloc0(sizeof(Datum) * Max(n, 1));
-	Datum	   *ids;
+	Datum	   *seqs;
 	uint64		i;
 
 	if (n == 0)
 		return parts;
 	if (n > (uint64) MaxAllocSize / sizeof(Datum))
 		elog(ERROR, "too many messages for one read of parts: " UINT64_FORMAT, n);
-	ids = palloc(sizeof(Datum) * n);
+	seqs = palloc(sizeof(Datum) * n);
 	for (i = 0; i < n; i++)
 	{
 		bool		isnull;
 
-		ids[i] = SPI_getbinval(t->vals[i], t->tupdesc, 1, &isnull);
+		seqs[i] = SPI_getbinval(t->vals[i], t->tupdesc, MNEMO_MESSAGE_SEQ_COLUMN, &isnull);
 		if (isnull)
-			elog(ERROR, "a message row without an id");
+			elog(ERROR, "a message row without a seq");
 	}
-	MnemoPartsByIds(owner, tenant,
-					PointerGetDatum(construct_array(ids, (int) n, TEXTOID, -1, false, TYPALIGN_INT)),
-					(int) n, parts, CurrentMemoryContext);
+	/* the rows give their seqs: a range of the key each, no probe of the id */
+	MnemoPrepare(&by_seqs_plan,
+				 PARTS_ROWS("p.id")
+				 "FROM unnest($3::bigint[]) WITH ORDINALITY AS u(seq, ord) "
+				 PARTS_RANGE("u.seq"),
+				 3, (Oid[]) {TEXTOID, TEXTOID, INT8ARRAYOID});
+	BuildPartsArrays(MnemoExecute(by_seqs_plan,
+								  (Datum[]) {CStringGetTextDatum(owner), CStringGetTextDatum(tenant),
+								  PointerGetDatum(construct_array(seqs, (int) n, INT8OID, 8,
+																  FLOAT8PASSBYVAL, TYPALIGN_DOUBLE))},
+								  NULL, true, 0),
+					 (int) n, parts, CurrentMemoryContext);
 	for (i = 0; i < n; i++)
 		if (parts[i] == (Datum) 0)
-			elog(ERROR, "message \"%s\" of session \"%s\" has no rows in the log",
-				 TextDatumGetCString(ids[i]), owner);
-	pfree(ids);
+			elog(ERROR, "message at seq " INT64_FORMAT " of session \"%s\" has no rows in the log",
+				 DatumGetInt64(seqs[i]), owner);
+	pfree(seqs);
 	return parts;
 }
 

@@ -104,6 +104,7 @@ extern bool MnemoFindPart(const char *session_id, const char *tenant, const char
 	m "id, " m "session_id, " m "seq, " m "role, " m "created_at, " m "agent, " m "model_id, " \
 	m "provider_id, " m "run_id, " m "is_summary, " MNEMO_COUNTS(m) ", " m "finish_reason"
 #define MNEMO_MESSAGE_FIELDS MNEMO_MESSAGE_FIELDS_OF("m.")
+#define MNEMO_MESSAGE_SEQ_COLUMN 3	/* of MNEMO_MESSAGE_FIELDS, 1-based */
 
 
 /*

@@ -74,8 +74,6 @@ extern uint64 MnemoExecuteResult(FunctionCallInfo fcinfo, SPIPlanPtr plan, Datum
 								 const char *nulls, bool read_only);
 extern void MnemoResultPut(FunctionCallInfo fcinfo, int natts, const Datum *rowvalues,
 						   const bool *rownulls);
-extern void MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first,
-							  uint64 nrows);
 extern char *MnemoGetText(uint64 row, int col, bool *isnull);
 extern int64 MnemoGetInt64(uint64 row, int col, bool *isnull);
 extern bool MnemoGetBool(uint64 row, int col);

@@ -437,24 +437,6 @@ MnemoResultPut(FunctionCallInfo fcinfo, int natts, const Datum *rowvalues, const
 	pfree(nulls);
 }
 
-/* Rows first .. first + nrows - 1 of an SPI result kept from an earlier statement. */
-void
-MnemoResultAppend(FunctionCallInfo fcinfo, SPITupleTable *table, uint64 first, uint64 nrows)
-{
-	TupleDesc	desc = table->tupdesc;
-	Datum	   *values = palloc(sizeof(Datum) * desc->natts);
-	bool	   *nulls = palloc(sizeof(bool) * desc->natts);
-	uint64		i;
-
-	for (i = first; i < first + nrows; i++)
-	{
-		heap_deform_tuple(table->vals[i], desc, values, nulls);
-		MnemoResultPut(fcinfo, desc->natts, values, nulls);
-	}
-	pfree(values);
-	pfree(nulls);
-}
-
 /* Column col (1-based) of row of the last SPI result, palloc'd in the current context. */
 char *
 MnemoGetText(uint64 row, int col, bool *isnull)

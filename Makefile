@@ -11,7 +11,7 @@ REGRESS      = ids sessions append append_limits insert_direct session_row parts
 REGRESS_OPTS = --inputdir=. --load-extension=mnemo
 
 # isolation specs for the locking claims: test/specs/*.spec, test/expected/*.out
-ISOLATION      = append_order append_snapshot swap_race summary_race claim_race run_claim_race state_merge fork_race map_claim_race search_drain purge_race tenant_lock tenant_reassign part_once_race blob_purge_race
+ISOLATION      = append_order append_snapshot swap_race summary_race claim_race run_claim_race state_merge fork_race map_claim_race search_drain purge_race tenant_lock tenant_reassign part_once_race blob_purge_race append_during_summary append_part_race
 ISOLATION_OPTS = --inputdir=test --load-extension=mnemo
 
 PG_CONFIG   ?= pg_config

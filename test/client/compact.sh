@@ -84,12 +84,18 @@ for shape in 1 2 3 4 5 6; do
 	file_ids "$sid" >"$work/ids.before"
 	budget=$((total / (2 + RANDOM % 12)))
 	if [ "$shape" = 6 ]; then
-		# appends racing the compaction
-		(for i in $(seq 40); do msg "$sid" assistant $((100 + RANDOM % 2000)); done) &
+		# appends racing the compaction: each must succeed (no deadlock, no
+		# error) and every one must be stored
+		before=$(psql_q -c "SELECT count(*) FROM mnemo.messages WHERE session_id = '$sid' AND NOT is_summary")
+		(for i in $(seq 40); do msg "$sid" assistant $((100 + RANDOM % 2000)) || exit 1; done) &
 		bg_pid=$!
 		run_m compact "$sid" --level 3 --budget "$budget"
 		wait "$bg_pid"
+		appends_rc=$?
 		bg_pid=
+		check "shape 6: the 40 appends racing the compaction all succeed" test "$appends_rc" -eq 0
+		is "$(psql_q -c "SELECT count(*) - $before FROM mnemo.messages WHERE session_id = '$sid' AND NOT is_summary")" 40 \
+			"shape 6: and all 40 are stored beside the summaries"
 		# the appends may outgrow the last round: one more brings it down
 		[ "$rc" -eq 0 ] && run_m compact "$sid" --level 3 --budget "$budget"
 	else

@@ -74,8 +74,8 @@ SELECT is_empty($$
        AND (a.attname <> CASE c.relname WHEN 'sessions' THEN 'id' ELSE 'session_id' END
             OR b.attname IS DISTINCT FROM 'tenant')
 $$, 'every primary key but those of file_references, blobs and tenants leads with the session column, then the tenant');
--- the rule of hash partitioning and of Citus: every unique index of a
--- session-keyed table includes session_id; none is on id alone
+-- the rule of hash partitioning and of Citus, and DESIGN.md's: every unique
+-- index of a session-keyed table leads with session_id; none is on id alone
 SELECT is_empty($$
     SELECT i.indexrelid::regclass::text
       FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
@@ -83,8 +83,8 @@ SELECT is_empty($$
        AND c.relname NOT IN ('sessions', 'file_references', 'blobs', 'tenants')
        AND NOT EXISTS (SELECT 1 FROM pg_attribute a
                         WHERE a.attrelid = i.indrelid AND a.attname = 'session_id'
-                          AND a.attnum = ANY (i.indkey))
-$$, 'every unique index of a session-keyed table includes session_id');
+                          AND a.attnum = i.indkey[0])
+$$, 'every unique index of a session-keyed table leads with session_id');
 
 -- columns: every table carries its tenant (after its 0.1.0 columns; later ones follow it)
 SELECT columns_are('mnemo', 'sessions', ARRAY['id', 'parent_id', 'created_at', 'updated_at', 'model_id',

@@ -161,3 +161,39 @@ SELECT pg_temp.read_by($$SELECT count(*) FROM mnemo.turn_context('cx_csmall', 10
 \gset
 SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
 COMMIT;
+
+-- And on forks: a fork at the newest seq of each uncompacted session above
+-- copies its view, 1,000 or 10,000 items its parent holds; assembly walks
+-- it newest first like any other, looking each batch's items up where they
+-- are, so it reads the same messages on both (it read and rendered the
+-- whole view before).  The rows of the view it reads to find the
+-- summaries, which it reserves first, are still the view's: the summaries
+-- are found by a filter on the view's key range.
+CREATE FUNCTION pg_temp.log_read_by(sql text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE before bigint := (SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
+                            FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo' AND relname LIKE 'log%');
+BEGIN
+  EXECUTE sql;
+  RETURN (SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
+            FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo' AND relname LIKE 'log%') - before;
+END $$;
+SELECT (mnemo.fork_session(s, (SELECT max(seq) FROM mnemo.messages WHERE session_id = s)::text, s || '_fork')).id
+  FROM unnest(ARRAY['cx_small', 'cx_large']) AS s;
+SELECT count(*), sum(tokens) FROM mnemo.build_context('cx_large_fork', 1000);
+SELECT (SELECT md5(string_agg(item_id || content, ',' ORDER BY position)) FROM mnemo.build_context('cx_large_fork', 1000))
+     = (SELECT md5(string_agg(item_id || content, ',' ORDER BY position)) FROM mnemo.build_context('cx_large', 1000))
+       AS the_parents_context;
+BEGIN;
+SELECT pg_temp.log_read_by($$SELECT count(*) FROM mnemo.build_context('cx_small_fork', 1000)$$) AS small,
+       pg_temp.log_read_by($$SELECT count(*) FROM mnemo.build_context('cx_large_fork', 1000)$$) AS large
+\gset
+SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
+SELECT pg_temp.log_read_by($$SELECT * FROM mnemo.context_report('cx_small_fork', 1000)$$) AS small,
+       pg_temp.log_read_by($$SELECT * FROM mnemo.context_report('cx_large_fork', 1000)$$) AS large
+\gset
+SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
+SELECT pg_temp.log_read_by($$SELECT count(*) FROM mnemo.turn_context('cx_small_fork', 1000)$$) AS small,
+       pg_temp.log_read_by($$SELECT count(*) FROM mnemo.turn_context('cx_large_fork', 1000)$$) AS large
+\gset
+SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
+COMMIT;

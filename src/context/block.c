@@ -352,7 +352,7 @@ OpenView(const char *session_id, MemoryContext callcxt, BlockView *v, MnemoCall 
 	memset(v, 0, sizeof(*v));
 	v->implicit_from = CONTEXT_END_POSITION;
 	MnemoConnect(call);
-	if (ViewWalkBegin(session_id, &v->w))
+	if (ViewWalkBegin(session_id, false, &v->w))
 	{
 		v->walking = true;
 		/* explicit positions are all below the tail's seqs (context.h) */

@@ -84,14 +84,17 @@ ComparePositions(const void *a, const void *b)
 }
 
 /*
- * Assembly that costs what the budget holds (issue 36), for a session that
- * is not a fork: the summaries of the view are read and reserved first,
- * then the messages newest first, the implicit tail through (session_id,
- * tenant, seq) and then the explicit rows backwards by position, a batch
- * at a time, each message taken as it is rendered while it fits; the walk
- * stops at the first that does not.  Only the items taken are returned (in
- * position order), each included.  *found: whether the session is not a
- * fork (else nothing is done: ReadForkContext's path assembles it).
+ * Assembly that costs what the budget holds (issue 36): the summaries of
+ * the view are read and reserved first, then the messages newest first,
+ * the implicit tail through (session_id, tenant, seq) and then the
+ * explicit rows backwards by position, a batch at a time, each message
+ * taken as it is rendered while it fits; the walk stops at the first that
+ * does not.  Only the items taken are returned (in position order), each
+ * included.  A fork's explicit rows, most of which its ancestors hold, are
+ * looked up a batch at a time by the session that holds each
+ * (ContextFeedHeld); until 0.13.0's library its whole view was read and
+ * rendered on every call, so that a fork of a long uncompacted session
+ * paid its history on every turn.
  *
  * count_omitted (context_report and turn_context's budget row): the walk
  * goes on past the cut, rendering messages only to count them, until it has
@@ -107,8 +110,7 @@ ComparePositions(const void *a, const void *b)
  */
 static MnemoContextEntry *
 AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
-					MemoryContext callcxt, int *nentries, ContextTotals *totals, bool *found,
-					char **tenant)
+					MemoryContext callcxt, int *nentries, ContextTotals *totals, char **tenant)
 {
 	ContextReceiver r;
 	ViewWalk	w;
@@ -120,21 +122,20 @@ AssembleNewestFirst(const char *session_id, int32 budget, bool count_omitted,
 	MnemoCall	call;
 
 	MnemoConnect(&call);
-	if (!ViewWalkBegin(session_id, &w))
-	{
-		MnemoFinish(&call);
-		*found = false;
-		return NULL;
-	}
-	*found = true;
+	(void) ViewWalkBegin(session_id, true, &w);
 	*tenant = MemoryContextStrdup(callcxt, w.tenant);
 	ContextReceiverInit(&r, session_id, budget, callcxt, 64);
 	r.count_omitted = count_omitted;
 
 	/* the summaries, all kept unless oversize, reserved first */
 	ViewWalkValues(&w, values, w.tail_seq, w.last_seq);
-	MnemoPrepare(&summaries_plan, CONTEXT_SUMMARIES_SQL, VIEW_WALK_NARGS, VIEW_WALK_TYPES);
-	WalkStatement(&r, summaries_plan, values);
+	if (w.fork)
+		ViewWalkForkSummaries(&w, &r);
+	else
+	{
+		MnemoPrepare(&summaries_plan, CONTEXT_SUMMARIES_SQL, VIEW_WALK_NARGS, VIEW_WALK_TYPES);
+		WalkStatement(&r, summaries_plan, values);
+	}
 	memset(totals, 0, sizeof(*totals));
 	for (i = 0; i < r.nentries; i++)
 	{
@@ -212,61 +213,13 @@ AssembleContext(FunctionCallInfo fcinfo, MemoryContext callcxt, bool count_omitt
 {
 	char	   *session_id = MnemoRequireTextArg(fcinfo, 0, "session_id");
 	int32		budget = DatumGetInt32(MnemoRequireArg(fcinfo, 1, "budget_tokens"));
-	MnemoContextEntry *entries;
-	int64		remaining;
-	bool		found;
-	int			n;
-	int			i;
 
 	if (budget < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("budget_tokens must not be negative")));
-	entries = AssembleNewestFirst(session_id, budget, count_omitted, callcxt, nentries, totals,
-								  &found, tenant);
-	if (found)
-		return entries;
-
-	/* a fork: its view read whole, owner by owner, and chosen from */
-	memset(totals, 0, sizeof(*totals));
-	entries = MnemoReadContext(session_id, budget, callcxt, &n, tenant);
-	for (i = 0; i < n; i++)
-	{
-		if (entries[i].is_summary && !entries[i].oversize)
-		{
-			entries[i].included = true;
-			totals->summary_tokens += entries[i].tokens;
-		}
-	}
-
-	/* messages newest to oldest while they fit in what the summaries left */
-	remaining = (int64) budget - totals->summary_tokens;
-	for (i = n; i-- > 0;)
-	{
-		MnemoContextEntry *e = &entries[i];
-
-		if (e->is_summary)
-			continue;
-		if (e->tokens > remaining || e->oversize || e->let_go)
-			break;
-		e->included = true;
-		remaining -= e->tokens;
-	}
-	for (i = 0; i < n; i++)
-	{
-		if (entries[i].included)
-		{
-			totals->included_items++;
-			totals->included_tokens += entries[i].tokens;
-		}
-		else
-		{
-			totals->omitted_items++;
-			totals->omitted_tokens += entries[i].tokens;
-		}
-	}
-	*nentries = n;
-	return entries;
+	return AssembleNewestFirst(session_id, budget, count_omitted, callcxt, nentries, totals,
+							   tenant);
 }
 
 PG_FUNCTION_INFO_V1(mnemo_build_context);

@@ -23,6 +23,7 @@
 
 #include "mnemo.h"
 #include "tenancy/tenancy.h"
+#include "reads/reads.h"
 
 /*
  * The session's live context view (the session $1 of the tenant in the
@@ -266,8 +267,16 @@ extern void ContextReceiverDone(ContextReceiver *r);
 #define CONTEXT_ORDER_DESC "ORDER BY c.position DESC, p.part_index"
 
 /*
- * context_walk.c: the view of a session that is not a fork, read a batch at
- * a time from either end, each batch by the index keys of what it reads, so
+ * context_view.c: items of a fork's view rendered into r by the sessions of
+ * its line that hold them, in position order (descending: newest first).
+ */
+extern void ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions,
+							Datum *types, Datum *ids, Datum *seqs, int n, bool descending,
+							ContextReceiver *r);
+
+/*
+ * context_walk.c: the view of a session (newest first, a fork's too), read
+ * a batch at a time from either end, each batch by the index keys of what it reads, so
  * that a reader that stops early costs what it read, not the view.  The
  * walk runs inside the caller's SPI connection; ViewWalkBegin sets the
  * planner settings the walk's statements need and ViewWalkEnd restores them.
@@ -276,6 +285,8 @@ typedef struct ViewWalk
 {
 	const char *session_id;
 	const char *tenant;			/* the session's, as ViewWalkBegin resolved it */
+	bool		fork;			/* its explicit rows are looked up by owner ... */
+	MnemoLine	line;			/* ... on its line (a fork's only) */
 	int64		generation;		/* the live one of the explicit rows */
 	int64		tail_seq;		/* the implicit tail: seqs after it ... */
 	int64		last_seq;		/* ... up to this one */
@@ -303,10 +314,11 @@ typedef struct ViewWalk
 #define VIEW_WALK_NARGS 5
 #define VIEW_WALK_TYPES ((Oid[]) {TEXTOID, INT8OID, INT8OID, INT8OID, TEXTOID})
 
-extern bool ViewWalkBegin(const char *session_id, ViewWalk *w);
+extern bool ViewWalkBegin(const char *session_id, bool forks, ViewWalk *w);
 extern Datum *ViewWalkValues(ViewWalk *w, Datum *values, int64 a, int64 b);
 extern void ViewWalkEnd(ViewWalk *w);
 extern bool ViewWalkNewer(ViewWalk *w, ContextReceiver *r);
+extern void ViewWalkForkSummaries(ViewWalk *w, ContextReceiver *r);
 extern bool ViewWalkOlder(ViewWalk *w, ContextReceiver *r);
 extern void ViewWalkUsers(ViewWalk *w, int64 *latest, int64 *second, int64 *first);
 extern int64 ViewWalkOldestMessage(ViewWalk *w);

@@ -1,11 +1,13 @@
 /*
  * context_view.c
  *		The whole context view of a session, read and rendered in position
- *		order (MnemoReadContext): the path of a fork, whose items its
- *		ancestors hold, read owner by owner (ReadForkContext), for
- *		build_context, context_report and compaction_block alike.  A session
- *		that is not a fork is read from either end a batch at a time instead
- *		(context_walk.c), for what the caller needs.
+ *		order (MnemoReadContext): compaction_block's path for a fork, whose
+ *		items its ancestors hold, read owner by owner (ReadForkContext).
+ *		The items of a fork's view are looked up by the session that holds
+ *		each here (ContextFeedHeld), whole or a batch at a time: assembly
+ *		walks a fork's view newest first as any other (context_walk.c), and
+ *		a session that is not a fork is read from either end a batch at a
+ *		time by every reader.
  */
 #include "postgres.h"
 
@@ -23,6 +25,7 @@
 static SPIPlanPtr context_plan;
 static SPIPlanPtr items_plan;
 static SPIPlanPtr held_plan;
+static SPIPlanPtr held_desc_plan;
 
 static void ReadView(const char *session_id, const char *tenant, ContextReceiver *r);
 
@@ -31,11 +34,11 @@ static void ReadView(const char *session_id, const char *tenant, ContextReceiver
  * or those it inherited from that ancestor, of the fork's tenant), given as
  * arrays, looked up as below.
  */
-#define CONTEXT_HELD_SQL \
+#define CONTEXT_HELD_SQL(order) \
 	CONTEXT_COLUMNS("$6") \
 	"FROM unnest($2::bigint[], $3::text[], $4::text[], $5::bigint[]) " \
 	"AS c(position, item_type, item_id, seq) " \
-	CONTEXT_LOOKUPS("JOIN", "$6") CONTEXT_ORDER
+	CONTEXT_LOOKUPS("JOIN", "$6") order
 
 /*
  * An item of a fork's view inherited from an ancestor is not in the fork's
@@ -52,28 +55,125 @@ static void ReadView(const char *session_id, const char *tenant, ContextReceiver
 
 
 /*
- * The view of a fork, rendered owner by owner: its items (one statement on
- * the fork), grouped by the session that holds each (lineage.c), looked up
- * with one statement per such session, and fed to the receiver in position
- * order, merging the per-session results.
+ * Items of a fork's view (n of them: positions, types, ids, seqs), rendered
+ * into r owner by owner: grouped by the session of the line that holds each
+ * (lineage.c), looked up with one statement per such session, and fed in
+ * position order, ascending or descending, merging the per-session
+ * results.  The whole view (ReadForkContext) or one batch of the
+ * newest-first walk (context_walk.c).
  */
+void
+ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions, Datum *types,
+				Datum *ids, Datum *seqs, int n, bool descending, ContextReceiver *r)
+{
+	SPIPlanPtr *plan = descending ? &held_desc_plan : &held_plan;
+	int		   *owner_of = palloc(sizeof(int) * Max(n, 1));
+	SPITupleTable **tables = palloc0(sizeof(SPITupleTable *) * line->nsegs);
+	uint64	   *counts = palloc0(sizeof(uint64) * line->nsegs);
+	uint64	   *next = palloc0(sizeof(uint64) * line->nsegs);
+	TupleTableSlot **slots = palloc0(sizeof(TupleTableSlot *) * line->nsegs);
+	Datum	   *own_positions = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *own_types = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *own_ids = palloc(sizeof(Datum) * Max(n, 1));
+	Datum	   *own_seqs = palloc(sizeof(Datum) * Max(n, 1));
+	int			row;
+	int			i;
+
+	/* owners are the line's segments, one slot each: few */
+	for (row = 0; row < n; row++)
+	{
+		MnemoSegment *seg = MnemoLineSegment(line, DatumGetInt64(seqs[row]));
+
+		if (seg == NULL)
+			elog(ERROR, "context item \"%s\" of session \"%s\" is not on its line",
+				 TextDatumGetCString(ids[row]), session_id);
+		owner_of[row] = seg - line->segs;
+	}
+	MnemoPrepare(plan, descending ? CONTEXT_HELD_SQL(CONTEXT_ORDER_DESC) : CONTEXT_HELD_SQL(CONTEXT_ORDER),
+				 6, (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTOID});
+	for (i = 0; i < line->nsegs; i++)
+	{
+		int			m = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		/* segments of one session are looked up together, at its first */
+		if (i > 0 && strcmp(line->segs[i - 1].owner, line->segs[i].owner) == 0)
+			continue;
+		for (row = 0; row < n; row++)
+		{
+			if (strcmp(line->segs[owner_of[row]].owner, line->segs[i].owner) != 0)
+				continue;
+			own_positions[m] = positions[row];
+			own_types[m] = types[row];
+			own_ids[m] = ids[row];
+			own_seqs[m] = seqs[row];
+			m++;
+		}
+		if (m == 0)
+			continue;
+		counts[i] = MnemoExecute(*plan,
+								 (Datum[]) {CStringGetTextDatum(line->segs[i].owner),
+									 PointerGetDatum(construct_array(own_positions, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+									 PointerGetDatum(construct_array(own_types, m, TEXTOID, -1, false, TYPALIGN_INT)),
+									 PointerGetDatum(construct_array(own_ids, m, TEXTOID, -1, false, TYPALIGN_INT)),
+									 PointerGetDatum(construct_array(own_seqs, m, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
+								 CStringGetTextDatum(line->tenant)},
+								 NULL, true, 0);
+		tables[i] = SPI_tuptable;
+		slots[i] = MakeSingleTupleTableSlot(SPI_tuptable->tupdesc, &TTSOpsHeapTuple);
+	}
+
+	/* merge by position; each result is in the order asked for */
+	for (;;)
+	{
+		int			best = -1;
+		int64		best_pos = 0;
+		int64		pos;
+		bool		isnull;
+
+		for (i = 0; i < line->nsegs; i++)
+		{
+			if (tables[i] == NULL || next[i] >= counts[i])
+				continue;
+			pos = DatumGetInt64(SPI_getbinval(tables[i]->vals[next[i]], tables[i]->tupdesc, 1, &isnull));
+			if (best < 0 || (descending ? pos > best_pos : pos < best_pos))
+			{
+				best = i;
+				best_pos = pos;
+			}
+		}
+		if (best < 0)
+			break;
+		r->feeding_inherited = strcmp(line->segs[best].owner, session_id) != 0;
+		do
+		{
+			ExecStoreHeapTuple(tables[best]->vals[next[best]], slots[best], false);
+			if (!r->pub.receiveSlot(slots[best], &r->pub))
+				goto done;
+			next[best]++;
+		} while (next[best] < counts[best] &&
+				 DatumGetInt64(SPI_getbinval(tables[best]->vals[next[best]], tables[best]->tupdesc,
+											 1, &isnull)) == best_pos);
+	}
+done:
+	r->feeding_inherited = false;
+	for (i = 0; i < line->nsegs; i++)
+		if (slots[i] != NULL)
+			ExecDropSingleTupleTableSlot(slots[i]);
+}
+
+/* The view of a fork, whole, in position order (ContextFeedHeld). */
 static void
 ReadForkContext(const char *session_id, ContextReceiver *r)
 {
 	MnemoLine	line;
-	SPITupleTable *items;
 	uint64		nitems;
 	uint64		row;
-	int		   *owner_of;
-	SPITupleTable **tables;
-	uint64	   *counts;
-	uint64	   *next;
-	TupleTableSlot **slots;
 	Datum	   *positions;
 	Datum	   *types;
 	Datum	   *ids;
 	Datum	   *seqs;
-	int			i;
+	bool		isnull;
 
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&items_plan,
@@ -83,97 +183,21 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 	nitems = MnemoExecute(items_plan,
 						  (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(line.tenant)},
 						  NULL, true, 0);
-	items = SPI_tuptable;
-
-	/* owners are the line's segments, one slot each: few */
-	owner_of = palloc(sizeof(int) * Max(nitems, 1));
-	for (row = 0; row < nitems; row++)
-	{
-		MnemoSegment *seg = MnemoLineSegment(&line, MnemoGetInt64(row, 4, NULL));
-
-		if (seg == NULL)
-			elog(ERROR, "context item \"%s\" of session \"%s\" is not on its line",
-				 MnemoGetText(row, 3, NULL), session_id);
-		owner_of[row] = seg - line.segs;
-	}
-	tables = palloc0(sizeof(SPITupleTable *) * line.nsegs);
-	counts = palloc0(sizeof(uint64) * line.nsegs);
-	next = palloc0(sizeof(uint64) * line.nsegs);
-	slots = palloc0(sizeof(TupleTableSlot *) * line.nsegs);
 	positions = palloc(sizeof(Datum) * Max(nitems, 1));
 	types = palloc(sizeof(Datum) * Max(nitems, 1));
 	ids = palloc(sizeof(Datum) * Max(nitems, 1));
 	seqs = palloc(sizeof(Datum) * Max(nitems, 1));
-	MnemoPrepare(&held_plan, CONTEXT_HELD_SQL, 6,
-				 (Oid[]) {TEXTOID, INT8ARRAYOID, TEXTARRAYOID, TEXTARRAYOID, INT8ARRAYOID, TEXTOID});
+	for (row = 0; row < nitems; row++)
 	{
-		for (i = 0; i < line.nsegs; i++)
-		{
-			int			n = 0;
+		HeapTuple	tuple = SPI_tuptable->vals[row];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
 
-			CHECK_FOR_INTERRUPTS();
-			for (row = 0; row < nitems; row++)
-			{
-				bool		isnull;
-
-				/* segments of one session are looked up together, at its first */
-				if (strcmp(line.segs[owner_of[row]].owner, line.segs[i].owner) != 0)
-					continue;
-				positions[n] = SPI_getbinval(items->vals[row], items->tupdesc, 1, &isnull);
-				types[n] = SPI_getbinval(items->vals[row], items->tupdesc, 2, &isnull);
-				ids[n] = SPI_getbinval(items->vals[row], items->tupdesc, 3, &isnull);
-				seqs[n] = SPI_getbinval(items->vals[row], items->tupdesc, 4, &isnull);
-				n++;
-			}
-			if (n == 0 || (i > 0 && strcmp(line.segs[i - 1].owner, line.segs[i].owner) == 0))
-				continue;
-			counts[i] = MnemoExecute(held_plan,
-									 (Datum[]) {CStringGetTextDatum(line.segs[i].owner),
-										 PointerGetDatum(construct_array(positions, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-										 PointerGetDatum(construct_array(types, n, TEXTOID, -1, false, TYPALIGN_INT)),
-										 PointerGetDatum(construct_array(ids, n, TEXTOID, -1, false, TYPALIGN_INT)),
-										 PointerGetDatum(construct_array(seqs, n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE)),
-									 CStringGetTextDatum(line.tenant)},
-									 NULL, true, 0);
-			tables[i] = SPI_tuptable;
-			slots[i] = MakeSingleTupleTableSlot(SPI_tuptable->tupdesc, &TTSOpsHeapTuple);
-		}
+		positions[row] = SPI_getbinval(tuple, desc, 1, &isnull);
+		types[row] = SPI_getbinval(tuple, desc, 2, &isnull);
+		ids[row] = SPI_getbinval(tuple, desc, 3, &isnull);
+		seqs[row] = SPI_getbinval(tuple, desc, 4, &isnull);
 	}
-
-	/* merge by position; each result is in position order */
-	for (;;)
-	{
-		int			best = -1;
-		int64		best_pos = 0;
-		int64		pos;
-		bool		isnull;
-
-		for (i = 0; i < line.nsegs; i++)
-		{
-			if (tables[i] == NULL || next[i] >= counts[i])
-				continue;
-			pos = DatumGetInt64(SPI_getbinval(tables[i]->vals[next[i]], tables[i]->tupdesc, 1, &isnull));
-			if (best < 0 || pos < best_pos)
-			{
-				best = i;
-				best_pos = pos;
-			}
-		}
-		if (best < 0)
-			break;
-		r->feeding_inherited = strcmp(line.segs[best].owner, session_id) != 0;
-		do
-		{
-			ExecStoreHeapTuple(tables[best]->vals[next[best]], slots[best], false);
-			r->pub.receiveSlot(slots[best], &r->pub);
-			next[best]++;
-		} while (next[best] < counts[best] &&
-				 DatumGetInt64(SPI_getbinval(tables[best]->vals[next[best]], tables[best]->tupdesc,
-											 1, &isnull)) == best_pos);
-	}
-	for (i = 0; i < line.nsegs; i++)
-		if (slots[i] != NULL)
-			ExecDropSingleTupleTableSlot(slots[i]);
+	ContextFeedHeld(&line, session_id, positions, types, ids, seqs, (int) nitems, false, r);
 }
 
 /*

@@ -1,8 +1,10 @@
 /*
  * context_walk.c
- *		The context view of a session that is not a fork, read a batch at a
- *		time from either end (issue 36): a reader that stops when it has
- *		what it needs costs what it read, not the view.
+ *		The context view of a session, read a batch at a time from either
+ *		end (issue 36): a reader that stops when it has what it needs costs
+ *		what it read, not the view.  Newest first, a fork's too, whose
+ *		explicit rows are looked up by the sessions of its line that hold
+ *		them (ContextFeedHeld); oldest first, sessions that are not forks.
  *
  * The view is the explicit rows of the live generation of context_items,
  * then the implicit tail, the messages after sessions.context_tail_seq
@@ -103,15 +105,31 @@ static SPIPlanPtr tail_first_message_plan;
 	"AND m.role = 'user' AND NOT m.is_summary ORDER BY m.seq " order
 
 /*
- * The head of session_id's view.  False, with nothing set up, for a fork
- * (whose view is read whole: context_view.c); MN001 if the session does not
+ * A fork's explicit rows as they are stored, without look-ups (the items
+ * its ancestors hold are looked up by owner, ContextFeedHeld): newest
+ * first, at most $4 message rows before position $3; or its summaries.
+ */
+#define FORK_ROWS_SQL(where) \
+	"SELECT c.position, c.item_type, c.item_id, c.seq FROM mnemo.context_items c " \
+	"WHERE c.session_id = $1 AND c.tenant = $5 AND c.generation = $2 AND " where
+#define FORK_ROWS_NEWER FORK_ROWS_SQL("c.position < $3 AND c.item_type = 'message' " \
+									  "ORDER BY c.position DESC LIMIT $4")
+#define FORK_SUMMARIES FORK_ROWS_SQL("c.item_type = 'summary' ORDER BY c.position")
+
+static SPIPlanPtr fork_rows_plan;
+static SPIPlanPtr fork_summaries_plan;
+
+/*
+ * The head of session_id's view.  A fork's view is walked too when forks is
+ * set (its explicit rows looked up by owner); else false, with nothing set
+ * up, for a fork (whose view is then read whole: context_view.c); MN001 if the session does not
  * exist or is not visible, MN013 if the id names several sessions the
  * caller sees (MnemoCheckSessionRow: the session row is read once per
  * tenant that has the id, and the walk reads the one it chose).  Within an
  * SPI connection (MnemoConnect), whose memory holds w's strings.
  */
 bool
-ViewWalkBegin(const char *session_id, ViewWalk *w)
+ViewWalkBegin(const char *session_id, bool forks, ViewWalk *w)
 {
 	uint64		row;
 	int			nestlevel;
@@ -139,7 +157,7 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 						   MNEMO_LAST_SEQ("s", "$1") ", s.fork_seq IS NOT NULL "
 						   "FROM mnemo.sessions s WHERE s.id = $1",
 						   session_id, true, 1, 0, false);
-	if (MnemoGetBool(row, 5))
+	if (MnemoGetBool(row, 5) && !forks)
 	{
 		AtEOXact_GUC(true, nestlevel);
 		return false;
@@ -147,6 +165,7 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	memset(w, 0, sizeof(*w));
 	w->session_id = session_id;
 	w->tenant = MnemoGetText(row, 1, NULL);
+	w->fork = MnemoGetBool(row, 5);
 	w->generation = MnemoGetInt64(row, 2, NULL);
 	w->tail_seq = MnemoGetInt64(row, 3, NULL);
 	w->last_seq = MnemoGetInt64(row, 4, NULL);
@@ -158,7 +177,49 @@ ViewWalkBegin(const char *session_id, ViewWalk *w)
 	w->old_batch = CONTEXT_BATCH_MIN;
 	w->old_limit = CONTEXT_END_POSITION;
 	w->nestlevel = nestlevel;
+	if (w->fork)
+		MnemoReadLine(session_id, PG_INT64_MAX, false, false, &w->line);
 	return true;
+}
+
+/*
+ * The rows a fork's statement gave (position, item_type, item_id, seq),
+ * rendered into r by owner; how many.
+ */
+static uint64
+FeedForkRows(ViewWalk *w, ContextReceiver *r, uint64 n, bool descending, int64 *last_position)
+{
+	SPITupleTable *rows = SPI_tuptable;
+	Datum	   *cols[4];
+	uint64		i;
+	int			c;
+	bool		isnull;
+
+	if (n == 0)
+		return 0;
+	for (c = 0; c < 4; c++)
+		cols[c] = palloc(sizeof(Datum) * n);
+	for (i = 0; i < n; i++)
+		for (c = 0; c < 4; c++)
+			cols[c][i] = SPI_getbinval(rows->vals[i], rows->tupdesc, c + 1, &isnull);
+	*last_position = DatumGetInt64(cols[0][n - 1]);
+	ContextFeedHeld(&w->line, w->session_id, cols[0], cols[1], cols[2], cols[3], (int) n,
+					descending, r);
+	ContextFinishEntry(r);
+	return n;
+}
+
+/* A fork's summaries, in position order, into r (as assembly reads them first). */
+void
+ViewWalkForkSummaries(ViewWalk *w, ContextReceiver *r)
+{
+	Datum		values[VIEW_WALK_NARGS];
+	int64		last;
+
+	Assert(w->fork);
+	MnemoPrepare(&fork_summaries_plan, FORK_SUMMARIES, VIEW_WALK_NARGS, VIEW_WALK_TYPES);
+	FeedForkRows(w, r, MnemoExecute(fork_summaries_plan, ViewWalkValues(w, values, 0, 0), NULL, true, 0),
+				 false, &last);
 }
 
 void
@@ -201,6 +262,23 @@ ViewWalkNewer(ViewWalk *w, ContextReceiver *r)
 		MnemoExecuteTo(tail_plan, ViewWalkValues(w, values, w->new_hi, lo), NULL, true, &r->pub);
 		ContextFinishEntry(r);
 		w->new_hi = lo - 1;
+	}
+	else if (w->fork)
+	{
+		int64		oldest;
+
+		w->new_rows = true;
+		MnemoPrepare(&fork_rows_plan, FORK_ROWS_NEWER, VIEW_WALK_NARGS, VIEW_WALK_TYPES);
+		if (FeedForkRows(w, r, MnemoExecute(fork_rows_plan,
+											ViewWalkValues(w, values, w->new_before, w->new_batch),
+											NULL, true, 0),
+						 true, &oldest) == 0)
+		{
+			w->new_done = true;
+			return false;
+		}
+		/* the next batch starts before the oldest row this one read */
+		w->new_before = oldest;
 	}
 	else
 	{

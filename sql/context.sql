@@ -97,15 +97,26 @@ CREATE FUNCTION pg_temp.fill(s text, n integer) RETURNS bigint LANGUAGE sql AS $
       'text', 'message ' || (n - g) % 2 || ' of the newest, about twelve tokens long'))) ORDER BY g)
     FROM generate_series(1, n) g))
 $$;
-CREATE FUNCTION pg_temp.rows_read() RETURNS bigint LANGUAGE sql AS $$
+CREATE FUNCTION pg_temp.rows_read(tables text DEFAULT '%') RETURNS bigint LANGUAGE sql AS $$
   SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
-    FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo'
+    FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo' AND relname LIKE tables
 $$;
-CREATE FUNCTION pg_temp.read_by(sql text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE before bigint := pg_temp.rows_read();
+CREATE FUNCTION pg_temp.read_by(sql text, tables text DEFAULT '%') RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE before bigint := pg_temp.rows_read(tables);
 BEGIN
   EXECUTE sql;
-  RETURN pg_temp.rows_read() - before;
+  RETURN pg_temp.rows_read(tables) - before;
+END $$;
+-- fn(session, 1000) on two sessions: whether it read as many rows of the
+-- tables on both, and fewer than the smaller holds
+CREATE FUNCTION pg_temp.alike(fn text, small text, large text, tables text DEFAULT '%')
+  RETURNS TABLE (same_rows_read boolean, fewer_than_the_small_session_holds boolean)
+  LANGUAGE plpgsql AS $$
+DECLARE
+  s bigint := pg_temp.read_by(format('SELECT count(*) FROM mnemo.%I(%L, 1000)', fn, small), tables);
+  l bigint := pg_temp.read_by(format('SELECT count(*) FROM mnemo.%I(%L, 1000)', fn, large), tables);
+BEGIN
+  RETURN QUERY SELECT s = l, l < 1000;
 END $$;
 SELECT id FROM mnemo.create_session('cx_small');
 SELECT id FROM mnemo.create_session('cx_large');
@@ -148,18 +159,8 @@ SELECT pg_temp.summarise_all_but('cx_csmall', 500), pg_temp.summarise_all_but('c
 ANALYZE mnemo.log;
 SELECT item_type, count(*) FROM mnemo.get_context_items('cx_clarge') GROUP BY 1 ORDER BY 1;
 BEGIN;
-SELECT pg_temp.read_by($$SELECT count(*) FROM mnemo.build_context('cx_csmall', 1000)$$) AS small,
-       pg_temp.read_by($$SELECT count(*) FROM mnemo.build_context('cx_clarge', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
-SELECT pg_temp.read_by($$SELECT * FROM mnemo.context_report('cx_csmall', 1000)$$) AS small,
-       pg_temp.read_by($$SELECT * FROM mnemo.context_report('cx_clarge', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
-SELECT pg_temp.read_by($$SELECT count(*) FROM mnemo.turn_context('cx_csmall', 1000)$$) AS small,
-       pg_temp.read_by($$SELECT count(*) FROM mnemo.turn_context('cx_clarge', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_rows_read, :large < 1000 AS fewer_than_the_small_session_holds;
+SELECT fn, a.* FROM unnest(ARRAY['build_context', 'context_report', 'turn_context']) WITH ORDINALITY AS u(fn, n),
+  LATERAL pg_temp.alike(fn, 'cx_csmall', 'cx_clarge') a ORDER BY n;
 COMMIT;
 
 -- And on forks: a fork at the newest seq of each uncompacted session above
@@ -169,14 +170,6 @@ COMMIT;
 -- whole view before).  The rows of the view it reads to find the
 -- summaries, which it reserves first, are still the view's: the summaries
 -- are found by a filter on the view's key range.
-CREATE FUNCTION pg_temp.log_read_by(sql text) RETURNS bigint LANGUAGE plpgsql AS $$
-DECLARE before bigint := (SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
-                            FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo' AND relname LIKE 'log%');
-BEGIN
-  EXECUTE sql;
-  RETURN (SELECT sum(coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::bigint
-            FROM pg_stat_xact_user_tables WHERE schemaname = 'mnemo' AND relname LIKE 'log%') - before;
-END $$;
 SELECT (mnemo.fork_session(s, (SELECT max(seq) FROM mnemo.messages WHERE session_id = s)::text, s || '_fork')).id
   FROM unnest(ARRAY['cx_small', 'cx_large']) AS s;
 SELECT count(*), sum(tokens) FROM mnemo.build_context('cx_large_fork', 1000);
@@ -184,16 +177,6 @@ SELECT (SELECT md5(string_agg(item_id || content, ',' ORDER BY position)) FROM m
      = (SELECT md5(string_agg(item_id || content, ',' ORDER BY position)) FROM mnemo.build_context('cx_large', 1000))
        AS the_parents_context;
 BEGIN;
-SELECT pg_temp.log_read_by($$SELECT count(*) FROM mnemo.build_context('cx_small_fork', 1000)$$) AS small,
-       pg_temp.log_read_by($$SELECT count(*) FROM mnemo.build_context('cx_large_fork', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
-SELECT pg_temp.log_read_by($$SELECT * FROM mnemo.context_report('cx_small_fork', 1000)$$) AS small,
-       pg_temp.log_read_by($$SELECT * FROM mnemo.context_report('cx_large_fork', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
-SELECT pg_temp.log_read_by($$SELECT count(*) FROM mnemo.turn_context('cx_small_fork', 1000)$$) AS small,
-       pg_temp.log_read_by($$SELECT count(*) FROM mnemo.turn_context('cx_large_fork', 1000)$$) AS large
-\gset
-SELECT :small = :large AS same_messages_read, :large < 1000 AS fewer_than_the_small_fork_holds;
+SELECT fn, a.* FROM unnest(ARRAY['build_context', 'context_report', 'turn_context']) WITH ORDINALITY AS u(fn, n),
+  LATERAL pg_temp.alike(fn, 'cx_small_fork', 'cx_large_fork', 'log%') a ORDER BY n;
 COMMIT;

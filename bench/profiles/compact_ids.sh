@@ -17,7 +17,10 @@
 #   bytes  the id as the 16 bytes of its ULID (a uuid column: 16 bytes,
 #          no length header), decoded from the text so that the ids keep
 #          their order and the unique index fills its pages as it does
-# and prints the heap and each index of both, per message.
+# and prints the heap and each index of both, per message.  Both are
+# mnemo's own table in two forms, compared with each other: this is a
+# layout study, not a baseline (bench/append's baseline stays the plain
+# table a user writes by hand).
 set -euo pipefail
 sessions=${IDS_SESSIONS:-5}
 turns=${IDS_TURNS:-1000}

@@ -267,12 +267,12 @@ extern void ContextReceiverDone(ContextReceiver *r);
 #define CONTEXT_ORDER_DESC "ORDER BY c.position DESC, p.part_index"
 
 /*
- * context_view.c: items of a fork's view rendered into r by the sessions of
- * its line that hold them, in position order (descending: newest first).
+ * context_view.c: items of a fork's view (rows of position, item_type,
+ * item_id, seq) rendered into r by the sessions of its line that hold them,
+ * in position order (descending: newest first).
  */
-extern void ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions,
-							Datum *types, Datum *ids, Datum *seqs, int n, bool descending,
-							ContextReceiver *r);
+extern void ContextFeedHeld(MnemoLine *line, const char *session_id, SPITupleTable *items,
+							uint64 n, bool descending, ContextReceiver *r);
 
 /*
  * context_walk.c: the view of a session (newest first, a fork's too), read

@@ -55,16 +55,16 @@ static void ReadView(const char *session_id, const char *tenant, ContextReceiver
 
 
 /*
- * Items of a fork's view (n of them: positions, types, ids, seqs), rendered
- * into r owner by owner: grouped by the session of the line that holds each
+ * Items of a fork's view (the n rows of items: position, item_type,
+ * item_id, seq, as a statement gave them), rendered into r owner by owner: grouped by the session of the line that holds each
  * (lineage.c), looked up with one statement per such session, and fed in
  * position order, ascending or descending, merging the per-session
  * results.  The whole view (ReadForkContext) or one batch of the
  * newest-first walk (context_walk.c).
  */
 void
-ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions, Datum *types,
-				Datum *ids, Datum *seqs, int n, bool descending, ContextReceiver *r)
+ContextFeedHeld(MnemoLine *line, const char *session_id, SPITupleTable *items, uint64 n,
+				bool descending, ContextReceiver *r)
 {
 	SPIPlanPtr *plan = descending ? &held_desc_plan : &held_plan;
 	int		   *owner_of = palloc(sizeof(int) * Max(n, 1));
@@ -76,17 +76,19 @@ ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions, Datum
 	Datum	   *own_types = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *own_ids = palloc(sizeof(Datum) * Max(n, 1));
 	Datum	   *own_seqs = palloc(sizeof(Datum) * Max(n, 1));
-	int			row;
+	uint64		row;
 	int			i;
+	bool		isnull;
 
 	/* owners are the line's segments, one slot each: few */
 	for (row = 0; row < n; row++)
 	{
-		MnemoSegment *seg = MnemoLineSegment(line, DatumGetInt64(seqs[row]));
+		MnemoSegment *seg = MnemoLineSegment(line, DatumGetInt64(SPI_getbinval(items->vals[row],
+																			 items->tupdesc, 4, &isnull)));
 
 		if (seg == NULL)
 			elog(ERROR, "context item \"%s\" of session \"%s\" is not on its line",
-				 TextDatumGetCString(ids[row]), session_id);
+				 SPI_getvalue(items->vals[row], items->tupdesc, 3), session_id);
 		owner_of[row] = seg - line->segs;
 	}
 	MnemoPrepare(plan, descending ? CONTEXT_HELD_SQL(CONTEXT_ORDER_DESC) : CONTEXT_HELD_SQL(CONTEXT_ORDER),
@@ -103,10 +105,10 @@ ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions, Datum
 		{
 			if (strcmp(line->segs[owner_of[row]].owner, line->segs[i].owner) != 0)
 				continue;
-			own_positions[m] = positions[row];
-			own_types[m] = types[row];
-			own_ids[m] = ids[row];
-			own_seqs[m] = seqs[row];
+			own_positions[m] = SPI_getbinval(items->vals[row], items->tupdesc, 1, &isnull);
+			own_types[m] = SPI_getbinval(items->vals[row], items->tupdesc, 2, &isnull);
+			own_ids[m] = SPI_getbinval(items->vals[row], items->tupdesc, 3, &isnull);
+			own_seqs[m] = SPI_getbinval(items->vals[row], items->tupdesc, 4, &isnull);
 			m++;
 		}
 		if (m == 0)
@@ -129,7 +131,6 @@ ContextFeedHeld(MnemoLine *line, const char *session_id, Datum *positions, Datum
 		int			best = -1;
 		int64		best_pos = 0;
 		int64		pos;
-		bool		isnull;
 
 		for (i = 0; i < line->nsegs; i++)
 		{
@@ -168,12 +169,6 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 {
 	MnemoLine	line;
 	uint64		nitems;
-	uint64		row;
-	Datum	   *positions;
-	Datum	   *types;
-	Datum	   *ids;
-	Datum	   *seqs;
-	bool		isnull;
 
 	MnemoReadLine(session_id, PG_INT64_MAX, false, false, &line);
 	MnemoPrepare(&items_plan,
@@ -183,21 +178,7 @@ ReadForkContext(const char *session_id, ContextReceiver *r)
 	nitems = MnemoExecute(items_plan,
 						  (Datum[]) {CStringGetTextDatum(session_id), CStringGetTextDatum(line.tenant)},
 						  NULL, true, 0);
-	positions = palloc(sizeof(Datum) * Max(nitems, 1));
-	types = palloc(sizeof(Datum) * Max(nitems, 1));
-	ids = palloc(sizeof(Datum) * Max(nitems, 1));
-	seqs = palloc(sizeof(Datum) * Max(nitems, 1));
-	for (row = 0; row < nitems; row++)
-	{
-		HeapTuple	tuple = SPI_tuptable->vals[row];
-		TupleDesc	desc = SPI_tuptable->tupdesc;
-
-		positions[row] = SPI_getbinval(tuple, desc, 1, &isnull);
-		types[row] = SPI_getbinval(tuple, desc, 2, &isnull);
-		ids[row] = SPI_getbinval(tuple, desc, 3, &isnull);
-		seqs[row] = SPI_getbinval(tuple, desc, 4, &isnull);
-	}
-	ContextFeedHeld(&line, session_id, positions, types, ids, seqs, (int) nitems, false, r);
+	ContextFeedHeld(&line, session_id, SPI_tuptable, nitems, false, r);
 }
 
 /*

@@ -183,28 +183,19 @@ ViewWalkBegin(const char *session_id, bool forks, ViewWalk *w)
 }
 
 /*
- * The rows a fork's statement gave (position, item_type, item_id, seq),
- * rendered into r by owner; how many.
+ * The n rows a fork's statement gave (position, item_type, item_id, seq),
+ * rendered into r by owner; n.  *last_position: the last row's.
  */
 static uint64
 FeedForkRows(ViewWalk *w, ContextReceiver *r, uint64 n, bool descending, int64 *last_position)
 {
-	SPITupleTable *rows = SPI_tuptable;
-	Datum	   *cols[4];
-	uint64		i;
-	int			c;
 	bool		isnull;
 
 	if (n == 0)
 		return 0;
-	for (c = 0; c < 4; c++)
-		cols[c] = palloc(sizeof(Datum) * n);
-	for (i = 0; i < n; i++)
-		for (c = 0; c < 4; c++)
-			cols[c][i] = SPI_getbinval(rows->vals[i], rows->tupdesc, c + 1, &isnull);
-	*last_position = DatumGetInt64(cols[0][n - 1]);
-	ContextFeedHeld(&w->line, w->session_id, cols[0], cols[1], cols[2], cols[3], (int) n,
-					descending, r);
+	*last_position = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[n - 1], SPI_tuptable->tupdesc,
+												 1, &isnull));
+	ContextFeedHeld(&w->line, w->session_id, SPI_tuptable, n, descending, r);
 	ContextFinishEntry(r);
 	return n;
 }
